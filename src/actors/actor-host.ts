@@ -1,0 +1,295 @@
+/**
+ * The actor host: activates actors from the stream, gives each one command at
+ * a time (the rest wait in its mailbox), appends their events with the
+ * expected subject sequence, and turns conflicts and lost acknowledgements
+ * into catch-up and a second decision. It owns all log I/O of the actors.
+ */
+import type { Logger } from "pino";
+import { nuid } from "@nats-io/nats-core";
+import {
+  decodeEvent,
+  encodeEvent,
+  isUnparsable,
+  LogUnavailableError,
+  WrongLastSequenceError,
+  type ActorKind,
+  type EventEnvelope,
+  type EventLog,
+  type HistoryEntry,
+  type Subjects,
+} from "../events/index.ts";
+import type { ActorLogic, Command } from "./actor-logic.ts";
+import type { Cell, Turn, TurnEffects, TurnResult } from "./cell.ts";
+import type { Clock } from "./clock.ts";
+import { startTurnActor, type TurnEvent } from "./turn-machine.ts";
+
+/** Settings of the actor host. */
+export interface ActorHostOptions {
+  readonly log: EventLog;
+  readonly subjects: Subjects;
+  readonly clock: Clock;
+  readonly logger: Logger;
+  /** How long a `requestId` is remembered (PROTOCOL.md's dedup window). */
+  readonly dedupWindowMs: number;
+  /** Decisions per command before giving up under contention (default 32). */
+  readonly maxAttempts?: number;
+  /** Message ids for commands without a `requestId` (default: NUID). */
+  readonly newMsgId?: () => string;
+}
+
+const unavailable = (message: string): TurnResult => ({ ok: false, rejection: { code: "UNAVAILABLE", message } });
+
+/** Hosts every active actor of every registered kind. */
+export class ActorHost implements TurnEffects {
+  private readonly cells = new Map<string, Cell>();
+  private readonly logics = new Map<ActorKind, ActorLogic<unknown, Command>>();
+  private readonly maxAttempts: number;
+  private readonly newMsgId: () => string;
+  private inFlight = 0;
+  private idleWaiters: (() => void)[] = [];
+
+  constructor(private readonly options: ActorHostOptions) {
+    this.maxAttempts = options.maxAttempts ?? 32;
+    this.newMsgId = options.newMsgId ?? (() => nuid.next());
+  }
+
+  /** Makes a kind of actor available. */
+  register<S, C extends Command>(logic: ActorLogic<S, C>): void {
+    this.logics.set(logic.kind, logic as unknown as ActorLogic<unknown, Command>);
+  }
+
+  /** Runs one command through the actor `kind`/`id`; resolves with its reply or refusal. */
+  execute(kind: ActorKind, id: string, command: Command, requestId?: string): Promise<TurnResult> {
+    const cell = this.cellFor(kind, id);
+    this.inFlight++;
+    return new Promise<TurnResult>((resolve) => {
+      const turn: Turn = {
+        command,
+        requestId,
+        // The op is part of the id so a requestId reused for another operation is not mistaken for a repeat.
+        msgId: requestId === undefined ? this.newMsgId() : `${cell.subject}|${command.op}|${requestId}`,
+        resolve: (result) => {
+          this.inFlight--;
+          if (this.inFlight === 0) this.notifyIdle();
+          resolve(result);
+        },
+        decision: undefined,
+        now: 0,
+        event: undefined,
+        attempts: 0,
+        uncertain: 0,
+        found: undefined,
+      };
+      cell.mailbox.push(turn);
+      cell.actor!.send({ type: "MAIL" });
+    });
+  }
+
+  /** The current folded state of an active actor, activating it if needed (read models use it). */
+  async stateOf<S>(kind: ActorKind, id: string): Promise<S> {
+    const result = await this.execute(kind, id, { op: "$peek" });
+    if (!result.ok) throw new LogUnavailableError(result.rejection.message, false);
+    return result.reply as S;
+  }
+
+  /** Resolves once no command is in flight. */
+  drain(): Promise<void> {
+    if (this.inFlight === 0) return Promise.resolve();
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
+  }
+
+  /** Stops actors that have had nothing to do for `idleMs`; their state is rebuilt from the stream when next needed. */
+  passivate(idleMs: number): number {
+    const now = this.options.clock.now();
+    let stopped = 0;
+    for (const [key, cell] of this.cells) {
+      if (cell.current !== null || cell.mailbox.length > 0 || now - cell.lastUsedMs < idleMs) continue;
+      cell.actor?.stop();
+      this.cells.delete(key);
+      stopped++;
+    }
+    return stopped;
+  }
+
+  /** How many actors are in memory. */
+  get activeActors(): number {
+    return this.cells.size;
+  }
+
+  private notifyIdle(): void {
+    const waiters = this.idleWaiters;
+    this.idleWaiters = [];
+    for (const w of waiters) w();
+  }
+
+  private cellFor(kind: ActorKind, id: string): Cell {
+    const key = `${kind}\u0000${id}`;
+    let cell = this.cells.get(key);
+    if (cell === undefined) {
+      const logic = this.logics.get(kind);
+      if (logic === undefined) throw new Error(`no actor logic registered for kind ${kind}`);
+      cell = {
+        logic,
+        kind,
+        id,
+        subject: this.options.subjects.event(kind, id),
+        state: logic.initialState(id),
+        seq: 0,
+        lastAtMs: 0,
+        recent: new Map(),
+        mailbox: [],
+        current: null,
+        lastUsedMs: this.options.clock.now(),
+        actor: undefined,
+      };
+      this.cells.set(key, cell);
+      cell.actor = startTurnActor(cell, this);
+    }
+    return cell;
+  }
+
+  // ---- effects started by the turn machine ----
+
+  catchUp(cell: Cell, send: (event: TurnEvent) => void): void {
+    this.options.log.readSubject(cell.subject, cell.seq + 1).then(
+      (messages) => send({ type: "CAUGHT_UP", entries: messages.map((m) => decodeEvent(m.payload, m.seq, m.msgId)) }),
+      (error: Error) => send({ type: "LOG_FAILED", error }),
+    );
+  }
+
+  apply(cell: Cell, entries: readonly HistoryEntry[]): void {
+    const { logic } = cell;
+    const current = cell.current;
+    for (const entry of entries) {
+      if (entry.seq <= cell.seq) continue;
+      cell.state = logic.evolve(cell.state, entry);
+      cell.seq = entry.seq;
+      if (isUnparsable(entry)) continue;
+      const atMs = Date.parse(entry.event.at);
+      if (atMs > cell.lastAtMs) cell.lastAtMs = atMs;
+      const ownTurn = current !== null && entry.msgId === current.msgId;
+      if (entry.event.requestId !== undefined || ownTurn) {
+        const reply = logic.replyFor(cell.state, entry);
+        if (entry.event.requestId !== undefined && entry.msgId !== undefined) cell.recent.set(entry.msgId, { reply, atMs });
+        if (ownTurn) current.found = { reply };
+      }
+    }
+  }
+
+  failAll(cell: Cell, error: Error): void {
+    this.options.logger.warn({ err: error, kind: cell.kind, id: cell.id }, "actor could not read its history");
+    const waiting = cell.mailbox.splice(0);
+    for (const turn of waiting) turn.resolve(unavailable(`the event stream could not be read: ${error.message}`));
+  }
+
+  takeTurn(cell: Cell): void {
+    cell.current = cell.mailbox.shift()!;
+    const now = this.options.clock.now();
+    cell.lastUsedMs = now;
+    // Forget replies older than twice the window (slack for clock skew between instances).
+    const horizon = now - 2 * this.options.dedupWindowMs;
+    for (const [key, remembered] of cell.recent) {
+      if (remembered.atMs >= horizon) break;
+      cell.recent.delete(key);
+    }
+  }
+
+  decide(cell: Cell): void {
+    const turn = cell.current!;
+    turn.attempts++;
+    const now = Math.max(this.options.clock.now(), cell.lastAtMs);
+    turn.now = now;
+    turn.event = undefined;
+    if (turn.command.op === "$peek") {
+      this.finish(cell, { ok: true, reply: cell.state });
+      return;
+    }
+    if (turn.requestId !== undefined) {
+      const remembered = cell.recent.get(turn.msgId);
+      if (remembered !== undefined && now - remembered.atMs < this.options.dedupWindowMs) {
+        this.finish(cell, { ok: true, reply: remembered.reply });
+        return;
+      }
+    }
+    turn.decision = cell.logic.decide(cell.state, turn.command, now);
+  }
+
+  append(cell: Cell, send: (event: TurnEvent) => void): void {
+    const turn = cell.current!;
+    const decision = turn.decision!;
+    if (decision.outcome !== "append") throw new Error("append without an event to append");
+    if (turn.event === undefined) {
+      const envelope: EventEnvelope = {
+        type: decision.type,
+        v: 1,
+        at: new Date(turn.now).toISOString(),
+        kind: cell.kind,
+        id: cell.id,
+        ...(turn.requestId === undefined ? {} : { requestId: turn.requestId }),
+        data: decision.data,
+      };
+      turn.event = { envelope, payload: encodeEvent(envelope) };
+    }
+    this.options.log.append(cell.subject, turn.event.payload, { expectedLastSubjectSeq: cell.seq, msgId: turn.msgId }).then(
+      (ack) => send({ type: "APPENDED", seq: ack.seq, duplicate: ack.duplicate }),
+      (error: Error) => {
+        if (error instanceof WrongLastSequenceError) send({ type: "CONFLICT" });
+        else if (error instanceof LogUnavailableError && error.ambiguous) send({ type: "UNCERTAIN" });
+        else send({ type: "LOG_FAILED", error });
+      },
+    );
+  }
+
+  applyOwn(cell: Cell, seq: number): void {
+    const turn = cell.current!;
+    const recorded = { seq, event: turn.event!.envelope, msgId: turn.msgId };
+    cell.state = cell.logic.evolve(cell.state, recorded);
+    cell.seq = seq;
+    cell.lastAtMs = turn.now;
+    const reply = cell.logic.replyFor(cell.state, recorded);
+    if (turn.requestId !== undefined) cell.recent.set(turn.msgId, { reply, atMs: turn.now });
+    this.finish(cell, { ok: true, reply });
+  }
+
+  checkFresh(cell: Cell, send: (event: TurnEvent) => void): void {
+    this.options.log.lastSubjectSeq(cell.subject).then(
+      (last) => send({ type: last === cell.seq ? "FRESH" : "STALE" }),
+      (error: Error) => send({ type: "LOG_FAILED", error }),
+    );
+  }
+
+  answerDecision(cell: Cell): void {
+    const decision = cell.current!.decision!;
+    if (decision.outcome === "reply") this.finish(cell, { ok: true, reply: decision.reply });
+    else if (decision.outcome === "reject") this.finish(cell, { ok: false, rejection: decision.rejection });
+  }
+
+  answerFromHistory(cell: Cell): void {
+    this.finish(cell, { ok: true, reply: cell.current!.found!.reply });
+  }
+
+  answerUnavailable(cell: Cell, error?: Error): void {
+    const turn = cell.current!;
+    const why =
+      error?.message ??
+      (turn.uncertain >= 2 ? "the event stream did not acknowledge the append" : `gave up after ${turn.attempts} conflicting attempts`);
+    this.options.logger.warn({ kind: cell.kind, id: cell.id, op: turn.command.op, attempts: turn.attempts, err: error }, `turn failed: ${why}`);
+    this.finish(cell, unavailable(`the event stream could not be written in time: ${why}`));
+  }
+
+  ownEventRecorded(cell: Cell): boolean {
+    return cell.current!.found !== undefined;
+  }
+
+  outOfAttempts(cell: Cell): boolean {
+    const turn = cell.current!;
+    return turn.uncertain >= 2 || turn.attempts >= this.maxAttempts;
+  }
+
+  private finish(cell: Cell, result: TurnResult): void {
+    const turn = cell.current!;
+    cell.current = null;
+    turn.resolve(result);
+  }
+}
+

@@ -1,0 +1,8 @@
+/** Actors: deciders per kind, the turn machine, and the host that runs them. */
+export * from "./decision.ts";
+export * from "./actor-logic.ts";
+export * from "./cell.ts";
+export * from "./clock.ts";
+export * from "./turn-machine.ts";
+export * from "./actor-host.ts";
+export * from "./lock/index.ts";

@@ -1,0 +1,145 @@
+/**
+ * A NATS service-framework ("micro", ADR-32) responder: `$SRV.PING`,
+ * `$SRV.INFO` and `$SRV.STATS` for discovery and monitoring, plus endpoint
+ * subscriptions in a queue group with per-endpoint request/error statistics.
+ *
+ * Written here rather than taken from `@nats-io/services`: that package exists
+ * only as a prerelease (3.0.0-25) pinned to `@nats-io/nats-core` 3.0.0-50, so
+ * beside transport-node 3.4 it installs a second nats-core whose types do not
+ * accept our connection. The protocol is small and this keeps one nats-core.
+ */
+import type { Msg, NatsConnection, Subscription } from "@nats-io/nats-core";
+import { headers as natsHeaders, nuid } from "@nats-io/nats-core";
+
+/** Identity of a service. */
+export interface MicroServiceOptions {
+  readonly name: string;
+  readonly version: string;
+  readonly description: string;
+  /** Queue group shared by every instance's endpoints. */
+  readonly queue: string;
+  readonly metadata?: Record<string, string>;
+}
+
+/** What an endpoint handler answers. */
+export type EndpointResponse =
+  | { readonly ok: true; readonly body: unknown }
+  | { readonly ok: false; readonly status: number; readonly message: string; readonly body: unknown };
+
+/** Handles one request; never throws (a throw is answered as a 500). */
+export type EndpointHandler = (data: Uint8Array) => Promise<EndpointResponse>;
+
+interface EndpointStats {
+  readonly name: string;
+  readonly subject: string;
+  num_requests: number;
+  num_errors: number;
+  last_error: string;
+  processing_time: number;
+}
+
+const encoder = new TextEncoder();
+const json = (value: unknown): Uint8Array => encoder.encode(JSON.stringify(value));
+
+/** One running service instance. */
+export class MicroService {
+  /** This instance's id, as `$SRV.PING` reports it. */
+  readonly id = nuid.next();
+  private readonly started = new Date().toISOString();
+  private readonly endpoints: { stats: EndpointStats; sub: Subscription }[] = [];
+  private readonly control: Subscription[] = [];
+  private inFlight = 0;
+
+  constructor(
+    private readonly nc: NatsConnection,
+    private readonly options: MicroServiceOptions,
+  ) {
+    for (const verb of ["PING", "INFO", "STATS"] as const) {
+      for (const subject of [`$SRV.${verb}`, `$SRV.${verb}.${options.name}`, `$SRV.${verb}.${options.name}.${this.id}`]) {
+        this.control.push(nc.subscribe(subject, { callback: (_err, msg) => void msg.respond(json(this.controlReply(verb))) }));
+      }
+    }
+  }
+
+  /** Serves `subject` in the queue group with `handler`. */
+  addEndpoint(name: string, subject: string, handler: EndpointHandler): void {
+    const stats: EndpointStats = { name, subject, num_requests: 0, num_errors: 0, last_error: "", processing_time: 0 };
+    const sub = this.nc.subscribe(subject, {
+      queue: this.options.queue,
+      callback: (_err, msg) => void this.serve(msg, handler, stats),
+    });
+    this.endpoints.push({ stats, sub });
+  }
+
+  /** Requests being handled right now. */
+  get busy(): number {
+    return this.inFlight;
+  }
+
+  /** Stops taking requests (pending deliveries are still handled), then stops answering discovery. */
+  async stop(): Promise<void> {
+    await Promise.all(this.endpoints.map((e) => e.sub.drain()));
+    await Promise.all(this.control.map((s) => s.drain()));
+  }
+
+  private async serve(msg: Msg, handler: EndpointHandler, stats: EndpointStats): Promise<void> {
+    const start = process.hrtime.bigint();
+    this.inFlight++;
+    let response: EndpointResponse;
+    try {
+      response = await handler(msg.data);
+    } catch (e) {
+      response = { ok: false, status: 500, message: (e as Error).message, body: { error: { code: "INTERNAL", message: (e as Error).message } } };
+    }
+    this.inFlight--;
+    stats.num_requests++;
+    stats.processing_time += Number(process.hrtime.bigint() - start);
+    if (response.ok) {
+      msg.respond(json(response.body));
+    } else {
+      stats.num_errors++;
+      stats.last_error = `${response.status}:${response.message}`;
+      const h = natsHeaders();
+      h.set("Nats-Service-Error-Code", String(response.status));
+      // Header values are one line; the full text is in the body.
+      h.set("Nats-Service-Error", response.message.replace(/[\r\n]+/g, " "));
+      msg.respond(json(response.body), { headers: h });
+    }
+  }
+
+  private controlReply(verb: "PING" | "INFO" | "STATS"): Record<string, unknown> {
+    const base = {
+      name: this.options.name,
+      id: this.id,
+      version: this.options.version,
+      metadata: this.options.metadata ?? {},
+    };
+    switch (verb) {
+      case "PING":
+        return { type: "io.nats.micro.v1.ping_response", ...base };
+      case "INFO":
+        return {
+          type: "io.nats.micro.v1.info_response",
+          ...base,
+          description: this.options.description,
+          endpoints: this.endpoints.map(({ stats }) => ({
+            name: stats.name,
+            subject: stats.subject,
+            queue_group: this.options.queue,
+            metadata: {},
+          })),
+        };
+      case "STATS":
+        return {
+          type: "io.nats.micro.v1.stats_response",
+          ...base,
+          started: this.started,
+          endpoints: this.endpoints.map(({ stats }) => ({
+            ...stats,
+            queue_group: this.options.queue,
+            average_processing_time: stats.num_requests === 0 ? 0 : Math.round(stats.processing_time / stats.num_requests),
+          })),
+        };
+    }
+  }
+}

@@ -1,0 +1,63 @@
+/**
+ * Input rules shared by every endpoint (PROTOCOL.md, "Limits"): body size,
+ * UTF-8, JSON object, identifiers of at most 256 UTF-8 bytes that are valid
+ * Unicode, and the optional `requestId`.
+ */
+import { z } from "zod";
+import type { Rejection } from "../actors/decision.ts";
+import { badRequest } from "./errors.ts";
+
+/** Largest accepted request body, bytes. */
+export const MAX_BODY_BYTES = 64 * 1024;
+/** Largest identifier, UTF-8 bytes. */
+export const MAX_ID_BYTES = 256;
+
+const utf8 = new TextDecoder("utf-8", { fatal: true });
+
+/** An identifier that may be empty (`target`, `fp`, `model`). */
+export const optionalId = z
+  .string()
+  .refine((s) => s.isWellFormed(), "is not valid Unicode (lone surrogate)")
+  .refine((s) => s.length <= MAX_ID_BYTES || Buffer.byteLength(s, "utf8") <= MAX_ID_BYTES, `is longer than ${MAX_ID_BYTES} bytes in UTF-8`);
+
+/** An identifier that must not be empty (names, owners, hosts, routes, lease ids). */
+export const requiredId = optionalId.refine((s) => s.length > 0, "must not be empty");
+
+/** A positive whole number of milliseconds. */
+export const positiveMs = z.number().int().positive();
+
+/** The idempotency key any request may carry. */
+export const requestId = z
+  .string()
+  .min(1)
+  .max(128)
+  .refine((s) => s.isWellFormed(), "is not valid Unicode (lone surrogate)");
+
+/** The base every request schema extends. */
+export const requestBase = z.object({ requestId: requestId.optional() });
+
+/** Parses a request body into a JSON object, or says why it is not one. */
+export function parseBody(data: Uint8Array): { ok: true; value: Record<string, unknown> } | { ok: false; rejection: Rejection } {
+  if (data.length > MAX_BODY_BYTES) {
+    return { ok: false, rejection: badRequest(`body is ${data.length} bytes, more than ${MAX_BODY_BYTES}`) };
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(data.length === 0 ? "{}" : utf8.decode(data));
+  } catch (e) {
+    return { ok: false, rejection: badRequest(`body is not UTF-8 JSON: ${(e as Error).message}`) };
+  }
+  if (typeof value !== "object" || value === null || Array.isArray(value)) {
+    return { ok: false, rejection: badRequest("body must be a JSON object") };
+  }
+  return { ok: true, value: value as Record<string, unknown> };
+}
+
+/** Validates a parsed body against a request schema. */
+export function validate<T>(schema: z.ZodType<T>, body: Record<string, unknown>): { ok: true; value: T } | { ok: false; rejection: Rejection } {
+  const result = schema.safeParse(body);
+  if (result.success) return { ok: true, value: result.data };
+  const first = result.error.issues[0];
+  const where = first === undefined || first.path.length === 0 ? "request" : first.path.join(".");
+  return { ok: false, rejection: badRequest(`${where}: ${first?.message ?? "invalid"}`) };
+}

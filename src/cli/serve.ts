@@ -1,0 +1,75 @@
+/**
+ * `leasehold serve`: connects to NATS (or starts the project's nats-server),
+ * starts one service instance, logs its effective configuration, and on
+ * SIGTERM/SIGINT stops taking requests, finishes the turns in flight and exits 0.
+ */
+import { connect } from "@nats-io/transport-node";
+import { pino } from "pino";
+import { resolveConfig, type ServiceConfig } from "../config.ts";
+import { startService } from "../service.ts";
+import { VERSION } from "../version.ts";
+import { startLocalNats, type LocalNats } from "./local-nats.ts";
+
+/** Options as commander hands them over (strings from flags or environment). */
+export interface ServeFlags {
+  nats?: string;
+  prefix?: string;
+  logLevel: string;
+  cooldownMs?: string;
+  routeIdleMs?: string;
+  lockTtlMs?: string;
+  maxTtlMs?: string;
+  sweepIntervalMs?: string;
+  dedupWindowMs?: string;
+  replicas?: string;
+}
+
+/** Runs the service until a signal stops it. */
+export async function serve(flags: ServeFlags): Promise<void> {
+  const logger = pino({ level: flags.logLevel, base: { service: "leasehold" } });
+  let config: ServiceConfig;
+  try {
+    config = resolveConfig({ ...flags, nats: flags.nats ?? process.env.NATS_URL });
+  } catch (e) {
+    logger.fatal((e as Error).message);
+    process.exitCode = 2;
+    return;
+  }
+  let local: LocalNats | undefined;
+  let url = config.nats;
+  if (url === undefined) {
+    local = await startLocalNats(logger);
+    url = local.url;
+  }
+  const nc = await connect({ servers: url, name: "leasehold-serve", maxReconnectAttempts: -1 });
+  const service = await startService({ nc, config, logger });
+  logger.info(
+    { version: VERSION, instance: service.micro.id, natsUrl: url, localNats: local !== undefined, stream: service.subjects.eventStream, config },
+    "leasehold serving",
+  );
+
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal, inFlight: service.micro.busy }, "stopping: no new requests, finishing turns in flight");
+    try {
+      await service.stop();
+      await nc.drain();
+      await local?.stop();
+      logger.info("stopped");
+      process.exit(0);
+    } catch (e) {
+      logger.error({ err: e }, "unclean stop");
+      process.exit(1);
+    }
+  };
+  process.on("SIGTERM", () => void stop("SIGTERM"));
+  process.on("SIGINT", () => void stop("SIGINT"));
+  void nc.closed().then((err) => {
+    if (!stopping) {
+      logger.fatal({ err }, "NATS connection closed");
+      process.exit(1);
+    }
+  });
+}

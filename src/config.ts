@@ -1,0 +1,68 @@
+/**
+ * The service's settings (PROTOCOL.md, "Running the service"), with their
+ * defaults and the checks that make a bad setting fail at start rather than
+ * on the first request.
+ */
+import { z } from "zod";
+import { isValidPrefix } from "./events/index.ts";
+
+/** Every setting of `leasehold serve`. */
+export interface ServiceConfig {
+  /** NATS URL; undefined: start a local nats-server from nats.conf. */
+  readonly nats: string | undefined;
+  readonly prefix: string;
+  readonly cooldownMs: number;
+  readonly routeIdleMs: number;
+  readonly lockTtlMs: number;
+  readonly maxTtlMs: number;
+  readonly sweepIntervalMs: number;
+  readonly dedupWindowMs: number;
+  /** Replicas of the streams the service creates. */
+  readonly replicas: number;
+}
+
+/** Defaults of PROTOCOL.md. */
+export const DEFAULTS: Omit<ServiceConfig, "nats"> = {
+  prefix: "leasehold",
+  cooldownMs: 900_000,
+  routeIdleMs: 1_800_000,
+  lockTtlMs: 30_000,
+  maxTtlMs: 30_000,
+  sweepIntervalMs: 30_000,
+  dedupWindowMs: 120_000,
+  replicas: 1,
+};
+
+const ms = z.coerce.number().int("must be a whole number of milliseconds").positive("must be positive");
+
+const schema = z
+  .object({
+    nats: z.string().min(1).optional(),
+    prefix: z.string().refine(isValidPrefix, "must be subject tokens of A-Z a-z 0-9 _ - separated by dots"),
+    cooldownMs: ms,
+    routeIdleMs: ms,
+    lockTtlMs: ms,
+    maxTtlMs: ms,
+    sweepIntervalMs: ms,
+    dedupWindowMs: ms,
+    replicas: z.coerce.number().int().min(1).max(5),
+  })
+  .refine((c) => c.lockTtlMs <= c.maxTtlMs, { message: "lock-ttl-ms must not exceed max-ttl-ms", path: ["lockTtlMs"] });
+
+/** Thrown when a setting is unusable; the message names the setting. */
+export class ConfigError extends Error {
+  override readonly name = "ConfigError";
+}
+
+/** Validates settings (strings from flags or the environment are converted). */
+export function resolveConfig(input: Partial<Record<keyof ServiceConfig, unknown>>): ServiceConfig {
+  const merged: Record<string, unknown> = { ...DEFAULTS };
+  for (const [key, value] of Object.entries(input)) if (value !== undefined && value !== "") merged[key] = value;
+  const result = schema.safeParse(merged);
+  if (!result.success) {
+    const issue = result.error.issues[0]!;
+    const flag = String(issue.path[0] ?? "").replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
+    throw new ConfigError(`--${flag}: ${issue.message}`);
+  }
+  return { ...result.data, nats: result.data.nats };
+}

@@ -1,0 +1,96 @@
+/**
+ * The event envelope of PROTOCOL.md ("The event stream") and the decoding of
+ * what is read back from the stream. Everything read back is validated: a
+ * message that does not parse never reaches an `evolve` as if it were an event.
+ */
+import { z } from "zod";
+import type { ActorKind } from "./subjects.ts";
+import { lockEventSchemas } from "./lock-events.ts";
+import { instant } from "./fields.ts";
+
+/** One event as stored in the stream: `{type, v: 1, at, kind, id, requestId?, data}`. */
+export interface EventEnvelope<Type extends string = string, Data = unknown> {
+  readonly type: Type;
+  readonly v: 1;
+  /** The server instant that decided it (ISO 8601, milliseconds, UTC). */
+  readonly at: string;
+  readonly kind: ActorKind;
+  /** The actor's own id (lock name, proxy name, host, route). */
+  readonly id: string;
+  readonly requestId?: string;
+  readonly data: Data;
+}
+
+/** An event together with where the stream put it. */
+export interface RecordedEvent<E extends EventEnvelope = EventEnvelope> {
+  readonly seq: number;
+  readonly event: E;
+  /** `Nats-Msg-Id` the event was appended with, when known. */
+  readonly msgId?: string | undefined;
+}
+
+/** A message on an actor's subject that is not a valid event (kept so the actor can refuse to guess). */
+export interface UnparsableRecord {
+  readonly seq: number;
+  readonly unparsable: true;
+  readonly reason: string;
+  readonly msgId?: string | undefined;
+}
+
+/** What reading an actor's history yields: events, and messages that did not parse. */
+export type HistoryEntry<E extends EventEnvelope = EventEnvelope> = RecordedEvent<E> | UnparsableRecord;
+
+/** Narrows a history entry to an unparsable record. */
+export function isUnparsable(entry: HistoryEntry): entry is UnparsableRecord {
+  return "unparsable" in entry;
+}
+
+const envelopeSchema = z.object({
+  type: z.string().min(1),
+  v: z.literal(1),
+  at: instant,
+  kind: z.enum(["proxy", "host", "route", "lock"]),
+  id: z.string(),
+  requestId: z.string().min(1).max(128).optional(),
+  data: z.record(z.string(), z.unknown()),
+});
+
+const dataSchemas: Record<string, z.ZodType> = { ...lockEventSchemas };
+
+/** Registers the `data` schemas of more event types (each kind adds its own). */
+export function registerEventSchemas(schemas: Record<string, z.ZodType>): void {
+  Object.assign(dataSchemas, schemas);
+}
+
+const utf8 = new TextDecoder("utf-8", { fatal: true });
+
+/** Decodes and validates one stored message; never throws. */
+export function decodeEvent(
+  payload: Uint8Array,
+  seq: number,
+  msgId?: string,
+): HistoryEntry {
+  let json: unknown;
+  try {
+    json = JSON.parse(utf8.decode(payload));
+  } catch (e) {
+    return { seq, unparsable: true, reason: `not JSON: ${(e as Error).message}`, msgId };
+  }
+  const env = envelopeSchema.safeParse(json);
+  if (!env.success) return { seq, unparsable: true, reason: `bad envelope: ${z.prettifyError(env.error)}`, msgId };
+  const schema = dataSchemas[env.data.type];
+  if (schema === undefined) return { seq, unparsable: true, reason: `unknown event type ${env.data.type}`, msgId };
+  const data = schema.safeParse(env.data.data);
+  if (!data.success) {
+    return { seq, unparsable: true, reason: `bad ${env.data.type} data: ${z.prettifyError(data.error)}`, msgId };
+  }
+  return { seq, event: env.data as EventEnvelope, msgId };
+}
+
+const utf8Encoder = new TextEncoder();
+
+/** Serializes an event for the stream. */
+export function encodeEvent(event: EventEnvelope): Uint8Array {
+  return utf8Encoder.encode(JSON.stringify(event));
+}
+

@@ -1,0 +1,91 @@
+/**
+ * The event log: the only source of truth. Each actor appends to its own
+ * subject with an expected last subject sequence (so one writer wins) and a
+ * message id (so a retried append is stored once).
+ */
+
+/** One message as the log stores it. */
+export interface StoredMessage {
+  readonly seq: number;
+  readonly subject: string;
+  readonly payload: Uint8Array;
+  /** When the log stored it, epoch milliseconds. */
+  readonly time: number;
+  readonly msgId?: string | undefined;
+}
+
+/** How to append: the sequence the writer last saw on the subject (0 = none) and a dedup id. */
+export interface AppendOptions {
+  readonly expectedLastSubjectSeq: number;
+  readonly msgId: string;
+  /** How long to wait for the store's acknowledgement. */
+  readonly timeoutMs?: number;
+}
+
+/** Where an append landed; `duplicate` when the message id had been stored already (at `seq`). */
+export interface AppendResult {
+  readonly seq: number;
+  readonly duplicate: boolean;
+}
+
+/** What part of the whole stream to read. Bounds are inclusive. */
+export interface StreamRange {
+  readonly fromSeq?: number;
+  readonly toSeq?: number;
+  /** Stop after the last message stored at or before this instant (epoch ms). */
+  readonly toTime?: number;
+  /** Subject filter (wildcards allowed); the whole stream when absent. */
+  readonly filter?: string;
+}
+
+/** A live subscription to new messages. */
+export interface Following {
+  stop(): Promise<void>;
+}
+
+/** The append-only event log (JetStream in production, memory in simulations). */
+export interface EventLog {
+  /**
+   * Appends one message to `subject`. Throws {@link WrongLastSequenceError}
+   * when the subject's last sequence is not the expected one, and
+   * {@link LogUnavailableError} when the log could not be written in time.
+   */
+  append(subject: string, payload: Uint8Array, options: AppendOptions): Promise<AppendResult>;
+  /** The sequence of the last message on `subject`, 0 when there is none. */
+  lastSubjectSeq(subject: string): Promise<number>;
+  /** Every message on `subject` with sequence >= `fromSeq`, in order. */
+  readSubject(subject: string, fromSeq: number): Promise<StoredMessage[]>;
+  /** The messages of the stream within `range`, in order. */
+  readStream(range?: StreamRange): AsyncIterable<StoredMessage>;
+  /** Calls `onMessage` for each message with sequence >= `fromSeq`, now and as they arrive. */
+  follow(fromSeq: number, onMessage: (message: StoredMessage) => void, filter?: string): Promise<Following>;
+  /** The last sequence of the whole stream (0 when empty). */
+  lastSeq(): Promise<number>;
+}
+
+/** The subject had moved on: somebody else appended since the writer last looked. */
+export class WrongLastSequenceError extends Error {
+  override readonly name = "WrongLastSequenceError";
+  constructor(
+    readonly subject: string,
+    readonly expected: number,
+    options?: ErrorOptions,
+  ) {
+    super(`wrong last sequence on ${subject}: expected ${expected}`, options);
+  }
+}
+
+/**
+ * The log could not be read or written in time. When `ambiguous` is true the
+ * append may still have been stored (the acknowledgement was lost).
+ */
+export class LogUnavailableError extends Error {
+  override readonly name = "LogUnavailableError";
+  constructor(
+    message: string,
+    readonly ambiguous: boolean,
+    options?: ErrorOptions,
+  ) {
+    super(message, options);
+  }
+}

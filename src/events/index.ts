@@ -1,0 +1,9 @@
+/** The vocabulary (events, subjects, tokens) and the log that stores it. */
+export * from "./subject-token.ts";
+export * from "./subjects.ts";
+export * from "./envelope.ts";
+export * from "./fields.ts";
+export * from "./lock-events.ts";
+export * from "./event-log.ts";
+export * from "./memory-event-log.ts";
+export * from "./jetstream-event-log.ts";

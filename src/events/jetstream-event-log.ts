@@ -1,0 +1,183 @@
+/**
+ * The production {@link EventLog}: one JetStream stream per prefix, created as
+ * PROTOCOL.md says (file storage, a duplicate window, deleting and purging
+ * denied). Appends carry `Nats-Expected-Last-Subject-Sequence` and
+ * `Nats-Msg-Id`; the stream is the arbiter of "one writer per actor".
+ */
+import type { NatsConnection } from "@nats-io/nats-core";
+import { nanos } from "@nats-io/nats-core";
+import {
+  DeliverPolicy,
+  DiscardPolicy,
+  JetStreamApiCodes,
+  JetStreamApiError,
+  RetentionPolicy,
+  StorageType,
+  jetstream,
+  jetstreamManager,
+  type JetStreamClient,
+  type JetStreamManager,
+  type JsMsg,
+  type StreamConfig,
+} from "@nats-io/jetstream";
+import type { AppendOptions, AppendResult, EventLog, Following, StoredMessage, StreamRange } from "./event-log.ts";
+import { LogUnavailableError, WrongLastSequenceError } from "./event-log.ts";
+
+/** How the event stream is created. */
+export interface JetStreamEventLogOptions {
+  readonly stream: string;
+  readonly subjects: string;
+  /** JetStream's duplicate window for `Nats-Msg-Id`, milliseconds. */
+  readonly dedupWindowMs: number;
+  /** Replicas of the stream (1 on a single server, 3 on a cluster). */
+  readonly replicas?: number;
+  /** Default append acknowledgement timeout, milliseconds. */
+  readonly appendTimeoutMs?: number;
+}
+
+/** The JetStream-backed {@link EventLog}. */
+export class JetStreamEventLog implements EventLog {
+  private readonly js: JetStreamClient;
+  private readonly appendTimeoutMs: number;
+
+  private constructor(
+    private readonly jsm: JetStreamManager,
+    private readonly options: JetStreamEventLogOptions,
+  ) {
+    this.js = jsm.jetstream();
+    this.appendTimeoutMs = options.appendTimeoutMs ?? 5000;
+  }
+
+  /** Connects to the stream, creating it when missing (and widening nothing that exists). */
+  static async open(nc: NatsConnection, options: JetStreamEventLogOptions): Promise<JetStreamEventLog> {
+    const jsm = await jetstreamManager(nc);
+    const config = {
+      name: options.stream,
+      subjects: [options.subjects],
+      storage: StorageType.File,
+      retention: RetentionPolicy.Limits,
+      discard: DiscardPolicy.Old,
+      duplicate_window: nanos(options.dedupWindowMs),
+      deny_delete: true,
+      deny_purge: true,
+      allow_direct: true,
+      num_replicas: options.replicas ?? 1,
+    } satisfies Partial<StreamConfig>;
+    try {
+      await jsm.streams.info(options.stream);
+    } catch (e) {
+      if (!(e instanceof JetStreamApiError && e.code === JetStreamApiCodes.StreamNotFound)) throw e;
+      try {
+        await jsm.streams.add(config);
+      } catch (addError) {
+        // Another instance may have created it between our look and our add.
+        await jsm.streams.info(options.stream).catch(() => {
+          throw addError;
+        });
+      }
+    }
+    return new JetStreamEventLog(jsm, options);
+  }
+
+  /** Opens the log without creating anything (read-only tools). */
+  static async attach(nc: NatsConnection, options: JetStreamEventLogOptions): Promise<JetStreamEventLog> {
+    const jsm = await jetstreamManager(nc);
+    await jsm.streams.info(options.stream);
+    return new JetStreamEventLog(jsm, options);
+  }
+
+  async append(subject: string, payload: Uint8Array, options: AppendOptions): Promise<AppendResult> {
+    try {
+      const ack = await this.js.publish(subject, payload, {
+        msgID: options.msgId,
+        expect: { lastSubjectSequence: options.expectedLastSubjectSeq },
+        timeout: options.timeoutMs ?? this.appendTimeoutMs,
+      });
+      return { seq: ack.seq, duplicate: ack.duplicate };
+    } catch (e) {
+      if (e instanceof JetStreamApiError && e.code === JetStreamApiCodes.StreamWrongLastSequence) {
+        throw new WrongLastSequenceError(subject, options.expectedLastSubjectSeq, { cause: e });
+      }
+      // An API error is a definite refusal; anything else (timeout, connection
+      // loss) leaves open whether the message was stored.
+      const ambiguous = !(e instanceof JetStreamApiError);
+      throw new LogUnavailableError(`append to ${subject} failed: ${(e as Error).message}`, ambiguous, { cause: e });
+    }
+  }
+
+  async lastSubjectSeq(subject: string): Promise<number> {
+    try {
+      // The leader's message API (not direct get), so the answer is never stale.
+      const m = await this.jsm.streams.getMessage(this.options.stream, { last_by_subj: subject });
+      return m === null ? 0 : m.seq;
+    } catch (e) {
+      throw new LogUnavailableError(`read of ${subject} failed: ${(e as Error).message}`, false, { cause: e });
+    }
+  }
+
+  async readSubject(subject: string, fromSeq: number): Promise<StoredMessage[]> {
+    const last = await this.lastSubjectSeq(subject);
+    if (last < fromSeq) return [];
+    const out: StoredMessage[] = [];
+    for await (const m of this.readStream({ fromSeq, toSeq: last, filter: subject })) out.push(m);
+    return out;
+  }
+
+  async *readStream(range: StreamRange = {}): AsyncIterable<StoredMessage> {
+    const toSeq = range.toSeq ?? (await this.lastSeq());
+    const fromSeq = Math.max(1, range.fromSeq ?? 1);
+    if (toSeq < fromSeq) return;
+    const consumer = await this.js.consumers.get(this.options.stream, {
+      filter_subjects: [range.filter ?? this.options.subjects],
+      deliver_policy: DeliverPolicy.StartSequence,
+      opt_start_seq: fromSeq,
+    });
+    const info = await consumer.info(true);
+    if (info.num_pending === 0) return;
+    const messages = await consumer.consume({ max_messages: 1024 });
+    try {
+      for await (const m of messages) {
+        if (m.seq > toSeq) break;
+        const stored = toStored(m);
+        if (range.toTime !== undefined && stored.time > range.toTime) break;
+        yield stored;
+        if (m.seq >= toSeq || m.info.pending === 0) break;
+      }
+    } finally {
+      await messages.close();
+    }
+  }
+
+  async follow(fromSeq: number, onMessage: (message: StoredMessage) => void, filter?: string): Promise<Following> {
+    const consumer = await this.js.consumers.get(this.options.stream, {
+      filter_subjects: [filter ?? this.options.subjects],
+      deliver_policy: DeliverPolicy.StartSequence,
+      opt_start_seq: Math.max(1, fromSeq),
+    });
+    const messages = await consumer.consume({ max_messages: 1024 });
+    const done = (async () => {
+      for await (const m of messages) onMessage(toStored(m));
+    })();
+    return {
+      stop: async () => {
+        await messages.close();
+        await done;
+      },
+    };
+  }
+
+  async lastSeq(): Promise<number> {
+    const info = await this.jsm.streams.info(this.options.stream);
+    return info.state.last_seq;
+  }
+}
+
+function toStored(m: JsMsg): StoredMessage {
+  return {
+    seq: m.seq,
+    subject: m.subject,
+    payload: m.data,
+    time: Number(m.timestampNanos / 1_000_000n),
+    msgId: m.headers?.get("Nats-Msg-Id") || undefined,
+  };
+}

@@ -1,0 +1,51 @@
+/**
+ * Every subject and stream name leasehold uses is built here, from the
+ * configured prefix, so that the wire layout of PROTOCOL.md lives in one place.
+ */
+import { encodeToken } from "./subject-token.ts";
+
+/** The four kinds of actor, each writing its own subjects. */
+export type ActorKind = "proxy" | "host" | "route" | "lock";
+
+/** All actor kinds, in a stable order. */
+export const ACTOR_KINDS: readonly ActorKind[] = ["proxy", "host", "route", "lock"];
+
+/** The service name registered with the NATS service framework. */
+export const SERVICE_NAME = "leasehold";
+
+/** Subject and stream names for one prefix. */
+export class Subjects {
+  /** The event stream's name: the prefix upper-cased, non `A-Z0-9` as `_`, then `_EVENTS`. */
+  readonly eventStream: string;
+  /** The durable command stream's name (`<P>_COMMANDS`). */
+  readonly commandStream: string;
+  /** Filter covering every event (`<prefix>.events.>`). */
+  readonly allEvents: string;
+
+  constructor(readonly prefix: string) {
+    const base = prefix.toUpperCase().replace(/[^A-Z0-9]/g, "_");
+    this.eventStream = `${base}_EVENTS`;
+    this.commandStream = `${base}_COMMANDS`;
+    this.allEvents = `${prefix}.events.>`;
+  }
+
+  /** The subject an actor appends its events to. */
+  event(kind: ActorKind, id: string): string {
+    return `${this.prefix}.events.${kind}.${encodeToken(id)}`;
+  }
+
+  /** Filter covering every event of one kind. */
+  eventsOfKind(kind: ActorKind): string {
+    return `${this.prefix}.events.${kind}.*`;
+  }
+
+  /** The request/reply subject of a command, `<prefix>.v1.<kind>.<op>`. */
+  command(kind: string, op: string): string {
+    return `${this.prefix}.v1.${kind}.${op}`;
+  }
+}
+
+/** Is `prefix` usable as the leading tokens of a subject? */
+export function isValidPrefix(prefix: string): boolean {
+  return /^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$/.test(prefix);
+}

@@ -1,0 +1,84 @@
+/**
+ * Assembles one service instance on a NATS connection: the event log, the
+ * actor host with every kind's logic, the endpoints in the `leasehold` queue
+ * group, and the housekeeping sweep. Several instances may share a prefix.
+ */
+import type { NatsConnection } from "@nats-io/nats-core";
+import type { Logger } from "pino";
+import { ActorHost, lockLogic, systemClock, type Clock } from "./actors/index.ts";
+import { lockEndpoints, MicroService, toResponse, type CommandEndpoint } from "./api/index.ts";
+import { JetStreamEventLog, SERVICE_NAME, Subjects, type EventLog } from "./events/index.ts";
+import type { ServiceConfig } from "./config.ts";
+import { VERSION } from "./version.ts";
+
+/** What a running instance exposes to its owner (the CLI, tests). */
+export interface RunningService {
+  readonly host: ActorHost;
+  readonly log: EventLog;
+  readonly subjects: Subjects;
+  readonly micro: MicroService;
+  /** Stops taking requests, finishes the turns in flight, and stops. */
+  stop(): Promise<void>;
+}
+
+/** Options of {@link startService}. */
+export interface StartServiceOptions {
+  readonly nc: NatsConnection;
+  readonly config: ServiceConfig;
+  readonly logger: Logger;
+  readonly clock?: Clock;
+}
+
+/** Actors idle this long are dropped from memory (their state is in the stream). */
+const PASSIVATE_AFTER_MS = 10 * 60_000;
+
+/** Starts one service instance. */
+export async function startService(options: StartServiceOptions): Promise<RunningService> {
+  const { nc, config, logger } = options;
+  const clock = options.clock ?? systemClock;
+  const subjects = new Subjects(config.prefix);
+  const log = await JetStreamEventLog.open(nc, {
+    stream: subjects.eventStream,
+    subjects: subjects.allEvents,
+    dedupWindowMs: config.dedupWindowMs,
+    replicas: config.replicas,
+  });
+  const host = new ActorHost({ log, subjects, clock, logger, dedupWindowMs: config.dedupWindowMs });
+  host.register(lockLogic({ lockTtlMs: config.lockTtlMs, maxTtlMs: config.maxTtlMs }));
+
+  const micro = new MicroService(nc, {
+    name: SERVICE_NAME,
+    version: VERSION,
+    description: "leasehold: proxy leases, route placement and fenced locks on JetStream",
+    queue: SERVICE_NAME,
+    metadata: { prefix: config.prefix },
+  });
+  const endpoints: CommandEndpoint[] = [...lockEndpoints(host)];
+  for (const endpoint of endpoints) {
+    micro.addEndpoint(`${endpoint.kind}_${endpoint.op}`, subjects.command(endpoint.kind, endpoint.op), async (data) => {
+      const result = await endpoint.run(data);
+      if (!result.ok) {
+        logger.debug({ kind: endpoint.kind, op: endpoint.op, code: result.rejection.code, message: result.rejection.message }, "command refused");
+      }
+      return toResponse(result);
+    });
+  }
+
+  const sweep = setInterval(() => {
+    const stopped = host.passivate(PASSIVATE_AFTER_MS);
+    if (stopped > 0) logger.debug({ stopped, active: host.activeActors }, "passivated idle actors");
+  }, config.sweepIntervalMs);
+  sweep.unref();
+
+  return {
+    host,
+    log,
+    subjects,
+    micro,
+    async stop() {
+      clearInterval(sweep);
+      await micro.stop();
+      await host.drain();
+    },
+  };
+}
