@@ -5,8 +5,11 @@
  */
 import type { NatsConnection } from "@nats-io/nats-core";
 import type { Logger } from "pino";
-import { ActorHost, lockLogic, systemClock, type Clock } from "./actors/index.ts";
-import { lockEndpoints, MicroService, toResponse, type CommandEndpoint } from "./api/index.ts";
+import { randomBytes } from "node:crypto";
+import { ActorHost, systemClock, type Clock } from "./actors/index.ts";
+import { lockModule } from "./actors/lock/module.ts";
+import { MicroService, toResponse } from "./api/index.ts";
+import type { KindContext, KindModule } from "./kind-module.ts";
 import { JetStreamEventLog, SERVICE_NAME, Subjects, type EventLog } from "./events/index.ts";
 import type { ServiceConfig } from "./config.ts";
 import { VERSION } from "./version.ts";
@@ -27,7 +30,15 @@ export interface StartServiceOptions {
   readonly config: ServiceConfig;
   readonly logger: Logger;
   readonly clock?: Clock;
+  /** Id generator for leases (default: 128 random bits from the CSPRNG, base64url). */
+  readonly newId?: () => string;
 }
+
+/** 128 bits from the CSPRNG: lease ids must be unguessable. */
+const secureId = (): string => randomBytes(16).toString("base64url");
+
+/** The kinds every instance serves. */
+const KIND_MODULES: readonly ((ctx: KindContext) => KindModule)[] = [lockModule];
 
 /** Actors idle this long are dropped from memory (their state is in the stream). */
 const PASSIVATE_AFTER_MS = 10 * 60_000;
@@ -44,7 +55,9 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
     replicas: config.replicas,
   });
   const host = new ActorHost({ log, subjects, clock, logger, dedupWindowMs: config.dedupWindowMs });
-  host.register(lockLogic({ lockTtlMs: config.lockTtlMs, maxTtlMs: config.maxTtlMs }));
+  const ctx: KindContext = { host, log, subjects, config, clock, logger, newId: options.newId ?? secureId };
+  const modules = KIND_MODULES.map((make) => make(ctx));
+  for (const module of modules) await module.start?.();
 
   const micro = new MicroService(nc, {
     name: SERVICE_NAME,
@@ -53,8 +66,7 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
     queue: SERVICE_NAME,
     metadata: { prefix: config.prefix },
   });
-  const endpoints: CommandEndpoint[] = [...lockEndpoints(host)];
-  for (const endpoint of endpoints) {
+  for (const endpoint of modules.flatMap((m) => m.endpoints)) {
     micro.addEndpoint(`${endpoint.kind}_${endpoint.op}`, subjects.command(endpoint.kind, endpoint.op), async (data) => {
       const result = await endpoint.run(data);
       if (!result.ok) {
@@ -64,9 +76,21 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
     });
   }
 
+  let sweeping = false;
   const sweep = setInterval(() => {
-    const stopped = host.passivate(PASSIVATE_AFTER_MS);
-    if (stopped > 0) logger.debug({ stopped, active: host.activeActors }, "passivated idle actors");
+    if (sweeping) return; // a slow sweep is never overlapped by the next one
+    sweeping = true;
+    void (async () => {
+      for (const module of modules) {
+        try {
+          await module.sweep?.();
+        } catch (err) {
+          logger.warn({ err }, "sweep failed; it runs again next interval");
+        }
+      }
+      const stopped = host.passivate(PASSIVATE_AFTER_MS);
+      if (stopped > 0) logger.debug({ stopped, active: host.activeActors }, "passivated idle actors");
+    })().finally(() => (sweeping = false));
   }, config.sweepIntervalMs);
   sweep.unref();
 
@@ -79,6 +103,7 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
       clearInterval(sweep);
       await micro.stop();
       await host.drain();
+      for (const module of modules) await module.stop?.();
     },
   };
 }

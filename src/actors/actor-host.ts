@@ -55,7 +55,7 @@ export class ActorHost implements TurnEffects {
 
   /** Makes a kind of actor available. */
   register<S, C extends Command>(logic: ActorLogic<S, C>): void {
-    this.logics.set(logic.kind, logic as unknown as ActorLogic<unknown, Command>);
+    this.logics.set(logic.kind, logic);
   }
 
   /** Runs one command through the actor `kind`/`id`; resolves with its reply or refusal. */
@@ -69,9 +69,9 @@ export class ActorHost implements TurnEffects {
         // The op is part of the id so a requestId reused for another operation is not mistaken for a repeat.
         msgId: requestId === undefined ? this.newMsgId() : `${cell.subject}|${command.op}|${requestId}`,
         resolve: (result) => {
+          resolve(result);
           this.inFlight--;
           if (this.inFlight === 0) this.notifyIdle();
-          resolve(result);
         },
         decision: undefined,
         now: 0,

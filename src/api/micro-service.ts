@@ -49,6 +49,7 @@ export class MicroService {
   private readonly endpoints: { stats: EndpointStats; sub: Subscription }[] = [];
   private readonly control: Subscription[] = [];
   private inFlight = 0;
+  private idleWaiters: (() => void)[] = [];
 
   constructor(
     private readonly nc: NatsConnection,
@@ -76,9 +77,10 @@ export class MicroService {
     return this.inFlight;
   }
 
-  /** Stops taking requests (pending deliveries are still handled), then stops answering discovery. */
+  /** Stops taking requests, answers those already delivered, then stops answering discovery. */
   async stop(): Promise<void> {
     await Promise.all(this.endpoints.map((e) => e.sub.drain()));
+    if (this.inFlight > 0) await new Promise<void>((resolve) => this.idleWaiters.push(resolve));
     await Promise.all(this.control.map((s) => s.drain()));
   }
 
@@ -91,7 +93,6 @@ export class MicroService {
     } catch (e) {
       response = { ok: false, status: 500, message: (e as Error).message, body: { error: { code: "INTERNAL", message: (e as Error).message } } };
     }
-    this.inFlight--;
     stats.num_requests++;
     stats.processing_time += Number(process.hrtime.bigint() - start);
     if (response.ok) {
@@ -104,6 +105,9 @@ export class MicroService {
       // Header values are one line; the full text is in the body.
       h.set("Nats-Service-Error", response.message.replace(/[\r\n]+/g, " "));
       msg.respond(json(response.body), { headers: h });
+    }
+    if (--this.inFlight === 0 && this.idleWaiters.length > 0) {
+      for (const resolve of this.idleWaiters.splice(0)) resolve();
     }
   }
 

@@ -33,7 +33,7 @@ export async function startLocalNats(logger: Logger, host = "127.0.0.1", port = 
   const binary = await natsServerBinary();
   const child = spawn(binary, ["-c", "nats.conf"], { cwd: PROJECT_ROOT, stdio: ["ignore", "ignore", "pipe"] });
   let stderr = "";
-  child.stderr!.on("data", (chunk: Buffer) => {
+  child.stderr.on("data", (chunk: Buffer) => {
     stderr = (stderr + chunk.toString()).slice(-4000);
   });
   const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));

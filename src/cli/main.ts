@@ -1,8 +1,9 @@
-/** `leasehold` command line: `serve` now; `replay`, `audit`, `tail` and `status` join it. */
+/** The `leasehold` command line. */
 import { Command } from "commander";
 import { VERSION } from "../version.ts";
 import { addConnectionOptions, addServiceOptions } from "./options.ts";
 import { serve, type ServeFlags } from "./serve.ts";
+import { callCommand, type CallFlags } from "./call.ts";
 
 const program = new Command()
   .name("leasehold")
@@ -19,5 +20,14 @@ const serveCommand = program
 addConnectionOptions(serveCommand);
 addServiceOptions(serveCommand);
 serveCommand.action((flags: ServeFlags) => serve(flags));
+
+const callCmd = program
+  .command("call")
+  .description("Send one request to a running service and print the reply, e.g. call lock.acquire '{\"name\":\"db\",\"owner\":\"me\"}'.")
+  .argument("<kind.op>", "the command, e.g. lock.acquire, lock.get, proxy.list")
+  .argument("[json]", "the request body (default {})")
+  .option("--timeout-ms <ms>", "how long to wait for the reply", "5000");
+addConnectionOptions(callCmd);
+callCmd.action((kindOp: string, body: string | undefined, flags: CallFlags) => callCommand(kindOp, body, flags));
 
 await program.parseAsync(process.argv);

@@ -6,6 +6,9 @@
 import { z } from "zod";
 import type { ActorKind } from "./subjects.ts";
 import { lockEventSchemas } from "./lock-events.ts";
+import { proxyEventSchemas } from "./proxy-events.ts";
+import { hostEventSchemas } from "./host-events.ts";
+import { routeEventSchemas } from "./route-events.ts";
 import { instant } from "./fields.ts";
 
 /** One event as stored in the stream: `{type, v: 1, at, kind, id, requestId?, data}`. */
@@ -55,12 +58,13 @@ const envelopeSchema = z.object({
   data: z.record(z.string(), z.unknown()),
 });
 
-const dataSchemas: Record<string, z.ZodType> = { ...lockEventSchemas };
-
-/** Registers the `data` schemas of more event types (each kind adds its own). */
-export function registerEventSchemas(schemas: Record<string, z.ZodType>): void {
-  Object.assign(dataSchemas, schemas);
-}
+/** Every event type leasehold writes, with the schema of its `data`. */
+const dataSchemas: Readonly<Record<string, z.ZodType>> = {
+  ...lockEventSchemas,
+  ...proxyEventSchemas,
+  ...hostEventSchemas,
+  ...routeEventSchemas,
+};
 
 const utf8 = new TextDecoder("utf-8", { fatal: true });
 
@@ -84,7 +88,7 @@ export function decodeEvent(
   if (!data.success) {
     return { seq, unparsable: true, reason: `bad ${env.data.type} data: ${z.prettifyError(data.error)}`, msgId };
   }
-  return { seq, event: env.data as EventEnvelope, msgId };
+  return { seq, event: env.data, msgId };
 }
 
 const utf8Encoder = new TextEncoder();

@@ -51,7 +51,7 @@ export interface EventLog {
    * {@link LogUnavailableError} when the log could not be written in time.
    */
   append(subject: string, payload: Uint8Array, options: AppendOptions): Promise<AppendResult>;
-  /** The sequence of the last message on `subject`, 0 when there is none. */
+  /** The sequence of the last message on `subject` (wildcards allowed), 0 when there is none. */
   lastSubjectSeq(subject: string): Promise<number>;
   /** Every message on `subject` with sequence >= `fromSeq`, in order. */
   readSubject(subject: string, fromSeq: number): Promise<StoredMessage[]>;

@@ -7,3 +7,6 @@ export * from "./lock-events.ts";
 export * from "./event-log.ts";
 export * from "./memory-event-log.ts";
 export * from "./jetstream-event-log.ts";
+export * from "./proxy-events.ts";
+export * from "./host-events.ts";
+export * from "./route-events.ts";

@@ -13,7 +13,6 @@ import {
   JetStreamApiError,
   RetentionPolicy,
   StorageType,
-  jetstream,
   jetstreamManager,
   type JetStreamClient,
   type JetStreamManager,

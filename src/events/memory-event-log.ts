@@ -79,7 +79,10 @@ export class MemoryEventLog implements EventLog {
   }
 
   lastSubjectSeq(subject: string): Promise<number> {
-    return Promise.resolve(this.lastBySubject.get(subject) ?? 0);
+    if (!subject.includes("*") && !subject.includes(">")) return Promise.resolve(this.lastBySubject.get(subject) ?? 0);
+    const matcher = subjectMatcher(subject);
+    for (let i = this.messages.length - 1; i >= 0; i--) if (matcher.test(this.messages[i]!.subject)) return Promise.resolve(i + 1);
+    return Promise.resolve(0);
   }
 
   readSubject(subject: string, fromSeq: number): Promise<StoredMessage[]> {
@@ -91,6 +94,7 @@ export class MemoryEventLog implements EventLog {
     return Promise.resolve(out);
   }
 
+  // eslint-disable-next-line @typescript-eslint/require-await -- same async signature as the JetStream log
   async *readStream(range: StreamRange = {}): AsyncIterable<StoredMessage> {
     const filter = range.filter === undefined ? null : subjectMatcher(range.filter);
     const end = Math.min(this.messages.length, range.toSeq ?? Infinity);

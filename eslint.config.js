@@ -1,0 +1,28 @@
+// Type-checked linting (CONVENTIONS.md): floating promises are errors, and
+// library code logs through pino, never console (the CLI may print).
+import js from "@eslint/js";
+import tseslint from "typescript-eslint";
+
+export default tseslint.config(
+  { ignores: ["dist/", "node_modules/", ".tools/", ".leasehold/", "coverage/", "bin/", "eslint.config.js"] },
+  js.configs.recommended,
+  ...tseslint.configs.recommendedTypeChecked,
+  {
+    languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
+    rules: {
+      "@typescript-eslint/no-floating-promises": "error",
+      "@typescript-eslint/no-misused-promises": ["error", { checksVoidReturn: { arguments: false } }],
+      "@typescript-eslint/no-unused-vars": ["error", { argsIgnorePattern: "^_", varsIgnorePattern: "^_" }],
+      "no-console": "error",
+    },
+  },
+  { files: ["src/cli/**", "bench/**", "examples/**", "test/**"], rules: { "no-console": "off" } },
+  {
+    files: ["test/**", "bench/**"],
+    rules: {
+      "@typescript-eslint/no-unsafe-assignment": "off",
+      "@typescript-eslint/no-unsafe-member-access": "off",
+      "@typescript-eslint/no-non-null-assertion": "off",
+    },
+  },
+);

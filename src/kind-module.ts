@@ -1,0 +1,32 @@
+/**
+ * How a kind of lease plugs into a service instance: the endpoints it serves,
+ * and optional lifecycle hooks (start followers, periodic sweep, stop).
+ */
+import type { Logger } from "pino";
+import type { ActorHost, Clock } from "./actors/index.ts";
+import type { CommandEndpoint } from "./api/command-endpoint.ts";
+import type { EventLog, Subjects } from "./events/index.ts";
+import type { ServiceConfig } from "./config.ts";
+
+/** What every kind module is given by the service. */
+export interface KindContext {
+  readonly host: ActorHost;
+  readonly log: EventLog;
+  readonly subjects: Subjects;
+  readonly config: ServiceConfig;
+  readonly clock: Clock;
+  readonly logger: Logger;
+  /** Unguessable ids (CSPRNG in production; seeded in simulations). */
+  readonly newId: () => string;
+}
+
+/** One kind's contribution to a service instance. */
+export interface KindModule {
+  readonly endpoints: readonly CommandEndpoint[];
+  /** Called once before endpoints are served (e.g. start stream followers). */
+  start?(): Promise<void>;
+  /** Called every `--sweep-interval-ms` (housekeeping; nothing may depend on when). */
+  sweep?(): Promise<void>;
+  /** Called after the endpoints stopped and turns in flight finished. */
+  stop?(): Promise<void>;
+}

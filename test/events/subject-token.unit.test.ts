@@ -1,0 +1,136 @@
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { decodeToken, EMPTY_TOKEN, encodeToken, InvalidTokenError } from "../../src/events/index.ts";
+
+const utf8 = new TextEncoder();
+const utf8Bytes = (s: string): number => utf8.encode(s).length;
+
+/** Identifiers the contract allows: well-formed Unicode, at most 256 UTF-8 bytes, empty included. */
+const anyIdentifier = fc.string({ unit: "binary", maxLength: 256 }).filter((s) => s.isWellFormed() && utf8Bytes(s) <= 256);
+/** Identifiers dense in the characters that matter to subjects, so the interesting cases come up often. */
+const trickyIdentifier = fc
+  .string({
+    unit: fc.constantFrom(".", "*", ">", " ", "\t", "~", "/", "a", "Z", "0", "_", "-", "é", "😀", "\u0000", "\u00a0", "%"),
+    maxLength: 64,
+  })
+  .filter((s) => utf8Bytes(s) <= 256);
+const identifier = fc.oneof(anyIdentifier, trickyIdentifier);
+
+/** A single valid NATS subject token, ASCII only. */
+function expectValidToken(token: string): void {
+  expect(token.length).toBeGreaterThan(0);
+  expect(token).not.toMatch(/[.*>\s]/);
+  expect(token).toMatch(/^[\x21-\x7e]+$/);
+}
+
+describe("subject-token encoding", () => {
+  it("decodes every encoded identifier back to itself", () => {
+    fc.assert(
+      fc.property(identifier, (s) => {
+        expect(decodeToken(encodeToken(s))).toBe(s);
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  it("encodes every identifier as one valid ASCII subject token", () => {
+    fc.assert(
+      fc.property(identifier, (s) => {
+        expectValidToken(encodeToken(s));
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  it("encodes distinct identifiers as distinct tokens", () => {
+    fc.assert(
+      fc.property(identifier, identifier, (a, b) => {
+        fc.pre(a !== b);
+        expect(encodeToken(a)).not.toBe(encodeToken(b));
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  it("keeps names made of letters, digits, _ and - readable", () => {
+    fc.assert(
+      fc.property(fc.stringMatching(/^[A-Za-z0-9_-]{1,64}$/), (s) => {
+        expect(encodeToken(s)).toBe(s);
+      }),
+    );
+  });
+
+  it.each([
+    [".", "~2E"],
+    ["*", "~2A"],
+    [">", "~3E"],
+    [" ", "~20"],
+    ["/", "~2F"],
+    ["~", "~7E"],
+    ["😀", "~F0~9F~98~80"],
+    ["", EMPTY_TOKEN],
+    ["orders.eu", "orders~2Eeu"],
+    ["a b>c*", "a~20b~3Ec~2A"],
+  ])("encodes %j as %j and back", (id, token) => {
+    expect(encodeToken(id)).toBe(token);
+    expectValidToken(token);
+    expect(decodeToken(token)).toBe(id);
+  });
+
+  it("keeps the empty identifier apart from a literal ~", () => {
+    expect(encodeToken("")).not.toBe(encodeToken("~"));
+    expect(decodeToken(encodeToken("~"))).toBe("~");
+  });
+
+  it("encodes the largest identifiers (256 UTF-8 bytes of 4-byte characters)", () => {
+    const id = "😀".repeat(64);
+    expect(utf8Bytes(id)).toBe(256);
+    const token = encodeToken(id);
+    expectValidToken(token);
+    expect(decodeToken(token)).toBe(id);
+  });
+});
+
+describe("decodeToken", () => {
+  it.each([
+    ["", "empty"],
+    ["a.b", "a dot"],
+    ["a*", "a star"],
+    [">", "a gt"],
+    ["a b", "a space"],
+    ["é", "non-ASCII"],
+    ["a~", "a dangling ~"],
+    ["~2", "a short escape"],
+    ["~~", "an escaped nothing"],
+    ["~zz", "a non-hex escape"],
+    ["~2e", "lower-case hex"],
+    ["~41", "a needless escape of A"],
+    ["x~5F", "a needless escape of _"],
+    ["~FF", "a byte that is not UTF-8"],
+    ["~C0~AE", "an overlong UTF-8 sequence"],
+    ["~ED~A0~80", "an encoded lone surrogate"],
+    ["~F0~9F", "a truncated UTF-8 sequence"],
+  ])("rejects %j (%s)", (token) => {
+    expect(() => decodeToken(token)).toThrow(InvalidTokenError);
+  });
+
+  it("accepts only canonical tokens: whatever it decodes re-encodes to the same token", () => {
+    const tokenLike = fc.string({
+      unit: fc.constantFrom("~", "2", "E", "7", "A", "F", "0", "9", "C", "8", "a", "-", "_", "x"),
+      maxLength: 24,
+    });
+    fc.assert(
+      fc.property(tokenLike, (token) => {
+        let decoded: string;
+        try {
+          decoded = decodeToken(token);
+        } catch (e) {
+          expect(e).toBeInstanceOf(InvalidTokenError);
+          return;
+        }
+        expect(encodeToken(decoded)).toBe(token);
+      }),
+      { numRuns: 3000 },
+    );
+  });
+});
