@@ -6,7 +6,8 @@
  *
  *   npx tsx bench/locks.ts [--duration-ms 5000] [--warmup-ms 1000]
  *                          [--concurrency 1,64] [--repeats 3]
- *                          [--systems ceiling,leasehold] [--json]
+ *                          [--systems ceiling,leasehold] [--ttl-ms 10000]
+ *                          [--no-async-traces] [--json]
  *
  * See bench/README.md for what the figures mean and the last recorded run.
  */
@@ -31,6 +32,8 @@ interface Settings {
   readonly repeats: number;
   readonly systems: readonly System[];
   readonly ttlMs: number;
+  /** Connect every connection with `noAsyncTraces` (no Error captured per request by nats-core). */
+  readonly noAsyncTraces: boolean;
   readonly json: boolean;
 }
 
@@ -48,6 +51,8 @@ interface Run {
   readonly p99Ms: number;
   /** CPU of this process (load generator plus service or responder), percent of one core. */
   readonly nodeCpuPct: number;
+  /** Pairs per CPU-second of this process: throughput that stealing the CPU does not move. */
+  readonly pairsPerNodeCpuSec: number;
   /** CPU of nats-server, percent of one core (NaN off Linux). */
   readonly natsCpuPct: number;
   readonly loadAvg1m: number;
@@ -70,6 +75,7 @@ function parseSettings(): Settings {
       repeats: { type: "string", default: "3" },
       systems: { type: "string", default: "ceiling,leasehold" },
       "ttl-ms": { type: "string", default: "10000" },
+      "no-async-traces": { type: "boolean", default: false },
       json: { type: "boolean", default: false },
       help: { type: "boolean", default: false },
     },
@@ -77,7 +83,7 @@ function parseSettings(): Settings {
   });
   if (values.help) {
     process.stdout.write(
-      "usage: npx tsx bench/locks.ts [--duration-ms N] [--warmup-ms N] [--concurrency 1,64] [--repeats N] [--systems ceiling,leasehold] [--ttl-ms N] [--json]\n",
+      "usage: npx tsx bench/locks.ts [--duration-ms N] [--warmup-ms N] [--concurrency 1,64] [--repeats N] [--systems ceiling,leasehold] [--ttl-ms N] [--no-async-traces] [--json]\n",
     );
     process.exit(0);
   }
@@ -95,6 +101,7 @@ function parseSettings(): Settings {
     repeats: positive("repeats", values.repeats),
     systems: systems as System[],
     ttlMs: positive("ttl-ms", values["ttl-ms"]),
+    noAsyncTraces: values["no-async-traces"],
     json: values.json,
   };
 }
@@ -272,6 +279,7 @@ async function measure(
     p50Ms: quantile(latencies, 0.5),
     p99Ms: quantile(latencies, 0.99),
     nodeCpuPct: ((cpu.user + cpu.system) / 1e6 / seconds) * 100,
+    pairsPerNodeCpuSec: pairs / ((cpu.user + cpu.system) / 1e6),
     natsCpuPct: nats0 === undefined || nats1 === undefined ? Number.NaN : ((nats1 - nats0) / seconds) * 100,
     loadAvg1m: round(loadavg()[0] ?? Number.NaN, 2),
   };
@@ -284,6 +292,8 @@ interface Summary {
   readonly ceiling: SystemSummary | undefined;
   /** Median over repeats of leasehold pairs/s divided by the ceiling's pairs/s of the same repeat. */
   readonly ratio: number | undefined;
+  /** The same with pairs per CPU-second of this process, which is less moved by other load on the machine. */
+  readonly cpuRatio: number | undefined;
 }
 
 interface SystemSummary {
@@ -307,13 +317,23 @@ function summarize(runs: readonly Run[], concurrency: number, repeats: number): 
     };
   };
   const ratios: number[] = [];
+  const cpuRatios: number[] = [];
   for (let repeat = 1; repeat <= repeats; repeat++) {
     const find = (system: System) => runs.find((r) => r.system === system && r.concurrency === concurrency && r.repeat === repeat);
     const l = find("leasehold");
     const c = find("ceiling");
-    if (l !== undefined && c !== undefined && c.pairsPerSec > 0) ratios.push(l.pairsPerSec / c.pairsPerSec);
+    if (l !== undefined && c !== undefined && c.pairsPerSec > 0) {
+      ratios.push(l.pairsPerSec / c.pairsPerSec);
+      cpuRatios.push(l.pairsPerNodeCpuSec / c.pairsPerNodeCpuSec);
+    }
   }
-  return { concurrency, leasehold: of("leasehold"), ceiling: of("ceiling"), ratio: ratios.length === 0 ? undefined : median(ratios) };
+  return {
+    concurrency,
+    leasehold: of("leasehold"),
+    ceiling: of("ceiling"),
+    ratio: ratios.length === 0 ? undefined : median(ratios),
+    cpuRatio: cpuRatios.length === 0 ? undefined : median(cpuRatios),
+  };
 }
 
 function report(settings: Settings, machine: MachineInfo, runs: readonly Run[], summaries: readonly Summary[]): string {
@@ -331,7 +351,8 @@ function report(settings: Settings, machine: MachineInfo, runs: readonly Run[], 
       "ceiling p50 ms",
       "ceiling p99 ms",
       "ratio leasehold/ceiling",
-      "failed requests",
+      "ratio per node CPU-s",
+      "failed requests (leasehold / ceiling)",
     ],
     summaries.map((s) => [
       s.concurrency,
@@ -344,11 +365,24 @@ function report(settings: Settings, machine: MachineInfo, runs: readonly Run[], 
       n(s.ceiling?.p50Ms, 2),
       n(s.ceiling?.p99Ms, 2),
       n(s.ratio, 2),
+      n(s.cpuRatio, 2),
       `${s.leasehold?.failedRequests ?? dash} / ${s.ceiling?.failedRequests ?? dash}`,
     ]),
   );
   const runTable = markdownTable(
-    ["repeat", "in flight", "system", "pairs/s", "p50 ms", "p99 ms", "node CPU %", "nats-server CPU %", "load 1m", "failed"],
+    [
+      "repeat",
+      "in flight",
+      "system",
+      "pairs/s",
+      "p50 ms",
+      "p99 ms",
+      "node CPU %",
+      "pairs per node CPU-s",
+      "nats-server CPU %",
+      "load 1m",
+      "failed",
+    ],
     runs.map((r) => [
       r.repeat,
       r.concurrency,
@@ -357,6 +391,7 @@ function report(settings: Settings, machine: MachineInfo, runs: readonly Run[], 
       n(r.p50Ms, 2),
       n(r.p99Ms, 2),
       n(r.nodeCpuPct),
+      n(r.pairsPerNodeCpuSec),
       n(r.natsCpuPct),
       r.loadAvg1m,
       r.failedRequests,
@@ -364,7 +399,7 @@ function report(settings: Settings, machine: MachineInfo, runs: readonly Run[], 
   );
   return [
     `node ${machine.node}, nats-server ${machine.natsServer}, ${machine.cpuModel} x ${machine.cores} cores (${machine.platform}), load average at start ${machine.loadAvgAtStart.join(" ")}`,
-    `${settings.durationMs} ms per measurement after ${settings.warmupMs} ms warm-up, ${settings.repeats} interleaved repeats (medians; ratio = median of per-repeat ratios)`,
+    `${settings.durationMs} ms per measurement after ${settings.warmupMs} ms warm-up, ${settings.repeats} interleaved repeats (medians; ratios = median of the per-repeat ratios)`,
     "",
     summaryTable,
     "",
@@ -394,7 +429,7 @@ async function main(): Promise<void> {
     const machine = machineInfo(nats.version);
     progress(`nats-server ${nats.version} at ${nats.url} (pid ${nats.pid})`);
     const connectAs = async (name: string) => {
-      const nc = await connect({ servers: nats.url, name });
+      const nc = await connect({ servers: nats.url, name, noAsyncTraces: settings.noAsyncTraces });
       connections.push(nc);
       return nc;
     };

@@ -19,6 +19,12 @@ export interface ServiceConfig {
   readonly dedupWindowMs: number;
   /** Replicas of the streams the service creates. */
   readonly replicas: number;
+  /** Which chooser places a new route lease: fewest active leases (default) or rendezvous hashing of the key. */
+  readonly routeChooser: "least-loaded" | "rendezvous";
+  /** How long a delivered durable command may stay unacknowledged before JetStream redelivers it. */
+  readonly commandAckWaitMs: number;
+  /** Durable commands one instance works on at once. */
+  readonly commandConcurrency: number;
 }
 
 /** Defaults of PROTOCOL.md. */
@@ -31,6 +37,9 @@ export const DEFAULTS: Omit<ServiceConfig, "nats"> = {
   sweepIntervalMs: 30_000,
   dedupWindowMs: 120_000,
   replicas: 1,
+  routeChooser: "least-loaded",
+  commandAckWaitMs: 30_000,
+  commandConcurrency: 64,
 };
 
 const ms = z.coerce.number().int("must be a whole number of milliseconds").positive("must be positive");
@@ -46,6 +55,9 @@ const schema = z
     sweepIntervalMs: ms,
     dedupWindowMs: ms,
     replicas: z.coerce.number().int().min(1).max(5),
+    routeChooser: z.enum(["least-loaded", "rendezvous"]),
+    commandAckWaitMs: ms,
+    commandConcurrency: z.coerce.number().int().min(1).max(4096),
   })
   .refine((c) => c.lockTtlMs <= c.maxTtlMs, { message: "lock-ttl-ms must not exceed max-ttl-ms", path: ["lockTtlMs"] });
 

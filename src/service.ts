@@ -8,7 +8,10 @@ import type { Logger } from "pino";
 import { randomBytes } from "node:crypto";
 import { ActorHost, systemClock, type Clock } from "./actors/index.ts";
 import { lockModule } from "./actors/lock/module.ts";
+import { routeModule } from "./actors/route/module.ts";
+import { proxyModule } from "./actors/proxy/module.ts";
 import { MicroService, toResponse } from "./api/index.ts";
+import { CommandConsumer } from "./api/command-consumer.ts";
 import type { KindContext, KindModule } from "./kind-module.ts";
 import { JetStreamEventLog, SERVICE_NAME, Subjects, type EventLog } from "./events/index.ts";
 import type { ServiceConfig } from "./config.ts";
@@ -20,6 +23,7 @@ export interface RunningService {
   readonly log: EventLog;
   readonly subjects: Subjects;
   readonly micro: MicroService;
+  readonly commands: CommandConsumer;
   /** Stops taking requests, finishes the turns in flight, and stops. */
   stop(): Promise<void>;
 }
@@ -38,7 +42,7 @@ export interface StartServiceOptions {
 const secureId = (): string => randomBytes(16).toString("base64url");
 
 /** The kinds every instance serves. */
-const KIND_MODULES: readonly ((ctx: KindContext) => KindModule)[] = [lockModule];
+const KIND_MODULES: readonly ((ctx: KindContext) => KindModule)[] = [lockModule, proxyModule, routeModule];
 
 /** Actors idle this long are dropped from memory (their state is in the stream). */
 const PASSIVATE_AFTER_MS = 10 * 60_000;
@@ -66,7 +70,8 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
     queue: SERVICE_NAME,
     metadata: { prefix: config.prefix },
   });
-  for (const endpoint of modules.flatMap((m) => m.endpoints)) {
+  const endpoints = modules.flatMap((m) => m.endpoints);
+  for (const endpoint of endpoints) {
     micro.addEndpoint(`${endpoint.kind}_${endpoint.op}`, subjects.command(endpoint.kind, endpoint.op), async (data) => {
       const result = await endpoint.run(data);
       if (!result.ok) {
@@ -75,6 +80,17 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
       return toResponse(result);
     });
   }
+
+  const commands = await CommandConsumer.start({
+    nc,
+    subjects,
+    endpoints,
+    logger,
+    dedupWindowMs: config.dedupWindowMs,
+    replicas: config.replicas,
+    ackWaitMs: config.commandAckWaitMs,
+    maxInFlight: config.commandConcurrency,
+  });
 
   let sweeping = false;
   const sweep = setInterval(() => {
@@ -88,6 +104,7 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
           logger.warn({ err }, "sweep failed; it runs again next interval");
         }
       }
+      await reportBacklog(commands, logger);
       const stopped = host.passivate(PASSIVATE_AFTER_MS);
       if (stopped > 0) logger.debug({ stopped, active: host.activeActors }, "passivated idle actors");
     })().finally(() => (sweeping = false));
@@ -99,11 +116,23 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
     log,
     subjects,
     micro,
+    commands,
     async stop() {
       clearInterval(sweep);
-      await micro.stop();
+      await Promise.all([micro.stop(), commands.stop()]);
       await host.drain();
       for (const module of modules) await module.stop?.();
     },
   };
+}
+
+/** Logs the durable command backlog so an operator sees one build up (info when non-empty). */
+async function reportBacklog(commands: CommandConsumer, logger: Logger): Promise<void> {
+  try {
+    const lag = await commands.lag();
+    const level = lag.pending + lag.unacknowledged > 0 ? "info" : "debug";
+    logger[level]({ ...lag }, "durable command backlog");
+  } catch (err) {
+    logger.warn({ err }, "could not read the durable command consumer");
+  }
 }

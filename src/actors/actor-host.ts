@@ -37,6 +37,9 @@ export interface ActorHostOptions {
   readonly newMsgId?: () => string;
 }
 
+/** Replies per actor kept past the dedup window (see takeTurn). */
+const KEEP_RECENT_REPLIES = 256;
+
 const unavailable = (message: string): TurnResult => ({ ok: false, rejection: { code: "UNAVAILABLE", message } });
 
 /** Hosts every active actor of every registered kind. */
@@ -58,14 +61,20 @@ export class ActorHost implements TurnEffects {
     this.logics.set(logic.kind, logic);
   }
 
-  /** Runs one command through the actor `kind`/`id`; resolves with its reply or refusal. */
-  execute(kind: ActorKind, id: string, command: Command, requestId?: string): Promise<TurnResult> {
+  /**
+   * Runs one command through the actor `kind`/`id`; resolves with its reply or refusal.
+   * `requestedAt` (durable commands) is when the command was first sent: a
+   * reply remembered for its `requestId` at or after that instant answers it,
+   * however long ago, so a redelivery after a long outage is still a no-op.
+   */
+  execute<C extends Command>(kind: ActorKind, id: string, command: C, requestId?: string, requestedAt?: number): Promise<TurnResult> {
     const cell = this.cellFor(kind, id);
     this.inFlight++;
     return new Promise<TurnResult>((resolve) => {
       const turn: Turn = {
         command,
         requestId,
+        requestedAt,
         // The op is part of the id so a requestId reused for another operation is not mistaken for a repeat.
         msgId: requestId === undefined ? this.newMsgId() : `${cell.subject}|${command.op}|${requestId}`,
         resolve: (result) => {
@@ -109,6 +118,24 @@ export class ActorHost implements TurnEffects {
       stopped++;
     }
     return stopped;
+  }
+
+  /**
+   * Replaces the in-memory state of every actor of `kind` that is between
+   * turns with `fn(state)`: housekeeping (dropping what is past retention)
+   * that must leave every decision unchanged. Returns how many changed.
+   */
+  compact<S>(kind: ActorKind, fn: (state: S) => S): number {
+    let changed = 0;
+    for (const cell of this.cells.values()) {
+      if (cell.kind !== kind || cell.current !== null) continue;
+      const next = fn(cell.state as S);
+      if (next !== cell.state) {
+        cell.state = next;
+        changed++;
+      }
+    }
+    return changed;
   }
 
   /** How many actors are in memory. */
@@ -186,10 +213,12 @@ export class ActorHost implements TurnEffects {
     cell.current = cell.mailbox.shift()!;
     const now = this.options.clock.now();
     cell.lastUsedMs = now;
-    // Forget replies older than twice the window (slack for clock skew between instances).
+    // Forget replies older than twice the window (slack for clock skew between
+    // instances), but keep the latest few regardless, for durable commands
+    // redelivered after an outage longer than the window.
     const horizon = now - 2 * this.options.dedupWindowMs;
     for (const [key, remembered] of cell.recent) {
-      if (remembered.atMs >= horizon) break;
+      if (cell.recent.size <= KEEP_RECENT_REPLIES || remembered.atMs >= horizon) break;
       cell.recent.delete(key);
     }
   }
@@ -206,7 +235,8 @@ export class ActorHost implements TurnEffects {
     }
     if (turn.requestId !== undefined) {
       const remembered = cell.recent.get(turn.msgId);
-      if (remembered !== undefined && now - remembered.atMs < this.options.dedupWindowMs) {
+      const since = turn.requestedAt ?? now - this.options.dedupWindowMs;
+      if (remembered !== undefined && remembered.atMs >= since) {
         this.finish(cell, { ok: true, reply: remembered.reply });
         return;
       }
@@ -231,7 +261,13 @@ export class ActorHost implements TurnEffects {
       turn.event = { envelope, payload: encodeEvent(envelope) };
     }
     this.options.log.append(cell.subject, turn.event.payload, { expectedLastSubjectSeq: cell.seq, msgId: turn.msgId }).then(
-      (ack) => send({ type: "APPENDED", seq: ack.seq, duplicate: ack.duplicate }),
+      (ack) => {
+        // A duplicate of an event this actor already applied is this request's own earlier answer
+        // (the stream's window outlasted ours, e.g. under clock skew): answer it again, as catching up cannot find it.
+        const remembered = ack.duplicate && ack.seq <= cell.seq ? cell.recent.get(turn.msgId) : undefined;
+        if (remembered !== undefined) turn.found = { reply: remembered.reply };
+        send({ type: "APPENDED", seq: ack.seq, duplicate: ack.duplicate });
+      },
       (error: Error) => {
         if (error instanceof WrongLastSequenceError) send({ type: "CONFLICT" });
         else if (error instanceof LogUnavailableError && error.ambiguous) send({ type: "UNCERTAIN" });

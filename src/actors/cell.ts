@@ -16,6 +16,8 @@ export type TurnResult =
 export interface Turn {
   readonly command: Command;
   readonly requestId: string | undefined;
+  /** When a durable command was first sent (epoch ms); see ActorHost.execute. */
+  readonly requestedAt: number | undefined;
   /** `Nats-Msg-Id` of the event this turn may append (stable across retries). */
   readonly msgId: string;
   readonly resolve: (result: TurnResult) => void;

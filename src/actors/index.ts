@@ -6,3 +6,6 @@ export * from "./clock.ts";
 export * from "./turn-machine.ts";
 export * from "./actor-host.ts";
 export * from "./lock/index.ts";
+export * from "./host/index.ts";
+export * from "./route/index.ts";
+export * from "./proxy/index.ts";

@@ -15,7 +15,13 @@ export interface CommandEndpoint {
   readonly kind: string;
   readonly op: string;
   /** Runs a raw request body; never throws. */
-  run(data: Uint8Array): Promise<TurnResult>;
+  run(data: Uint8Array, options?: RunOptions): Promise<TurnResult>;
+}
+
+/** How a command arrived. */
+export interface RunOptions {
+  /** Durable commands: when the command was first sent (epoch ms). */
+  readonly requestedAt?: number;
 }
 
 /** Which actor a valid request goes to, and the command it becomes. */
@@ -32,13 +38,13 @@ export function actorEndpoint<Req extends { requestId?: string | undefined }>(
   return {
     kind,
     op,
-    run(data) {
+    run(data, options) {
       const body = parseBody(data);
       if (!body.ok) return Promise.resolve({ ok: false, rejection: body.rejection });
       const request = validate(schema, body.value);
       if (!request.ok) return Promise.resolve({ ok: false, rejection: request.rejection });
       const target = route(request.value);
-      return host.execute(target.kind, target.id, target.command, request.value.requestId);
+      return host.execute(target.kind, target.id, target.command, request.value.requestId, options?.requestedAt);
     },
   };
 }

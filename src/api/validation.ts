@@ -18,7 +18,8 @@ const utf8 = new TextDecoder("utf-8", { fatal: true });
 export const optionalId = z
   .string()
   .refine((s) => s.isWellFormed(), "is not valid Unicode (lone surrogate)")
-  .refine((s) => s.length <= MAX_ID_BYTES || Buffer.byteLength(s, "utf8") <= MAX_ID_BYTES, `is longer than ${MAX_ID_BYTES} bytes in UTF-8`);
+  // A UTF-16 code unit takes at most 3 UTF-8 bytes, so short strings skip the byte count.
+  .refine((s) => s.length * 3 <= MAX_ID_BYTES || Buffer.byteLength(s, "utf8") <= MAX_ID_BYTES, `is longer than ${MAX_ID_BYTES} bytes in UTF-8`);
 
 /** An identifier that must not be empty (names, owners, hosts, routes, lease ids). */
 export const requiredId = optionalId.refine((s) => s.length > 0, "must not be empty");

@@ -29,6 +29,16 @@ export function addServiceOptions(command: Command): Command {
   ms("max-ttl-ms", "LEASEHOLD_MAX_TTL_MS", "ceiling on any lock TTL (larger requests get TTL_EXCEEDS_MAX) and on how far ahead a recorded lease may end (beyond it: CORRUPT)", DEFAULTS.maxTtlMs);
   ms("sweep-interval-ms", "LEASEHOLD_SWEEP_INTERVAL_MS", "how often housekeeping runs (idle route expiry, retention, passivation)", DEFAULTS.sweepIntervalMs);
   ms("dedup-window-ms", "LEASEHOLD_DEDUP_WINDOW_MS", "how long a repeated requestId is answered from the first reply (also the stream's duplicate window when the service creates it)", DEFAULTS.dedupWindowMs);
+  ms("command-ack-wait-ms", "LEASEHOLD_COMMAND_ACK_WAIT_MS", "durable commands: how long one may stay unacknowledged (its instance died or hangs) before JetStream redelivers it; keep it well above a slow turn (an append waits up to 5 s and is retried once)", DEFAULTS.commandAckWaitMs);
+  command.addOption(
+    new Option("--command-concurrency <n>", "durable commands one instance works on at once").env("LEASEHOLD_COMMAND_CONCURRENCY").default(String(DEFAULTS.commandConcurrency)),
+  );
+  command.addOption(
+    new Option("--route-chooser <name>", "which host a new route lease goes to: least-loaded (fewest active leases, then name) or rendezvous (highest hash of key and host, so routers agree without coordination)")
+      .env("LEASEHOLD_ROUTE_CHOOSER")
+      .choices(["least-loaded", "rendezvous"])
+      .default(DEFAULTS.routeChooser),
+  );
   command.addOption(new Option("--replicas <n>", "replicas of the streams the service creates (3 on a cluster)").env("LEASEHOLD_REPLICAS").default("1"));
   return command;
 }

@@ -22,6 +22,8 @@ export interface ServeFlags {
   sweepIntervalMs?: string;
   dedupWindowMs?: string;
   replicas?: string;
+  commandAckWaitMs?: string;
+  commandConcurrency?: string;
 }
 
 /** Runs the service until a signal stops it. */

@@ -1,5 +1,15 @@
 /** Host events (PROTOCOL.md, "The event stream") and the schemas their `data` must satisfy when read back. */
-import type { z } from "zod";
+import { z } from "zod";
+import type { EventEnvelope } from "./envelope.ts";
 
 /** `data` schemas of every host event, by type. */
-export const hostEventSchemas: Record<string, z.ZodType> = {};
+export const hostEventSchemas = {
+  HostStateSet: z.object({ healthy: z.boolean(), draining: z.boolean() }),
+} satisfies Record<string, z.ZodType>;
+
+type Data<T extends keyof typeof hostEventSchemas> = z.infer<(typeof hostEventSchemas)[T]>;
+
+/** An operator or health checker set the host's health and draining flags. */
+export type HostStateSet = EventEnvelope<"HostStateSet", Data<"HostStateSet">>;
+/** Any host event. */
+export type HostEvent = HostStateSet;

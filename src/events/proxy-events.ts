@@ -1,5 +1,54 @@
-/** Proxy events (PROTOCOL.md, "The event stream") and the schemas their `data` must satisfy when read back. */
-import type { z } from "zod";
+/**
+ * Proxy events (PROTOCOL.md, "The event stream" and "Proxies") and the
+ * schemas their `data` must satisfy when read back.
+ */
+import { z } from "zod";
+import type { EventEnvelope } from "./envelope.ts";
+import { count, instant, positiveInt } from "./fields.ts";
+
+/** The acquisition statistics of PROTOCOL.md (`stats`), as a grant records them. */
+export const proxyStatsSchema = z.object({ considered: count, unhealthy: count, inCooldown: count, atCapacity: count });
 
 /** `data` schemas of every proxy event, by type. */
-export const proxyEventSchemas: Record<string, z.ZodType> = {};
+export const proxyEventSchemas = {
+  ProxyRegistered: z.object({
+    maxLeases: count,
+    latencyMs: count,
+    labels: z.record(z.string(), z.string()),
+    healthy: z.boolean(),
+  }),
+  ProxyRemoved: z.object({}),
+  ProxyLeaseGranted: z.object({
+    leaseId: z.string().min(1),
+    target: z.string(),
+    ttlMs: positiveInt,
+    expiresAt: instant,
+    // Not required by the contract; kept so a repeated requestId gets the first answer back.
+    stats: proxyStatsSchema.optional(),
+  }),
+  ProxyLeaseReleased: z.object({ leaseId: z.string().min(1) }),
+  ProxyCooldownStarted: z.object({
+    leaseId: z.string().min(1),
+    result: z.enum(["rate_limited", "banned"]),
+    target: z.string(),
+    untilAt: instant,
+  }),
+} satisfies Record<string, z.ZodType>;
+
+type Data<T extends keyof typeof proxyEventSchemas> = z.infer<(typeof proxyEventSchemas)[T]>;
+
+/** `stats` of an acquisition: considered, and how many of those were unhealthy, cooling down or full. */
+export type ProxyStats = z.infer<typeof proxyStatsSchema>;
+
+/** A proxy was registered, or its registration replaced (capacity, latency, labels, health). */
+export type ProxyRegistered = EventEnvelope<"ProxyRegistered", Data<"ProxyRegistered">>;
+/** A proxy was taken out of selection; its leases and cooldowns stay. */
+export type ProxyRemoved = EventEnvelope<"ProxyRemoved", Data<"ProxyRemoved">>;
+/** A lease on the proxy was granted for `target` until `expiresAt`. */
+export type ProxyLeaseGranted = EventEnvelope<"ProxyLeaseGranted", Data<"ProxyLeaseGranted">>;
+/** A lease was given back before its expiry (or after it, within retention). */
+export type ProxyLeaseReleased = EventEnvelope<"ProxyLeaseReleased", Data<"ProxyLeaseReleased">>;
+/** A report put the (proxy, target) pair in cooldown until `untilAt` (`target: ""` = global). */
+export type ProxyCooldownStarted = EventEnvelope<"ProxyCooldownStarted", Data<"ProxyCooldownStarted">>;
+/** Any proxy event. */
+export type ProxyEvent = ProxyRegistered | ProxyRemoved | ProxyLeaseGranted | ProxyLeaseReleased | ProxyCooldownStarted;

@@ -54,6 +54,14 @@ export class KindFollower<State> {
     return this.states.get(id) ?? this.fold.initialState(id);
   }
 
+  /**
+   * Replaces every folded state with `fn(id, state)`: housekeeping (dropping
+   * what is past retention) that must leave every answer unchanged.
+   */
+  compact(fn: (id: string, state: State) => State): void {
+    for (const [id, state] of this.states) this.states.set(id, fn(id, state));
+  }
+
   /** Every id with at least one event, and its state. */
   entries(): IterableIterator<[string, State]> {
     return this.states.entries();

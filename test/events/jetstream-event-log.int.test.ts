@@ -1,12 +1,15 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { nanos, type NatsConnection } from "@nats-io/nats-core";
 import { jetstreamManager, StorageType } from "@nats-io/jetstream";
-import { JetStreamEventLog, Subjects } from "../../src/events/index.ts";
+import { JetStreamEventLog } from "../../src/events/jetstream-event-log.ts";
+import { Subjects } from "../../src/events/subjects.ts";
 import { eventLogContract } from "../support/contract-event-log.ts";
 import { connectNats, uniquePrefix } from "../support/nats.ts";
 
 /** Opens a log on its own stream and connection; cleanup deletes the stream and closes the connection. */
-async function openLog(dedupWindowMs = 120_000): Promise<{ log: JetStreamEventLog; nc: NatsConnection; subjects: Subjects; cleanup(): Promise<void> }> {
+async function openLog(
+  dedupWindowMs = 120_000,
+): Promise<{ log: JetStreamEventLog; nc: NatsConnection; subjects: Subjects; cleanup: () => Promise<void> }> {
   const subjects = new Subjects(uniquePrefix());
   const nc = await connectNats();
   try {
@@ -15,7 +18,7 @@ async function openLog(dedupWindowMs = 120_000): Promise<{ log: JetStreamEventLo
       log,
       nc,
       subjects,
-      async cleanup() {
+      cleanup: async () => {
         try {
           const jsm = await jetstreamManager(nc);
           await jsm.streams.delete(subjects.eventStream);

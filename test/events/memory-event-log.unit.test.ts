@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { LogUnavailableError, MemoryEventLog, WrongLastSequenceError } from "../../src/events/index.ts";
+import { LogUnavailableError, WrongLastSequenceError } from "../../src/events/event-log.ts";
+import { MemoryEventLog } from "../../src/events/memory-event-log.ts";
 import { eventLogContract } from "../support/contract-event-log.ts";
 
 eventLogContract("MemoryEventLog", () =>

@@ -1,7 +1,8 @@
 import fc from "fast-check";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { decodeEvent, encodeEvent, isUnparsable, type EventEnvelope, type HistoryEntry } from "../../src/events/index.ts";
-import { decideLock, type LockCommand, type LockSettings } from "../../src/actors/index.ts";
+import { decodeEvent, encodeEvent, isUnparsable, type EventEnvelope, type HistoryEntry } from "../../src/events/envelope.ts";
+import type { LockCommand, LockSettings } from "../../src/actors/lock/commands.ts";
+import { decideLock } from "../../src/actors/lock/decide.ts";
 import { evolveLock, initialLockState, type LockState } from "../../src/projections/lock.ts";
 import {
   acquired,
@@ -96,7 +97,9 @@ describe("lock.acquire", () => {
   });
 
   it("refuses a TTL above maxTtlMs with TTL_EXCEEDS_MAX and its details", () => {
-    givenLock([]).when({ op: "acquire", owner: "alice", ttlMs: 30_001 }, T0).thenRejects("TTL_EXCEEDS_MAX", { ttlMs: 30_001, maxTtlMs: 30_000 });
+    givenLock([])
+      .when({ op: "acquire", owner: "alice", ttlMs: 30_001 }, T0)
+      .thenRejects("TTL_EXCEEDS_MAX", { ttlMs: 30_001, maxTtlMs: 30_000 });
   });
 
   it("applies the ceiling to the server's default TTL too", () => {
@@ -144,12 +147,18 @@ describe("lock.renew", () => {
   });
 
   it("refuses another owner, even with the current etag", () => {
-    givenLock(held).when({ op: "renew", owner: "bob", etag: etagOf(1) }, T0 + S).thenRejects("NOT_HELD");
+    givenLock(held)
+      .when({ op: "renew", owner: "bob", etag: etagOf(1) }, T0 + S)
+      .thenRejects("NOT_HELD");
   });
 
   it("refuses a wrong etag", () => {
-    givenLock(held).when({ op: "renew", owner: "alice", etag: etagOf(2) }, T0 + S).thenRejects("NOT_HELD");
-    givenLock(held).when({ op: "renew", owner: "alice", etag: "" }, T0 + S).thenRejects("NOT_HELD");
+    givenLock(held)
+      .when({ op: "renew", owner: "alice", etag: etagOf(2) }, T0 + S)
+      .thenRejects("NOT_HELD");
+    givenLock(held)
+      .when({ op: "renew", owner: "alice", etag: "" }, T0 + S)
+      .thenRejects("NOT_HELD");
   });
 
   it("refuses the etag a renew replaced", () => {
@@ -160,17 +169,25 @@ describe("lock.renew", () => {
 
   it("refuses the former holder after someone took the expired lock", () => {
     const stolen = [...held, acquired(2, { owner: "bob", generation: 2, at: T0 + 30 * S, previousOwner: "alice" })];
-    givenLock(stolen).when({ op: "renew", owner: "alice", etag: etagOf(1) }, T0 + 31 * S).thenRejects("NOT_HELD");
-    givenLock(stolen).when({ op: "renew", owner: "alice", etag: etagOf(2) }, T0 + 31 * S).thenRejects("NOT_HELD");
+    givenLock(stolen)
+      .when({ op: "renew", owner: "alice", etag: etagOf(1) }, T0 + 31 * S)
+      .thenRejects("NOT_HELD");
+    givenLock(stolen)
+      .when({ op: "renew", owner: "alice", etag: etagOf(2) }, T0 + 31 * S)
+      .thenRejects("NOT_HELD");
   });
 
   it("refuses when the lock was released, reset or never held", () => {
     const rel = [...held, released(2, { owner: "alice", generation: 1, at: T0 + S })];
-    givenLock(rel).when({ op: "renew", owner: "alice", etag: etagOf(1) }, T0 + 2 * S).thenRejects("NOT_HELD");
+    givenLock(rel)
+      .when({ op: "renew", owner: "alice", etag: etagOf(1) }, T0 + 2 * S)
+      .thenRejects("NOT_HELD");
     givenLock([...held, reset(2, { generation: 1, at: T0 + S })])
       .when({ op: "renew", owner: "alice", etag: etagOf(1) }, T0 + 2 * S)
       .thenRejects("NOT_HELD");
-    givenLock([]).when({ op: "renew", owner: "alice", etag: etagOf(1) }, T0).thenRejects("NOT_HELD");
+    givenLock([])
+      .when({ op: "renew", owner: "alice", etag: etagOf(1) }, T0)
+      .thenRejects("NOT_HELD");
   });
 
   it("refuses a TTL above maxTtlMs with TTL_EXCEEDS_MAX, before CORRUPT", () => {
@@ -187,7 +204,9 @@ describe("lock.release", () => {
   const held = [acquired(1, { owner: "alice", generation: 1 })];
 
   it("releases with the current etag", () => {
-    givenLock(held).when({ op: "release", etag: etagOf(1) }, T0 + S).thenRecords("LockReleased", { owner: "alice", generation: 1 });
+    givenLock(held)
+      .when({ op: "release", etag: etagOf(1) }, T0 + S)
+      .thenRecords("LockReleased", { owner: "alice", generation: 1 });
   });
 
   it("releases with a renewed lease's etag", () => {
@@ -197,14 +216,22 @@ describe("lock.release", () => {
   });
 
   it("works after expiry when nobody acquired in between", () => {
-    givenLock(held).when({ op: "release", etag: etagOf(1) }, T0 + 300 * S).thenRecords("LockReleased", { owner: "alice", generation: 1 });
+    givenLock(held)
+      .when({ op: "release", etag: etagOf(1) }, T0 + 300 * S)
+      .thenRecords("LockReleased", { owner: "alice", generation: 1 });
   });
 
   it("refuses a stale etag with NOT_HELD, live or expired", () => {
     const history = [...held, renewed(2, { owner: "alice", generation: 1, at: T0 + S })];
-    givenLock(history).when({ op: "release", etag: etagOf(1) }, T0 + 2 * S).thenRejects("NOT_HELD");
-    givenLock(history).when({ op: "release", etag: etagOf(1) }, T0 + 300 * S).thenRejects("NOT_HELD");
-    givenLock(history).when({ op: "release", etag: "bogus" }, T0 + 2 * S).thenRejects("NOT_HELD");
+    givenLock(history)
+      .when({ op: "release", etag: etagOf(1) }, T0 + 2 * S)
+      .thenRejects("NOT_HELD");
+    givenLock(history)
+      .when({ op: "release", etag: etagOf(1) }, T0 + 300 * S)
+      .thenRejects("NOT_HELD");
+    givenLock(history)
+      .when({ op: "release", etag: "bogus" }, T0 + 2 * S)
+      .thenRejects("NOT_HELD");
   });
 
   it("refuses the former holder's etag after someone took the expired lock", () => {
@@ -214,10 +241,18 @@ describe("lock.release", () => {
   });
 
   it("answers ALREADY_RELEASED when released, reset or never acquired", () => {
-    givenLock([...held, released(2, { owner: "alice", generation: 1 })]).when({ op: "release", etag: etagOf(1) }, T0 + S).thenRejects("ALREADY_RELEASED");
-    givenLock([...held, reset(2, { generation: 1 })]).when({ op: "release", etag: etagOf(1) }, T0 + S).thenRejects("ALREADY_RELEASED");
-    givenLock([reset(1, { generation: 0 })]).when({ op: "release", etag: etagOf(1) }, T0).thenRejects("ALREADY_RELEASED");
-    givenLock([]).when({ op: "release", etag: etagOf(1) }, T0).thenRejects("ALREADY_RELEASED");
+    givenLock([...held, released(2, { owner: "alice", generation: 1 })])
+      .when({ op: "release", etag: etagOf(1) }, T0 + S)
+      .thenRejects("ALREADY_RELEASED");
+    givenLock([...held, reset(2, { generation: 1 })])
+      .when({ op: "release", etag: etagOf(1) }, T0 + S)
+      .thenRejects("ALREADY_RELEASED");
+    givenLock([reset(1, { generation: 0 })])
+      .when({ op: "release", etag: etagOf(1) }, T0)
+      .thenRejects("ALREADY_RELEASED");
+    givenLock([])
+      .when({ op: "release", etag: etagOf(1) }, T0)
+      .thenRejects("ALREADY_RELEASED");
   });
 });
 
@@ -229,19 +264,28 @@ describe("lock.get", () => {
   });
 
   it("shows a renewed lease with its new etag and expiry", () => {
-    givenLock([acquired(3, { owner: "alice", generation: 1 }), renewed(8, { owner: "alice", generation: 1, at: T0 + 5 * S, ttlMs: 20 * S })])
+    givenLock([
+      acquired(3, { owner: "alice", generation: 1 }),
+      renewed(8, { owner: "alice", generation: 1, at: T0 + 5 * S, ttlMs: 20 * S }),
+    ])
       .when({ op: "get" }, T0 + 6 * S)
       .thenReplies({ lease: { name: LOCK, owner: "alice", generation: 1, etag: etagOf(8), expiresAt: iso(T0 + 25 * S), ttlMs: 20 * S } });
   });
 
   it("shows null once the lease has expired (expiresAt == now included)", () => {
-    givenLock([acquired(1, { owner: "alice", generation: 1, ttlMs: 10 * S })]).when({ op: "get" }, T0 + 10 * S).thenReplies({ lease: null });
+    givenLock([acquired(1, { owner: "alice", generation: 1, ttlMs: 10 * S })])
+      .when({ op: "get" }, T0 + 10 * S)
+      .thenReplies({ lease: null });
   });
 
   it("shows null when free: never held, released or reset", () => {
     givenLock([]).when({ op: "get" }, T0).thenReplies({ lease: null });
-    givenLock([acquired(1, { owner: "a", generation: 1 }), released(2, { owner: "a", generation: 1 })]).when({ op: "get" }, T0).thenReplies({ lease: null });
-    givenLock([acquired(1, { owner: "a", generation: 1 }), reset(2, { generation: 1 })]).when({ op: "get" }, T0).thenReplies({ lease: null });
+    givenLock([acquired(1, { owner: "a", generation: 1 }), released(2, { owner: "a", generation: 1 })])
+      .when({ op: "get" }, T0)
+      .thenReplies({ lease: null });
+    givenLock([acquired(1, { owner: "a", generation: 1 }), reset(2, { generation: 1 })])
+      .when({ op: "get" }, T0)
+      .thenReplies({ lease: null });
   });
 });
 
@@ -257,13 +301,20 @@ describe("CORRUPT", () => {
   it("refuses every command but reset when the lease expires more than maxTtlMs after now", () => {
     // A hostile writer recorded an hour-long lease; no honest writer can under a 30 s ceiling.
     const hostile = [acquired(1, { owner: "alice", generation: 1, ttlMs: 3_600 * S })];
-    for (const command of everyOpButReset) givenLock(hostile).when(command, T0 + S).thenRejects("CORRUPT");
+    for (const command of everyOpButReset)
+      givenLock(hostile)
+        .when(command, T0 + S)
+        .thenRejects("CORRUPT");
   });
 
   it("checks the ceiling against now: exactly maxTtlMs ahead is not corrupt", () => {
     const long = [acquired(1, { owner: "alice", generation: 1, ttlMs: 60 * S })];
-    givenLock(long).when({ op: "acquire", owner: "bob" }, T0 + 29_999).thenRejects("CORRUPT");
-    givenLock(long).when({ op: "acquire", owner: "bob" }, T0 + 30 * S).thenRejects("LEASE_EXISTS", { owner: "alice", expiresAt: iso(T0 + 60 * S) });
+    givenLock(long)
+      .when({ op: "acquire", owner: "bob" }, T0 + 29_999)
+      .thenRejects("CORRUPT");
+    givenLock(long)
+      .when({ op: "acquire", owner: "bob" }, T0 + 30 * S)
+      .thenRejects("LEASE_EXISTS", { owner: "alice", expiresAt: iso(T0 + 60 * S) });
   });
 
   it("refuses every command but reset when the history holds a message that does not parse", () => {
@@ -273,23 +324,35 @@ describe("CORRUPT", () => {
       [unparsable(1), acquired(2, { owner: "alice", generation: 1 })],
       [acquired(1, { owner: "alice", generation: 1 }), released(2, { owner: "alice", generation: 1 }), unparsable(3)],
     ]) {
-      for (const command of everyOpButReset) givenLock(history).when(command, T0 + 60 * S).thenRejects("CORRUPT");
+      for (const command of everyOpButReset)
+        givenLock(history)
+          .when(command, T0 + 60 * S)
+          .thenRejects("CORRUPT");
     }
   });
 
   it("comes before LEASE_EXISTS", () => {
-    givenLock([acquired(1, { owner: "alice", generation: 1 }), unparsable(2)]).when({ op: "acquire", owner: "bob" }, T0 + S).thenRejects("CORRUPT");
+    givenLock([acquired(1, { owner: "alice", generation: 1 }), unparsable(2)])
+      .when({ op: "acquire", owner: "bob" }, T0 + S)
+      .thenRejects("CORRUPT");
   });
 
   it("comes before NOT_HELD and ALREADY_RELEASED", () => {
-    givenLock([unparsable(1)]).when({ op: "renew", owner: "x", etag: "nope" }, T0).thenRejects("CORRUPT");
-    givenLock([unparsable(1)]).when({ op: "release", etag: "nope" }, T0).thenRejects("CORRUPT");
+    givenLock([unparsable(1)])
+      .when({ op: "renew", owner: "x", etag: "nope" }, T0)
+      .thenRejects("CORRUPT");
+    givenLock([unparsable(1)])
+      .when({ op: "release", etag: "nope" }, T0)
+      .thenRejects("CORRUPT");
   });
 
   it("names events that break the lock's invariants", () => {
     const broken: HistoryEntry[][] = [
       // A generation that skips.
-      [acquired(1, { owner: "alice", generation: 1 }), acquired(2, { owner: "bob", generation: 5, at: T0 + 40 * S, previousOwner: "alice" })],
+      [
+        acquired(1, { owner: "alice", generation: 1 }),
+        acquired(2, { owner: "bob", generation: 5, at: T0 + 40 * S, previousOwner: "alice" }),
+      ],
       // A renew of a lease that does not exist, or by someone else.
       [renewed(1, { owner: "alice", generation: 1, at: T0 })],
       [acquired(1, { owner: "alice", generation: 1 }), renewed(2, { owner: "bob", generation: 1, at: T0 + S })],
@@ -298,30 +361,49 @@ describe("CORRUPT", () => {
       // An event type no lock writes.
       [{ seq: 1, event: { type: "ProxyRemoved", v: 1, at: iso(T0), kind: "lock", id: LOCK, data: {} } }],
     ];
-    for (const history of broken) givenLock(history).when({ op: "get" }, T0 + 100 * S).thenRejects("CORRUPT");
+    for (const history of broken)
+      givenLock(history)
+        .when({ op: "get" }, T0 + 100 * S)
+        .thenRejects("CORRUPT");
   });
 });
 
 describe("lock.reset", () => {
   it("always records LockReset, even on a lock with no history", () => {
     givenLock([]).when({ op: "reset" }, T0).thenRecords("LockReset", { generation: 0 });
-    givenLock([reset(1, { generation: 0 })]).when({ op: "reset" }, T0).thenRecords("LockReset", { generation: 0 });
+    givenLock([reset(1, { generation: 0 })])
+      .when({ op: "reset" }, T0)
+      .thenRecords("LockReset", { generation: 0 });
   });
 
   it("frees a live lease, carrying its generation", () => {
-    givenLock([acquired(1, { owner: "a", generation: 1 }), released(2, { owner: "a", generation: 1 }), acquired(3, { owner: "b", generation: 2 })])
+    givenLock([
+      acquired(1, { owner: "a", generation: 1 }),
+      released(2, { owner: "a", generation: 1 }),
+      acquired(3, { owner: "b", generation: 2 }),
+    ])
       .when({ op: "reset" }, T0 + S)
       .thenRecords("LockReset", { generation: 2 });
   });
 
   it("carries the highest generation found, even past a corrupt one", () => {
-    const corrupt = [acquired(1, { owner: "alice", generation: 1 }), acquired(2, { owner: "eve", generation: 9, at: T0 + 40 * S }), unparsable(3)];
-    givenLock(corrupt).when({ op: "reset" }, T0 + 41 * S).thenRecords("LockReset", { generation: 9 });
+    const corrupt = [
+      acquired(1, { owner: "alice", generation: 1 }),
+      acquired(2, { owner: "eve", generation: 9, at: T0 + 40 * S }),
+      unparsable(3),
+    ];
+    givenLock(corrupt)
+      .when({ op: "reset" }, T0 + 41 * S)
+      .thenRecords("LockReset", { generation: 9 });
   });
 
   it("is not refused for a too-long lease or an unparsable entry", () => {
-    givenLock([acquired(1, { owner: "alice", generation: 3, ttlMs: 3_600 * S })]).when({ op: "reset" }, T0).thenRecords("LockReset", { generation: 3 });
-    givenLock([unparsable(1)]).when({ op: "reset" }, T0).thenRecords("LockReset", { generation: 0 });
+    givenLock([acquired(1, { owner: "alice", generation: 3, ttlMs: 3_600 * S })])
+      .when({ op: "reset" }, T0)
+      .thenRecords("LockReset", { generation: 3 });
+    givenLock([unparsable(1)])
+      .when({ op: "reset" }, T0)
+      .thenRecords("LockReset", { generation: 0 });
   });
 
   it("leaves a sound lock behind: nothing before it counts as corrupt, and the next acquire gets generation + 1", () => {
@@ -391,7 +473,6 @@ function runLive(steps: readonly Step[], settings: LockSettings) {
       if (command.op === "renew" && current !== null && step.etagPick % 8 < 5) command = { ...command, owner: current.owner };
     }
     const decision = decideLock(state, command, now, settings);
-    (globalThis as any).__c ??= {}; const k = decision.outcome === "append" ? decision.type : decision.outcome === "reject" ? decision.rejection.code : "reply"; (globalThis as any).__c[k] = ((globalThis as any).__c[k] ?? 0) + 1;
     if (decision.outcome !== "append") continue;
     seq += 1 + (step.etagPick % 3); // other subjects interleave in the stream
     const envelope: EventEnvelope = { type: decision.type, v: 1, at: iso(now), kind: "lock", id: LOCK, data: decision.data };
@@ -487,5 +568,3 @@ describe("decideLock purity", () => {
     );
   });
 });
-import { afterAll } from "vitest";
-afterAll(() => console.log(JSON.stringify((globalThis as any).__c)));

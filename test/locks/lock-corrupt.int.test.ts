@@ -57,20 +57,59 @@ describe("CORRUPT", () => {
     const subject = svc.service.subjects.event("lock", name);
     const now = Date.now();
     // A sound history (acquire, release), then a lease no honest writer could grant.
-    await writeRaw(writer, subject, lockEnvelope(name, "LockAcquired", {
-      owner: "alice", generation: 1, ttlMs: 1000, expiresAt: new Date(now - 5000).toISOString(), previousOwner: "",
-    }, new Date(now - 6000)));
+    await writeRaw(
+      writer,
+      subject,
+      lockEnvelope(
+        name,
+        "LockAcquired",
+        {
+          owner: "alice",
+          generation: 1,
+          ttlMs: 1000,
+          expiresAt: new Date(now - 5000).toISOString(),
+          previousOwner: "",
+        },
+        new Date(now - 6000),
+      ),
+    );
     await writeRaw(writer, subject, lockEnvelope(name, "LockReleased", { owner: "alice", generation: 1 }, new Date(now - 5500)));
-    const forgedSeq = await writeRaw(writer, subject, lockEnvelope(name, "LockAcquired", {
-      owner: "mallory", generation: 2, ttlMs: 1000, expiresAt: new Date(now + 10 * MAX).toISOString(), previousOwner: "",
-    }, new Date(now)));
+    const forgedSeq = await writeRaw(
+      writer,
+      subject,
+      lockEnvelope(
+        name,
+        "LockAcquired",
+        {
+          owner: "mallory",
+          generation: 2,
+          ttlMs: 1000,
+          expiresAt: new Date(now + 10 * MAX).toISOString(),
+          previousOwner: "",
+        },
+        new Date(now),
+      ),
+    );
 
     // A control lock with an honest live lease written the same way answers LEASE_EXISTS, not CORRUPT.
     const control = "honest";
     const honestExpiry = new Date(now + MAX / 2).toISOString();
-    await writeRaw(writer, svc.service.subjects.event("lock", control), lockEnvelope(control, "LockAcquired", {
-      owner: "carol", generation: 1, ttlMs: MAX / 2, expiresAt: honestExpiry, previousOwner: "",
-    }, new Date(now)));
+    await writeRaw(
+      writer,
+      svc.service.subjects.event("lock", control),
+      lockEnvelope(
+        control,
+        "LockAcquired",
+        {
+          owner: "carol",
+          generation: 1,
+          ttlMs: MAX / 2,
+          expiresAt: honestExpiry,
+          previousOwner: "",
+        },
+        new Date(now),
+      ),
+    );
     expectFailure(await locks.acquire({ name: control, owner: "dave" }), 409, "LEASE_EXISTS", { owner: "carol", expiresAt: honestExpiry });
 
     await expectCorrupt(locks, name, "mallory", etagOf(forgedSeq));
@@ -89,9 +128,22 @@ describe("CORRUPT", () => {
     const name = "garbled";
     const subject = svc.service.subjects.event("lock", name);
     const now = Date.now();
-    const liveSeq = await writeRaw(writer, subject, lockEnvelope(name, "LockAcquired", {
-      owner: "alice", generation: 1, ttlMs: MAX / 2, expiresAt: new Date(now + MAX / 2).toISOString(), previousOwner: "",
-    }, new Date(now)));
+    const liveSeq = await writeRaw(
+      writer,
+      subject,
+      lockEnvelope(
+        name,
+        "LockAcquired",
+        {
+          owner: "alice",
+          generation: 1,
+          ttlMs: MAX / 2,
+          expiresAt: new Date(now + MAX / 2).toISOString(),
+          previousOwner: "",
+        },
+        new Date(now),
+      ),
+    );
     await writeRaw(writer, subject, new TextEncoder().encode("this is {not json"));
 
     await expectCorrupt(locks, name, "alice", etagOf(liveSeq));
@@ -105,9 +157,22 @@ describe("CORRUPT", () => {
     const writer = await h.connect();
     const name = "skipped";
     const now = Date.now();
-    const seq = await writeRaw(writer, svc.service.subjects.event("lock", name), lockEnvelope(name, "LockAcquired", {
-      owner: "alice", generation: 7, ttlMs: 1000, expiresAt: new Date(now + 1000).toISOString(), previousOwner: "",
-    }, new Date(now)));
+    const seq = await writeRaw(
+      writer,
+      svc.service.subjects.event("lock", name),
+      lockEnvelope(
+        name,
+        "LockAcquired",
+        {
+          owner: "alice",
+          generation: 7,
+          ttlMs: 1000,
+          expiresAt: new Date(now + 1000).toISOString(),
+          previousOwner: "",
+        },
+        new Date(now),
+      ),
+    );
     await expectCorrupt(locks, name, "alice", etagOf(seq));
     await expectResetRecovers(locks, name, 7);
   });

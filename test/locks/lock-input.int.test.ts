@@ -5,14 +5,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { uniquePrefix } from "../support/nats.ts";
-import {
-  expectFailure,
-  expectLease,
-  expectOk,
-  lockClient,
-  lockEvents,
-  useLockHarness,
-} from "../support/lock-fixtures.ts";
+import { expectFailure, expectLease, expectOk, lockClient, lockEvents, useLockHarness } from "../support/lock-fixtures.ts";
 
 const h = useLockHarness();
 const utf8 = new TextEncoder();
@@ -59,7 +52,9 @@ describe("BAD_REQUEST", () => {
     expect(utf8.encode("é".repeat(129)).length).toBe(258);
     expect(utf8.encode("ø".repeat(128) + "o").length).toBe(257);
     expect(utf8.encode(JSON.stringify({ name: "n", owner: "o".repeat(70 * 1024) })).length).toBeGreaterThan(64 * 1024);
-    expect(() => new TextDecoder("utf-8", { fatal: true }).decode(badRequests.find((b) => b[0] === "invalid UTF-8 bytes")![2] as Uint8Array)).toThrow();
+    expect(() =>
+      new TextDecoder("utf-8", { fatal: true }).decode(badRequests.find((b) => b[0] === "invalid UTF-8 bytes")![2] as Uint8Array),
+    ).toThrow();
   });
 
   it.each(badRequests)("refuses %s with both error headers and appends nothing", async (_label, op, body) => {

@@ -47,7 +47,8 @@ describe("service framework", () => {
     const svc = await h.service(prefix);
     const client = await h.connect();
     const locks = lockClient(client, prefix);
-    const acquireStats = async () => (await srv(client, "STATS", svc.service.micro.id)).endpoints!.find((e) => e.subject === `${prefix}.v1.lock.acquire`)!;
+    const acquireStats = async () =>
+      (await srv(client, "STATS", svc.service.micro.id)).endpoints!.find((e) => e.subject === `${prefix}.v1.lock.acquire`)!;
 
     expect(await acquireStats()).toMatchObject({ num_requests: 0, num_errors: 0, queue_group: "leasehold" });
     expectLease(await locks.acquire({ name: "n", owner: "a" }));

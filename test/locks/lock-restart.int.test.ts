@@ -5,15 +5,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { uniquePrefix } from "../support/nats.ts";
-import {
-  dataOf,
-  expectFailure,
-  expectLease,
-  expectOk,
-  lockClient,
-  lockEvents,
-  useLockHarness,
-} from "../support/lock-fixtures.ts";
+import { dataOf, expectFailure, expectLease, expectOk, lockClient, lockEvents, useLockHarness } from "../support/lock-fixtures.ts";
 
 const h = useLockHarness();
 

@@ -4,7 +4,7 @@
  * service cannot rest on different semantics.
  */
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { WrongLastSequenceError, type EventLog, type StoredMessage } from "../../src/events/index.ts";
+import { WrongLastSequenceError, type EventLog, type StoredMessage } from "../../src/events/event-log.ts";
 
 /** A log under test, with the subject prefix its stream covers (`<subjectPrefix>.>`). */
 export interface LogUnderTest {
@@ -122,9 +122,9 @@ export function eventLogContract(name: string, makeLog: () => Promise<LogUnderTe
       // b's last is b1 even though the stream moved on past it.
       const b2 = await log.append(subject("b"), bytes("b2"), { expectedLastSubjectSeq: b1.seq, msgId: "b2" });
       expect([a1.seq, b1.seq, a2.seq, b2.seq]).toEqual([1, 2, 3, 4]);
-      await expect(
-        log.append(subject("b"), bytes("b3"), { expectedLastSubjectSeq: a2.seq, msgId: "b3" }),
-      ).rejects.toBeInstanceOf(WrongLastSequenceError);
+      await expect(log.append(subject("b"), bytes("b3"), { expectedLastSubjectSeq: a2.seq, msgId: "b3" })).rejects.toBeInstanceOf(
+        WrongLastSequenceError,
+      );
     });
 
     it("reads one subject's messages from a sequence, in order, with their message ids", async () => {
@@ -180,8 +180,12 @@ export function eventLogContract(name: string, makeLog: () => Promise<LogUnderTe
       expect(await collect(log.readStream({ fromSeq: 9 }))).toEqual([]);
       expect(await collect(log.readStream({ fromSeq: 6, toSeq: 5 }))).toEqual([]);
 
-      expect(view(await collect(log.readStream({ filter: subject("x.one") })))).toEqual(written.filter((w) => w.subject === subject("x.one")));
-      expect(view(await collect(log.readStream({ filter: subject("x.*") })))).toEqual(written.filter((w) => w.subject.startsWith(subject("x."))));
+      expect(view(await collect(log.readStream({ filter: subject("x.one") })))).toEqual(
+        written.filter((w) => w.subject === subject("x.one")),
+      );
+      expect(view(await collect(log.readStream({ filter: subject("x.*") })))).toEqual(
+        written.filter((w) => w.subject.startsWith(subject("x."))),
+      );
       expect(view(await collect(log.readStream({ filter: subject("*.one") })))).toEqual(written.filter((w) => w.subject.endsWith(".one")));
       expect(view(await collect(log.readStream({ filter: `${prefix}.>` })))).toEqual(written);
       expect(view(await collect(log.readStream({ filter: subject("y.one"), fromSeq: 4, toSeq: 8 })))).toEqual(

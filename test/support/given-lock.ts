@@ -10,10 +10,12 @@ import {
   isUnparsable,
   type EventEnvelope,
   type HistoryEntry,
-  type LockEvent,
   type UnparsableRecord,
-} from "../../src/events/index.ts";
-import { decideLock, type Decision, type ErrorCode, type LockCommand, type LockSettings } from "../../src/actors/index.ts";
+} from "../../src/events/envelope.ts";
+import type { LockEvent } from "../../src/events/lock-events.ts";
+import type { Decision, ErrorCode } from "../../src/actors/decision.ts";
+import type { LockCommand, LockSettings } from "../../src/actors/lock/commands.ts";
+import { decideLock } from "../../src/actors/lock/decide.ts";
 import { etagOf, evolveLock, initialLockState, type LockState } from "../../src/projections/lock.ts";
 
 export { etagOf };

@@ -1,0 +1,33 @@
+/** The proxy kind as a service module: its actor logic, read model, selector, endpoints and sweep. */
+import type { KindContext, KindModule } from "../../kind-module.ts";
+import { proxyEndpoints } from "../../api/proxy-endpoints.ts";
+import { ProxyReadModel } from "../../projections/proxy-read-model.ts";
+import { pruneProxy, type ProxyState } from "../../projections/proxy.ts";
+import { proxyLogic } from "./logic.ts";
+import { ProxySelector } from "./selector.ts";
+
+/** The proxy module, with its read model exposed for tests and tools. */
+export interface ProxyModule extends KindModule {
+  readonly model: ProxyReadModel;
+}
+
+/** Registers the proxy actors with the host and returns the proxy endpoints. */
+export function proxyModule(ctx: KindContext): ProxyModule {
+  const retentionMs = ctx.config.cooldownMs;
+  ctx.host.register(proxyLogic({ cooldownMs: retentionMs }));
+  const model = new ProxyReadModel(ctx.log, ctx.subjects, { retentionMs, dedupWindowMs: ctx.config.dedupWindowMs });
+  const selector = new ProxySelector(ctx.host, model, ctx.clock, ctx.newId);
+  return {
+    model,
+    endpoints: proxyEndpoints({ host: ctx.host, model, selector, clock: ctx.clock }),
+    start: () => model.start(),
+    // Garbage collection only: leases past retention and elapsed cooldowns answer the same whether dropped or not.
+    sweep: () => {
+      const now = ctx.clock.now();
+      model.prune(now);
+      ctx.host.compact<ProxyState>("proxy", (state) => pruneProxy(state, now, retentionMs));
+      return Promise.resolve();
+    },
+    stop: () => model.stop(),
+  };
+}

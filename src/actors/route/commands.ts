@@ -1,0 +1,77 @@
+/**
+ * The commands a route actor takes (PROTOCOL.md, Routes), already validated.
+ * Whatever a decision needs from outside the route (host health, loads) is
+ * carried in the command, so the decider stays pure and replayable.
+ */
+import type { HostHealth } from "../../projections/host.ts";
+import type { RouteChooser } from "./chooser.ts";
+
+/** Place `(fp, model)` or reuse its lease, in the seed's order: pin, lease, inherit, choose. */
+export interface AcquireRoute {
+  readonly op: "acquire";
+  readonly fp: string;
+  readonly model: string;
+  readonly candidates: readonly string[];
+  /** The host table when the command was sent; a host missing from it was never set (unhealthy). */
+  readonly hosts: ReadonlyMap<string, HostHealth>;
+  /** Active leases per host, all routes (read only by a chooser that needs loads). */
+  readonly loads: ReadonlyMap<string, number>;
+  /**
+   * Record even a reuse whose last use is recent (the request carries a
+   * `requestId`): a repeat must get the same answer, which only a recorded
+   * reply guarantees.
+   */
+  readonly recordReuse: boolean;
+}
+/** Move the lease of `(fp, model)` to `host`, whatever its health. */
+export interface MoveRoute {
+  readonly op: "move";
+  readonly fp: string;
+  readonly model: string;
+  readonly host: string;
+}
+/** Add hosts to the route's seen set (`route.candidates`). */
+export interface AddCandidates {
+  readonly op: "candidates";
+  readonly hosts: readonly string[];
+}
+/** Add the candidates of a failed acquire to the seen set (the contract records them even then). */
+export interface RecordSeen {
+  readonly op: "seen";
+  readonly hosts: readonly string[];
+}
+/** Pin the route to a host it has seen, displacing its leases on other hosts. */
+export interface PinRoute {
+  readonly op: "pin";
+  readonly host: string;
+}
+/** Remove the pin; leases stay. */
+export interface UnpinRoute {
+  readonly op: "unpin";
+}
+/** Drop every lease of the route; the pin stays. */
+export interface ReleaseRoute {
+  readonly op: "release";
+}
+/** The sweep's request: drop the lease of `(fp, model)` if it has idled out. */
+export interface ExpireLease {
+  readonly op: "expire";
+  readonly fp: string;
+  readonly model: string;
+}
+
+/** Any route command. */
+export type RouteCommand = AcquireRoute | MoveRoute | AddCandidates | RecordSeen | PinRoute | UnpinRoute | ReleaseRoute | ExpireLease;
+
+/** Server-side route settings. */
+export interface RouteSettings {
+  /** A lease unused for longer is expired by the sweep. */
+  readonly routeIdleMs: number;
+  /** Picks the host of a new lease. */
+  readonly chooser: RouteChooser;
+}
+
+/** How stale a lease's recorded last use may get before a reuse records it again (`routeIdleMs / 100`). */
+export function touchEveryMs(settings: Pick<RouteSettings, "routeIdleMs">): number {
+  return Math.floor(settings.routeIdleMs / 100);
+}

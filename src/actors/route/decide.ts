@@ -1,0 +1,133 @@
+/**
+ * The route decider: PROTOCOL.md's Routes rules as a pure function of the
+ * route's state, the command (which carries host health and loads) and the
+ * server's instant. `route.acquire` follows the seed's order exactly:
+ *
+ * 1. pinned route: pin unhealthy → PINNED_DOWN; a lease for the key → reused;
+ *    else a new lease on the pin;
+ * 2. a lease for the key on a healthy host → reused (draining does not matter);
+ * 3. a fingerprinted key inherits the host of the route's own lease
+ *    `(fp "", model)` when that host is healthy (reported as reused, as the seed does);
+ * 4. the chooser over healthy, non-draining candidates → new lease, or NO_HOST.
+ *
+ * A lease that sat on an unhealthy host is replaced with reason `unhealthy`
+ * and `from` set to that host.
+ */
+import { type Decision, record, reject, replyOnly } from "../decision.ts";
+import { leaseKey, sortedLeases, type RouteLease, type RouteState } from "../../projections/route.ts";
+import { touchEveryMs, type AcquireRoute, type RouteCommand, type RouteSettings } from "./commands.ts";
+
+/** Decides one route command at instant `now` (epoch ms). */
+export function decideRoute(state: RouteState, command: RouteCommand, now: number, settings: RouteSettings): Decision {
+  switch (command.op) {
+    case "acquire":
+      return decideAcquire(state, command, now, settings);
+    case "move": {
+      const from = state.leases.get(leaseKey(command.fp, command.model))?.host ?? "";
+      // Always recorded: a move renews the lease's creation time, as the seed does.
+      return record("RouteLeasePlaced", {
+        fp: command.fp,
+        model: command.model,
+        host: command.host,
+        from,
+        reason: "ctx",
+        reused: false,
+        ...seenField(newlySeen(state, [command.host])),
+      });
+    }
+    case "candidates":
+    case "seen": {
+      const seen = newlySeen(state, command.hosts);
+      return seen.length === 0 ? replyOnly({}) : record("RouteCandidatesSeen", { seen });
+    }
+    case "pin": {
+      if (!state.seen.has(command.host)) {
+        return reject("UNKNOWN_HOST", `route ${state.route} has never seen host ${command.host} as a candidate`);
+      }
+      const displaced = sortedLeases(state)
+        .filter((l) => l.host !== command.host)
+        .map(leaseRef);
+      if (state.pinned === command.host && displaced.length === 0) return replyOnly({});
+      return record("RoutePinned", { host: command.host, displaced });
+    }
+    case "unpin":
+      return state.pinned === "" ? replyOnly({}) : record("RouteUnpinned", {});
+    case "release":
+      return state.leases.size === 0 ? replyOnly({ released: 0 }) : record("RouteReleased", { released: sortedLeases(state).map(leaseRef) });
+    case "expire": {
+      const lease = state.leases.get(leaseKey(command.fp, command.model));
+      if (lease === undefined || !isIdle(lease, now, settings)) return replyOnly({ expired: false });
+      return record("RouteLeaseExpired", { fp: lease.fp, model: lease.model, host: lease.host });
+    }
+  }
+}
+
+/** Has `lease` been unused for longer than `routeIdleMs` at `now`? */
+export function isIdle(lease: RouteLease, now: number, settings: Pick<RouteSettings, "routeIdleMs">): boolean {
+  return now - lease.lastUsedAtMs > settings.routeIdleMs;
+}
+
+function decideAcquire(state: RouteState, command: AcquireRoute, now: number, settings: RouteSettings): Decision {
+  const { fp, model } = command;
+  // Seen first, as the seed records candidates before anything can fail.
+  const seen = newlySeen(state, command.candidates);
+  const healthy = (host: string) => command.hosts.get(host)?.healthy === true;
+  const draining = (host: string) => command.hosts.get(host)?.draining === true;
+  const placed = (host: string, from: string, reused: boolean) =>
+    record("RouteLeasePlaced", { fp, model, host, from, reason: from === "" ? "new" : "unhealthy", reused, ...seenField(seen) });
+  const existing = state.leases.get(leaseKey(fp, model));
+
+  // 1. Pinned route.
+  if (state.pinned !== "") {
+    if (!healthy(state.pinned)) return reject("PINNED_DOWN", `route ${state.route} is pinned to ${state.pinned}, which is not healthy`);
+    if (existing !== undefined) return reuse(existing, state.pinned, seen, command, now, settings);
+    return placed(state.pinned, "", false);
+  }
+
+  // 2. An existing lease for the key.
+  let from = "";
+  if (existing !== undefined) {
+    if (healthy(existing.host)) return reuse(existing, existing.host, seen, command, now, settings);
+    from = existing.host;
+  }
+
+  // 3. Inherit the host of the route's own lease.
+  if (fp !== "") {
+    const own = state.leases.get(leaseKey("", model));
+    if (own !== undefined && healthy(own.host)) return placed(own.host, from, true);
+  }
+
+  // 4. Choose among healthy, non-draining candidates.
+  const eligible = [...new Set(command.candidates)].filter((h) => healthy(h) && !draining(h));
+  const host = settings.chooser.choose({ route: state.route, fp, model }, eligible, command.loads);
+  if (host === undefined) {
+    return reject("NO_HOST", `no healthy, non-draining candidate host for route ${state.route} (fp ${JSON.stringify(fp)}, model ${JSON.stringify(model)})`);
+  }
+  return placed(host, from, false);
+}
+
+/**
+ * A reuse answers `{host, reused: true}`. It records the last use only when
+ * the recorded one is at least `routeIdleMs / 100` old, or when the command
+ * has to record something anyway (new candidates, a requestId), so a hot
+ * conversation does not write an event per request.
+ */
+function reuse(lease: RouteLease, host: string, seen: readonly string[], command: AcquireRoute, now: number, settings: RouteSettings): Decision {
+  if (seen.length > 0 || command.recordReuse || now - lease.lastUsedAtMs >= touchEveryMs(settings)) {
+    return record("RouteLeaseTouched", { fp: lease.fp, model: lease.model, ...seenField(seen) });
+  }
+  return replyOnly({ host, reused: true });
+}
+
+/** The hosts of `hosts` not yet in the route's seen set, each once, in order. */
+function newlySeen(state: RouteState, hosts: readonly string[]): string[] {
+  return [...new Set(hosts)].filter((h) => !state.seen.has(h));
+}
+
+function seenField(seen: readonly string[]): { seen?: string[] } {
+  return seen.length === 0 ? {} : { seen: [...seen] };
+}
+
+function leaseRef(lease: RouteLease): { fp: string; model: string; host: string } {
+  return { fp: lease.fp, model: lease.model, host: lease.host };
+}

@@ -1,0 +1,215 @@
+/**
+ * Durable commands (PROTOCOL.md, "Durable commands (JetStream)"): commands
+ * published to `<prefix>.cmd.<kind>.<op>` are kept in the work-queue stream
+ * `<P>_COMMANDS` while no service runs, and carried out exactly once by one
+ * durable pull consumer shared by every instance.
+ *
+ * Each message goes through the same endpoint, hence the same actor turn, as
+ * a request. It is acknowledged only after the turn appended its event or
+ * refused it, so a service killed in between sees it again; the required
+ * `requestId` makes that second turn a no-op that still sends the reply.
+ */
+import type { NatsConnection } from "@nats-io/nats-core";
+import { headers as natsHeaders, nanos } from "@nats-io/nats-core";
+import {
+  AckPolicy,
+  DeliverPolicy,
+  JetStreamApiCodes,
+  JetStreamApiError,
+  RetentionPolicy,
+  StorageType,
+  jetstreamManager,
+  type ConsumerMessages,
+  type JetStreamManager,
+  type JsMsg,
+} from "@nats-io/jetstream";
+import type { Logger } from "pino";
+import type { TurnResult } from "../actors/index.ts";
+import type { Subjects } from "../events/index.ts";
+import type { CommandEndpoint } from "./command-endpoint.ts";
+import { toResponse } from "./command-endpoint.ts";
+import { badRequest } from "./errors.ts";
+import { parseBody, requestId as requestIdSchema } from "./validation.ts";
+
+/** The durable consumer every instance shares. */
+export const COMMAND_CONSUMER = "leasehold-commands";
+/** Header naming where a durable command's reply goes. */
+export const REPLY_TO_HEADER = "Leasehold-Reply-To";
+
+/** Ops that only read: they have no place on the durable path. */
+const READ_OPS = new Set(["get", "list", "counts", "snapshot"]);
+
+/** Settings of the command consumer. */
+export interface CommandConsumerOptions {
+  readonly nc: NatsConnection;
+  readonly subjects: Subjects;
+  readonly endpoints: readonly CommandEndpoint[];
+  readonly logger: Logger;
+  readonly dedupWindowMs: number;
+  readonly replicas: number;
+  /** Commands this instance works on at once (default 64). */
+  readonly maxInFlight?: number;
+  /**
+   * How long JetStream waits for an ack before redelivering (default 30 s):
+   * well above a slow turn (an append times out after 5 s and is retried
+   * once, plus catch-up), and the longest a dead instance's commands wait.
+   */
+  readonly ackWaitMs?: number;
+}
+
+/** Consumes the command stream until stopped. */
+export class CommandConsumer {
+  private messages: ConsumerMessages | undefined;
+  private inFlight = 0;
+  private wake: (() => void) | undefined;
+  private loop: Promise<void> | undefined;
+  private readonly byKey = new Map<string, CommandEndpoint>();
+  private readonly encoder = new TextEncoder();
+
+  private constructor(
+    private readonly jsm: JetStreamManager,
+    private readonly options: CommandConsumerOptions,
+  ) {
+    for (const e of options.endpoints) if (!READ_OPS.has(e.op)) this.byKey.set(`${e.kind}.${e.op}`, e);
+  }
+
+  /** Creates the stream and the durable consumer when missing, and starts consuming. */
+  static async start(options: CommandConsumerOptions): Promise<CommandConsumer> {
+    const jsm = await jetstreamManager(options.nc);
+    const { subjects } = options;
+    await ensure(() => jsm.streams.info(subjects.commandStream), () =>
+      jsm.streams.add({
+        name: subjects.commandStream,
+        subjects: [`${subjects.prefix}.cmd.>`],
+        retention: RetentionPolicy.Workqueue,
+        storage: StorageType.File,
+        num_replicas: options.replicas,
+        duplicate_window: nanos(options.dedupWindowMs),
+      }),
+    );
+    const maxInFlight = options.maxInFlight ?? 64;
+    const ackWait = nanos(options.ackWaitMs ?? 30_000);
+    await ensure(() => jsm.consumers.info(subjects.commandStream, COMMAND_CONSUMER), () =>
+      jsm.consumers.add(subjects.commandStream, {
+        durable_name: COMMAND_CONSUMER,
+        ack_policy: AckPolicy.Explicit,
+        deliver_policy: DeliverPolicy.All,
+        ack_wait: ackWait,
+        // Bounds what all instances together hold unacknowledged.
+        max_ack_pending: Math.max(1024, maxInFlight * 8),
+      }),
+    );
+    const existing = await jsm.consumers.info(subjects.commandStream, COMMAND_CONSUMER);
+    if (existing.config.ack_wait !== ackWait) {
+      // The consumer is shared: the instance started last sets the ack wait.
+      await jsm.consumers.update(subjects.commandStream, COMMAND_CONSUMER, { ack_wait: ackWait });
+      options.logger.info({ ackWaitMs: options.ackWaitMs }, "updated the durable command consumer's ack wait");
+    }
+    const consumer = new CommandConsumer(jsm, options);
+    await consumer.consume(maxInFlight);
+    return consumer;
+  }
+
+  /** Commands waiting in the stream and commands delivered but not yet acknowledged. */
+  async lag(): Promise<{ pending: number; unacknowledged: number; redelivered: number }> {
+    const info = await this.jsm.consumers.info(this.options.subjects.commandStream, COMMAND_CONSUMER);
+    return { pending: info.num_pending, unacknowledged: info.num_ack_pending, redelivered: info.num_redelivered };
+  }
+
+  /** Stops pulling, then waits for the commands in hand to be carried out and acknowledged. */
+  async stop(): Promise<void> {
+    await this.messages?.close();
+    await this.loop;
+    while (this.inFlight > 0) await new Promise<void>((resolve) => (this.wake = resolve));
+  }
+
+  private async consume(maxInFlight: number): Promise<void> {
+    const consumer = await this.jsm.jetstream().consumers.get(this.options.subjects.commandStream, COMMAND_CONSUMER);
+    const messages = await consumer.consume({ max_messages: maxInFlight });
+    this.messages = messages;
+    this.loop = (async () => {
+      for await (const m of messages) {
+        // handle() puts the command into its actor's mailbox before its first
+        // await, so commands reach each actor in stream order.
+        this.inFlight++;
+        void this.handle(m).finally(() => {
+          this.inFlight--;
+          this.wake?.();
+        });
+        // Bound the commands this instance holds: wait for a free slot before pulling more.
+        while (this.inFlight >= maxInFlight) await new Promise<void>((resolve) => (this.wake = resolve));
+      }
+    })();
+  }
+
+  private async handle(m: JsMsg): Promise<void> {
+    const { prefix } = this.options.subjects;
+    const tail = m.subject.slice(prefix.length + ".cmd.".length);
+    const replyTo = m.headers?.get(REPLY_TO_HEADER) || undefined;
+    const endpoint = this.byKey.get(tail);
+    let result: TurnResult;
+    if (endpoint === undefined) {
+      result = { ok: false, rejection: badRequest(`${tail} is not a durable command (mutating <kind>.<op> only)`) };
+    } else {
+      const missing = missingRequestId(m.data);
+      result =
+        missing !== undefined
+          ? { ok: false, rejection: missing }
+          : await endpoint.run(m.data, { requestedAt: Number(BigInt(m.info.timestampNanos) / 1_000_000n) });
+    }
+    if (!result.ok && result.rejection.code === "UNAVAILABLE") {
+      // Nothing changed: leave it to a later delivery rather than answer.
+      this.options.logger.warn({ subject: m.subject, seq: m.seq, message: result.rejection.message }, "durable command postponed");
+      m.nak(1000);
+      return;
+    }
+    if (!result.ok && result.rejection.code === "BAD_REQUEST") {
+      this.publish(`${prefix}.cmd-errors.${tail}`, result, m);
+      this.options.logger.info({ subject: m.subject, seq: m.seq, message: result.rejection.message }, "durable command rejected as invalid");
+    }
+    if (replyTo !== undefined) this.publish(replyTo, result, m);
+    // Ack only now, after the event is appended (or the command refused);
+    // ackAck waits for the server to confirm, so a lost ack is retried by redelivery.
+    try {
+      await m.ackAck();
+    } catch (err) {
+      this.options.logger.warn({ err, subject: m.subject, seq: m.seq }, "ack of a durable command was not confirmed; it may be redelivered (a no-op)");
+    }
+  }
+
+  private publish(subject: string, result: TurnResult, m: JsMsg): void {
+    const response = toResponse(result);
+    const h = natsHeaders();
+    h.set("Leasehold-Command-Subject", m.subject);
+    h.set("Leasehold-Command-Seq", String(m.seq));
+    if (!response.ok) {
+      h.set("Nats-Service-Error-Code", String(response.status));
+      h.set("Nats-Service-Error", response.message.replace(/[\r\n]+/g, " "));
+    }
+    this.options.nc.publish(subject, this.encoder.encode(JSON.stringify(response.body)), { headers: h });
+  }
+}
+
+function missingRequestId(data: Uint8Array) {
+  const body = parseBody(data);
+  if (!body.ok) return body.rejection;
+  const parsed = requestIdSchema.safeParse(body.value.requestId);
+  return parsed.success ? undefined : badRequest("requestId: required on durable commands (a string of 1 to 128 characters)");
+}
+
+async function ensure(look: () => Promise<unknown>, create: () => Promise<unknown>): Promise<void> {
+  try {
+    await look();
+  } catch (e) {
+    const notFound = e instanceof JetStreamApiError && (e.code === JetStreamApiCodes.StreamNotFound || e.code === JetStreamApiCodes.ConsumerNotFound);
+    if (!notFound) throw e;
+    try {
+      await create();
+    } catch (createError) {
+      // Another instance may have created it between our look and our create.
+      await look().catch(() => {
+        throw createError;
+      });
+    }
+  }
+}

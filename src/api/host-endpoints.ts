@@ -1,0 +1,66 @@
+/** The host endpoints (`host.set`, `host.list`). */
+import type { z } from "zod";
+import type { ActorHost, TurnResult } from "../actors/index.ts";
+import { LogUnavailableError } from "../events/index.ts";
+import { compareStrings, type HostTable, type RouteTable } from "../projections/index.ts";
+import { actorEndpoint, type CommandEndpoint } from "./command-endpoint.ts";
+import { hostRequests } from "./host-requests.ts";
+import { parseBody, validate } from "./validation.ts";
+
+/** One entry of `host.list`. */
+export interface HostListEntry {
+  readonly host: string;
+  readonly healthy: boolean;
+  readonly draining: boolean;
+  /** Active route leases on the host, all routes. */
+  readonly active: number;
+}
+
+/** Every host endpoint; `host.list` reads the host and route tables after catching up with the stream. */
+export function hostEndpoints(host: ActorHost, hosts: HostTable, routes: RouteTable): CommandEndpoint[] {
+  return [
+    actorEndpoint(host, "host", "set", hostRequests.set, (r) => ({
+      kind: "host",
+      id: r.host,
+      command: { op: "set", healthy: r.healthy, draining: r.draining },
+    })),
+    readEndpoint("host", "list", hostRequests.list, async () => {
+      await Promise.all([hosts.fresh(), routes.fresh()]);
+      const list: HostListEntry[] = [...hosts.snapshot().values()]
+        .filter((h) => h.set)
+        .sort((a, b) => compareStrings(a.host, b.host))
+        .map((h) => ({ host: h.host, healthy: h.healthy, draining: h.draining, active: routes.activeOn(h.host) }));
+      return { hosts: list };
+    }),
+  ];
+}
+
+/** An endpoint answered from read models; a stream that cannot be read is UNAVAILABLE (it never throws). */
+export function readEndpoint<Req>(
+  kind: string,
+  op: string,
+  schema: z.ZodType<Req>,
+  answer: (request: Req) => Promise<unknown>,
+): CommandEndpoint {
+  return {
+    kind,
+    op,
+    async run(data): Promise<TurnResult> {
+      const body = parseBody(data);
+      if (!body.ok) return { ok: false, rejection: body.rejection };
+      const request = validate(schema, body.value);
+      if (!request.ok) return { ok: false, rejection: request.rejection };
+      try {
+        return { ok: true, reply: await answer(request.value) };
+      } catch (e) {
+        return unavailable(e);
+      }
+    },
+  };
+}
+
+/** The contract's answer when the stream could not be read or written in time. */
+export function unavailable(e: unknown): TurnResult {
+  const why = e instanceof LogUnavailableError ? e.message : `unexpected failure: ${(e as Error).message}`;
+  return { ok: false, rejection: { code: "UNAVAILABLE", message: `the event stream could not be read in time: ${why}` } };
+}

@@ -1,0 +1,135 @@
+/**
+ * The route endpoints (`route.acquire|move|candidates|pin|unpin|release|get|snapshot`).
+ *
+ * `route.acquire` spans actors: it first catches the host and route tables
+ * up with the stream (read-your-writes across instances), then hands the
+ * route actor a command carrying the host table and the loads its chooser
+ * needs, so the decision is pure. A failed acquire then records its new
+ * candidates with a second turn (see {@link routeEndpoints}).
+ */
+import type { AcquireRoute, ActorHost, RecordSeen, RouteCommand, RouteSettings, TurnResult } from "../actors/index.ts";
+import { routeLeaseView, sortedLeases, compareStrings, type HostTable, type RouteTable } from "../projections/index.ts";
+import type { CommandEndpoint, RunOptions } from "./command-endpoint.ts";
+import { readEndpoint, unavailable } from "./host-endpoints.ts";
+import { routeRequests } from "./route-requests.ts";
+import { parseBody, validate } from "./validation.ts";
+import type { z } from "zod";
+
+/** Every route endpoint. */
+export function routeEndpoints(host: ActorHost, hosts: HostTable, routes: RouteTable, settings: RouteSettings): CommandEndpoint[] {
+  const order = new ArrivalOrder();
+
+  /** An endpoint whose requests go to the route actor named in the request, in arrival order. */
+  const routeEndpoint = <Req extends { route: string; requestId?: string | undefined }>(
+    op: string,
+    schema: z.ZodType<Req>,
+    commandOf: (request: Req) => RouteCommand,
+  ): CommandEndpoint => ({
+    kind: "route",
+    op,
+    run(data: Uint8Array, options?: RunOptions): Promise<TurnResult> {
+      const request = parse(schema, data);
+      if (!request.ok) return Promise.resolve(request.result);
+      const r = request.value;
+      return order.enter(r.route, undefined, () => host.execute("route", r.route, commandOf(r), r.requestId, options?.requestedAt));
+    },
+  });
+
+  const acquire: CommandEndpoint = {
+    kind: "route",
+    op: "acquire",
+    async run(data, options) {
+      const request = parse(routeRequests.acquire, data);
+      if (!request.ok) return request.result;
+      const r = request.value;
+      const requestedAt = options?.requestedAt;
+      const ready = Promise.all([hosts.fresh(), routes.fresh()]);
+      const result = await order.enter(r.route, ready, () => {
+        const loads = new Map<string, number>();
+        if (settings.chooser.needsLoads) for (const c of r.candidates) loads.set(c, routes.activeOn(c));
+        const command: AcquireRoute = {
+          op: "acquire",
+          fp: r.fp,
+          model: r.model,
+          candidates: r.candidates,
+          hosts: hosts.snapshot(),
+          loads,
+          recordReuse: r.requestId !== undefined,
+        };
+        return host.execute("route", r.route, command, r.requestId, requestedAt);
+      });
+      if (result.ok || r.candidates.length === 0) return result;
+      const { code } = result.rejection;
+      if (code !== "NO_HOST" && code !== "PINNED_DOWN") return result;
+      // The contract records a failed acquire's new candidates: one more turn,
+      // under its own op so its message id never shadows a later successful
+      // acquire with the same requestId (a failed command is decided again).
+      const record: RecordSeen = { op: "seen", hosts: r.candidates };
+      const seen = await host.execute("route", r.route, record, r.requestId, requestedAt);
+      return seen.ok ? result : seen;
+    },
+  };
+
+  return [
+    acquire,
+    routeEndpoint("move", routeRequests.move, (r) => ({ op: "move", fp: r.fp, model: r.model, host: r.host })),
+    routeEndpoint("candidates", routeRequests.candidates, (r) => ({ op: "candidates", hosts: r.hosts })),
+    routeEndpoint("pin", routeRequests.pin, (r) => ({ op: "pin", host: r.host })),
+    routeEndpoint("unpin", routeRequests.unpin, () => ({ op: "unpin" })),
+    routeEndpoint("release", routeRequests.release, () => ({ op: "release" })),
+    readEndpoint("route", "get", routeRequests.get, async (r) => {
+      await routes.fresh();
+      const state = routes.get(r.route);
+      return { pinned: state.pinned, leases: sortedLeases(state).map((l) => routeLeaseView(r.route, l)) };
+    }),
+    readEndpoint("route", "snapshot", routeRequests.snapshot, async () => {
+      await routes.fresh();
+      const all = [...routes.routes()].sort(([a], [b]) => compareStrings(a, b));
+      return { leases: all.flatMap(([route, state]) => sortedLeases(state).map((l) => routeLeaseView(route, l))) };
+    }),
+  ];
+}
+
+function parse<Req>(schema: z.ZodType<Req>, data: Uint8Array): { ok: true; value: Req } | { ok: false; result: TurnResult } {
+  const body = parseBody(data);
+  if (!body.ok) return { ok: false, result: { ok: false, rejection: body.rejection } };
+  const request = validate(schema, body.value);
+  if (!request.ok) return { ok: false, result: { ok: false, rejection: request.rejection } };
+  return { ok: true, value: request.value };
+}
+
+/**
+ * Keeps each route's commands entering its actor's mailbox in the order they
+ * arrived, although `route.acquire` first waits for the read models: the
+ * durable command consumer relies on arrival order per actor. A command with
+ * nothing to wait for and nobody ahead of it enters at once (synchronously).
+ */
+class ArrivalOrder {
+  private readonly tails = new Map<string, Promise<void>>();
+
+  enter(id: string, ready: Promise<unknown> | undefined, go: () => Promise<TurnResult>): Promise<TurnResult> {
+    const ahead = this.tails.get(id);
+    if (ahead === undefined && ready === undefined) return go();
+    let entered!: () => void;
+    const mine = new Promise<void>((resolve) => (entered = resolve));
+    this.tails.set(id, mine);
+    // Handled below; this only keeps a failure that comes before our turn from counting as unhandled.
+    void ready?.catch(() => undefined);
+    const run = async (): Promise<TurnResult> => {
+      let turn: Promise<TurnResult>;
+      try {
+        await ahead;
+        await ready;
+        turn = go();
+      } catch (e) {
+        turn = Promise.resolve(unavailable(e));
+      } finally {
+        // Entered the mailbox (or failed): the next command of this route may follow.
+        entered();
+        if (this.tails.get(id) === mine) this.tails.delete(id);
+      }
+      return turn;
+    };
+    return run();
+  }
+}

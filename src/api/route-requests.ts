@@ -1,0 +1,17 @@
+/** Request schemas of the route endpoints (PROTOCOL.md, Routes). */
+import { z } from "zod";
+import { optionalId, requestBase, requiredId } from "./validation.ts";
+
+const key = { route: requiredId, fp: optionalId, model: optionalId };
+
+/** `route.<op>` request schemas, by op. */
+export const routeRequests = {
+  acquire: requestBase.extend({ ...key, candidates: z.array(requiredId) }),
+  move: requestBase.extend({ ...key, host: requiredId }),
+  candidates: requestBase.extend({ route: requiredId, hosts: z.array(requiredId) }),
+  pin: requestBase.extend({ route: requiredId, host: requiredId }),
+  unpin: requestBase.extend({ route: requiredId }),
+  release: requestBase.extend({ route: requiredId }),
+  get: requestBase.extend({ route: requiredId }),
+  snapshot: requestBase,
+};

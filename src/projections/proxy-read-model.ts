@@ -1,0 +1,163 @@
+/**
+ * The proxies' read model: every proxy's state folded from the stream (the
+ * same fold as the actors), plus the indexes the endpoints need without
+ * scanning: lease id -> proxy (for release and report), and requestId ->
+ * reply of the acquisition that granted a lease (an acquisition spans
+ * proxies, so its idempotency cannot rest on one actor's memory).
+ */
+import type { EventLog, HistoryEntry, ProxyEvent, Subjects } from "../events/index.ts";
+import { isUnparsable } from "../events/index.ts";
+import { KindFollower } from "./follower.ts";
+import {
+  acquireReplyOf,
+  activeLeases,
+  compareNames,
+  evolveProxy,
+  initialProxyState,
+  proxyView,
+  pruneProxy,
+  type ProxyAcquireReply,
+  type ProxyState,
+  type ProxyView,
+} from "./proxy.ts";
+
+/** Settings of the read model. */
+export interface ProxyReadModelOptions {
+  /** How long an expired lease still resolves (the server's cooldownMs). */
+  readonly retentionMs: number;
+  /** How long a requestId is remembered (the server's dedupWindowMs). */
+  readonly dedupWindowMs: number;
+}
+
+interface IndexedLease {
+  readonly proxy: string;
+  readonly expiresAtMs: number;
+}
+
+/** The followed proxy states and their indexes. */
+export class ProxyReadModel {
+  private readonly follower: KindFollower<ProxyState>;
+  private readonly leases = new Map<string, IndexedLease>();
+  /** Grants this instance made that the fold has not reached yet (so concurrent selections count them). */
+  private readonly unfolded = new Map<string, IndexedLease>();
+  private readonly acquisitions = new Map<string, { reply: ProxyAcquireReply; atMs: number }>();
+
+  constructor(
+    log: EventLog,
+    subjects: Subjects,
+    private readonly options: ProxyReadModelOptions,
+  ) {
+    this.follower = new KindFollower<ProxyState>(log, subjects.eventsOfKind("proxy"), {
+      initialState: initialProxyState,
+      evolve: evolveProxy,
+    });
+    this.follower.onFold((id, _state, entry) => this.index(id, entry));
+  }
+
+  /** Starts following the stream. */
+  start(): Promise<void> {
+    return this.follower.start();
+  }
+
+  /** Stops following the stream. */
+  stop(): Promise<void> {
+    return this.follower.stop();
+  }
+
+  /** Waits until every proxy event the stream held when called is folded (read-your-writes across instances). */
+  fresh(): Promise<void> {
+    return this.follower.fresh();
+  }
+
+  /** The folded state of one proxy. */
+  stateOf(name: string): ProxyState {
+    return this.follower.get(name);
+  }
+
+  /** Every proxy with history (registered or not). */
+  *states(): IterableIterator<ProxyState> {
+    for (const [, state] of this.follower.entries()) yield state;
+  }
+
+  /** `proxy.list` at `now`: registered proxies sorted by name. */
+  list(now: number): ProxyView[] {
+    const out: ProxyView[] = [];
+    for (const state of this.states()) if (state.registration !== null) out.push(proxyView(state, state.registration, now));
+    return out.sort((a, b) => compareNames(a.proxy, b.proxy));
+  }
+
+  /** `proxy.counts` at `now`: active leases of registered proxies that have any, by name. */
+  counts(now: number): Record<string, number> {
+    const entries: [string, number][] = [];
+    for (const state of this.states()) {
+      if (state.registration === null) continue;
+      const active = activeLeases(state, now);
+      if (active > 0) entries.push([state.name, active]);
+    }
+    // fromEntries defines own properties, so any proxy name (even "__proto__") is an ordinary key.
+    return Object.fromEntries(entries.sort((a, b) => compareNames(a[0], b[0])));
+  }
+
+  /** The proxy a lease was granted on, if this instance has seen the grant. */
+  proxyOfLease(leaseId: string): string | undefined {
+    return this.leases.get(leaseId)?.proxy;
+  }
+
+  /** The reply of a lease granted for `requestId` within the dedup window before `now`, if any. */
+  acquisitionFor(requestId: string, now: number): ProxyAcquireReply | undefined {
+    const remembered = this.acquisitions.get(requestId);
+    return remembered !== undefined && remembered.atMs >= now - this.options.dedupWindowMs ? remembered.reply : undefined;
+  }
+
+  /** Records a grant this instance just made, ahead of the fold. */
+  noteGranted(reply: ProxyAcquireReply, ttlMs: number, requestId: string | undefined): void {
+    const { id, proxy, expiresAt } = reply.lease;
+    if (this.leases.has(id)) return;
+    const expiresAtMs = Date.parse(expiresAt);
+    const lease = { proxy, expiresAtMs };
+    this.leases.set(id, lease);
+    this.unfolded.set(id, lease);
+    if (requestId !== undefined) this.acquisitions.set(requestId, { reply, atMs: expiresAtMs - ttlMs });
+  }
+
+  /** Unexpired leases this instance granted that the fold has not reached yet, by proxy. */
+  unfoldedLoads(now: number): Map<string, number> {
+    const loads = new Map<string, number>();
+    for (const lease of this.unfolded.values()) {
+      if (now < lease.expiresAtMs) loads.set(lease.proxy, (loads.get(lease.proxy) ?? 0) + 1);
+    }
+    return loads;
+  }
+
+  /** Drops from memory what no answer at or after `now` can depend on. */
+  prune(now: number): void {
+    const { retentionMs, dedupWindowMs } = this.options;
+    this.follower.compact((_id, state) => pruneProxy(state, now, retentionMs));
+    for (const [id, lease] of this.leases) if (now > lease.expiresAtMs + retentionMs) this.leases.delete(id);
+    for (const [id, lease] of this.unfolded) if (now >= lease.expiresAtMs) this.unfolded.delete(id);
+    // Twice the window: slack for clock skew between instances, as the actor host keeps replies.
+    for (const [requestId, remembered] of this.acquisitions) {
+      if (remembered.atMs < now - 2 * dedupWindowMs) this.acquisitions.delete(requestId);
+    }
+  }
+
+  /** How many lease ids and requestIds the indexes hold (tests and diagnostics). */
+  get indexSizes(): { leases: number; unfolded: number; acquisitions: number } {
+    return { leases: this.leases.size, unfolded: this.unfolded.size, acquisitions: this.acquisitions.size };
+  }
+
+  private index(proxy: string, entry: HistoryEntry): void {
+    if (isUnparsable(entry)) return;
+    const event = entry.event as ProxyEvent;
+    if (event.type === "ProxyLeaseGranted") {
+      const d = event.data;
+      this.unfolded.delete(d.leaseId);
+      this.leases.set(d.leaseId, { proxy, expiresAtMs: Date.parse(d.expiresAt) });
+      if (event.requestId !== undefined) {
+        this.acquisitions.set(event.requestId, { reply: acquireReplyOf(proxy, d), atMs: Date.parse(event.at) });
+      }
+    } else if (event.type === "ProxyLeaseReleased") {
+      this.leases.delete(event.data.leaseId);
+    }
+  }
+}

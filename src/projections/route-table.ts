@@ -1,0 +1,93 @@
+/**
+ * The route table: every route's state as the route events say, kept current
+ * by a {@link KindFollower}, with an index of active leases per host (the
+ * least-loaded chooser's loads and `host.list`'s `active`).
+ */
+import type { EventLog, HistoryEntry, RouteEvent, Subjects } from "../events/index.ts";
+import { isUnparsable } from "../events/index.ts";
+import { KindFollower } from "./follower.ts";
+import { evolveRoute, initialRouteState, leaseKey, type RouteLease, type RouteState } from "./route.ts";
+
+/** Follows the route events of one prefix. */
+export class RouteTable {
+  private readonly follower: KindFollower<RouteState>;
+  private readonly leasesOf = new Map<string, ReadonlyMap<string, RouteLease>>();
+  private readonly active = new Map<string, number>();
+
+  constructor(log: EventLog, subjects: Subjects) {
+    this.follower = new KindFollower(log, subjects.eventsOfKind("route"), { initialState: initialRouteState, evolve: evolveRoute });
+    this.follower.onFold((id, state, entry) => this.index(id, state, entry));
+  }
+
+  /** Starts following the stream. */
+  start(): Promise<void> {
+    return this.follower.start();
+  }
+
+  /** Stops following. */
+  stop(): Promise<void> {
+    return this.follower.stop();
+  }
+
+  /** Waits until every route event the stream held when called is folded. */
+  fresh(): Promise<void> {
+    return this.follower.fresh();
+  }
+
+  /** One route's state (initial when it has no events). */
+  get(route: string): RouteState {
+    return this.follower.get(route);
+  }
+
+  /** Every route with at least one event. */
+  routes(): IterableIterator<[string, RouteState]> {
+    return this.follower.entries();
+  }
+
+  /** Active leases on `host`, all routes together. */
+  activeOn(host: string): number {
+    return this.active.get(host) ?? 0;
+  }
+
+  /** Active leases per host, hosts with none absent. */
+  activeByHost(): ReadonlyMap<string, number> {
+    return this.active;
+  }
+
+  private index(id: string, state: RouteState, entry: HistoryEntry): void {
+    const before = this.leasesOf.get(id) ?? new Map<string, RouteLease>();
+    this.leasesOf.set(id, state.leases);
+    if (before === state.leases) return;
+    for (const k of mentioned(entry)) {
+      const key = leaseKey(k.fp, k.model);
+      const was = before.get(key)?.host;
+      const now = state.leases.get(key)?.host;
+      if (was === now) continue;
+      if (was !== undefined) this.add(was, -1);
+      if (now !== undefined) this.add(now, 1);
+    }
+  }
+
+  private add(host: string, delta: number): void {
+    const n = (this.active.get(host) ?? 0) + delta;
+    if (n === 0) this.active.delete(host);
+    else this.active.set(host, n);
+  }
+}
+
+/** The lease keys an event may have changed. */
+function mentioned(entry: HistoryEntry): readonly { fp: string; model: string }[] {
+  if (isUnparsable(entry)) return [];
+  const event = entry.event as RouteEvent;
+  switch (event.type) {
+    case "RouteLeasePlaced":
+    case "RouteLeaseExpired":
+      return [event.data];
+    case "RoutePinned":
+      return event.data.displaced;
+    case "RouteReleased":
+      return event.data.released;
+    default:
+      return [];
+  }
+}

@@ -1,0 +1,131 @@
+/**
+ * The route projection: a pure fold of one route's history into its leases by
+ * `(fp, model)`, its pin and its seen set. Shared by the route actor
+ * (hydration), the read endpoints (`route.get`, `route.snapshot`), the load
+ * index and the idle sweep.
+ */
+import type { HistoryEntry, RouteEvent } from "../events/index.ts";
+import { isUnparsable } from "../events/index.ts";
+
+/** One conversation's placement within a route. */
+export interface RouteLease {
+  readonly fp: string;
+  readonly model: string;
+  readonly host: string;
+  readonly createdAt: string;
+  readonly createdAtMs: number;
+  /** Last use as recorded (coalesced: may be up to `routeIdleMs / 100` older than the true last use). */
+  readonly lastUsedAt: string;
+  readonly lastUsedAtMs: number;
+}
+
+/** One route's state. */
+export interface RouteState {
+  readonly route: string;
+  /** The pinned host, `""` when the route is not pinned. */
+  readonly pinned: string;
+  /** Active leases by {@link leaseKey}. */
+  readonly leases: ReadonlyMap<string, RouteLease>;
+  /** Every host given to the route as a candidate or that one of its leases was placed on. */
+  readonly seen: ReadonlySet<string>;
+}
+
+/** The map key of `(fp, model)`; unambiguous for any pair of strings. */
+export function leaseKey(fp: string, model: string): string {
+  return JSON.stringify([fp, model]);
+}
+
+/** The state of a route with no history. */
+export function initialRouteState(route: string): RouteState {
+  return { route, pinned: "", leases: new Map(), seen: new Set() };
+}
+
+/** Applies one history entry; messages that do not parse, or that no route writes, change nothing. */
+export function evolveRoute(state: RouteState, entry: HistoryEntry): RouteState {
+  if (isUnparsable(entry)) return state;
+  const event = entry.event as RouteEvent;
+  const at = event.at;
+  const atMs = Date.parse(at);
+  switch (event.type) {
+    case "RouteLeasePlaced": {
+      const d = event.data;
+      const leases = new Map(state.leases);
+      leases.set(leaseKey(d.fp, d.model), { fp: d.fp, model: d.model, host: d.host, createdAt: at, createdAtMs: atMs, lastUsedAt: at, lastUsedAtMs: atMs });
+      return { ...state, leases, seen: withSeen(state.seen, d.seen, d.host) };
+    }
+    case "RouteLeaseTouched": {
+      const d = event.data;
+      const key = leaseKey(d.fp, d.model);
+      const lease = state.leases.get(key);
+      const seen = withSeen(state.seen, d.seen);
+      if (lease === undefined || lease.lastUsedAtMs >= atMs) return seen === state.seen ? state : { ...state, seen };
+      const leases = new Map(state.leases);
+      leases.set(key, { ...lease, lastUsedAt: at, lastUsedAtMs: atMs });
+      return { ...state, leases, seen };
+    }
+    case "RouteLeaseExpired":
+      return { ...state, leases: without(state.leases, [event.data]), seen: withSeen(state.seen, event.data.seen) };
+    case "RouteCandidatesSeen": {
+      const seen = withSeen(state.seen, event.data.seen);
+      return seen === state.seen ? state : { ...state, seen };
+    }
+    case "RoutePinned":
+      return {
+        ...state,
+        pinned: event.data.host,
+        leases: without(state.leases, event.data.displaced),
+        seen: withSeen(state.seen, event.data.seen, event.data.host),
+      };
+    case "RouteUnpinned":
+      return { ...state, pinned: "", seen: withSeen(state.seen, event.data.seen) };
+    case "RouteReleased":
+      return { ...state, leases: without(state.leases, event.data.released), seen: withSeen(state.seen, event.data.seen) };
+    default:
+      return state;
+  }
+}
+
+/** The seen set with `more` (and `host`) added; the same object when nothing is new. */
+function withSeen(seen: ReadonlySet<string>, more: readonly string[] | undefined, host?: string): ReadonlySet<string> {
+  const add = host === undefined ? (more ?? []) : [...(more ?? []), host];
+  if (add.every((h) => seen.has(h))) return seen;
+  const next = new Set(seen);
+  for (const h of add) next.add(h);
+  return next;
+}
+
+function without(leases: ReadonlyMap<string, RouteLease>, keys: readonly { fp: string; model: string }[]): ReadonlyMap<string, RouteLease> {
+  const next = new Map(leases);
+  for (const k of keys) next.delete(leaseKey(k.fp, k.model));
+  return next;
+}
+
+/** Compares strings by UTF-16 code units, as JS `<` does (the contract's sort order). */
+export function compareStrings(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/** Orders leases by fp, then model. */
+export function compareLeases(a: { fp: string; model: string }, b: { fp: string; model: string }): number {
+  return compareStrings(a.fp, b.fp) || compareStrings(a.model, b.model);
+}
+
+/** The route's leases sorted by fp, then model. */
+export function sortedLeases(state: RouteState): RouteLease[] {
+  return [...state.leases.values()].sort(compareLeases);
+}
+
+/** The wire shape of a route lease (`route.get`, `route.snapshot`). */
+export interface RouteLeaseView {
+  readonly route: string;
+  readonly fp: string;
+  readonly model: string;
+  readonly host: string;
+  readonly createdAt: string;
+  readonly lastUsedAt: string;
+}
+
+/** The wire view of one lease of `route`. */
+export function routeLeaseView(route: string, lease: RouteLease): RouteLeaseView {
+  return { route, fp: lease.fp, model: lease.model, host: lease.host, createdAt: lease.createdAt, lastUsedAt: lease.lastUsedAt };
+}

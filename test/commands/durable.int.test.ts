@@ -1,0 +1,145 @@
+import { afterEach, describe, expect, it, vi } from "vitest";
+import type { NatsConnection } from "@nats-io/nats-core";
+import { collect, createCommandStream, eventsOfKind, publishCommand, spawnServe, type ServeProcess } from "../support/durable.ts";
+import { call, connectNats, natsUrl, startTestService, uniquePrefix, type TestService } from "../support/nats.ts";
+
+const cleanups: (() => Promise<unknown>)[] = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
+});
+
+async function client(): Promise<NatsConnection> {
+  const nc = await connectNats();
+  cleanups.push(() => nc.drain());
+  return nc;
+}
+async function service(prefix: string): Promise<TestService> {
+  const s = await startTestService(prefix);
+  cleanups.push(() => s.stop());
+  return s;
+}
+function serveProcess(prefix: string): ServeProcess {
+  // A short ack wait so the killed instance's unacknowledged commands come back quickly.
+  const p = spawnServe(natsUrl(), prefix, ["--log-level", "warn", "--command-ack-wait-ms", "1500"]);
+  cleanups.push(async () => {
+    if (p.child.exitCode === null && p.child.signalCode === null) p.child.kill("SIGKILL");
+    await p.exited;
+  });
+  return p;
+}
+const namesOf = (replies: { string(): string }[]) =>
+  replies.map((m) => (JSON.parse(m.string()) as { lease?: { name: string } }).lease?.name).filter((n): n is string => n !== undefined);
+
+describe("durable commands", () => {
+  it("keeps commands published while no service runs and carries each out once when one starts", async () => {
+    const prefix = uniquePrefix();
+    const nc = await client();
+    await createCommandStream(nc, prefix);
+    const replies = collect(nc, `${prefix}.replies`);
+    for (let i = 0; i < 20; i++) {
+      await publishCommand(nc, prefix, "lock.acquire", { requestId: `r${i}`, name: `n${i}`, owner: "o", ttlMs: 30000 }, `${prefix}.replies`);
+    }
+    // A duplicate publish (same Nats-Msg-Id) is dropped by JetStream.
+    await publishCommand(nc, prefix, "lock.acquire", { requestId: "r0", name: "n0", owner: "o", ttlMs: 30000 }, `${prefix}.replies`);
+    await service(prefix);
+    await vi.waitFor(() => expect(replies.messages.length).toBe(20), { timeout: 10_000, interval: 20 });
+    expect(new Set(namesOf(replies.messages)).size).toBe(20);
+    const events = await eventsOfKind(nc, prefix, "lock");
+    expect(events.map((e) => e.requestId).sort()).toEqual(Array.from({ length: 20 }, (_, i) => `r${i}`).sort());
+  });
+
+  it("acknowledges an invalid command, reports it on the error subject, and does not redeliver it", async () => {
+    const prefix = uniquePrefix();
+    const nc = await client();
+    const s = await service(prefix);
+    const errors = collect(nc, `${prefix}.cmd-errors.>`);
+    const replies = collect(nc, `${prefix}.replies`);
+    await publishCommand(nc, prefix, "lock.acquire", { name: "x", owner: "o" }, `${prefix}.replies`); // no requestId
+    await publishCommand(nc, prefix, "lock.acquire", { requestId: "bad-ttl", name: "x", owner: "o", ttlMs: -5 });
+    await publishCommand(nc, prefix, "lock.fly", { requestId: "bad-op", name: "x" });
+    await vi.waitFor(() => expect(errors.messages.length).toBe(3), { timeout: 10_000, interval: 20 });
+    expect(errors.messages.map((m) => m.subject).sort()).toEqual([`${prefix}.cmd-errors.lock.acquire`, `${prefix}.cmd-errors.lock.acquire`, `${prefix}.cmd-errors.lock.fly`]);
+    for (const m of errors.messages) {
+      expect(m.headers?.get("Nats-Service-Error-Code")).toBe("400");
+      expect((JSON.parse(m.string()) as { error: { code: string } }).error.code).toBe("BAD_REQUEST");
+    }
+    expect(replies.messages).toHaveLength(1);
+    // Acknowledged: nothing pending or awaiting ack, so it will never come back.
+    await vi.waitFor(async () => expect(await s.service.commands.lag()).toMatchObject({ pending: 0, unacknowledged: 0 }), { timeout: 5000 });
+    expect(await eventsOfKind(nc, prefix, "lock")).toHaveLength(0);
+  });
+
+  it("survives kill -9 in the middle of 1,000 commands: one event per command, every reply at least once", async () => {
+    const prefix = uniquePrefix();
+    const nc = await client();
+    await createCommandStream(nc, prefix);
+    const replies = collect(nc, `${prefix}.replies`);
+    const total = 1000;
+    for (let i = 0; i < total; i++) {
+      await publishCommand(nc, prefix, "lock.acquire", { requestId: `k${i}`, name: `lock-${i}`, owner: `w${i % 7}`, ttlMs: 30000 }, `${prefix}.replies`);
+    }
+    const first = serveProcess(prefix);
+    await vi.waitFor(() => expect(replies.messages.length).toBeGreaterThanOrEqual(150), { timeout: 20_000, interval: 5 });
+    first.child.kill("SIGKILL");
+    await first.exited;
+    const seenBeforeKill = replies.messages.length;
+    expect(seenBeforeKill).toBeLessThan(total); // the kill really landed mid-batch
+
+    serveProcess(prefix);
+    await vi.waitFor(() => expect(new Set(namesOf(replies.messages)).size).toBe(total), { timeout: 60_000, interval: 50 });
+    const events = await eventsOfKind(nc, prefix, "lock");
+    const perRequest = new Map<string, number>();
+    for (const e of events) perRequest.set(e.requestId!, (perRequest.get(e.requestId!) ?? 0) + 1);
+    expect(perRequest.size).toBe(total);
+    expect([...perRequest.values()].every((n) => n === 1)).toBe(true);
+    // Every reply is a success for the right lock at generation 1 (a redelivery answers as the first turn did).
+    for (const m of replies.messages) expect((JSON.parse(m.string()) as { lease: { generation: number } }).lease.generation).toBe(1);
+  });
+
+  it("two instances draining one backlog never apply a command twice", async () => {
+    const prefix = uniquePrefix();
+    const nc = await client();
+    await createCommandStream(nc, prefix);
+    const replies = collect(nc, `${prefix}.replies`);
+    // Acquire/release cycles on a few shared locks: double-applying would break generations.
+    const total = 300;
+    for (let i = 0; i < total; i++) {
+      await publishCommand(nc, prefix, "lock.reset", { requestId: `c${i}`, name: `shared-${i % 5}` }, `${prefix}.replies`);
+    }
+    const [a, b] = await Promise.all([service(prefix), service(prefix)]);
+    await vi.waitFor(() => expect(replies.messages.length).toBeGreaterThanOrEqual(total), { timeout: 30_000, interval: 20 });
+    const events = await eventsOfKind(nc, prefix, "lock");
+    expect(events).toHaveLength(total);
+    expect(new Set(events.map((e) => e.requestId)).size).toBe(total);
+    const stats = await Promise.all([a, b].map((s) => s.service.commands.lag()));
+    expect(stats.every((l) => l.pending === 0)).toBe(true);
+  });
+
+  it("gives the same events through a request and through a durable command", async () => {
+    const table: [string, (name: string) => Record<string, unknown>][] = [
+      ["lock.acquire", (name) => ({ name, owner: "alice", ttlMs: 20000 })],
+      ["lock.reset", (name) => ({ name })],
+      ["lock.acquire", (name) => ({ name, owner: "bob", ttlMs: 10000 })],
+    ];
+    const strip = (e: { type: string; kind: string; id: string; data: unknown }) => {
+      const data = { ...(e.data as Record<string, unknown>) };
+      delete data.expiresAt; // instants differ between runs
+      return { type: e.type, kind: e.kind, id: e.id, data };
+    };
+    const viaRequest = uniquePrefix();
+    const viaCommand = uniquePrefix();
+    const nc = await client();
+    const r = await service(viaRequest);
+    for (const [i, [kindOp, body]] of table.entries()) await call(r.nc, viaRequest, kindOp, { ...body("L"), requestId: `q${i}` });
+    await service(viaCommand);
+    const replies = collect(nc, `${viaCommand}.replies`);
+    for (const [i, [kindOp, body]] of table.entries()) {
+      await publishCommand(nc, viaCommand, kindOp, { ...body("L"), requestId: `q${i}` }, `${viaCommand}.replies`);
+    }
+    await vi.waitFor(() => expect(replies.messages.length).toBe(table.length), { timeout: 10_000, interval: 20 });
+    const a = (await eventsOfKind(nc, viaRequest, "lock")).map(strip);
+    const b = (await eventsOfKind(nc, viaCommand, "lock")).map(strip);
+    expect(a).toHaveLength(table.length);
+    expect(b).toEqual(a);
+  });
+});

@@ -1,0 +1,119 @@
+/**
+ * An in-memory proxy service for unit and simulation tests: the real actor
+ * host (and its turn machine), the real proxy module (selector, read model,
+ * endpoints, sweep) on a {@link MemoryEventLog} and a {@link ManualClock}.
+ * `restart()` drops the host and module and builds new ones on the same log,
+ * as a service restart on the same stream would.
+ */
+import { pino } from "pino";
+import { ActorHost, ManualClock } from "../../src/actors/index.ts";
+import { proxyModule, type ProxyModule } from "../../src/actors/proxy/module.ts";
+import type { TurnResult } from "../../src/actors/index.ts";
+import { resolveConfig, type ServiceConfig } from "../../src/config.ts";
+import { decodeEvent, isUnparsable, MemoryEventLog, Subjects, type EventEnvelope, type RecordedEvent } from "../../src/events/index.ts";
+import type { KindContext } from "../../src/kind-module.ts";
+
+/** Settings of an in-memory proxy service. */
+export interface ProxyHarnessOptions {
+  readonly cooldownMs?: number;
+  readonly dedupWindowMs?: number;
+  /** Lease ids (default: `lease-1`, `lease-2`, ... across restarts). */
+  readonly newId?: () => string;
+  readonly clock?: ManualClock;
+}
+
+/** An in-memory proxy service and its controls. */
+export interface ProxyHarness {
+  readonly clock: ManualClock;
+  readonly log: MemoryEventLog;
+  readonly config: ServiceConfig;
+  readonly subjects: Subjects;
+  /** The current module (a new one after each restart). */
+  readonly module: ProxyModule;
+  readonly host: ActorHost;
+  /** Runs `proxy.<op>` with `body` (a JSON value, or raw text) as the endpoint would. */
+  call(op: string, body: unknown): Promise<TurnResult>;
+  /** Runs the module's periodic sweep now. */
+  sweep(): Promise<void>;
+  /** Stops the module and host and starts new ones on the same log. */
+  restart(): Promise<void>;
+  /** Every proxy event in the log, in order. */
+  events(): RecordedEvent<EventEnvelope>[];
+  stop(): Promise<void>;
+}
+
+const quiet = pino({ level: "silent" });
+const encoder = new TextEncoder();
+
+/** T0 of every in-memory proxy test: 2026-01-01T00:00:00.000Z. */
+export const PROXY_T0 = Date.parse("2026-01-01T00:00:00.000Z");
+
+/** Starts an in-memory proxy service. */
+export async function startProxyHarness(options: ProxyHarnessOptions = {}): Promise<ProxyHarness> {
+  const clock = options.clock ?? new ManualClock(PROXY_T0);
+  const log = new MemoryEventLog({ now: () => clock.now(), dedupWindowMs: options.dedupWindowMs ?? 120_000 });
+  const config = resolveConfig({
+    prefix: "sim",
+    cooldownMs: options.cooldownMs ?? 900_000,
+    dedupWindowMs: options.dedupWindowMs ?? 120_000,
+  });
+  const subjects = new Subjects(config.prefix);
+  let counter = 0;
+  const newId = options.newId ?? (() => `lease-${++counter}`);
+  let msgIds = 0;
+
+  const build = async (): Promise<{ host: ActorHost; module: ProxyModule }> => {
+    const host = new ActorHost({
+      log,
+      subjects,
+      clock,
+      logger: quiet,
+      dedupWindowMs: config.dedupWindowMs,
+      newMsgId: () => `msg-${++msgIds}`,
+    });
+    const ctx: KindContext = { host, log, subjects, config, clock, logger: quiet, newId };
+    const module = proxyModule(ctx);
+    await module.start?.();
+    return { host, module };
+  };
+  let current = await build();
+
+  const harness: ProxyHarness = {
+    clock,
+    log,
+    config,
+    subjects,
+    get module() {
+      return current.module;
+    },
+    get host() {
+      return current.host;
+    },
+    call(op, body) {
+      const endpoint = current.module.endpoints.find((e) => e.op === op);
+      if (endpoint === undefined) throw new Error(`no proxy endpoint ${op}`);
+      return endpoint.run(encoder.encode(typeof body === "string" ? body : JSON.stringify(body)));
+    },
+    sweep: () => current.module.sweep?.() ?? Promise.resolve(),
+    async restart() {
+      await current.host.drain();
+      await current.module.stop?.();
+      current = await build();
+    },
+    events() {
+      const filter = `${subjects.prefix}.events.proxy.`;
+      return log.messages
+        .filter((m) => m.subject.startsWith(filter))
+        .map((m) => {
+          const entry = decodeEvent(m.payload, m.seq, m.msgId);
+          if (isUnparsable(entry)) throw new Error(`unparsable proxy event at ${m.seq}: ${entry.reason}`);
+          return entry;
+        });
+    },
+    async stop() {
+      await current.host.drain();
+      await current.module.stop?.();
+    },
+  };
+  return harness;
+}
