@@ -197,7 +197,7 @@ export class ActorHost implements TurnEffects {
       const ownTurn = current !== null && entry.msgId === current.msgId;
       if (entry.event.requestId !== undefined || ownTurn) {
         const reply = logic.replyFor(cell.state, entry);
-        if (entry.event.requestId !== undefined && entry.msgId !== undefined) cell.recent.set(entry.msgId, { reply, atMs });
+        if (entry.event.requestId !== undefined && entry.msgId !== undefined) remember(cell, entry.msgId, reply, atMs);
         if (ownTurn) current.found = { reply };
       }
     }
@@ -283,7 +283,7 @@ export class ActorHost implements TurnEffects {
     cell.seq = seq;
     cell.lastAtMs = turn.now;
     const reply = cell.logic.replyFor(cell.state, recorded);
-    if (turn.requestId !== undefined) cell.recent.set(turn.msgId, { reply, atMs: turn.now });
+    if (turn.requestId !== undefined) remember(cell, turn.msgId, reply, turn.now);
     this.finish(cell, { ok: true, reply });
   }
 
@@ -329,3 +329,9 @@ export class ActorHost implements TurnEffects {
   }
 }
 
+
+/** Remembers a reply; re-inserting keeps the map in time order, which pruning relies on. */
+function remember(cell: Cell, msgId: string, reply: unknown, atMs: number): void {
+  cell.recent.delete(msgId);
+  cell.recent.set(msgId, { reply, atMs });
+}
