@@ -2,7 +2,7 @@
 import type { z } from "zod";
 import type { ActorHost, TurnResult } from "../actors/index.ts";
 import { LogUnavailableError } from "../events/index.ts";
-import { compareStrings, type HostTable, type RouteTable } from "../projections/index.ts";
+import { compareCodeUnits, type HostTable, type RouteTable } from "../projections/index.ts";
 import { actorEndpoint, type CommandEndpoint } from "./command-endpoint.ts";
 import { hostRequests } from "./host-requests.ts";
 import { parseBody, validate } from "./validation.ts";
@@ -24,11 +24,11 @@ export function hostEndpoints(host: ActorHost, hosts: HostTable, routes: RouteTa
       id: r.host,
       command: { op: "set", healthy: r.healthy, draining: r.draining },
     })),
-    readEndpoint("host", "list", hostRequests.list, async () => {
+    placementReadEndpoint("host", "list", hostRequests.list, async () => {
       await Promise.all([hosts.fresh(), routes.fresh()]);
       const list: HostListEntry[] = [...hosts.snapshot().values()]
         .filter((h) => h.set)
-        .sort((a, b) => compareStrings(a.host, b.host))
+        .sort((a, b) => compareCodeUnits(a.host, b.host))
         .map((h) => ({ host: h.host, healthy: h.healthy, draining: h.draining, active: routes.activeOn(h.host) }));
       return { hosts: list };
     }),
@@ -36,7 +36,7 @@ export function hostEndpoints(host: ActorHost, hosts: HostTable, routes: RouteTa
 }
 
 /** An endpoint answered from read models; a stream that cannot be read is UNAVAILABLE (it never throws). */
-export function readEndpoint<Req>(
+export function placementReadEndpoint<Req>(
   kind: string,
   op: string,
   schema: z.ZodType<Req>,
@@ -53,14 +53,14 @@ export function readEndpoint<Req>(
       try {
         return { ok: true, reply: await answer(request.value) };
       } catch (e) {
-        return unavailable(e);
+        return placementUnavailable(e);
       }
     },
   };
 }
 
 /** The contract's answer when the stream could not be read or written in time. */
-export function unavailable(e: unknown): TurnResult {
+export function placementUnavailable(e: unknown): TurnResult {
   const why = e instanceof LogUnavailableError ? e.message : `unexpected failure: ${(e as Error).message}`;
   return { ok: false, rejection: { code: "UNAVAILABLE", message: `the event stream could not be read in time: ${why}` } };
 }

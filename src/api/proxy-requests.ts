@@ -10,7 +10,8 @@ const labels = z
   .custom<Record<string, unknown>>((v) => typeof v === "object" && v !== null && !Array.isArray(v), "must be an object of string values")
   .superRefine((v, ctx) => {
     for (const [key, value] of Object.entries(v)) {
-      if (typeof value !== "string") ctx.addIssue({ code: "custom", message: `label ${JSON.stringify(key)} must be a string`, path: [key] });
+      if (typeof value !== "string")
+        ctx.addIssue({ code: "custom", message: `label ${JSON.stringify(key)} must be a string`, path: [key] });
     }
   })
   .transform((v) => Object.fromEntries(Object.entries(v)) as Record<string, string>);

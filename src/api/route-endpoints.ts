@@ -8,9 +8,9 @@
  * candidates with a second turn (see {@link routeEndpoints}).
  */
 import type { AcquireRoute, ActorHost, RecordSeen, RouteCommand, RouteSettings, TurnResult } from "../actors/index.ts";
-import { routeLeaseView, sortedLeases, compareStrings, type HostTable, type RouteTable } from "../projections/index.ts";
+import { routeLeaseView, sortedLeases, compareCodeUnits, type HostTable, type RouteTable } from "../projections/index.ts";
 import type { CommandEndpoint, RunOptions } from "./command-endpoint.ts";
-import { readEndpoint, unavailable } from "./host-endpoints.ts";
+import { placementReadEndpoint, placementUnavailable } from "./host-endpoints.ts";
 import { routeRequests } from "./route-requests.ts";
 import { parseBody, validate } from "./validation.ts";
 import type { z } from "zod";
@@ -61,6 +61,9 @@ export function routeEndpoints(host: ActorHost, hosts: HostTable, routes: RouteT
       if (result.ok || r.candidates.length === 0) return result;
       const { code } = result.rejection;
       if (code !== "NO_HOST" && code !== "PINNED_DOWN") return result;
+      // Whatever the table holds is already in the stream: nothing to record then (the usual case for a retry).
+      const known = routes.get(r.route).seen;
+      if (r.candidates.every((c) => known.has(c))) return result;
       // The contract records a failed acquire's new candidates: one more turn,
       // under its own op so its message id never shadows a later successful
       // acquire with the same requestId (a failed command is decided again).
@@ -77,14 +80,14 @@ export function routeEndpoints(host: ActorHost, hosts: HostTable, routes: RouteT
     routeEndpoint("pin", routeRequests.pin, (r) => ({ op: "pin", host: r.host })),
     routeEndpoint("unpin", routeRequests.unpin, () => ({ op: "unpin" })),
     routeEndpoint("release", routeRequests.release, () => ({ op: "release" })),
-    readEndpoint("route", "get", routeRequests.get, async (r) => {
+    placementReadEndpoint("route", "get", routeRequests.get, async (r) => {
       await routes.fresh();
       const state = routes.get(r.route);
       return { pinned: state.pinned, leases: sortedLeases(state).map((l) => routeLeaseView(r.route, l)) };
     }),
-    readEndpoint("route", "snapshot", routeRequests.snapshot, async () => {
+    placementReadEndpoint("route", "snapshot", routeRequests.snapshot, async () => {
       await routes.fresh();
-      const all = [...routes.routes()].sort(([a], [b]) => compareStrings(a, b));
+      const all = [...routes.routes()].sort(([a], [b]) => compareCodeUnits(a, b));
       return { leases: all.flatMap(([route, state]) => sortedLeases(state).map((l) => routeLeaseView(route, l))) };
     }),
   ];
@@ -122,7 +125,7 @@ class ArrivalOrder {
         await ready;
         turn = go();
       } catch (e) {
-        turn = Promise.resolve(unavailable(e));
+        turn = Promise.resolve(placementUnavailable(e));
       } finally {
         // Entered the mailbox (or failed): the next command of this route may follow.
         entered();

@@ -29,6 +29,9 @@ export interface ProxyReadModelOptions {
   readonly dedupWindowMs: number;
 }
 
+/** Acquisition replies kept past the dedup window (see prune). */
+const KEEP_RECENT_ACQUISITIONS = 1024;
+
 interface IndexedLease {
   readonly proxy: string;
   readonly expiresAtMs: number;
@@ -41,6 +44,8 @@ export class ProxyReadModel {
   /** Grants this instance made that the fold has not reached yet (so concurrent selections count them). */
   private readonly unfolded = new Map<string, IndexedLease>();
   private readonly acquisitions = new Map<string, { reply: ProxyAcquireReply; atMs: number }>();
+  private currentLook: Promise<void> | undefined;
+  private queuedLook: Promise<void> | undefined;
 
   constructor(
     log: EventLog,
@@ -64,9 +69,31 @@ export class ProxyReadModel {
     return this.follower.stop();
   }
 
-  /** Waits until every proxy event the stream held when called is folded (read-your-writes across instances). */
+  /**
+   * Waits until every proxy event the stream held when called is folded
+   * (read-your-writes across instances). Concurrent callers share the
+   * stream's answer: each waits for a look at the stream that started after
+   * it called, and at most one more look is queued behind the one in flight.
+   */
   fresh(): Promise<void> {
-    return this.follower.fresh();
+    if (this.queuedLook !== undefined) return this.queuedLook;
+    if (this.currentLook === undefined) return this.look();
+    // The look in flight may have started before this call: queue one after it, shared by everyone who arrives meanwhile.
+    const queued = this.currentLook.then(
+      () => this.look(),
+      () => this.look(),
+    );
+    this.queuedLook = queued;
+    return queued;
+  }
+
+  private look(): Promise<void> {
+    this.queuedLook = undefined;
+    const look = this.follower.fresh().finally(() => {
+      if (this.currentLook === look) this.currentLook = undefined;
+    });
+    this.currentLook = look;
+    return look;
   }
 
   /** The folded state of one proxy. */
@@ -103,10 +130,10 @@ export class ProxyReadModel {
     return this.leases.get(leaseId)?.proxy;
   }
 
-  /** The reply of a lease granted for `requestId` within the dedup window before `now`, if any. */
-  acquisitionFor(requestId: string, now: number): ProxyAcquireReply | undefined {
+  /** The reply of the latest lease granted for `requestId` at or after `since` (epoch ms), if any. */
+  acquisitionFor(requestId: string, since: number): ProxyAcquireReply | undefined {
     const remembered = this.acquisitions.get(requestId);
-    return remembered !== undefined && remembered.atMs >= now - this.options.dedupWindowMs ? remembered.reply : undefined;
+    return remembered !== undefined && remembered.atMs >= since ? remembered.reply : undefined;
   }
 
   /** Records a grant this instance just made, ahead of the fold. */
@@ -117,7 +144,7 @@ export class ProxyReadModel {
     const lease = { proxy, expiresAtMs };
     this.leases.set(id, lease);
     this.unfolded.set(id, lease);
-    if (requestId !== undefined) this.acquisitions.set(requestId, { reply, atMs: expiresAtMs - ttlMs });
+    if (requestId !== undefined) this.remember(requestId, reply, expiresAtMs - ttlMs);
   }
 
   /** Unexpired leases this instance granted that the fold has not reached yet, by proxy. */
@@ -135,15 +162,24 @@ export class ProxyReadModel {
     this.follower.compact((_id, state) => pruneProxy(state, now, retentionMs));
     for (const [id, lease] of this.leases) if (now > lease.expiresAtMs + retentionMs) this.leases.delete(id);
     for (const [id, lease] of this.unfolded) if (now >= lease.expiresAtMs) this.unfolded.delete(id);
-    // Twice the window: slack for clock skew between instances, as the actor host keeps replies.
+    // As the actor host keeps replies: twice the window (slack for clock skew
+    // between instances), but the latest few regardless, for durable commands
+    // redelivered after an outage longer than the window.
     for (const [requestId, remembered] of this.acquisitions) {
-      if (remembered.atMs < now - 2 * dedupWindowMs) this.acquisitions.delete(requestId);
+      if (this.acquisitions.size <= KEEP_RECENT_ACQUISITIONS || remembered.atMs >= now - 2 * dedupWindowMs) break;
+      this.acquisitions.delete(requestId);
     }
   }
 
   /** How many lease ids and requestIds the indexes hold (tests and diagnostics). */
   get indexSizes(): { leases: number; unfolded: number; acquisitions: number } {
     return { leases: this.leases.size, unfolded: this.unfolded.size, acquisitions: this.acquisitions.size };
+  }
+
+  private remember(requestId: string, reply: ProxyAcquireReply, atMs: number): void {
+    // Re-inserted, so the map stays in the order the grants were made (prune relies on it).
+    this.acquisitions.delete(requestId);
+    this.acquisitions.set(requestId, { reply, atMs });
   }
 
   private index(proxy: string, entry: HistoryEntry): void {
@@ -153,9 +189,7 @@ export class ProxyReadModel {
       const d = event.data;
       this.unfolded.delete(d.leaseId);
       this.leases.set(d.leaseId, { proxy, expiresAtMs: Date.parse(d.expiresAt) });
-      if (event.requestId !== undefined) {
-        this.acquisitions.set(event.requestId, { reply: acquireReplyOf(proxy, d), atMs: Date.parse(event.at) });
-      }
+      if (event.requestId !== undefined) this.remember(event.requestId, acquireReplyOf(proxy, d), Date.parse(event.at));
     } else if (event.type === "ProxyLeaseReleased") {
       this.leases.delete(event.data.leaseId);
     }

@@ -65,7 +65,10 @@ export function evolveProxy(state: ProxyState, entry: HistoryEntry): ProxyState 
   switch (event.type) {
     case "ProxyRegistered": {
       const d = event.data;
-      return { ...state, registration: { maxLeases: d.maxLeases, latencyMs: d.latencyMs, labels: ownLabels(d.labels), healthy: d.healthy } };
+      return {
+        ...state,
+        registration: { maxLeases: d.maxLeases, latencyMs: d.latencyMs, labels: ownLabels(d.labels), healthy: d.healthy },
+      };
     }
     case "ProxyRemoved":
       // Leases and cooldowns stay: they keep resolving, and count again if the proxy comes back.
@@ -73,7 +76,13 @@ export function evolveProxy(state: ProxyState, entry: HistoryEntry): ProxyState 
     case "ProxyLeaseGranted": {
       const d = event.data;
       const leases = new Map(state.leases);
-      leases.set(d.leaseId, { id: d.leaseId, target: d.target, ttlMs: d.ttlMs, expiresAt: d.expiresAt, expiresAtMs: Date.parse(d.expiresAt) });
+      leases.set(d.leaseId, {
+        id: d.leaseId,
+        target: d.target,
+        ttlMs: d.ttlMs,
+        expiresAt: d.expiresAt,
+        expiresAtMs: Date.parse(d.expiresAt),
+      });
       return { ...state, leases };
     }
     case "ProxyLeaseReleased": {

@@ -6,6 +6,7 @@
 import type { EventLog, HistoryEntry, RouteEvent, Subjects } from "../events/index.ts";
 import { isUnparsable } from "../events/index.ts";
 import { KindFollower } from "./follower.ts";
+import { batchedCatchUp } from "./route-fresh.ts";
 import { evolveRoute, initialRouteState, leaseKey, type RouteLease, type RouteState } from "./route.ts";
 
 /** Follows the route events of one prefix. */
@@ -13,6 +14,8 @@ export class RouteTable {
   private readonly follower: KindFollower<RouteState>;
   private readonly leasesOf = new Map<string, ReadonlyMap<string, RouteLease>>();
   private readonly active = new Map<string, number>();
+
+  private readonly freshBatch = batchedCatchUp(() => this.follower.fresh());
 
   constructor(log: EventLog, subjects: Subjects) {
     this.follower = new KindFollower(log, subjects.eventsOfKind("route"), { initialState: initialRouteState, evolve: evolveRoute });
@@ -29,9 +32,9 @@ export class RouteTable {
     return this.follower.stop();
   }
 
-  /** Waits until every route event the stream held when called is folded. */
+  /** Waits until every route event the stream held when called is folded (concurrent callers share queries). */
   fresh(): Promise<void> {
-    return this.follower.fresh();
+    return this.freshBatch();
   }
 
   /** One route's state (initial when it has no events). */

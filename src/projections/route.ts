@@ -101,13 +101,13 @@ function without(leases: ReadonlyMap<string, RouteLease>, keys: readonly { fp: s
 }
 
 /** Compares strings by UTF-16 code units, as JS `<` does (the contract's sort order). */
-export function compareStrings(a: string, b: string): number {
+export function compareCodeUnits(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
 
 /** Orders leases by fp, then model. */
 export function compareLeases(a: { fp: string; model: string }, b: { fp: string; model: string }): number {
-  return compareStrings(a.fp, b.fp) || compareStrings(a.model, b.model);
+  return compareCodeUnits(a.fp, b.fp) || compareCodeUnits(a.model, b.model);
 }
 
 /** The route's leases sorted by fp, then model. */

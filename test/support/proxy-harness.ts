@@ -12,6 +12,7 @@ import type { TurnResult } from "../../src/actors/index.ts";
 import { resolveConfig, type ServiceConfig } from "../../src/config.ts";
 import { decodeEvent, isUnparsable, MemoryEventLog, Subjects, type EventEnvelope, type RecordedEvent } from "../../src/events/index.ts";
 import type { KindContext } from "../../src/kind-module.ts";
+import type { RunOptions } from "../../src/api/command-endpoint.ts";
 
 /** Settings of an in-memory proxy service. */
 export interface ProxyHarnessOptions {
@@ -20,6 +21,8 @@ export interface ProxyHarnessOptions {
   /** Lease ids (default: `lease-1`, `lease-2`, ... across restarts). */
   readonly newId?: () => string;
   readonly clock?: ManualClock;
+  /** Share another harness's log (a second service instance on the same stream). */
+  readonly log?: MemoryEventLog;
 }
 
 /** An in-memory proxy service and its controls. */
@@ -31,8 +34,8 @@ export interface ProxyHarness {
   /** The current module (a new one after each restart). */
   readonly module: ProxyModule;
   readonly host: ActorHost;
-  /** Runs `proxy.<op>` with `body` (a JSON value, or raw text) as the endpoint would. */
-  call(op: string, body: unknown): Promise<TurnResult>;
+  /** Runs `proxy.<op>` with `body` (a JSON value, or raw text) as the endpoint would; `options` as a durable command's. */
+  call(op: string, body: unknown, options?: RunOptions): Promise<TurnResult>;
   /** Runs the module's periodic sweep now. */
   sweep(): Promise<void>;
   /** Stops the module and host and starts new ones on the same log. */
@@ -43,6 +46,7 @@ export interface ProxyHarness {
 }
 
 const quiet = pino({ level: "silent" });
+let harnesses = 0;
 const encoder = new TextEncoder();
 
 /** T0 of every in-memory proxy test: 2026-01-01T00:00:00.000Z. */
@@ -51,7 +55,7 @@ export const PROXY_T0 = Date.parse("2026-01-01T00:00:00.000Z");
 /** Starts an in-memory proxy service. */
 export async function startProxyHarness(options: ProxyHarnessOptions = {}): Promise<ProxyHarness> {
   const clock = options.clock ?? new ManualClock(PROXY_T0);
-  const log = new MemoryEventLog({ now: () => clock.now(), dedupWindowMs: options.dedupWindowMs ?? 120_000 });
+  const log = options.log ?? new MemoryEventLog({ now: () => clock.now(), dedupWindowMs: options.dedupWindowMs ?? 120_000 });
   const config = resolveConfig({
     prefix: "sim",
     cooldownMs: options.cooldownMs ?? 900_000,
@@ -60,6 +64,8 @@ export async function startProxyHarness(options: ProxyHarnessOptions = {}): Prom
   const subjects = new Subjects(config.prefix);
   let counter = 0;
   const newId = options.newId ?? (() => `lease-${++counter}`);
+  // Message ids must not collide with another harness's on a shared log.
+  const instance = ++harnesses;
   let msgIds = 0;
 
   const build = async (): Promise<{ host: ActorHost; module: ProxyModule }> => {
@@ -69,7 +75,7 @@ export async function startProxyHarness(options: ProxyHarnessOptions = {}): Prom
       clock,
       logger: quiet,
       dedupWindowMs: config.dedupWindowMs,
-      newMsgId: () => `msg-${++msgIds}`,
+      newMsgId: () => `msg-${instance}-${++msgIds}`,
     });
     const ctx: KindContext = { host, log, subjects, config, clock, logger: quiet, newId };
     const module = proxyModule(ctx);
@@ -89,10 +95,10 @@ export async function startProxyHarness(options: ProxyHarnessOptions = {}): Prom
     get host() {
       return current.host;
     },
-    call(op, body) {
+    call(op, body, options) {
       const endpoint = current.module.endpoints.find((e) => e.op === op);
       if (endpoint === undefined) throw new Error(`no proxy endpoint ${op}`);
-      return endpoint.run(encoder.encode(typeof body === "string" ? body : JSON.stringify(body)));
+      return endpoint.run(encoder.encode(typeof body === "string" ? body : JSON.stringify(body)), options);
     },
     sweep: () => current.module.sweep?.() ?? Promise.resolve(),
     async restart() {

@@ -68,13 +68,16 @@ export class RefLeaseStore {
     // strings.Compare compares UTF-8 bytes (they differ only for names mixing
     // U+E000..U+FFFF with characters beyond U+FFFF).
     eligible.sort(
-      (a, b) => a.active - b.active || a.cand.latencyMs - b.cand.latencyMs || (a.cand.proxy < b.cand.proxy ? -1 : a.cand.proxy > b.cand.proxy ? 1 : 0),
+      (a, b) =>
+        a.active - b.active ||
+        a.cand.latencyMs - b.cand.latencyMs ||
+        (a.cand.proxy < b.cand.proxy ? -1 : a.cand.proxy > b.cand.proxy ? 1 : 0),
     );
     const best = eligible[0]!.cand;
     const lease: RefLease = { id: this.newId(), proxy: best.proxy, target, expiresAtMs: now + ttlMs };
     this.byId.set(lease.id, lease);
     let mine = this.byProxy.get(lease.proxy);
-    if (mine === undefined) this.byProxy.set(lease.proxy, (mine = new Map()));
+    if (mine === undefined) this.byProxy.set(lease.proxy, (mine = new Map<string, RefLease>()));
     mine.set(lease.id, lease);
     return { lease, stats };
   }
@@ -148,7 +151,9 @@ export interface RefStats {
 }
 
 /** What the model answers: a reply, or an error code with its details. */
-export type RefAnswer = { readonly ok: true; readonly reply: unknown } | { readonly ok: false; readonly code: string; readonly details?: Record<string, unknown> };
+export type RefAnswer =
+  | { readonly ok: true; readonly reply: unknown }
+  | { readonly ok: false; readonly code: string; readonly details?: Record<string, unknown> };
 
 /** A `proxy.acquire` request as the model takes it (defaults already applied). */
 export interface RefAcquire {
@@ -213,7 +218,11 @@ export class RefProxyService {
       return Object.entries(req.labels).every(([k, v]) => Object.hasOwn(labels, k) && labels[k] === v);
     });
     const healthy = considered.filter((n) => this.registry.get(n)!.healthy);
-    const candidates = healthy.map((n) => ({ proxy: n, maxLeases: this.registry.get(n)!.maxLeases, latencyMs: this.registry.get(n)!.latencyMs }));
+    const candidates = healthy.map((n) => ({
+      proxy: n,
+      maxLeases: this.registry.get(n)!.maxLeases,
+      latencyMs: this.registry.get(n)!.latencyMs,
+    }));
     const { lease, stats } = this.store.acquire(candidates, req.target, req.ttlMs);
     const full: RefStats = {
       considered: considered.length,
@@ -252,7 +261,15 @@ export class RefProxyService {
         if (owner === proxy && now < until) cooldowns.push({ target, untilAt: iso(until) });
       }
       cooldowns.sort((a, b) => (a.target < b.target ? -1 : a.target > b.target ? 1 : 0));
-      return { proxy, maxLeases: p.maxLeases, latencyMs: p.latencyMs, labels: p.labels, healthy: p.healthy, active: this.store.activeCount(proxy, now), cooldowns };
+      return {
+        proxy,
+        maxLeases: p.maxLeases,
+        latencyMs: p.latencyMs,
+        labels: p.labels,
+        healthy: p.healthy,
+        active: this.store.activeCount(proxy, now),
+        cooldowns,
+      };
     });
     return { ok: true, reply: { proxies } };
   }

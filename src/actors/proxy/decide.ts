@@ -6,14 +6,7 @@
  * selector asked for on stale loads is refused rather than over the cap.
  */
 import { type Decision, record, reject, replyOnly } from "../decision.ts";
-import {
-  activeLeases,
-  inCooldown,
-  labelsMatch,
-  resolvableLease,
-  sameLabels,
-  type ProxyState,
-} from "../../projections/proxy.ts";
+import { activeLeases, inCooldown, labelsMatch, resolvableLease, sameLabels, type ProxyState } from "../../projections/proxy.ts";
 import type { GrantRefusal, ProxyCommand, ProxySettings } from "./commands.ts";
 
 /** Decides one proxy command. */
@@ -97,5 +90,7 @@ function refuseGrant(name: string, refusal: GrantRefusal): Decision {
 /** The refusal a grant rejection carries, or undefined when the rejection is something else. */
 export function refusalOf(details: Readonly<Record<string, unknown>> | undefined): GrantRefusal | undefined {
   const refused = details?.refused;
-  return refused === "notConsidered" || refused === "unhealthy" || refused === "inCooldown" || refused === "atCapacity" ? refused : undefined;
+  return refused === "notConsidered" || refused === "unhealthy" || refused === "inCooldown" || refused === "atCapacity"
+    ? refused
+    : undefined;
 }

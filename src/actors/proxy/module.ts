@@ -16,7 +16,7 @@ export function proxyModule(ctx: KindContext): ProxyModule {
   const retentionMs = ctx.config.cooldownMs;
   ctx.host.register(proxyLogic({ cooldownMs: retentionMs }));
   const model = new ProxyReadModel(ctx.log, ctx.subjects, { retentionMs, dedupWindowMs: ctx.config.dedupWindowMs });
-  const selector = new ProxySelector(ctx.host, model, ctx.clock, ctx.newId);
+  const selector = new ProxySelector(ctx.host, model, ctx.clock, ctx.newId, ctx.config.dedupWindowMs);
   return {
     model,
     endpoints: proxyEndpoints({ host: ctx.host, model, selector, clock: ctx.clock }),

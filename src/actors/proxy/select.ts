@@ -4,14 +4,7 @@
  * counted in `stats`, and the order in which eligible ones are asked.
  */
 import type { ProxyStats } from "../../events/index.ts";
-import {
-  activeLeases,
-  compareNames,
-  inCooldown,
-  labelsMatch,
-  type ProxyRegistration,
-  type ProxyState,
-} from "../../projections/proxy.ts";
+import { activeLeases, compareNames, inCooldown, labelsMatch, type ProxyRegistration, type ProxyState } from "../../projections/proxy.ts";
 
 /** A registered proxy as selection sees it. */
 export interface Contender {
@@ -44,7 +37,8 @@ export function considerProxies(
     }
     if (unknown.length > 0) return { unknown };
   } else {
-    for (const state of everyState()) if (state.registration !== null) pool.push({ name: state.name, registration: state.registration, state });
+    for (const state of everyState())
+      if (state.registration !== null) pool.push({ name: state.name, registration: state.registration, state });
   }
   return { considered: pool.filter((c) => labelsMatch(c.registration.labels, labels)) };
 }

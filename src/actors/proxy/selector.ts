@@ -43,13 +43,19 @@ export class ProxySelector {
     private readonly model: ProxyReadModel,
     private readonly clock: Clock,
     private readonly newId: () => string,
+    /** How long a requestId is remembered (the server's dedupWindowMs). */
+    private readonly dedupWindowMs: number,
   ) {}
 
-  /** Grants a lease on the best eligible proxy, or says why none could take one; never throws. */
-  acquire(request: AcquireProxyLease, requestId?: string): Promise<TurnResult> {
-    if (requestId === undefined) return this.select(request, undefined);
+  /**
+   * Grants a lease on the best eligible proxy, or says why none could take
+   * one; never throws. `requestedAt` (durable commands) is when the command
+   * was first sent: a grant recorded for its requestId since then answers it.
+   */
+  acquire(request: AcquireProxyLease, requestId?: string, requestedAt?: number): Promise<TurnResult> {
+    if (requestId === undefined) return this.select(request, undefined, undefined);
     const previous = this.byRequestId.get(requestId);
-    const go = () => this.select(request, requestId);
+    const go = () => this.select(request, requestId, requestedAt);
     const run = previous === undefined ? go() : previous.then(go, go);
     this.byRequestId.set(requestId, run);
     void run.finally(() => {
@@ -58,7 +64,7 @@ export class ProxySelector {
     return run;
   }
 
-  private async select(request: AcquireProxyLease, requestId: string | undefined): Promise<TurnResult> {
+  private async select(request: AcquireProxyLease, requestId: string | undefined, requestedAt: number | undefined): Promise<TurnResult> {
     if (this.clock.now() + request.ttlMs > MAX_INSTANT_MS) {
       return fail({ code: "BAD_REQUEST", message: `ttlMs ${request.ttlMs} puts the lease's expiry past the year 9999` });
     }
@@ -69,7 +75,7 @@ export class ProxySelector {
     }
     const now = this.clock.now();
     if (requestId !== undefined) {
-      const earlier = this.model.acquisitionFor(requestId, now);
+      const earlier = this.model.acquisitionFor(requestId, requestedAt ?? now - this.dedupWindowMs);
       if (earlier !== undefined) return { ok: true, reply: earlier };
     }
     const consideration = considerProxies(
@@ -101,7 +107,7 @@ export class ProxySelector {
       this.asking.set(name, (this.asking.get(name) ?? 0) + 1);
       let result: TurnResult;
       try {
-        result = await this.host.execute("proxy", name, command, requestId);
+        result = await this.host.execute("proxy", name, command, requestId, requestedAt);
       } finally {
         const left = (this.asking.get(name) ?? 1) - 1;
         if (left === 0) this.asking.delete(name);

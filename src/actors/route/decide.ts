@@ -56,14 +56,14 @@ export function decideRoute(state: RouteState, command: RouteCommand, now: numbe
       return state.leases.size === 0 ? replyOnly({ released: 0 }) : record("RouteReleased", { released: sortedLeases(state).map(leaseRef) });
     case "expire": {
       const lease = state.leases.get(leaseKey(command.fp, command.model));
-      if (lease === undefined || !isIdle(lease, now, settings)) return replyOnly({ expired: false });
+      if (lease === undefined || !isRouteLeaseIdle(lease, now, settings)) return replyOnly({ expired: false });
       return record("RouteLeaseExpired", { fp: lease.fp, model: lease.model, host: lease.host });
     }
   }
 }
 
 /** Has `lease` been unused for longer than `routeIdleMs` at `now`? */
-export function isIdle(lease: RouteLease, now: number, settings: Pick<RouteSettings, "routeIdleMs">): boolean {
+export function isRouteLeaseIdle(lease: RouteLease, now: number, settings: Pick<RouteSettings, "routeIdleMs">): boolean {
   return now - lease.lastUsedAtMs > settings.routeIdleMs;
 }
 

@@ -11,7 +11,7 @@ import { RouteTable } from "../../projections/route-table.ts";
 import { hostLogic } from "../host/logic.ts";
 import { chooserNamed } from "./chooser.ts";
 import type { ExpireLease, RouteSettings } from "./commands.ts";
-import { isIdle } from "./decide.ts";
+import { isRouteLeaseIdle } from "./decide.ts";
 import { routeLogic } from "./logic.ts";
 
 /** How many expire turns the sweep runs at once. */
@@ -51,7 +51,7 @@ export async function expireIdleLeases(host: ActorHost, routes: RouteTable, now:
   await routes.fresh();
   const due: { route: string; fp: string; model: string }[] = [];
   for (const [route, state] of routes.routes()) {
-    for (const lease of state.leases.values()) if (isIdle(lease, now, settings)) due.push({ route, fp: lease.fp, model: lease.model });
+    for (const lease of state.leases.values()) if (isRouteLeaseIdle(lease, now, settings)) due.push({ route, fp: lease.fp, model: lease.model });
   }
   let expired = 0;
   let next = 0;

@@ -1,0 +1,221 @@
+/**
+ * The typed leasehold client: one method per endpoint of PROTOCOL.md, grouped
+ * by kind, over NATS request/reply (`client.lock.acquire(...)`), and every
+ * mutation again over the durable command stream (`client.durable.host.set(...)`).
+ *
+ * @example
+ * ```ts
+ * const client = new LeaseholdClient(nc, { prefix: "leasehold" });
+ * await using lock = await client.lock.keep({ name: "reports", owner: "worker-1" });
+ * await writeReport({ fencingToken: lock.generation, signal: lock.signal });
+ * ```
+ */
+import type { NatsConnection } from "@nats-io/nats-core";
+import { DurableApi } from "./durable.ts";
+import { keepLock, type KeepOptions, type LockKeeper } from "./lock-keeper.ts";
+import { leaseProxy, withProxyLease, type HeldProxyLease, type ProxyLeaseHandle, type ProxyOutcome } from "./proxy-lease.ts";
+import { Transport, type CallOptions, type LeaseholdClientOptions } from "./transport.ts";
+import type * as T from "./types.ts";
+
+/** `lock.*`: fenced distributed locks, and a keeper that renews one. */
+export class LockApi {
+  constructor(private readonly t: Transport) {}
+
+  /** Takes the lock if it is free or expired; `LeaseExistsError` while its lease is live (not re-entrant). */
+  acquire(request: T.LockAcquireRequest, options?: CallOptions): Promise<T.LockLeaseReply> {
+    return this.t.request("lock", "acquire", request, true, options);
+  }
+
+  /** Extends the lease (new etag, same generation); `NotHeldError` for a non-holder or a stale etag. */
+  renew(request: T.LockRenewRequest, options?: CallOptions): Promise<T.LockLeaseReply> {
+    return this.t.request("lock", "renew", request, true, options);
+  }
+
+  /** Frees the lock; `NotHeldError` for a stale etag, `AlreadyReleasedError` when it is not held. */
+  release(request: T.LockReleaseRequest, options?: CallOptions): Promise<T.EmptyReply> {
+    return this.t.request("lock", "release", request, true, options);
+  }
+
+  /** The live lease, or `{lease: null}` when the lock is free. */
+  get(request: T.LockNameRequest, options?: CallOptions): Promise<T.LockGetReply> {
+    return this.t.request("lock", "get", request, false, options);
+  }
+
+  /** The operator's way out of `CORRUPT`: frees the lock (the generation keeps rising). */
+  reset(request: T.LockNameRequest, options?: CallOptions): Promise<T.EmptyReply> {
+    return this.t.request("lock", "reset", request, true, options);
+  }
+
+  /** Acquires the lock and keeps renewing it every ttl / 3 until `close()`; tells of a loss through `signal` and `onLost`. */
+  keep(options: KeepOptions): Promise<LockKeeper> {
+    return keepLock(this, options, this.t.timeoutMs);
+  }
+
+  /** Runs `fn` while holding the lock, then releases it (also when `fn` throws); `fn` should stop when `keeper.signal` aborts. */
+  async withLock<R>(options: KeepOptions, fn: (keeper: LockKeeper) => Promise<R>): Promise<R> {
+    const keeper = await this.keep(options);
+    let result: R;
+    try {
+      result = await fn(keeper);
+    } catch (e) {
+      // fn's error is the one to report; the lease expires by itself if this release fails.
+      await keeper.close().catch(() => undefined);
+      throw e;
+    }
+    await keeper.close();
+    return result;
+  }
+}
+
+/** `proxy.*`: egress proxy leases. */
+export class ProxyApi {
+  constructor(private readonly t: Transport) {}
+
+  /** Registers a proxy, or updates its registration. */
+  register(request: T.ProxyRegisterRequest, options?: CallOptions): Promise<T.ProxyNameReply> {
+    return this.t.request("proxy", "register", request, true, options);
+  }
+
+  /** Removes a proxy (its leases keep resolving); `UnknownProxyError` when it is not registered. */
+  remove(request: T.ProxyRemoveRequest, options?: CallOptions): Promise<T.ProxyNameReply> {
+    return this.t.request("proxy", "remove", request, true, options);
+  }
+
+  /** Leases the best eligible proxy; `NoMatchError` (with `stats`) when none can take one. */
+  acquire(request: T.ProxyAcquireRequest, options?: CallOptions): Promise<T.ProxyAcquireReply> {
+    return this.t.request("proxy", "acquire", request, true, options);
+  }
+
+  /** Releases a lease (idempotent: unknown ids are fine). */
+  release(request: T.ProxyReleaseRequest, options?: CallOptions): Promise<T.EmptyReply> {
+    return this.t.request("proxy", "release", request, true, options);
+  }
+
+  /** Reports a lease's outcome; `rate_limited` and `banned` start a cooldown; `UnknownLeaseError` when it does not resolve. */
+  report(request: T.ProxyReportRequest, options?: CallOptions): Promise<T.ProxyReportReply> {
+    return this.t.request("proxy", "report", request, true, options);
+  }
+
+  /** Every registered proxy with its load and cooldowns, sorted by name. */
+  list(options?: CallOptions): Promise<T.ProxyListReply> {
+    return this.t.request("proxy", "list", {}, false, options);
+  }
+
+  /** Active leases per proxy (proxies with none are absent). */
+  counts(options?: CallOptions): Promise<T.ProxyCountsReply> {
+    return this.t.request("proxy", "counts", {}, false, options);
+  }
+
+  /** Acquires a lease as a scoped resource: `await using lease = await client.proxy.lease(...)` releases it at the end of the block. */
+  lease(request: T.ProxyAcquireRequest, options?: CallOptions): Promise<HeldProxyLease> {
+    return leaseProxy(this, request, options);
+  }
+
+  /**
+   * Acquires a lease, runs `fn` with it, reports a non-`ok` result and
+   * releases, returning `fn`'s value; when `fn` throws, nothing is reported
+   * and the lease is released (see {@link withProxyLease}).
+   */
+  withLease<V>(request: T.ProxyAcquireRequest, fn: (lease: ProxyLeaseHandle) => Promise<ProxyOutcome<V>>, options?: CallOptions): Promise<V> {
+    return withProxyLease(this, request, fn, options);
+  }
+}
+
+/** `host.*`: the hosts routes are placed on. */
+export class HostApi {
+  constructor(private readonly t: Transport) {}
+
+  /** Sets a host's health and draining flag (a host never set counts as unhealthy). */
+  set(request: T.HostSetRequest, options?: CallOptions): Promise<T.HostSetReply> {
+    return this.t.request("host", "set", request, true, options);
+  }
+
+  /** Every host that was set, with its active route leases, sorted by name. */
+  list(options?: CallOptions): Promise<T.HostListReply> {
+    return this.t.request("host", "list", {}, false, options);
+  }
+}
+
+/** `route.*`: sticky placement of conversations on hosts. */
+export class RouteApi {
+  constructor(private readonly t: Transport) {}
+
+  /**
+   * Places (or finds) the conversation's host; `NoHostError` / `PinnedDownError`
+   * when none is usable. With the automatic requestId every call records its
+   * use; pass `{autoRequestId: false}` on a hot path to let a reuse write nothing.
+   */
+  acquire(request: T.RouteAcquireRequest, options?: CallOptions): Promise<T.RouteAcquireReply> {
+    return this.t.request("route", "acquire", request, true, options);
+  }
+
+  /** Moves the conversation's lease to `host` (no health check). */
+  move(request: T.RouteMoveRequest, options?: CallOptions): Promise<T.RouteMoveReply> {
+    return this.t.request("route", "move", request, true, options);
+  }
+
+  /** Adds hosts to the route's seen set (what `pin` accepts). */
+  candidates(request: T.RouteCandidatesRequest, options?: CallOptions): Promise<T.EmptyReply> {
+    return this.t.request("route", "candidates", request, true, options);
+  }
+
+  /** Pins the route to a host it has seen; `UnknownHostError` otherwise. */
+  pin(request: T.RoutePinRequest, options?: CallOptions): Promise<T.EmptyReply> {
+    return this.t.request("route", "pin", request, true, options);
+  }
+
+  /** Removes the route's pin. */
+  unpin(request: T.RouteNameRequest, options?: CallOptions): Promise<T.EmptyReply> {
+    return this.t.request("route", "unpin", request, true, options);
+  }
+
+  /** Drops every lease of the route (the pin stays). */
+  release(request: T.RouteNameRequest, options?: CallOptions): Promise<T.RouteReleaseReply> {
+    return this.t.request("route", "release", request, true, options);
+  }
+
+  /** The route's pin and leases. */
+  get(request: T.RouteNameRequest, options?: CallOptions): Promise<T.RouteGetReply> {
+    return this.t.request("route", "get", request, false, options);
+  }
+
+  /** Every active route lease. */
+  snapshot(options?: CallOptions): Promise<T.RouteSnapshotReply> {
+    return this.t.request("route", "snapshot", {}, false, options);
+  }
+}
+
+/** A typed client of one leasehold service (one prefix) on a NATS connection it does not own. */
+export class LeaseholdClient {
+  readonly lock: LockApi;
+  readonly proxy: ProxyApi;
+  readonly host: HostApi;
+  readonly route: RouteApi;
+  /** Every mutation, published to the durable command stream instead of requested. */
+  readonly durable: DurableApi;
+  private readonly transport: Transport;
+
+  constructor(nc: NatsConnection, options: LeaseholdClientOptions = {}) {
+    this.transport = new Transport(nc, options);
+    this.lock = new LockApi(this.transport);
+    this.proxy = new ProxyApi(this.transport);
+    this.host = new HostApi(this.transport);
+    this.route = new RouteApi(this.transport);
+    this.durable = new DurableApi(this.transport);
+  }
+
+  /** The service prefix this client talks to. */
+  get prefix(): string {
+    return this.transport.subjects.prefix;
+  }
+
+  /** The per-attempt request timeout, ms. */
+  get timeoutMs(): number {
+    return this.transport.timeoutMs;
+  }
+
+  /** Sends any `<kind>.<op>` request (for ops this client does not type); `mutating` adds a requestId. */
+  request<Reply>(kind: string, op: string, body: object, mutating: boolean, options?: CallOptions): Promise<Reply> {
+    return this.transport.request(kind, op, body, mutating, options);
+  }
+}

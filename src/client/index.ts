@@ -1,0 +1,8 @@
+/** The typed client of PROTOCOL.md: requests, durable commands, errors, the lock keeper and the proxy lease helper. */
+export * from "./types.ts";
+export * from "./errors.ts";
+export * from "./transport.ts";
+export * from "./client.ts";
+export * from "./durable.ts";
+export * from "./lock-keeper.ts";
+export * from "./proxy-lease.ts";

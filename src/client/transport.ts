@@ -1,0 +1,79 @@
+/**
+ * Request/reply to `<prefix>.v1.<kind>.<op>`: JSON out, the success body or a
+ * typed contract error back, an automatic `requestId` on mutations so that
+ * the one retry after a timeout is answered from the first attempt's reply.
+ */
+import { randomUUID } from "node:crypto";
+import { TimeoutError, type Msg, type NatsConnection } from "@nats-io/nats-core";
+import { Subjects, isValidPrefix } from "../events/index.ts";
+import { decodeReply, LeaseholdTimeoutError, LeaseholdTransportError } from "./errors.ts";
+
+/** Options of one call. */
+export interface CallOptions {
+  /** Per-attempt timeout (default: the client's `timeoutMs`). */
+  readonly timeoutMs?: number;
+  /** Retry once after a timeout (default true; safe because mutations carry a requestId). */
+  readonly retry?: boolean;
+  /**
+   * Add a fresh requestId to a mutation that has none (default true). Turning
+   * it off saves the service recording a repeat (e.g. a `route.acquire` that
+   * reuses a lease then writes nothing), at the price of an unsafe retry,
+   * so a mutation without a requestId is then not retried.
+   */
+  readonly autoRequestId?: boolean;
+}
+
+/** Settings of a {@link LeaseholdClient}. */
+export interface LeaseholdClientOptions {
+  /** The service's `--prefix` (default `leasehold`). */
+  readonly prefix?: string;
+  /** Per-attempt request timeout in ms (default 5000). */
+  readonly timeoutMs?: number;
+}
+
+/** Default per-attempt timeout: above one append (the service retries a slow one). */
+export const DEFAULT_TIMEOUT_MS = 5000;
+
+const encoder = new TextEncoder();
+
+/** Sends requests to one service prefix on one connection. */
+export class Transport {
+  readonly subjects: Subjects;
+  readonly timeoutMs: number;
+
+  constructor(
+    readonly nc: NatsConnection,
+    options: LeaseholdClientOptions = {},
+  ) {
+    const prefix = options.prefix ?? "leasehold";
+    if (!isValidPrefix(prefix)) throw new TypeError(`invalid prefix ${JSON.stringify(prefix)}: subject tokens of A-Z a-z 0-9 _ - separated by dots`);
+    const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    if (!Number.isFinite(timeoutMs) || timeoutMs < 1) throw new TypeError(`timeoutMs must be at least 1, got ${timeoutMs}`);
+    this.subjects = new Subjects(prefix);
+    this.timeoutMs = timeoutMs;
+  }
+
+  /** Sends one request (a mutation gets a requestId) and returns the success body; throws a LeaseholdError or a LeaseholdTransportError. */
+  async request<Reply>(kind: string, op: string, body: object, mutating: boolean, options: CallOptions = {}): Promise<Reply> {
+    const subject = this.subjects.command(kind, op);
+    const given = (body as { requestId?: string }).requestId;
+    const requestId = given ?? (mutating && options.autoRequestId !== false ? randomUUID() : undefined);
+    const payload = encoder.encode(JSON.stringify(requestId === given ? body : { ...body, requestId }));
+    const timeout = options.timeoutMs ?? this.timeoutMs;
+    // A read is repeatable as is; a mutation only with a requestId (the service answers the repeat from the first reply).
+    const attempts = options.retry !== false && (!mutating || requestId !== undefined) ? 2 : 1;
+    for (let attempt = 1; ; attempt++) {
+      let msg: Msg;
+      try {
+        msg = await this.nc.request(subject, payload, { timeout });
+      } catch (e) {
+        if (e instanceof TimeoutError) {
+          if (attempt < attempts) continue;
+          throw new LeaseholdTimeoutError(subject, timeout, attempt, requestId, { cause: e });
+        }
+        throw new LeaseholdTransportError(`request on ${subject} failed: ${(e as Error).message}`, subject, { cause: e });
+      }
+      return decodeReply<Reply>(msg, subject);
+    }
+  }
+}

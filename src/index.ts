@@ -1,0 +1,33 @@
+/**
+ * leasehold's package entry point: the typed client and its public types.
+ * The service itself runs from the `leasehold` binary (`leasehold serve`).
+ */
+export { LeaseholdClient, LockApi, ProxyApi, HostApi, RouteApi } from "./client/client.ts";
+export type { CallOptions, LeaseholdClientOptions } from "./client/transport.ts";
+export {
+  LeaseholdError,
+  LeaseholdTransportError,
+  LeaseholdTimeoutError,
+  BadRequestError,
+  TtlExceedsMaxError,
+  UnknownLeaseError,
+  UnknownProxyError,
+  UnknownHostError,
+  NoMatchError,
+  LeaseExistsError,
+  NotHeldError,
+  AlreadyReleasedError,
+  CorruptError,
+  NoHostError,
+  PinnedDownError,
+  UnavailableError,
+} from "./client/errors.ts";
+export type { ErrorCode, LeaseholdErrorInit } from "./client/errors.ts";
+export { LockKeeper, LockLostError, LockClosedError } from "./client/lock-keeper.ts";
+export type { KeepOptions, KeeperTimers, LockLossReason } from "./client/lock-keeper.ts";
+export { HeldProxyLease } from "./client/proxy-lease.ts";
+export type { ProxyLeaseHandle, ProxyOutcome } from "./client/proxy-lease.ts";
+export { DurableApi } from "./client/durable.ts";
+export type { DurableAck, DurableMethod, DurableOptions, DurableReplyOptions } from "./client/durable.ts";
+export type * from "./client/types.ts";
+export { VERSION } from "./version.ts";

@@ -1,0 +1,257 @@
+/**
+ * `leasehold replay`: folds the stream up to an instant or a sequence and
+ * shows every actor's state as of that instant, in the shapes the service
+ * answers (`proxy.list`, `host.list`, `route.get`, `lock.get`), so a replay at
+ * T equals what the service said at T. Expiry is arithmetic: a lock's lease
+ * is live at T iff `expiresAt > T`, a proxy lease active iff `T < expiresAt`,
+ * a cooldown iff `T < untilAt`.
+ */
+import type { ActorKind, StoredMessage, Subjects } from "../events/index.ts";
+import {
+  compareCodeUnits,
+  leaseView,
+  proxyView,
+  routeLeaseView,
+  sortedLeases,
+  type LeaseView,
+  type ProxyView,
+  type RouteLeaseView,
+} from "../projections/index.ts";
+import { StreamFold } from "./stream-fold.ts";
+import { cell, renderTable } from "./table.ts";
+import { formatDuration, iso } from "./time.ts";
+
+/** Which actors to show: one kind, and within it (or across kinds) one id. */
+export interface ReplayFilter {
+  readonly kind?: ActorKind | undefined;
+  readonly id?: string | undefined;
+}
+
+/** A lock as of the replay instant. */
+export interface LockReplayView {
+  readonly name: string;
+  /** `held` (live lease), `expired` (a lease is recorded but over), `free`, or `corrupt` (the lock refuses its history). */
+  readonly state: "held" | "expired" | "free" | "corrupt";
+  /** The live lease, as `lock.get` answers it (null when free or expired). */
+  readonly lease: LeaseView | null;
+  /** The lease the history records, live or not. */
+  readonly recorded: LeaseView | null;
+  /** The highest generation granted so far. */
+  readonly generation: number;
+  readonly corrupt: string | null;
+}
+
+/** An unexpired proxy lease as of the replay instant. */
+export interface ProxyLeaseReplayView {
+  readonly proxy: string;
+  readonly id: string;
+  readonly target: string;
+  readonly expiresAt: string;
+}
+
+/** A host as `host.list` shows it. */
+export interface HostReplayView {
+  readonly host: string;
+  readonly healthy: boolean;
+  readonly draining: boolean;
+  readonly active: number;
+}
+
+/** A route as `route.get` shows it, plus its seen set. */
+export interface RouteReplayView {
+  readonly route: string;
+  readonly pinned: string;
+  readonly leases: RouteLeaseView[];
+  readonly seen: string[];
+}
+
+/** Every actor's state as of one instant (only the kinds the filter keeps). */
+export interface ReplayView {
+  /** The instant the state is shown at. */
+  readonly at: string;
+  /** The last stream sequence folded (0: nothing). */
+  readonly seq: number;
+  /** How many stream messages were folded. */
+  readonly messages: number;
+  /** Registered proxies, as `proxy.list` answers. */
+  readonly proxies?: ProxyView[];
+  /** Unexpired, unreleased proxy leases, by proxy then id. */
+  readonly proxyLeases?: ProxyLeaseReplayView[];
+  /** Hosts ever set, as `host.list` answers. */
+  readonly hosts?: HostReplayView[];
+  /** Routes with any history, by name. */
+  readonly routes?: RouteReplayView[];
+  /** Locks with any history, by name. */
+  readonly locks?: LockReplayView[];
+}
+
+/** Where to stop folding: at the last message stored at or before `toTime`, and/or at sequence `toSeq`. */
+export interface ReplayRange {
+  readonly toSeq?: number | undefined;
+  readonly toTime?: number | undefined;
+}
+
+/**
+ * Folds `messages` (the stream from its start, in order) and stops after the
+ * last one within `range`. Reading stops there too, so `--seq 10` on a huge
+ * stream reads ten messages.
+ */
+export async function foldStream(messages: AsyncIterable<StoredMessage>, subjects: Subjects, range: ReplayRange = {}): Promise<StreamFold> {
+  const fold = new StreamFold(subjects);
+  for await (const m of messages) {
+    if ((range.toSeq !== undefined && m.seq > range.toSeq) || (range.toTime !== undefined && m.time > range.toTime)) break;
+    fold.apply(m);
+  }
+  return fold;
+}
+
+/**
+ * The instant a replay shows: `--at` when given, else (`--seq` alone) the
+ * stored time of the last message folded, else now.
+ */
+export function replayInstant(fold: StreamFold, range: ReplayRange, now: number): number {
+  if (range.toTime !== undefined) return range.toTime;
+  if (range.toSeq !== undefined) return fold.seq > 0 ? fold.time : now;
+  return now;
+}
+
+/** The state of every actor the filter keeps, as of `atMs`. */
+export function replayView(fold: StreamFold, atMs: number, filter: ReplayFilter = {}): ReplayView {
+  const keep = (kind: ActorKind, id: string) => (filter.kind === undefined || filter.kind === kind) && (filter.id === undefined || filter.id === id);
+  const shows = (kind: ActorKind) => filter.kind === undefined || filter.kind === kind;
+  const byName = <T>(map: ReadonlyMap<string, T>): [string, T][] => [...map].sort(([a], [b]) => compareCodeUnits(a, b));
+  const { states } = fold;
+  const view: { -readonly [K in keyof ReplayView]: ReplayView[K] } = { at: iso(atMs), seq: fold.seq, messages: fold.messages };
+
+  if (shows("proxy")) {
+    view.proxies = [];
+    view.proxyLeases = [];
+    for (const [name, state] of byName(states.proxy)) {
+      if (!keep("proxy", name)) continue;
+      if (state.registration !== null) view.proxies.push(proxyView(state, state.registration, atMs));
+      for (const lease of [...state.leases.values()].sort((a, b) => compareCodeUnits(a.id, b.id))) {
+        if (atMs < lease.expiresAtMs) view.proxyLeases.push({ proxy: name, id: lease.id, target: lease.target, expiresAt: lease.expiresAt });
+      }
+    }
+  }
+  if (shows("host")) {
+    const active = new Map<string, number>();
+    for (const route of states.route.values()) for (const l of route.leases.values()) active.set(l.host, (active.get(l.host) ?? 0) + 1);
+    view.hosts = byName(states.host)
+      .filter(([name, h]) => h.set && keep("host", name))
+      .map(([name, h]) => ({ host: name, healthy: h.healthy, draining: h.draining, active: active.get(name) ?? 0 }));
+  }
+  if (shows("route")) {
+    view.routes = byName(states.route)
+      .filter(([name]) => keep("route", name))
+      .map(([name, r]) => ({
+        route: name,
+        pinned: r.pinned,
+        leases: sortedLeases(r).map((l) => routeLeaseView(name, l)),
+        seen: [...r.seen].sort(compareCodeUnits),
+      }));
+  }
+  if (shows("lock")) {
+    view.locks = byName(states.lock)
+      .filter(([name]) => keep("lock", name))
+      .map(([name, l]) => {
+        const recorded = l.lease === null ? null : leaseView(name, l.lease);
+        const live = l.lease !== null && l.lease.expiresAtMs > atMs;
+        const state = l.corrupt !== null ? "corrupt" : l.lease === null ? "free" : live ? "held" : "expired";
+        return { name, state, lease: live && l.corrupt === null ? recorded : null, recorded, generation: l.generation, corrupt: l.corrupt };
+      });
+  }
+  return view;
+}
+
+const yesNo = (b: boolean) => (b ? "yes" : "no");
+
+/** The replay view as aligned tables, one section per kind shown. */
+export function renderReplay(view: ReplayView, streamName: string): string[] {
+  const at = Date.parse(view.at);
+  const left = (instant: string) => formatDuration(Date.parse(instant) - at);
+  const lines = [`state of ${streamName} at ${view.at} (through sequence ${view.seq}, ${view.messages} messages folded)`];
+  if (view.proxies !== undefined) {
+    lines.push(
+      "",
+      ...renderTable(
+        `PROXIES (${view.proxies.length})`,
+        ["PROXY", "ACTIVE", "MAX", "LATENCY", "HEALTHY", "LABELS", "COOLDOWNS"],
+        view.proxies.map((p) => [
+          cell(p.proxy),
+          String(p.active),
+          String(p.maxLeases),
+          `${p.latencyMs}ms`,
+          yesNo(p.healthy),
+          labelsText(p.labels),
+          p.cooldowns.map((c) => `${c.target === "" ? "(global)" : cell(c.target)} until ${c.untilAt} (${left(c.untilAt)})`).join(", ") || "-",
+        ]),
+      ),
+    );
+  }
+  if (view.proxyLeases !== undefined) {
+    lines.push(
+      "",
+      ...renderTable(
+        `PROXY LEASES (${view.proxyLeases.length} active)`,
+        ["PROXY", "LEASE", "TARGET", "EXPIRES", "LEFT"],
+        view.proxyLeases.map((l) => [cell(l.proxy), l.id, l.target === "" ? "-" : cell(l.target), l.expiresAt, left(l.expiresAt)]),
+      ),
+    );
+  }
+  if (view.hosts !== undefined) {
+    lines.push(
+      "",
+      ...renderTable(
+        `HOSTS (${view.hosts.length})`,
+        ["HOST", "HEALTHY", "DRAINING", "ACTIVE"],
+        view.hosts.map((h) => [cell(h.host), yesNo(h.healthy), yesNo(h.draining), String(h.active)]),
+      ),
+    );
+  }
+  if (view.routes !== undefined) {
+    lines.push(
+      "",
+      ...renderTable(
+        `ROUTES (${view.routes.length})`,
+        ["ROUTE", "PINNED", "LEASES", "SEEN"],
+        view.routes.map((r) => [cell(r.route), r.pinned === "" ? "-" : cell(r.pinned), String(r.leases.length), r.seen.map(cell).join(",") || "-"]),
+      ),
+      "",
+      ...renderTable(
+        `ROUTE LEASES (${view.routes.reduce((n, r) => n + r.leases.length, 0)})`,
+        ["ROUTE", "FP", "MODEL", "HOST", "CREATED", "LAST USED"],
+        view.routes.flatMap((r) => r.leases.map((l) => [cell(r.route), cell(l.fp), cell(l.model), cell(l.host), l.createdAt, l.lastUsedAt])),
+      ),
+    );
+  }
+  if (view.locks !== undefined) {
+    lines.push(
+      "",
+      ...renderTable(
+        `LOCKS (${view.locks.length})`,
+        ["LOCK", "STATE", "OWNER", "GENERATION", "ETAG", "EXPIRES", "LEFT"],
+        view.locks.map((l) => {
+          const r = l.recorded;
+          return [
+            cell(l.name),
+            l.state,
+            r === null ? "-" : cell(r.owner),
+            String(l.generation),
+            r === null ? "-" : r.etag,
+            r === null ? "-" : r.expiresAt,
+            r === null ? "-" : left(r.expiresAt),
+          ];
+        }),
+      ),
+    );
+    for (const l of view.locks) if (l.corrupt !== null) lines.push(`  ! ${cell(l.name)} is corrupt: ${l.corrupt}`);
+  }
+  return lines;
+}
+
+/** Labels as `k=v,k=v` (sorted), `-` when none. */
+export function labelsText(labels: Readonly<Record<string, string>>): string {
+  const entries = Object.entries(labels).sort(([a], [b]) => compareCodeUnits(a, b));
+  return entries.length === 0 ? "-" : entries.map(([k, v]) => `${cell(k)}=${cell(v)}`).join(",");
+}

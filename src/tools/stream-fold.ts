@@ -1,0 +1,118 @@
+/**
+ * The whole stream folded into every actor's state, with the same
+ * `initialState`/`evolve` per kind as the service's actors and read models
+ * (src/projections), so replay and audit cannot disagree with the service
+ * about what a history means.
+ */
+import {
+  ACTOR_KINDS,
+  decodeEvent,
+  decodeToken,
+  type ActorKind,
+  type HistoryEntry,
+  type StoredMessage,
+  type Subjects,
+} from "../events/index.ts";
+import {
+  evolveHost,
+  evolveLock,
+  evolveProxy,
+  evolveRoute,
+  initialHostState,
+  initialLockState,
+  initialProxyState,
+  initialRouteState,
+  type Fold,
+  type HostState,
+  type LockState,
+  type ProxyState,
+  type RouteState,
+} from "../projections/index.ts";
+
+/** Each kind's fold, as its actors use it. */
+export const KIND_FOLDS = {
+  lock: { initialState: initialLockState, evolve: evolveLock },
+  proxy: { initialState: initialProxyState, evolve: evolveProxy },
+  host: { initialState: initialHostState, evolve: evolveHost },
+  route: { initialState: initialRouteState, evolve: evolveRoute },
+} satisfies { readonly [K in ActorKind]: Fold<unknown> };
+
+/** The state type of one kind. */
+export type StateOf<K extends ActorKind> = ReturnType<(typeof KIND_FOLDS)[K]["initialState"]>;
+
+/** Every folded actor, by kind and id. */
+export interface KindStates {
+  readonly lock: Map<string, LockState>;
+  readonly proxy: Map<string, ProxyState>;
+  readonly host: Map<string, HostState>;
+  readonly route: Map<string, RouteState>;
+}
+
+/** The actor a subject belongs to. */
+export interface ActorRef {
+  readonly kind: ActorKind;
+  readonly id: string;
+}
+
+/** The actor of `<prefix>.events.<kind>.<token>`, or null when the subject is not one leasehold writes. */
+export function actorOfSubject(subjects: Subjects, subject: string): ActorRef | null {
+  const head = `${subjects.prefix}.events.`;
+  if (!subject.startsWith(head)) return null;
+  const rest = subject.slice(head.length);
+  const dot = rest.indexOf(".");
+  if (dot < 0) return null;
+  const kind = rest.slice(0, dot) as ActorKind;
+  const token = rest.slice(dot + 1);
+  if (!ACTOR_KINDS.includes(kind) || token.includes(".")) return null;
+  try {
+    return { kind, id: decodeToken(token) };
+  } catch {
+    return null;
+  }
+}
+
+/** One message as the fold saw it. */
+export interface FoldedMessage {
+  readonly message: StoredMessage;
+  /** The actor of its subject; null when the subject is not one leasehold writes (then nothing was folded). */
+  readonly actor: ActorRef | null;
+  readonly entry: HistoryEntry;
+}
+
+/** Folds messages, in stream order, into every actor's state. */
+export class StreamFold {
+  readonly states: KindStates = { lock: new Map(), proxy: new Map(), host: new Map(), route: new Map() };
+  /** The last sequence folded (0 before any). */
+  seq = 0;
+  /** The stored time of the last message folded (epoch ms; 0 before any). */
+  time = 0;
+  /** How many messages were folded. */
+  messages = 0;
+
+  constructor(readonly subjects: Subjects) {}
+
+  /** The state of one actor (its initial state when it has no history). */
+  get<K extends ActorKind>(kind: K, id: string): StateOf<K> {
+    const map = this.states[kind] as Map<string, StateOf<K>>;
+    return map.get(id) ?? (KIND_FOLDS[kind].initialState(id) as StateOf<K>);
+  }
+
+  /** Replaces one actor's state (the audit prunes what can never matter again). */
+  set<K extends ActorKind>(kind: K, id: string, state: StateOf<K>): void {
+    (this.states[kind] as Map<string, StateOf<K>>).set(id, state);
+  }
+
+  /** Decodes one message and folds it into its actor's state. */
+  apply(message: StoredMessage): FoldedMessage {
+    const actor = actorOfSubject(this.subjects, message.subject);
+    const entry = decodeEvent(message.payload, message.seq, message.msgId);
+    if (actor !== null) {
+      const fold = KIND_FOLDS[actor.kind] as Fold<unknown>;
+      this.set(actor.kind, actor.id, fold.evolve(this.get(actor.kind, actor.id), entry) as never);
+    }
+    this.seq = message.seq;
+    this.time = message.time;
+    this.messages++;
+    return { message, actor, entry };
+  }
+}

@@ -1,0 +1,42 @@
+/**
+ * The read model's catch-up with the stream: concurrent callers of fresh()
+ * share looks at the stream, but none is answered by a look that started
+ * before it called (that look may miss a write acknowledged just before).
+ */
+import { describe, expect, it } from "vitest";
+import { MemoryEventLog, Subjects } from "../../src/events/index.ts";
+import { ProxyReadModel } from "../../src/projections/proxy-read-model.ts";
+
+/** A log whose lastSubjectSeq answers only when the test says so. */
+class SlowLookLog extends MemoryEventLog {
+  readonly looks: (() => void)[] = [];
+  override lastSubjectSeq(subject: string): Promise<number> {
+    return new Promise((resolve) => this.looks.push(() => void super.lastSubjectSeq(subject).then(resolve)));
+  }
+}
+
+const settle = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+describe("ProxyReadModel.fresh", () => {
+  it("queues one shared look behind the one in flight, and answers late callers only from it", async () => {
+    const log = new SlowLookLog();
+    const model = new ProxyReadModel(log, new Subjects("t"), { retentionMs: 1000, dedupWindowMs: 1000 });
+    await model.start();
+    const done: string[] = [];
+    const first = model.fresh().then(() => done.push("first"));
+    const second = model.fresh().then(() => done.push("second"));
+    const third = model.fresh().then(() => done.push("third"));
+    await settle();
+    expect(log.looks).toHaveLength(1);
+    log.looks[0]!();
+    await first;
+    await settle();
+    // The second and third called while the first look was in flight: they wait for a look of their own.
+    expect(done).toEqual(["first"]);
+    expect(log.looks).toHaveLength(2);
+    log.looks[1]!();
+    await Promise.all([second, third]);
+    expect(done).toEqual(["first", "second", "third"]);
+    await model.stop();
+  });
+});

@@ -1,0 +1,43 @@
+/** The two choosers behind the RouteChooser interface. */
+import { createHash } from "node:crypto";
+import { describe, expect, it } from "vitest";
+import { leastLoadedChooser, rendezvousChooser, rendezvousScore, chooserNamed } from "../../src/actors/route/chooser.ts";
+
+const key = { route: "chat/eu", fp: "conv-1", model: "llama" };
+
+describe("least-loaded chooser", () => {
+  it("picks the fewest active leases, then the smallest name by code unit; hosts without leases count 0", () => {
+    expect(leastLoadedChooser.choose(key, ["b", "a", "c"], new Map([["a", 2], ["b", 1]]))).toBe("c");
+    expect(leastLoadedChooser.choose(key, ["b", "a"], new Map([["a", 1], ["b", 1]]))).toBe("a");
+    expect(leastLoadedChooser.choose(key, ["é", "z", "Z"], new Map())).toBe("Z");
+    expect(leastLoadedChooser.choose(key, [], new Map())).toBeUndefined();
+  });
+});
+
+describe("rendezvous chooser", () => {
+  it("scores a host by the first 8 bytes of SHA-256 over route NUL fp NUL model NUL host", () => {
+    const expected = createHash("sha256").update("chat/eu\u0000conv-1\u0000llama\u0000gpu-7").digest().readBigUInt64BE(0);
+    expect(rendezvousScore(key, "gpu-7")).toBe(expected);
+  });
+
+  it("picks the highest score, whatever the order of candidates and the loads", () => {
+    const hosts = ["h1", "h2", "h3", "h4", "h5"];
+    const best = [...hosts].sort((a, b) => (rendezvousScore(key, b) > rendezvousScore(key, a) ? 1 : -1))[0];
+    expect(rendezvousChooser.choose(key, hosts, new Map())).toBe(best);
+    expect(rendezvousChooser.choose(key, [...hosts].reverse(), new Map([[best!, 99]]))).toBe(best);
+  });
+
+  it("moves only the keys of a removed host, and spreads keys over the hosts", () => {
+    const hosts = ["h1", "h2", "h3", "h4"];
+    const keys = Array.from({ length: 400 }, (_, i) => ({ route: "r", fp: `c${i}`, model: "m" }));
+    const before = keys.map((k) => rendezvousChooser.choose(k, hosts, new Map())!);
+    const after = keys.map((k) => rendezvousChooser.choose(k, hosts.filter((h) => h !== "h2"), new Map())!);
+    for (let i = 0; i < keys.length; i++) if (before[i] !== "h2") expect(after[i]).toBe(before[i]);
+    for (const h of hosts) expect(before.filter((x) => x === h).length).toBeGreaterThan(50);
+  });
+
+  it("is selected by name", () => {
+    expect(chooserNamed("rendezvous")).toBe(rendezvousChooser);
+    expect(chooserNamed("least-loaded")).toBe(leastLoadedChooser);
+  });
+});

@@ -1,0 +1,153 @@
+/**
+ * Given/when/then specs for the proxy decider: given a proxy's history
+ * (events with their stream sequences), when a command arrives at an instant,
+ * then the decider records one event, replies, refuses a grant for a reason,
+ * or rejects with a code.
+ */
+import { expect } from "vitest";
+import { decodeEvent, encodeEvent, isUnparsable, type EventEnvelope, type HistoryEntry } from "../../src/events/envelope.ts";
+import type { ProxyEvent } from "../../src/events/proxy-events.ts";
+import type { Decision, ErrorCode } from "../../src/actors/decision.ts";
+import type { GrantRefusal, ProxyCommand, ProxySettings } from "../../src/actors/proxy/commands.ts";
+import { decideProxy, refusalOf } from "../../src/actors/proxy/decide.ts";
+import { evolveProxy, initialProxyState, type ProxyState } from "../../src/projections/proxy.ts";
+
+/** The instant specs start at. */
+export const T0 = Date.parse("2026-01-01T00:00:00.000Z");
+/** A short cooldown (= retention) so specs read easily. */
+export const COOLDOWN_MS = 60_000;
+/** Settings of the specs. */
+export const SETTINGS: ProxySettings = { cooldownMs: COOLDOWN_MS };
+/** The proxy specs use unless they name another. */
+export const PROXY = "egress-1";
+
+/** An instant as events carry it. */
+export const iso = (ms: number): string => new Date(ms).toISOString();
+
+type DataOf<T extends ProxyEvent["type"]> = Extract<ProxyEvent, { type: T }>["data"];
+
+/** One recorded proxy event at `seq`, decided at `at`; encoded and decoded, so specs only use events the stream accepts. */
+export function proxyEvent<T extends ProxyEvent["type"]>(seq: number, type: T, data: DataOf<T>, at = T0, name = PROXY): HistoryEntry {
+  const envelope: EventEnvelope = { type, v: 1, at: iso(at), kind: "proxy", id: name, data };
+  const entry = decodeEvent(encodeEvent(envelope), seq, `msg-${seq}`);
+  if (isUnparsable(entry)) throw new Error(`spec event at ${seq} does not parse: ${entry.reason}`);
+  return entry;
+}
+
+/** `ProxyRegistered` with the contract's defaults for what is not given. */
+export function registered(
+  seq: number,
+  r: { maxLeases: number; latencyMs?: number; labels?: Record<string, string>; healthy?: boolean; at?: number },
+): HistoryEntry {
+  return proxyEvent(
+    seq,
+    "ProxyRegistered",
+    { maxLeases: r.maxLeases, latencyMs: r.latencyMs ?? 0, labels: r.labels ?? {}, healthy: r.healthy ?? true },
+    r.at ?? T0,
+  );
+}
+
+/** `ProxyRemoved` at `at`. */
+export function removed(seq: number, at = T0): HistoryEntry {
+  return proxyEvent(seq, "ProxyRemoved", {}, at);
+}
+
+/** `ProxyLeaseGranted` of `leaseId` at `at` for `ttlMs` (expiry derived as the decider would). */
+export function granted(seq: number, g: { leaseId: string; ttlMs: number; at?: number; target?: string }): HistoryEntry {
+  const at = g.at ?? T0;
+  return proxyEvent(
+    seq,
+    "ProxyLeaseGranted",
+    { leaseId: g.leaseId, target: g.target ?? "", ttlMs: g.ttlMs, expiresAt: iso(at + g.ttlMs) },
+    at,
+  );
+}
+
+/** `ProxyLeaseReleased` of `leaseId` at `at`. */
+export function releasedLease(seq: number, leaseId: string, at = T0): HistoryEntry {
+  return proxyEvent(seq, "ProxyLeaseReleased", { leaseId }, at);
+}
+
+/** `ProxyCooldownStarted` for `target` reported at `at` (until `at + COOLDOWN_MS`). */
+export function cooledDown(
+  seq: number,
+  c: { leaseId: string; target: string; at?: number; result?: "rate_limited" | "banned" },
+): HistoryEntry {
+  const at = c.at ?? T0;
+  return proxyEvent(
+    seq,
+    "ProxyCooldownStarted",
+    { leaseId: c.leaseId, result: c.result ?? "rate_limited", target: c.target, untilAt: iso(at + COOLDOWN_MS) },
+    at,
+  );
+}
+
+/** What a spec expects of a decision. */
+export interface Then {
+  readonly decision: Decision;
+  /** The decider records exactly this event. */
+  thenRecords<T extends ProxyEvent["type"]>(type: T, data: DataOf<T>): void;
+  /** The decider replies without recording anything. */
+  thenReplies(reply: unknown): void;
+  /** The decider refuses with `code` (and, when given, exactly these details). */
+  thenRejects(code: ErrorCode, details?: Record<string, unknown>): void;
+  /** The decider refuses a grant, for `reason` (the selector then asks the next proxy). */
+  thenRefusesGrant(reason: GrantRefusal): void;
+}
+
+/** A proxy with a given history, ready for a command. */
+export interface Given {
+  readonly state: ProxyState;
+  when(command: ProxyCommand, now: number): Then;
+}
+
+/** Folds `history` with evolveProxy and returns a spec builder for the resulting state. */
+export function givenProxy(history: readonly HistoryEntry[], settings: ProxySettings = SETTINGS, name = PROXY): Given {
+  return givenState(history.reduce(evolveProxy, initialProxyState(name)), settings);
+}
+
+/** A spec builder for an explicit state (e.g. a pruned one). */
+export function givenState(state: ProxyState, settings: ProxySettings = SETTINGS): Given {
+  return {
+    state,
+    when(command, now) {
+      const decision = decideProxy(state, command, now, settings);
+      return {
+        decision,
+        thenRecords(type, data) {
+          expect(decision).toEqual({ outcome: "append", type, data });
+        },
+        thenReplies(reply) {
+          expect(decision).toEqual({ outcome: "reply", reply });
+        },
+        thenRejects(code, details) {
+          expect(decision.outcome).toBe("reject");
+          if (decision.outcome !== "reject") return;
+          expect(decision.rejection.code).toBe(code);
+          expect(decision.rejection.message.length).toBeGreaterThan(0);
+          if (details !== undefined) expect(decision.rejection.details).toEqual(details);
+        },
+        thenRefusesGrant(reason) {
+          expect(decision.outcome).toBe("reject");
+          if (decision.outcome !== "reject") return;
+          expect(refusalOf(decision.rejection.details)).toBe(reason);
+        },
+      };
+    },
+  };
+}
+
+/** Stats as a grant command carries them (their values do not affect the decision). */
+export const SOME_STATS = { considered: 1, unhealthy: 0, inCooldown: 0, atCapacity: 0 };
+
+/** A grant command with defaults: lease `L-new`, no target, no labels. */
+export function grant(g: { leaseId?: string; ttlMs?: number; target?: string; labels?: Record<string, string> } = {}): ProxyCommand {
+  return {
+    op: "grant",
+    leaseId: g.leaseId ?? "L-new",
+    target: g.target ?? "",
+    ttlMs: g.ttlMs ?? 10_000,
+    labels: g.labels ?? {},
+    stats: SOME_STATS,
+  };
+}

@@ -1,0 +1,131 @@
+/**
+ * Fixtures for the route integration tests: a typed client over
+ * request/reply, contract assertions for success and failure replies,
+ * cleanup of services and connections, and a reader of the route and host
+ * events in the stream.
+ */
+import { afterEach, expect } from "vitest";
+import type { NatsConnection } from "@nats-io/nats-core";
+import { decodeEvent, isUnparsable, type RecordedEvent } from "../../src/events/index.ts";
+import type { RunningService } from "../../src/service.ts";
+import type { ServiceConfig } from "../../src/config.ts";
+import { call, connectNats, startTestService, type Reply, type TestService } from "./nats.ts";
+
+/** A route lease as `route.get` and `route.snapshot` show it. */
+export interface RouteLeaseBody {
+  readonly route: string;
+  readonly fp: string;
+  readonly model: string;
+  readonly host: string;
+  readonly createdAt: string;
+  readonly lastUsedAt: string;
+}
+
+/** Any reply body of the host and route endpoints. */
+export interface RouteBody {
+  readonly host?: string;
+  readonly reused?: boolean;
+  readonly from?: string;
+  readonly released?: number;
+  readonly pinned?: string;
+  readonly leases?: RouteLeaseBody[];
+  readonly hosts?: { host: string; healthy: boolean; draining: boolean; active: number }[];
+  readonly error?: { readonly code: string; readonly message: string } & Record<string, unknown>;
+}
+
+/** Requests to the host and route endpoints of one prefix. */
+export interface RouteClient {
+  setHost(body: unknown): Promise<Reply<RouteBody>>;
+  listHosts(): Promise<Reply<RouteBody>>;
+  acquire(body: unknown): Promise<Reply<RouteBody>>;
+  move(body: unknown): Promise<Reply<RouteBody>>;
+  candidates(body: unknown): Promise<Reply<RouteBody>>;
+  pin(body: unknown): Promise<Reply<RouteBody>>;
+  unpin(body: unknown): Promise<Reply<RouteBody>>;
+  release(body: unknown): Promise<Reply<RouteBody>>;
+  get(body: unknown): Promise<Reply<RouteBody>>;
+  snapshot(): Promise<Reply<RouteBody>>;
+}
+
+/** A route client for `prefix` on `nc`. */
+export function routeClient(nc: NatsConnection, prefix: string, timeoutMs = 10_000): RouteClient {
+  const op = (kindOp: string) => (body: unknown) => call<RouteBody>(nc, prefix, kindOp, body, timeoutMs);
+  return {
+    setHost: op("host.set"),
+    listHosts: () => op("host.list")({}),
+    acquire: op("route.acquire"),
+    move: op("route.move"),
+    candidates: op("route.candidates"),
+    pin: op("route.pin"),
+    unpin: op("route.unpin"),
+    release: op("route.release"),
+    get: op("route.get"),
+    snapshot: () => op("route.snapshot")({}),
+  };
+}
+
+/** Asserts a success reply (no error headers, no error body) and returns its body. */
+export function ok(reply: Reply<RouteBody>): RouteBody {
+  expect(reply.status, `unexpected failure ${JSON.stringify(reply.body)}`).toBeUndefined();
+  expect(reply.errorHeader).toBeUndefined();
+  expect(reply.body.error).toBeUndefined();
+  return reply.body;
+}
+
+/** Asserts a failure reply as the contract shapes it: status header, code, `Nats-Service-Error` equal to the message. */
+export function failed(reply: Reply<RouteBody>, status: number, code: string): void {
+  expect(reply.body.error?.code, `expected ${code}, got ${JSON.stringify(reply.body)}`).toBe(code);
+  expect(reply.status).toBe(status);
+  expect(reply.body.error!.message.length).toBeGreaterThan(0);
+  expect(reply.errorHeader).toBe(reply.body.error!.message);
+}
+
+/** Resources stopped or closed after each test of the calling file (last first). */
+export interface RouteHarnessInt {
+  service(prefix: string, overrides?: Partial<ServiceConfig>): Promise<TestService>;
+  connect(): Promise<NatsConnection>;
+}
+
+/** A {@link RouteHarnessInt} whose resources are released after each test. */
+export function useRouteServices(): RouteHarnessInt {
+  const tasks: (() => Promise<unknown>)[] = [];
+  afterEach(async () => {
+    const errors: unknown[] = [];
+    for (const task of tasks.splice(0).reverse()) {
+      try {
+        await task();
+      } catch (e) {
+        errors.push(e);
+      }
+    }
+    if (errors.length > 0) throw errors[0];
+  });
+  return {
+    async service(prefix, overrides = {}) {
+      const svc = await startTestService(prefix, overrides);
+      tasks.push(() => svc.stop());
+      return svc;
+    },
+    async connect() {
+      const nc = await connectNats();
+      tasks.push(() => nc.close());
+      return nc;
+    },
+  };
+}
+
+/** Every event of `kind` in the stream, in stream order, decoded as the service decodes it. */
+export async function eventsOfKind(service: RunningService, kind: "host" | "route"): Promise<RecordedEvent[]> {
+  const out: RecordedEvent[] = [];
+  for await (const m of service.log.readStream({ filter: service.subjects.eventsOfKind(kind) })) {
+    const entry = decodeEvent(m.payload, m.seq, m.msgId);
+    expect(isUnparsable(entry), JSON.stringify(entry)).toBe(false);
+    if (!isUnparsable(entry)) out.push(entry);
+  }
+  return out;
+}
+
+/** Data of an event as a plain record. */
+export function dataOf(e: RecordedEvent): Record<string, unknown> {
+  return e.event.data as Record<string, unknown>;
+}

@@ -1,0 +1,116 @@
+/**
+ * Given/when/then specs for the route decider: given a route's history
+ * (events decided at instants, through encode/decode so only events the
+ * stream would accept can be given), when a command arrives at an instant
+ * with a host table, then the decider records one event, replies, or rejects.
+ */
+import { expect } from "vitest";
+import { decodeEvent, encodeEvent, isUnparsable, type EventEnvelope, type HistoryEntry, type RouteEvent } from "../../src/events/index.ts";
+import type { Decision, ErrorCode } from "../../src/actors/decision.ts";
+import { decideRoute } from "../../src/actors/route/decide.ts";
+import { chooserNamed, type ChooserName } from "../../src/actors/route/chooser.ts";
+import type { AcquireRoute, RouteCommand, RouteSettings } from "../../src/actors/route/commands.ts";
+import { evolveRoute, initialRouteState, type RouteState } from "../../src/projections/route.ts";
+import type { HostHealth } from "../../src/projections/host.ts";
+
+/** The instant specs start at. */
+export const T0 = Date.parse("2026-01-01T00:00:00.000Z");
+/** The route specs use unless they name another. */
+export const ROUTE = "chat/eu";
+/** Idle time of the specs: a lease unused for more than this idles out; touches are coalesced to 1/100 of it. */
+export const IDLE_MS = 60_000;
+
+/** Route settings with the given chooser. */
+export function settingsWith(chooser: ChooserName = "least-loaded", routeIdleMs = IDLE_MS): RouteSettings {
+  return { routeIdleMs, chooser: chooserNamed(chooser) };
+}
+
+type DataOf<T extends RouteEvent["type"]> = Extract<RouteEvent, { type: T }>["data"];
+
+let nextSeq = 1;
+
+/** One recorded route event decided at `at`. */
+export function routeEvent<T extends RouteEvent["type"]>(type: T, data: DataOf<T>, at = T0, route = ROUTE): HistoryEntry {
+  const envelope: EventEnvelope = { type, v: 1, at: new Date(at).toISOString(), kind: "route", id: route, data };
+  const seq = nextSeq++;
+  const entry = decodeEvent(encodeEvent(envelope), seq, `msg-${seq}`);
+  if (isUnparsable(entry)) throw new Error(`spec event does not parse: ${entry.reason}`);
+  return entry;
+}
+
+/** A lease of `(fp, model)` placed on `host` at `at` as a fresh placement. */
+export function placed(fp: string, model: string, host: string, at = T0, extra: Partial<DataOf<"RouteLeasePlaced">> = {}): HistoryEntry {
+  return routeEvent("RouteLeasePlaced", { fp, model, host, from: "", reason: "new", reused: false, ...extra }, at);
+}
+
+/** The lease of `(fp, model)` used at `at`. */
+export function touched(fp: string, model: string, at: number): HistoryEntry {
+  return routeEvent("RouteLeaseTouched", { fp, model }, at);
+}
+
+/** Hosts seen as candidates. */
+export function seen(...hosts: string[]): HistoryEntry {
+  return routeEvent("RouteCandidatesSeen", { seen: hosts });
+}
+
+/** The route pinned to `host` (nothing displaced). */
+export function pinned(host: string, at = T0): HistoryEntry {
+  return routeEvent("RoutePinned", { host, displaced: [] }, at);
+}
+
+/** A host table: `up` healthy, `draining` healthy and draining, `down` set unhealthy; anything else was never set. */
+export function hostsOf(t: { up?: string[]; draining?: string[]; down?: string[] }): ReadonlyMap<string, HostHealth> {
+  const m = new Map<string, HostHealth>();
+  for (const h of t.up ?? []) m.set(h, { healthy: true, draining: false });
+  for (const h of t.draining ?? []) m.set(h, { healthy: true, draining: true });
+  for (const h of t.down ?? []) m.set(h, { healthy: false, draining: false });
+  return m;
+}
+
+/** An acquire command with defaults: no candidates, empty host table, no loads, no requestId. */
+export function acquire(fp: string, model: string, a: Partial<Omit<AcquireRoute, "op" | "fp" | "model">> = {}): AcquireRoute {
+  return { op: "acquire", fp, model, candidates: [], hosts: new Map(), loads: new Map(), recordReuse: false, ...a };
+}
+
+/** What a spec expects of a decision. */
+export interface Then {
+  readonly decision: Decision;
+  /** The decider records exactly this event. */
+  thenRecords<T extends RouteEvent["type"]>(type: T, data: DataOf<T>): void;
+  /** The decider replies without recording anything. */
+  thenReplies(reply: unknown): void;
+  /** The decider refuses with `code`. */
+  thenRejects(code: ErrorCode): void;
+}
+
+/** A route with a given history, ready for a command. */
+export interface Given {
+  readonly state: RouteState;
+  when(command: RouteCommand, now?: number, settings?: RouteSettings): Then;
+}
+
+/** Folds `history` with evolveRoute and returns a spec builder for the resulting state. */
+export function givenRoute(history: readonly HistoryEntry[] = [], route = ROUTE): Given {
+  const state = history.reduce(evolveRoute, initialRouteState(route));
+  return {
+    state,
+    when(command, now = T0, settings = settingsWith()) {
+      const decision = decideRoute(state, command, now, settings);
+      return {
+        decision,
+        thenRecords(type, data) {
+          expect(decision).toEqual({ outcome: "append", type, data });
+        },
+        thenReplies(reply) {
+          expect(decision).toEqual({ outcome: "reply", reply });
+        },
+        thenRejects(code) {
+          expect(decision.outcome).toBe("reject");
+          if (decision.outcome !== "reject") return;
+          expect(decision.rejection.code).toBe(code);
+          expect(decision.rejection.message.length).toBeGreaterThan(0);
+        },
+      };
+    },
+  };
+}
