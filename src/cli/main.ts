@@ -4,6 +4,10 @@ import { VERSION } from "../version.ts";
 import { addConnectionOptions, addServiceOptions } from "./options.ts";
 import { serve, type ServeFlags } from "./serve.ts";
 import { callCommand, type CallFlags } from "./call.ts";
+import { addReplayCommand } from "./replay.ts";
+import { addAuditCommand } from "./audit.ts";
+import { addTailCommand } from "./tail.ts";
+import { addStatusCommand } from "./status.ts";
 
 const program = new Command()
   .name("leasehold")
@@ -29,5 +33,10 @@ const callCmd = program
   .option("--timeout-ms <ms>", "how long to wait for the reply", "5000");
 addConnectionOptions(callCmd);
 callCmd.action((kindOp: string, body: string | undefined, flags: CallFlags) => callCommand(kindOp, body, flags));
+
+addReplayCommand(program);
+addAuditCommand(program);
+addTailCommand(program);
+addStatusCommand(program);
 
 await program.parseAsync(process.argv);

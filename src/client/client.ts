@@ -142,11 +142,13 @@ export class RouteApi {
 
   /**
    * Places (or finds) the conversation's host; `NoHostError` / `PinnedDownError`
-   * when none is usable. With the automatic requestId every call records its
-   * use; pass `{autoRequestId: false}` on a hot path to let a reuse write nothing.
+   * when none is usable. No automatic requestId here: acquiring again simply
+   * finds the placement again (so the retry on timeout is safe without one),
+   * and without a requestId a reuse writes nothing (last use is coalesced).
+   * Pass `{autoRequestId: true}` or a `requestId` for a strictly repeated answer.
    */
   acquire(request: T.RouteAcquireRequest, options?: CallOptions): Promise<T.RouteAcquireReply> {
-    return this.t.request("route", "acquire", request, true, options);
+    return this.t.request("route", "acquire", request, true, { ...options, autoRequestId: options?.autoRequestId ?? false }, true);
   }
 
   /** Moves the conversation's lease to `host` (no health check). */

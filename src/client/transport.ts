@@ -54,14 +54,15 @@ export class Transport {
   }
 
   /** Sends one request (a mutation gets a requestId) and returns the success body; throws a LeaseholdError or a LeaseholdTransportError. */
-  async request<Reply>(kind: string, op: string, body: object, mutating: boolean, options: CallOptions = {}): Promise<Reply> {
+  async request<Reply>(kind: string, op: string, body: object, mutating: boolean, options: CallOptions = {}, repeatable = false): Promise<Reply> {
     const subject = this.subjects.command(kind, op);
     const given = (body as { requestId?: string }).requestId;
     const requestId = given ?? (mutating && options.autoRequestId !== false ? randomUUID() : undefined);
     const payload = encoder.encode(JSON.stringify(requestId === given ? body : { ...body, requestId }));
     const timeout = options.timeoutMs ?? this.timeoutMs;
     // A read is repeatable as is; a mutation only with a requestId (the service answers the repeat from the first reply).
-    const attempts = options.retry !== false && (!mutating || requestId !== undefined) ? 2 : 1;
+    // `repeatable` mutations (route.acquire) give the right answer when simply sent again.
+    const attempts = options.retry !== false && (!mutating || repeatable || requestId !== undefined) ? 2 : 1;
     for (let attempt = 1; ; attempt++) {
       let msg: Msg;
       try {

@@ -61,12 +61,14 @@ export function formatEventLine(message: StoredMessage, subjects: Subjects): str
   return [e.at, `#${message.seq}`, who, e.type, ...fields].join(" ");
 }
 
+const lenientUtf8 = new TextDecoder("utf-8");
+
 /** One message as a JSON line: sequence, subject, stored time and the event as stored (or why it does not parse). */
 export function formatEventJson(message: StoredMessage): string {
   const entry = decodeEvent(message.payload, message.seq, message.msgId);
   const base = { seq: message.seq, subject: message.subject, storedAt: iso(message.time) };
   if (!isUnparsable(entry)) return JSON.stringify({ ...base, event: entry.event });
-  return JSON.stringify({ ...base, unparsable: entry.reason, payload: Buffer.from(message.payload).toString("utf8") });
+  return JSON.stringify({ ...base, unparsable: entry.reason, payload: lenientUtf8.decode(message.payload) });
 }
 
 /**

@@ -71,4 +71,14 @@ describe("client.host and client.route", () => {
     await client.host.set({ host: "h1", healthy: false });
     await expectRejects(client.route.acquire({ route: "r", fp: "", model: "", candidates: ["h1"] }), PinnedDownError, "PINNED_DOWN", 503);
   });
+
+  it("route.acquire sends no requestId by default, so reusing a placement writes no event", async () => {
+    const { client, svc } = await h.start();
+    await client.host.set({ host: "h1", healthy: true });
+    await client.route.acquire({ route: "hot", fp: "", model: "m", candidates: ["h1"] });
+    const subject = svc.service.subjects.event("route", "hot");
+    const before = await svc.service.log.lastSubjectSeq(subject);
+    for (let i = 0; i < 5; i++) expect(await client.route.acquire({ route: "hot", fp: "", model: "m", candidates: ["h1"] })).toEqual({ host: "h1", reused: true });
+    expect(await svc.service.log.lastSubjectSeq(subject)).toBe(before);
+  });
 });

@@ -301,7 +301,7 @@ describe("proxy service against the seed's store", () => {
           }
         },
       ),
-      { numRuns: 100 },
+      { numRuns: 3000 },
     );
   });
 });

@@ -1,0 +1,136 @@
+/**
+ * `leasehold audit`: reads the event stream (needs only NATS) and checks
+ * every invariant of the contract, printing each violation with its stream
+ * sequence, actor and rule, then a summary. Exit 0 when clean, 1 on any
+ * violation, 2 on a usage or connection error.
+ */
+import { Option, type Command } from "commander";
+import { DEFAULTS } from "../config.ts";
+import {
+  AUDIT_RULES,
+  auditStream,
+  cell,
+  parseCount,
+  parsePosition,
+  runTool,
+  ToolUsageError,
+  type AuditOptions,
+  type AuditProgress,
+  type AuditSummary,
+  type Violation,
+  CONNECTION_HELP,
+} from "../tools/index.ts";
+import { addConnectionOptions } from "./options.ts";
+
+/** Flags of `audit`. */
+export interface AuditFlags {
+  nats?: string;
+  prefix: string;
+  from?: string;
+  to?: string;
+  json?: boolean;
+  progress?: boolean;
+  cooldownMs: string;
+  maxTtlMs: string;
+}
+
+/** Adds `audit` to the program. */
+export function addAuditCommand(program: Command): void {
+  const rules = Object.entries(AUDIT_RULES)
+    .map(([id, text]) => `  ${id}\n      ${text}`)
+    .join("\n");
+  const command = program
+    .command("audit")
+    .description(
+      "Read the whole event stream (or --from/--to) and check every invariant of the contract; print each violation with its " +
+        "sequence, actor and rule, then a summary. Exit 0 when clean, 1 on any violation, 2 on a usage or connection error. Needs only NATS.",
+    )
+    .option("--from <seq|instant>", "report violations from this stream sequence or RFC 3339 instant on (what comes before is still folded, silently)")
+    .option("--to <seq|instant>", "stop after this stream sequence, or after the last message stored at or before this instant")
+    .option("--json", "print each violation as a JSON line, then a {\"summary\": ...} line")
+    .option("--progress", "report progress on stderr even when it is not a terminal")
+    .addOption(
+      new Option("--cooldown-ms <ms>", "the service's --cooldown-ms: how long an expired proxy lease still resolves for report")
+        .env("LEASEHOLD_COOLDOWN_MS")
+        .default(String(DEFAULTS.cooldownMs)),
+    )
+    .addOption(
+      new Option("--max-ttl-ms <ms>", "the service's --max-ttl-ms: how far ahead of its event a lock lease may end")
+        .env("LEASEHOLD_MAX_TTL_MS")
+        .default(String(DEFAULTS.maxTtlMs)),
+    )
+    .addHelpText("after", `\nRules checked:\n${rules}`);
+  addConnectionOptions(command);
+  command.addHelpText("after", CONNECTION_HELP);
+  command.action(async (flags: AuditFlags) => {
+    const report = (m: string) => console.error(`leasehold audit: ${m}`);
+    let options: Omit<AuditOptions, "onViolation" | "onProgress">;
+    try {
+      const from = flags.from === undefined ? undefined : parsePosition(flags.from, "--from");
+      const to = flags.to === undefined ? undefined : parsePosition(flags.to, "--to");
+      options = {
+        cooldownMs: parseCount(flags.cooldownMs, "--cooldown-ms", 1),
+        maxTtlMs: parseCount(flags.maxTtlMs, "--max-ttl-ms", 1),
+        fromSeq: from !== undefined && "seq" in from ? from.seq : undefined,
+        fromTime: from !== undefined && "time" in from ? from.time : undefined,
+        toSeq: to !== undefined && "seq" in to ? to.seq : undefined,
+        toTime: to !== undefined && "time" in to ? to.time : undefined,
+      };
+    } catch (e) {
+      if (!(e instanceof ToolUsageError)) throw e;
+      report(e.message);
+      process.exitCode = 2;
+      return;
+    }
+    process.exitCode = await runTool(
+      flags,
+      "leasehold-audit",
+      async ({ log, subjects, url }) => {
+        const total = options.toSeq ?? (await log.lastSeq());
+        const tty = process.stderr.isTTY;
+        const showProgress = tty || flags.progress === true;
+        const started = Date.now();
+        const progress = (p: AuditProgress) => {
+          const rate = Math.round(p.read / Math.max(0.001, (Date.now() - started) / 1000));
+          const line = `audit: ${p.read} of ${total} messages (${Math.floor((100 * p.seq) / Math.max(1, total))}%), ${p.violations} violations, ${rate} messages/s`;
+          process.stderr.write(tty ? `\r${line}\u001b[K` : `${line}\n`);
+        };
+        const summary = await auditStream(log.readStream({ toSeq: options.toSeq, toTime: options.toTime }), subjects, {
+          ...options,
+          onViolation: (v) => console.log(flags.json === true ? JSON.stringify(violationJson(v)) : violationLine(v)),
+          onProgress: showProgress ? progress : undefined,
+        });
+        if (showProgress && tty) process.stderr.write("\n");
+        console.log(flags.json === true ? JSON.stringify({ summary }) : summaryLines(summary, subjects.eventStream, url).join("\n"));
+        return summary.violations > 0 ? 1 : 0;
+      },
+      report,
+    );
+  });
+}
+
+/** A violation as one line: `#<seq> <at> <kind> <id> <rule>: <what>`. */
+export function violationLine(v: Violation): string {
+  const who = v.actor === null ? v.subject : `${v.actor.kind} ${cell(v.actor.id)}`;
+  return `#${v.seq} ${v.at} ${who} ${v.rule}: ${v.message.split("\n").join("; ")}`;
+}
+
+function violationJson(v: Violation): Record<string, unknown> {
+  return { seq: v.seq, at: v.at, subject: v.subject, kind: v.actor?.kind ?? null, id: v.actor?.id ?? null, rule: v.rule, message: v.message };
+}
+
+function summaryLines(s: AuditSummary, stream: string, url: string): string[] {
+  const actors = s.actors.proxy + s.actors.host + s.actors.route + s.actors.lock;
+  const seconds = s.elapsedMs / 1000;
+  const lines = [
+    "",
+    `audit of ${stream} on ${url}${s.checked > 0 ? `, sequences ${s.firstSeq}..${s.lastSeq}` : ""}`,
+    `  messages read  ${s.read}${s.checked !== s.read ? ` (${s.checked} checked)` : ""}`,
+    `  actors         ${actors} (proxy ${s.actors.proxy}, host ${s.actors.host}, route ${s.actors.route}, lock ${s.actors.lock})`,
+    `  time           ${seconds.toFixed(1)} s (${Math.round(s.read / Math.max(seconds, 0.001))} messages/s)`,
+    `  violations     ${s.violations}`,
+  ];
+  const width = Math.max(0, ...Object.keys(s.byRule).map((r) => r.length));
+  for (const [rule, n] of Object.entries(s.byRule)) lines.push(`    ${rule.padEnd(width)}  ${n}`);
+  return lines;
+}

@@ -1,0 +1,54 @@
+/**
+ * `leasehold status`: a live view of the running service as aligned tables:
+ * proxies with load and cooldowns, hosts and the route leases on them, locks
+ * with holder and time left. Exit 2 when no service answers.
+ */
+import type { Command } from "commander";
+import { collectStatus, parseCount, renderStatus, runTool, ToolUsageError, CONNECTION_HELP } from "../tools/index.ts";
+import { addConnectionOptions } from "./options.ts";
+
+/** Flags of `status`. */
+export interface StatusFlags {
+  nats?: string;
+  prefix: string;
+  json?: boolean;
+  allLocks?: boolean;
+  timeoutMs: string;
+}
+
+/** Adds `status` to the program. */
+export function addStatusCommand(program: Command): void {
+  const command = program
+    .command("status")
+    .description(
+      "Show the running service's live state: proxies (load, cooldowns), hosts and their route leases (from proxy.list, host.list, route.snapshot), " +
+        "and locks with holder and time left (folded from the stream's lock events). Exit 2 when no service answers.",
+    )
+    .option("--json", "print one JSON object instead of tables")
+    .option("--all-locks", "also list locks that are free or whose lease expired")
+    .option("--timeout-ms <ms>", "how long to wait for the service's answers", "5000");
+  addConnectionOptions(command);
+  command.addHelpText("after", CONNECTION_HELP);
+  command.action(async (flags: StatusFlags) => {
+    const report = (m: string) => console.error(`leasehold status: ${m}`);
+    let timeoutMs: number;
+    try {
+      timeoutMs = parseCount(flags.timeoutMs, "--timeout-ms", 1);
+    } catch (e) {
+      if (!(e instanceof ToolUsageError)) throw e;
+      report(e.message);
+      process.exitCode = 2;
+      return;
+    }
+    process.exitCode = await runTool(
+      flags,
+      "leasehold-status",
+      async ({ nc, log, subjects }) => {
+        const status = await collectStatus(nc, log, subjects, Date.now, timeoutMs);
+        console.log(flags.json === true ? JSON.stringify(status, null, 2) : renderStatus(status, flags.allLocks === true).join("\n"));
+        return 0;
+      },
+      report,
+    );
+  });
+}

@@ -1,0 +1,83 @@
+/**
+ * `leasehold tail`: follows the event stream live (needs only NATS), one
+ * readable line per event, or raw JSON lines with `--json`; until SIGINT or
+ * SIGTERM, or `--limit` events.
+ */
+import { Option, type Command } from "commander";
+import { ACTOR_KINDS, type ActorKind } from "../events/index.ts";
+import { parseCount, parseSince, runTool, startTail, ToolUsageError, type TailOptions, CONNECTION_HELP } from "../tools/index.ts";
+import { addConnectionOptions } from "./options.ts";
+
+/** Flags of `tail`. */
+export interface TailFlags {
+  nats?: string;
+  prefix: string;
+  kind?: ActorKind;
+  id?: string;
+  since?: string;
+  fromSeq?: string;
+  limit?: string;
+  json?: boolean;
+}
+
+/** Adds `tail` to the program. */
+export function addTailCommand(program: Command): void {
+  const command = program
+    .command("tail")
+    .description("Follow the event stream live: one readable line per event (<at> #<seq> <kind> <id> <Type> field=value ...), or raw JSON with --json. Needs only NATS.")
+    .addOption(new Option("--kind <kind>", "only events of this kind").choices([...ACTOR_KINDS]))
+    .option("--id <id>", "only events of the actor with this id (needs --kind)")
+    .option("--since <instant|duration>", "start with the events stored since an RFC 3339 instant, or a duration ago (10m, 2h, 1h30m); default: only new events")
+    .option("--from-seq <n>", "start at this stream sequence (1: the whole stream)")
+    .option("--limit <n>", "exit after printing n events")
+    .option("--json", "one JSON object per event: {seq, subject, storedAt, event} (or unparsable and payload)")
+    .addHelpText("after", "\nExamples:\n  leasehold tail --kind lock --since 10m\n  leasehold tail --kind route --id checkout --json");
+  addConnectionOptions(command);
+  command.addHelpText("after", CONNECTION_HELP);
+  command.action(async (flags: TailFlags) => {
+    const report = (m: string) => console.error(`leasehold tail: ${m}`);
+    let options: TailOptions;
+    let limit: number | undefined;
+    try {
+      if (flags.id !== undefined && flags.kind === undefined) throw new ToolUsageError("--id needs --kind (an id names one actor of one kind)");
+      options = {
+        kind: flags.kind,
+        id: flags.id,
+        since: flags.since === undefined ? undefined : parseSince(flags.since),
+        fromSeq: flags.fromSeq === undefined ? undefined : parseCount(flags.fromSeq, "--from-seq", 1),
+        json: flags.json,
+      };
+      limit = flags.limit === undefined ? undefined : parseCount(flags.limit, "--limit", 1);
+    } catch (e) {
+      if (!(e instanceof ToolUsageError)) throw e;
+      report(e.message);
+      process.exitCode = 2;
+      return;
+    }
+    process.exitCode = await runTool(
+      flags,
+      "leasehold-tail",
+      async ({ log, subjects, nc }) => {
+        let printed = 0;
+        let finish!: () => void;
+        const done = new Promise<void>((resolve) => (finish = resolve));
+        const following = await startTail(log, subjects, options, (line) => {
+          if (limit !== undefined && printed >= limit) return;
+          console.log(line);
+          printed++;
+          if (printed === limit) finish();
+        });
+        const onSignal = () => finish();
+        process.once("SIGINT", onSignal);
+        process.once("SIGTERM", onSignal);
+        void nc.closed().then(() => finish());
+        await done;
+        process.off("SIGINT", onSignal);
+        process.off("SIGTERM", onSignal);
+        await following.stop();
+        return 0;
+      },
+      report,
+    );
+  });
+}

@@ -1,0 +1,133 @@
+/**
+ * `leasehold status`: a live view of a running service. Proxies (load and
+ * cooldowns), hosts and the route leases on them come from the service's own
+ * read endpoints (`proxy.list`, `host.list`, `route.snapshot`); the contract
+ * has no list of locks, so locks are folded from the stream's lock subjects
+ * with the lock projection and shown with their holder and time left.
+ */
+import type { NatsConnection } from "@nats-io/nats-core";
+import type { EventLog, Subjects } from "../events/index.ts";
+import type { ProxyView, RouteLeaseView } from "../projections/index.ts";
+import { ToolConnectionError } from "./errors.ts";
+import { foldStream, labelsText, replayView, type HostReplayView } from "./replay.ts";
+import { cell, renderTable } from "./table.ts";
+import { formatDuration, iso } from "./time.ts";
+
+/** A lock as status shows it. */
+export interface LockStatus {
+  readonly name: string;
+  readonly state: "held" | "expired" | "free" | "corrupt";
+  readonly owner: string | null;
+  readonly generation: number;
+  readonly expiresAt: string | null;
+  /** Milliseconds until the lease expires (held locks only). */
+  readonly leftMs: number | null;
+}
+
+/** The live view. */
+export interface ServiceStatus {
+  readonly at: string;
+  readonly prefix: string;
+  readonly proxies: ProxyView[];
+  readonly hosts: HostReplayView[];
+  readonly routeLeases: RouteLeaseView[];
+  readonly locks: LockStatus[];
+}
+
+const encoder = new TextEncoder();
+
+/** Sends one request to the service and returns its JSON reply; a missing service or an error reply is a {@link ToolConnectionError}. */
+export async function requestService<T>(nc: NatsConnection, subjects: Subjects, kindOp: string, timeoutMs: number): Promise<T> {
+  const [kind, op] = kindOp.split(".") as [string, string];
+  const subject = subjects.command(kind, op);
+  let reply;
+  try {
+    reply = await nc.request(subject, encoder.encode("{}"), { timeout: timeoutMs });
+  } catch (e) {
+    throw new ToolConnectionError(
+      `no leasehold service answered ${subject} within ${timeoutMs} ms (${(e as Error).message}); status needs a running service: start one with \`leasehold serve --prefix ${subjects.prefix}\``,
+      { cause: e },
+    );
+  }
+  const status = reply.headers?.get("Nats-Service-Error-Code");
+  if (status) throw new ToolConnectionError(`the service answered ${subject} with ${status} ${reply.headers?.get("Nats-Service-Error") ?? ""}`);
+  return reply.json<T>();
+}
+
+/** Collects the live view: three read requests to the service, and the lock subjects of the stream folded at `now`. */
+export async function collectStatus(nc: NatsConnection, log: EventLog, subjects: Subjects, now: () => number, timeoutMs = 5000): Promise<ServiceStatus> {
+  const [proxies, hosts, snapshot] = await Promise.all([
+    requestService<{ proxies: ProxyView[] }>(nc, subjects, "proxy.list", timeoutMs),
+    requestService<{ hosts: HostReplayView[] }>(nc, subjects, "host.list", timeoutMs),
+    requestService<{ leases: RouteLeaseView[] }>(nc, subjects, "route.snapshot", timeoutMs),
+  ]);
+  const fold = await foldStream(log.readStream({ filter: subjects.eventsOfKind("lock") }), subjects);
+  const at = now();
+  const locks = (replayView(fold, at, { kind: "lock" }).locks ?? []).map((l): LockStatus => {
+    const r = l.recorded;
+    return {
+      name: l.name,
+      state: l.state,
+      owner: r?.owner ?? null,
+      generation: l.generation,
+      expiresAt: r?.expiresAt ?? null,
+      leftMs: l.state === "held" && r !== null ? Date.parse(r.expiresAt) - at : null,
+    };
+  });
+  return { at: iso(at), prefix: subjects.prefix, proxies: proxies.proxies, hosts: hosts.hosts, routeLeases: snapshot.leases, locks };
+}
+
+const yesNo = (b: boolean) => (b ? "yes" : "no");
+
+/** The live view as aligned tables. `allLocks` also lists free and expired locks (default: held and corrupt ones). */
+export function renderStatus(status: ServiceStatus, allLocks = false): string[] {
+  const at = Date.parse(status.at);
+  const byHost = new Map<string, RouteLeaseView[]>();
+  for (const l of status.routeLeases) byHost.set(l.host, [...(byHost.get(l.host) ?? []), l]);
+  const shownLocks = status.locks.filter((l) => allLocks || l.state === "held" || l.state === "corrupt");
+  const held = status.locks.filter((l) => l.state === "held").length;
+  const hiddenLocks = status.locks.length - shownLocks.length;
+  return [
+    `leasehold status (prefix ${status.prefix}) at ${status.at}`,
+    "",
+    ...renderTable(
+      `PROXIES (${status.proxies.length})`,
+      ["PROXY", "LOAD", "HEALTHY", "LATENCY", "LABELS", "COOLDOWNS"],
+      status.proxies.map((p) => [
+        cell(p.proxy),
+        `${p.active}/${p.maxLeases}`,
+        yesNo(p.healthy),
+        `${p.latencyMs}ms`,
+        labelsText(p.labels),
+        p.cooldowns.map((c) => `${c.target === "" ? "(global)" : cell(c.target)} ${formatDuration(Date.parse(c.untilAt) - at)} left`).join(", ") || "-",
+      ]),
+    ),
+    "",
+    ...renderTable(
+      `HOSTS (${status.hosts.length})`,
+      ["HOST", "HEALTHY", "DRAINING", "LEASES"],
+      status.hosts.map((h) => [cell(h.host), yesNo(h.healthy), yesNo(h.draining), String(h.active)]),
+    ),
+    "",
+    ...renderTable(
+      `ROUTE LEASES BY HOST (${status.routeLeases.length})`,
+      ["HOST", "ROUTE", "FP", "MODEL", "IDLE"],
+      [...byHost.keys()]
+        .sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))
+        .flatMap((host) => byHost.get(host)!.map((l) => [cell(host), cell(l.route), cell(l.fp), cell(l.model), formatDuration(at - Date.parse(l.lastUsedAt))])),
+    ),
+    "",
+    ...renderTable(
+      `LOCKS (${held} held of ${status.locks.length}${hiddenLocks > 0 ? `; ${hiddenLocks} free or expired not shown, --all-locks lists them` : ""})`,
+      ["LOCK", "STATE", "HOLDER", "GENERATION", "EXPIRES", "LEFT"],
+      shownLocks.map((l) => [
+        cell(l.name),
+        l.state,
+        l.owner === null ? "-" : cell(l.owner),
+        String(l.generation),
+        l.expiresAt ?? "-",
+        l.leftMs === null ? "-" : formatDuration(l.leftMs),
+      ]),
+    ),
+  ];
+}
