@@ -61,26 +61,37 @@ interface Run {
 /** Runs one acquire+release pair (or the ceiling's two requests) for a worker; resolves with how many requests failed. */
 type PairFn = (worker: number, sample: (latencyMs: number) => void) => Promise<number>;
 
+/** A bad command line: reported without a stack. */
+class UsageError extends Error {
+  override readonly name = "UsageError";
+}
+
 const REQUEST_TIMEOUT_MS = 10_000;
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 const json = (value: unknown): Uint8Array => encoder.encode(JSON.stringify(value));
 
 function parseSettings(): Settings {
-  const { values } = parseArgs({
-    options: {
-      "duration-ms": { type: "string", default: "5000" },
-      "warmup-ms": { type: "string", default: "1000" },
-      concurrency: { type: "string", default: "1,64" },
-      repeats: { type: "string", default: "3" },
-      systems: { type: "string", default: "ceiling,leasehold" },
-      "ttl-ms": { type: "string", default: "10000" },
-      "no-async-traces": { type: "boolean", default: false },
-      json: { type: "boolean", default: false },
-      help: { type: "boolean", default: false },
-    },
-    strict: true,
-  });
+  let parsed;
+  try {
+    parsed = parseArgs({
+      options: {
+        "duration-ms": { type: "string", default: "5000" },
+        "warmup-ms": { type: "string", default: "1000" },
+        concurrency: { type: "string", default: "1,64" },
+        repeats: { type: "string", default: "3" },
+        systems: { type: "string", default: "ceiling,leasehold" },
+        "ttl-ms": { type: "string", default: "10000" },
+        "no-async-traces": { type: "boolean", default: false },
+        json: { type: "boolean", default: false },
+        help: { type: "boolean", default: false },
+      },
+      strict: true,
+    });
+  } catch (e) {
+    throw new UsageError((e as Error).message);
+  }
+  const { values } = parsed;
   if (values.help) {
     process.stdout.write(
       "usage: npx tsx bench/locks.ts [--duration-ms N] [--warmup-ms N] [--concurrency 1,64] [--repeats N] [--systems ceiling,leasehold] [--ttl-ms N] [--no-async-traces] [--json]\n",
@@ -89,11 +100,11 @@ function parseSettings(): Settings {
   }
   const positive = (name: string, raw: string): number => {
     const n = Number(raw);
-    if (!Number.isInteger(n) || n <= 0) throw new Error(`--${name} must be a positive whole number, got ${raw}`);
+    if (!Number.isInteger(n) || n <= 0) throw new UsageError(`--${name} must be a positive whole number, got ${raw}`);
     return n;
   };
   const systems = values.systems.split(",").map((s) => s.trim());
-  for (const s of systems) if (s !== "ceiling" && s !== "leasehold") throw new Error(`--systems: unknown system ${s}`);
+  for (const s of systems) if (s !== "ceiling" && s !== "leasehold") throw new UsageError(`--systems: unknown system ${s}`);
   return {
     durationMs: positive("duration-ms", values["duration-ms"]),
     warmupMs: values["warmup-ms"] === "0" ? 0 : positive("warmup-ms", values["warmup-ms"]),
@@ -476,6 +487,6 @@ async function main(): Promise<void> {
 }
 
 main().catch((e: unknown) => {
-  process.stderr.write(`bench failed: ${(e as Error).stack ?? String(e)}\n`);
+  process.stderr.write(e instanceof UsageError ? `${e.message} (see --help)\n` : `bench failed: ${(e as Error).stack ?? String(e)}\n`);
   process.exitCode = 1;
 });

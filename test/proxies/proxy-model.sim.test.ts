@@ -301,7 +301,7 @@ describe("proxy service against the seed's store", () => {
           }
         },
       ),
-      { numRuns: 3000 },
+      { numRuns: 100 },
     );
   });
 });

@@ -126,23 +126,22 @@ describe("proxy endpoints over NATS", () => {
 
   it("keep an expired lease answering report for cooldownMs, with the periodic sweep running", async () => {
     const prefix = uniquePrefix();
-    await h.service(prefix, { cooldownMs: 400, sweepIntervalMs: 50 });
+    await h.service(prefix, { cooldownMs: 1500, sweepIntervalMs: 50 });
     const proxies = proxyClient(await h.connect(), prefix);
     expectOk(await proxies.call("register", { proxy: "p", maxLeases: 1 }));
     const lease = expectOk(await proxies.call("acquire", { ttlMs: 100 })).lease!;
-    const retainedUntil = Date.parse(lease.expiresAt) + 400;
+    const retainedUntil = Date.parse(lease.expiresAt) + 1500;
+    await expect.poll(async () => expectOk(await proxies.call("counts", {})).counts, { timeout: 5000, interval: 20 }).toEqual({});
+    // Expired, not released: it still takes a report (unless this machine stalled past the window).
     const report = await proxies.call("report", { leaseId: lease.id, result: "rate_limited" });
-    // Unless this machine stalled past the retention window, the report resolved.
-    if (Date.now() <= retainedUntil) expectOk(report);
+    if (Date.now() <= retainedUntil) expect(expectOk(report).cooldownUntilAt).toBeDefined();
     await expect
       .poll(async () => (await proxies.call("report", { leaseId: lease.id, result: "ok" })).code, { timeout: 5000, interval: 50 })
       .toBe("UNKNOWN_LEASE");
     expect(Date.now()).toBeGreaterThan(retainedUntil);
-    const list = expectOk(await proxies.call("list", {}));
     await expect
       .poll(async () => expectOk(await proxies.call("list", {})).proxies![0]!.cooldowns, { timeout: 5000, interval: 50 })
       .toEqual([]);
-    expect(list.proxies![0]!.active).toBe(0);
   });
 
   it("are listed by the service framework", async () => {

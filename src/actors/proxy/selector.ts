@@ -58,9 +58,10 @@ export class ProxySelector {
     const go = () => this.select(request, requestId, requestedAt);
     const run = previous === undefined ? go() : previous.then(go, go);
     this.byRequestId.set(requestId, run);
-    void run.finally(() => {
+    const forget = () => {
       if (this.byRequestId.get(requestId) === run) this.byRequestId.delete(requestId);
-    });
+    };
+    run.then(forget, forget);
     return run;
   }
 

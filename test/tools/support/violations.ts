@@ -1,0 +1,332 @@
+/**
+ * Hand-built histories, one per audit rule, each breaking that rule at known
+ * messages (and holding a few look-alike messages that must pass). They are
+ * written straight into a stream, bypassing the service, as a broken or
+ * hostile writer would. Every name carries the scenario's tag, so all
+ * scenarios can share one stream without touching each other's actors.
+ */
+import { encodeEvent, Subjects, type ActorKind, type EventEnvelope } from "../../../src/events/index.ts";
+import type { AuditRule } from "../../../src/tools/index.ts";
+
+/** The instant crafted histories start at. */
+export const CRAFT_T0 = Date.parse("2026-05-01T00:00:00.000Z");
+
+/** The audit settings the scenarios assume (retention 60 s, max TTL 30 s). */
+export const CRAFT_AUDIT = { cooldownMs: 60_000, maxTtlMs: 30_000 } as const;
+
+/** One message to write: a subject (relative to the prefix) and its bytes. */
+export interface CraftedMessage {
+  subject(subjects: Subjects): string;
+  readonly payload: Uint8Array;
+}
+
+/** A history that breaks `rule` at the messages at `breaks` (0-based positions), and nowhere else. */
+export interface Scenario {
+  readonly rule: AuditRule;
+  readonly title: string;
+  readonly messages: readonly CraftedMessage[];
+  readonly breaks: readonly number[];
+}
+
+/** The instant `s` seconds after {@link CRAFT_T0}. */
+export function at(s: number): string {
+  return new Date(CRAFT_T0 + s * 1000).toISOString();
+}
+
+const encoder = new TextEncoder();
+
+/** An event on its own actor's subject. */
+export function event(kind: ActorKind, id: string, type: string, s: number, data: Record<string, unknown>): CraftedMessage {
+  const envelope: EventEnvelope = { type, v: 1, at: at(s), kind, id, data };
+  return { subject: (subjects) => subjects.event(kind, id), payload: encodeEvent(envelope) };
+}
+
+/** Any bytes on an actor's subject. */
+export function raw(kind: ActorKind, id: string, text: string): CraftedMessage {
+  return { subject: (subjects) => subjects.event(kind, id), payload: encoder.encode(text) };
+}
+
+/** An arbitrary JSON value (e.g. a malformed envelope) on an actor's subject. */
+export function json(kind: ActorKind, id: string, value: unknown): CraftedMessage {
+  return raw(kind, id, JSON.stringify(value));
+}
+
+const expires = (s: number, ttl: number) => at(s + ttl / 1000);
+
+/** Lock events, tersely. */
+const lock = {
+  acquire: (name: string, s: number, owner: string, generation: number, ttlMs = 10_000, previousOwner = "") =>
+    event("lock", name, "LockAcquired", s, { owner, generation, ttlMs, expiresAt: expires(s, ttlMs), previousOwner }),
+  renew: (name: string, s: number, owner: string, generation: number, ttlMs = 10_000) =>
+    event("lock", name, "LockRenewed", s, { owner, generation, ttlMs, expiresAt: expires(s, ttlMs) }),
+  release: (name: string, s: number, owner: string, generation: number) => event("lock", name, "LockReleased", s, { owner, generation }),
+};
+
+/** Proxy events, tersely. */
+const proxy = {
+  register: (name: string, s: number, maxLeases: number, healthy = true) =>
+    event("proxy", name, "ProxyRegistered", s, { maxLeases, latencyMs: 10, labels: {}, healthy }),
+  remove: (name: string, s: number) => event("proxy", name, "ProxyRemoved", s, {}),
+  grant: (name: string, s: number, leaseId: string, target = "", ttlMs = 60_000) =>
+    event("proxy", name, "ProxyLeaseGranted", s, { leaseId, target, ttlMs, expiresAt: expires(s, ttlMs) }),
+  release: (name: string, s: number, leaseId: string) => event("proxy", name, "ProxyLeaseReleased", s, { leaseId }),
+  cooldown: (name: string, s: number, leaseId: string, target: string, forS = 60) =>
+    event("proxy", name, "ProxyCooldownStarted", s, { leaseId, result: "rate_limited", target, untilAt: at(s + forS) }),
+};
+
+/** Host and route events, tersely. */
+const host = (name: string, s: number, healthy: boolean, draining = false) => event("host", name, "HostStateSet", s, { healthy, draining });
+const route = {
+  placed: (name: string, s: number, fp: string, model: string, on: string, from = "", reason = "new", reused = false) =>
+    event("route", name, "RouteLeasePlaced", s, { fp, model, host: on, from, reason, reused }),
+  touched: (name: string, s: number, fp: string, model: string) => event("route", name, "RouteLeaseTouched", s, { fp, model }),
+  expired: (name: string, s: number, fp: string, model: string, on: string) => event("route", name, "RouteLeaseExpired", s, { fp, model, host: on }),
+  pinned: (name: string, s: number, on: string, displaced: { fp: string; model: string; host: string }[] = []) =>
+    event("route", name, "RoutePinned", s, { host: on, displaced }),
+  released: (name: string, s: number, released: { fp: string; model: string; host: string }[]) => event("route", name, "RouteReleased", s, { released }),
+};
+
+/** Builds one scenario with `n` making its names unique. */
+type ScenarioOf = (n: (name: string) => string) => Scenario;
+
+const BUILDERS: readonly ScenarioOf[] = [
+  (n) => ({
+    rule: "event-parses",
+    title: "a message that is not JSON, one of an unknown type, one whose data lacks a field",
+    messages: [
+      raw("lock", n("lock"), "{not json"),
+      json("lock", n("lock"), { type: "LockStolen", v: 1, at: at(1), kind: "lock", id: n("lock"), data: {} }),
+      json("lock", n("lock"), { type: "LockAcquired", v: 1, at: at(2), kind: "lock", id: n("lock"), data: { owner: "w1", generation: "one" } }),
+    ],
+    breaks: [0, 1, 2],
+  }),
+  (n) => ({
+    rule: "envelope",
+    title: "no `v`; a proxy envelope on a lock subject; another id; a host event on a lock subject; a subject that is no actor's",
+    messages: [
+      json("lock", n("lock"), { type: "LockReleased", at: at(1), kind: "lock", id: n("lock"), data: { owner: "w1", generation: 1 } }),
+      json("lock", n("lock"), { type: "ProxyRemoved", v: 1, at: at(2), kind: "proxy", id: n("lock"), data: {} }),
+      json("lock", n("lock"), { type: "LockReset", v: 1, at: at(3), kind: "lock", id: n("other"), data: { generation: 0 } }),
+      json("lock", n("lock"), { type: "HostStateSet", v: 1, at: at(4), kind: "lock", id: n("lock"), data: { healthy: true, draining: false } }),
+      {
+        subject: (s) => `${s.prefix}.events.widget.${s.event("lock", n("lock")).split(".").pop()!}`,
+        payload: encoder.encode(JSON.stringify({ type: "LockReset", v: 1, at: at(5), kind: "lock", id: n("lock"), data: { generation: 0 } })),
+      },
+    ],
+    breaks: [0, 1, 2, 3, 4],
+  }),
+  (n) => ({
+    rule: "subject-at-decreases",
+    title: "a renewal stamped before the acquisition it renews",
+    messages: [lock.acquire(n("lock"), 10, "w1", 1), lock.renew(n("lock"), 5, "w1", 1), lock.renew(n("lock"), 11, "w1", 1)],
+    breaks: [1],
+  }),
+  (n) => ({
+    rule: "proxy-over-capacity",
+    title: "a second unexpired lease on a proxy of maxLeases 1 (a third, after both expired, is fine)",
+    messages: [proxy.register(n("p"), 0, 1), proxy.grant(n("p"), 1, n("l1")), proxy.grant(n("p"), 2, n("l2")), proxy.grant(n("p"), 100, n("l3"))],
+    breaks: [2],
+  }),
+  (n) => ({
+    rule: "proxy-grant-in-cooldown",
+    title: "grants during a target's cooldown and during a global one (for another target, or after the end, they are fine)",
+    messages: [
+      proxy.register(n("p"), 0, 10),
+      proxy.grant(n("p"), 1, n("l1"), "t"),
+      proxy.cooldown(n("p"), 2, n("l1"), "t", 60),
+      proxy.grant(n("p"), 10, n("l2"), "t"),
+      proxy.grant(n("p"), 11, n("l3"), "other"),
+      proxy.grant(n("p"), 70, n("l4"), "t"),
+      proxy.cooldown(n("p"), 71, n("l4"), "", 60),
+      proxy.grant(n("p"), 80, n("l5"), "zzz"),
+    ],
+    breaks: [3, 7],
+  }),
+  (n) => ({
+    rule: "proxy-grant-unregistered",
+    title: "a grant on a proxy never registered, and one on a removed proxy",
+    messages: [
+      proxy.grant(n("p"), 1, n("l1")),
+      proxy.register(n("q"), 2, 5),
+      proxy.grant(n("q"), 3, n("l2")),
+      proxy.remove(n("q"), 4),
+      proxy.grant(n("q"), 5, n("l3")),
+    ],
+    breaks: [0, 4],
+  }),
+  (n) => ({
+    rule: "proxy-grant-unhealthy",
+    title: "a grant on a proxy registered unhealthy (once registered healthy again, grants are fine)",
+    messages: [proxy.register(n("p"), 0, 5, false), proxy.grant(n("p"), 1, n("l1")), proxy.register(n("p"), 2, 5, true), proxy.grant(n("p"), 3, n("l2"))],
+    breaks: [1],
+  }),
+  (n) => ({
+    rule: "proxy-lease-id-reused",
+    title: "the same lease id granted on two proxies",
+    messages: [proxy.register(n("p"), 0, 5), proxy.register(n("q"), 0, 5), proxy.grant(n("p"), 1, n("same")), proxy.grant(n("q"), 2, n("same"))],
+    breaks: [3],
+  }),
+  (n) => ({
+    rule: "proxy-report-unknown-lease",
+    title: "cooldowns from reports on a lease never granted, on a released one, on one past retention (within retention is fine)",
+    messages: [
+      proxy.register(n("p"), 0, 5),
+      proxy.cooldown(n("p"), 1, n("never"), "t"),
+      proxy.grant(n("p"), 2, n("l1"), "g", 1000),
+      proxy.release(n("p"), 2.5, n("l1")),
+      proxy.cooldown(n("p"), 3, n("l1"), "t"),
+      proxy.grant(n("p"), 4, n("l2"), "g", 1000),
+      proxy.cooldown(n("p"), 64, n("l2"), "t"),
+      proxy.grant(n("p"), 100, n("l3"), "g", 1000),
+      proxy.cooldown(n("p"), 162, n("l3"), "t"),
+    ],
+    breaks: [1, 4, 8],
+  }),
+  (n) => ({
+    rule: "proxy-release-unknown-lease",
+    title: "a release of a lease never granted, and a second release of the same lease",
+    messages: [
+      proxy.register(n("p"), 0, 5),
+      proxy.release(n("p"), 1, n("never")),
+      proxy.grant(n("p"), 2, n("l1")),
+      proxy.release(n("p"), 3, n("l1")),
+      proxy.release(n("p"), 4, n("l1")),
+    ],
+    breaks: [1, 4],
+  }),
+  (n) => ({
+    rule: "route-key-on-two-hosts",
+    title: "a key placed on a second host as if it had no lease",
+    messages: [
+      host(n("h1"), 0, true),
+      host(n("h2"), 0, true),
+      route.placed(n("r"), 1, "a", "m", n("h1")),
+      route.placed(n("r"), 2, "a", "m", n("h2")),
+      route.placed(n("r"), 3, "b", "m", n("h2")),
+    ],
+    breaks: [3],
+  }),
+  (n) => ({
+    rule: "route-placed-on-unhealthy-host",
+    title: "new placements on an unhealthy host and on a host never set (an operator's move there is fine)",
+    messages: [
+      host(n("h1"), 0, false),
+      route.placed(n("r"), 1, "a", "m", n("h1")),
+      route.placed(n("r"), 2, "b", "m", n("h2")),
+      route.placed(n("r"), 3, "c", "m", n("h1"), "", "ctx"),
+    ],
+    breaks: [1, 2],
+  }),
+  (n) => ({
+    rule: "route-new-on-draining-host",
+    title: "a new placement on a draining host (inherited placements and placements on the pin are fine there)",
+    messages: [
+      host(n("h1"), 0, true, true),
+      host(n("h2"), 0, true),
+      route.placed(n("r"), 1, "a", "m", n("h1")),
+      route.placed(n("r"), 2, "", "m", n("h2")),
+      host(n("h2"), 3, true, true),
+      route.placed(n("r"), 4, "x", "m", n("h2"), "", "new", true),
+      route.pinned(n("r2"), 5, n("h3")),
+      host(n("h3"), 5, true, true),
+      route.placed(n("r2"), 6, "a", "m", n("h3")),
+    ],
+    breaks: [2],
+  }),
+  (n) => ({
+    rule: "route-placed-off-pin",
+    title: "a new placement on another host than the route's pin",
+    messages: [
+      host(n("h1"), 0, true),
+      host(n("h2"), 0, true),
+      route.pinned(n("r"), 1, n("h1")),
+      route.placed(n("r"), 2, "a", "m", n("h2")),
+      route.placed(n("r"), 3, "b", "m", n("h1")),
+    ],
+    breaks: [3],
+  }),
+  (n) => ({
+    rule: "route-unknown-lease",
+    title: "an expiry of a key with no lease, a release naming the wrong host, a touch of no lease, a placement from a host the key was never on",
+    messages: [
+      host(n("h1"), 0, true),
+      host(n("h2"), 0, true),
+      route.expired(n("r"), 1, "a", "m", n("h1")),
+      route.placed(n("r"), 2, "b", "m", n("h1")),
+      route.released(n("r"), 3, [{ fp: "b", model: "m", host: n("h2") }]),
+      route.touched(n("r"), 4, "c", "m"),
+      route.placed(n("r"), 5, "d", "m", n("h2"), n("h1"), "unhealthy"),
+    ],
+    breaks: [2, 4, 5, 6],
+  }),
+  (n) => ({
+    rule: "lock-two-holders",
+    title: "an acquisition while the previous lease is unexpired (after expiry it is fine)",
+    messages: [lock.acquire(n("lock"), 0, "w1", 1), lock.acquire(n("lock"), 5, "w2", 2, 10_000, "w1"), lock.acquire(n("lock"), 20, "w3", 3, 10_000, "w2")],
+    breaks: [1],
+  }),
+  (n) => ({
+    rule: "lock-generation-not-plus-one",
+    title: "a generation that skips one",
+    messages: [lock.acquire(n("lock"), 0, "w1", 1), lock.release(n("lock"), 1, "w1", 1), lock.acquire(n("lock"), 2, "w2", 3)],
+    breaks: [2],
+  }),
+  (n) => ({
+    rule: "lock-generation-repeated",
+    title: "a generation granted twice, and one not above a reset's",
+    messages: [
+      lock.acquire(n("lock"), 0, "w1", 1),
+      lock.release(n("lock"), 1, "w1", 1),
+      lock.acquire(n("lock"), 2, "w2", 1),
+      event("lock", n("lock"), "LockReset", 3, { generation: 5 }),
+      lock.acquire(n("lock"), 4, "w3", 5),
+    ],
+    breaks: [2, 4],
+  }),
+  (n) => ({
+    rule: "lock-renew-not-holder",
+    title: "renewals by another owner, with another generation, and of a released lock (the holder's own is fine)",
+    messages: [
+      lock.acquire(n("lock"), 0, "w1", 1),
+      lock.renew(n("lock"), 1, "w1", 1),
+      lock.renew(n("lock"), 2, "w2", 1),
+      lock.renew(n("lock"), 3, "w2", 2),
+      lock.release(n("lock"), 4, "w2", 2),
+      lock.renew(n("lock"), 5, "w2", 2),
+    ],
+    breaks: [2, 3, 5],
+  }),
+  (n) => ({
+    rule: "lock-release-not-holder",
+    title: "a release by another owner, and a release of a lock already released (the holder's own is fine)",
+    messages: [
+      lock.acquire(n("lock"), 0, "w1", 1),
+      lock.release(n("lock"), 1, "w2", 1),
+      lock.acquire(n("lock"), 2, "w1", 2),
+      lock.release(n("lock"), 3, "w1", 2),
+      lock.release(n("lock"), 4, "w1", 2),
+    ],
+    breaks: [1, 4],
+  }),
+  (n) => ({
+    rule: "lock-previous-owner-mismatch",
+    title: "an acquisition after expiry that does not name the expired holder",
+    messages: [
+      lock.acquire(n("lock"), 0, "w1", 1, 5000),
+      lock.acquire(n("lock"), 10, "w2", 2, 5000, ""),
+      lock.acquire(n("lock"), 20, "w3", 3, 5000, "w2"),
+    ],
+    breaks: [1],
+  }),
+  (n) => ({
+    rule: "lock-lease-beyond-max-ttl",
+    title: "a lease ending an hour after its acquisition, a renewal ending a minute after (exactly maxTtlMs is fine)",
+    messages: [lock.acquire(n("lock"), 0, "w1", 1, 3_600_000), lock.renew(n("lock"), 1, "w1", 1, 60_000), lock.renew(n("lock"), 2, "w1", 1, 30_000)],
+    breaks: [0, 1],
+  }),
+];
+
+/** Every scenario, its names prefixed by `tag` and its own position, so all can share one stream. */
+export function scenarios(tag = "x"): Scenario[] {
+  return BUILDERS.map((build, i) => build((name) => `${tag}.${i}/${name}`));
+}
