@@ -349,7 +349,7 @@ function summarize(runs: readonly Run[], concurrency: number, repeats: number): 
 
 function report(settings: Settings, machine: MachineInfo, runs: readonly Run[], summaries: readonly Summary[]): string {
   const dash = "–";
-  const n = (v: number | undefined, digits = 0) => (v === undefined || Number.isNaN(v) ? dash : String(round(v, digits)));
+  const n = (v: number | undefined, digits = 0) => (v === undefined || Number.isNaN(v) ? dash : v.toFixed(digits));
   const summaryTable = markdownTable(
     [
       "in flight",

@@ -32,7 +32,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
   );
   const child = spawn(binary, ["-c", join(dir, "server.conf")], { stdio: ["ignore", "ignore", "pipe"] });
   let stderr = "";
-  child.stderr!.on("data", (c: Buffer) => (stderr = (stderr + c.toString()).slice(-4000)));
+  child.stderr.on("data", (c: Buffer) => (stderr = (stderr + c.toString()).slice(-4000)));
   let stopping = false;
   child.once("exit", (code, signal) => {
     if (stopping) return;
