@@ -115,31 +115,75 @@ describe("durable commands", () => {
     expect(stats.every((l) => l.pending === 0)).toBe(true);
   });
 
-  it("gives the same events through a request and through a durable command", async () => {
-    const table: [string, (name: string) => Record<string, unknown>][] = [
-      ["lock.acquire", (name) => ({ name, owner: "alice", ttlMs: 20000 })],
-      ["lock.reset", (name) => ({ name })],
-      ["lock.acquire", (name) => ({ name, owner: "bob", ttlMs: 10000 })],
-    ];
-    const strip = (e: { type: string; kind: string; id: string; data: unknown }) => {
-      const data = { ...(e.data as Record<string, unknown>) };
-      delete data.expiresAt; // instants differ between runs
-      return { type: e.type, kind: e.kind, id: e.id, data };
+  // One table, run through both paths: each step may use earlier replies (a lease id).
+  type Step = [kindOp: string, body: (replies: Record<string, unknown>[]) => Record<string, unknown>];
+  const table: Step[] = [
+    ["lock.acquire", () => ({ name: "L", owner: "alice", ttlMs: 20000 })],
+    ["lock.renew", (r) => ({ name: "L", owner: "alice", etag: (r[0] as { lease: { etag: string } }).lease.etag })],
+    ["lock.release", (r) => ({ name: "L", etag: (r[1] as { lease: { etag: string } }).lease.etag })],
+    ["lock.acquire", () => ({ name: "L", owner: "bob", ttlMs: 10000 })],
+    ["lock.reset", () => ({ name: "L" })],
+    ["proxy.register", () => ({ proxy: "p1", maxLeases: 2, latencyMs: 5, labels: { region: "eu" } })],
+    ["proxy.register", () => ({ proxy: "p2", maxLeases: 1, latencyMs: 1 })],
+    ["proxy.acquire", () => ({ ttlMs: 60000, target: "shop" })],
+    ["proxy.report", (r) => ({ leaseId: (r[7] as { lease: { id: string } }).lease.id, result: "banned" })],
+    ["proxy.acquire", () => ({ ttlMs: 60000, target: "shop" })],
+    ["proxy.release", (r) => ({ leaseId: (r[9] as { lease: { id: string } }).lease.id })],
+    ["proxy.remove", () => ({ proxy: "p2" })],
+    ["host.set", () => ({ host: "h1", healthy: true })],
+    ["host.set", () => ({ host: "h2", healthy: true, draining: true })],
+    ["route.acquire", () => ({ route: "r", fp: "", model: "m", candidates: ["h1", "h2"] })],
+    ["route.acquire", () => ({ route: "r", fp: "c1", model: "m", candidates: ["h2"] })],
+    ["route.candidates", () => ({ route: "r", hosts: ["h3"] })],
+    ["route.pin", () => ({ route: "r", host: "h2" })],
+    ["route.unpin", () => ({ route: "r" })],
+    ["route.move", () => ({ route: "r", fp: "c1", model: "m", host: "h1" })],
+    ["route.release", () => ({ route: "r" })],
+    ["host.set", () => ({ host: "h1", healthy: false })],
+  ];
+
+  /** Events with instants and random lease ids replaced by stable placeholders. */
+  function normalise(events: { type: string; kind: string; id: string; requestId?: string; data: unknown }[]): unknown[] {
+    const aliases = new Map<string, string>();
+    const walk = (v: unknown, key = ""): unknown => {
+      if (typeof v === "string" && /^\d{4}-\d\d-\d\dT/.test(v)) return "<instant>";
+      if (typeof v === "string" && key === "leaseId") {
+        if (!aliases.has(v)) aliases.set(v, `lease-${aliases.size + 1}`);
+        return aliases.get(v);
+      }
+      if (Array.isArray(v)) return v.map((x) => walk(x));
+      if (v !== null && typeof v === "object") return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, walk(x, k)]));
+      return v;
     };
+    return events.map((e) => ({ type: e.type, kind: e.kind, id: e.id, requestId: e.requestId, data: walk(e.data) }));
+  }
+
+  it("gives the same events for locks, proxies, hosts and routes through a request and through a durable command", async () => {
     const viaRequest = uniquePrefix();
     const viaCommand = uniquePrefix();
     const nc = await client();
     const r = await service(viaRequest);
-    for (const [i, [kindOp, body]] of table.entries()) await call(r.nc, viaRequest, kindOp, { ...body("L"), requestId: `q${i}` });
+    const requestReplies: Record<string, unknown>[] = [];
+    for (const [i, [kindOp, body]] of table.entries()) {
+      const reply = await call(r.nc, viaRequest, kindOp, { ...body(requestReplies), requestId: `q${i}` });
+      expect(reply.status, `${kindOp} via request`).toBeUndefined();
+      requestReplies.push(reply.body);
+    }
     await service(viaCommand);
     const replies = collect(nc, `${viaCommand}.replies`);
+    const commandReplies: Record<string, unknown>[] = [];
     for (const [i, [kindOp, body]] of table.entries()) {
-      await publishCommand(nc, viaCommand, kindOp, { ...body("L"), requestId: `q${i}` }, `${viaCommand}.replies`);
+      await publishCommand(nc, viaCommand, kindOp, { ...body(commandReplies), requestId: `q${i}` }, `${viaCommand}.replies`);
+      await vi.waitFor(() => expect(replies.messages.length).toBe(i + 1), { timeout: 10_000, interval: 5 });
+      const m = replies.messages[i]!;
+      expect(m.headers?.get("Nats-Service-Error-Code") || undefined, `${kindOp} via durable command: ${m.string()}`).toBeUndefined();
+      commandReplies.push(JSON.parse(m.string()) as Record<string, unknown>);
     }
-    await vi.waitFor(() => expect(replies.messages.length).toBe(table.length), { timeout: 10_000, interval: 20 });
-    const a = (await eventsOfKind(nc, viaRequest, "lock")).map(strip);
-    const b = (await eventsOfKind(nc, viaCommand, "lock")).map(strip);
-    expect(a).toHaveLength(table.length);
-    expect(b).toEqual(a);
+    for (const kind of ["lock", "proxy", "host", "route"]) {
+      const a = normalise(await eventsOfKind(nc, viaRequest, kind));
+      const b = normalise(await eventsOfKind(nc, viaCommand, kind));
+      expect(a.length, `${kind} events`).toBeGreaterThan(0);
+      expect(b, `${kind} events`).toEqual(a);
+    }
   });
 });
