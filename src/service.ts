@@ -6,7 +6,7 @@
 import type { NatsConnection } from "@nats-io/nats-core";
 import type { Logger } from "pino";
 import { randomBytes } from "node:crypto";
-import { ActorHost, systemClock, type Clock } from "./actors/index.ts";
+import { ActorHost, KvSnapshotStore, systemClock, type Clock } from "./actors/index.ts";
 import { lockModule } from "./actors/lock/module.ts";
 import { routeModule } from "./actors/route/module.ts";
 import { proxyModule } from "./actors/proxy/module.ts";
@@ -58,7 +58,8 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
     dedupWindowMs: config.dedupWindowMs,
     replicas: config.replicas,
   });
-  const host = new ActorHost({ log, subjects, clock, logger, dedupWindowMs: config.dedupWindowMs });
+  const snapshots = await KvSnapshotStore.open(nc, subjects.snapshotBucket, config.replicas);
+  const host = new ActorHost({ log, subjects, clock, logger, dedupWindowMs: config.dedupWindowMs, snapshots });
   const ctx: KindContext = { host, log, subjects, config, clock, logger, newId: options.newId ?? secureId };
   const modules = KIND_MODULES.map((make) => make(ctx));
   for (const module of modules) await module.start?.();

@@ -16,12 +16,14 @@ import {
   type EventEnvelope,
   type EventLog,
   type HistoryEntry,
+  type StoredMessage,
   type Subjects,
 } from "../events/index.ts";
 import type { ActorLogic, Command } from "./actor-logic.ts";
 import type { Cell, Turn, TurnEffects, TurnResult } from "./cell.ts";
 import type { Clock } from "./clock.ts";
 import { startTurnActor, type TurnEvent } from "./turn-machine.ts";
+import type { SnapshotStore } from "./snapshots.ts";
 
 /** Settings of the actor host. */
 export interface ActorHostOptions {
@@ -35,6 +37,10 @@ export interface ActorHostOptions {
   readonly maxAttempts?: number;
   /** Message ids for commands without a `requestId` (default: NUID). */
   readonly newMsgId?: () => string;
+  /** Where actor snapshots are kept; without one, every activation replays the actor's whole history. */
+  readonly snapshots?: SnapshotStore;
+  /** Take a snapshot after this many events applied since the last one (default 256). */
+  readonly snapshotEvery?: number;
 }
 
 /** Replies per actor kept past the dedup window (see takeTurn). */
@@ -47,6 +53,7 @@ export class ActorHost implements TurnEffects {
   private readonly cells = new Map<string, Cell>();
   private readonly logics = new Map<ActorKind, ActorLogic<unknown, Command>>();
   private readonly maxAttempts: number;
+  private readonly snapshotEvery: number;
   private readonly newMsgId: () => string;
   private inFlight = 0;
   private idleWaiters: (() => void)[] = [];
@@ -54,6 +61,7 @@ export class ActorHost implements TurnEffects {
   constructor(private readonly options: ActorHostOptions) {
     this.maxAttempts = options.maxAttempts ?? 32;
     this.newMsgId = options.newMsgId ?? (() => nuid.next());
+    this.snapshotEvery = options.snapshotEvery ?? 256;
   }
 
   /** Makes a kind of actor available. */
@@ -113,6 +121,7 @@ export class ActorHost implements TurnEffects {
     let stopped = 0;
     for (const [key, cell] of this.cells) {
       if (cell.current !== null || cell.mailbox.length > 0 || now - cell.lastUsedMs < idleMs) continue;
+      if (cell.sinceSnapshot > 0) this.snapshot(cell);
       cell.actor?.stop();
       this.cells.delete(key);
       stopped++;
@@ -168,6 +177,8 @@ export class ActorHost implements TurnEffects {
         current: null,
         lastUsedMs: this.options.clock.now(),
         actor: undefined,
+        sinceSnapshot: 0,
+        saving: false,
       };
       this.cells.set(key, cell);
       cell.actor = startTurnActor(cell, this);
@@ -175,7 +186,59 @@ export class ActorHost implements TurnEffects {
     return cell;
   }
 
+  /** Saves the cell's state in the background; a failure only costs a longer replay later. */
+  private snapshot(cell: Cell): void {
+    const store = this.options.snapshots;
+    if (store === undefined || cell.saving || cell.seq === 0) return;
+    cell.saving = true;
+    const taken = cell.sinceSnapshot;
+    // The store encodes synchronously, so later turns cannot change what is saved.
+    store
+      .save(cell.kind, cell.id, {
+        v: 1,
+        seq: cell.seq,
+        lastAtMs: cell.lastAtMs,
+        state: cell.state,
+        recent: [...cell.recent].map(([msgId, r]) => [msgId, r.reply, r.atMs] as const),
+      })
+      .then(
+        () => (cell.sinceSnapshot -= taken),
+        (err: Error) => this.options.logger.debug({ err, kind: cell.kind, id: cell.id }, "snapshot not saved"),
+      )
+      .finally(() => (cell.saving = false));
+  }
+
   // ---- effects started by the turn machine ----
+
+  hydrate(cell: Cell, send: (event: TurnEvent) => void): void {
+    const store = this.options.snapshots;
+    if (store === undefined) {
+      this.catchUp(cell, send);
+      return;
+    }
+    const { log, logger } = this.options;
+    const decode = (messages: readonly StoredMessage[]) => messages.map((m) => decodeEvent(m.payload, m.seq, m.msgId));
+    void (async () => {
+      const snapshot = await store.load(cell.kind, cell.id).catch((err: Error) => {
+        logger.debug({ err, kind: cell.kind, id: cell.id }, "snapshot not loaded; replaying the whole history");
+        return undefined;
+      });
+      if (snapshot !== undefined) {
+        // Trust it only if the stream still holds this actor's event at the snapshot's sequence.
+        const tail = await log.readSubject(cell.subject, snapshot.seq);
+        if (tail[0]?.seq === snapshot.seq) {
+          cell.state = snapshot.state;
+          cell.seq = snapshot.seq;
+          cell.lastAtMs = snapshot.lastAtMs;
+          for (const [msgId, reply, atMs] of snapshot.recent) cell.recent.set(msgId, { reply, atMs });
+          send({ type: "CAUGHT_UP", entries: decode(tail.slice(1)) });
+          return;
+        }
+        logger.warn({ kind: cell.kind, id: cell.id, seq: snapshot.seq }, "snapshot does not match the stream; replaying the whole history");
+      }
+      send({ type: "CAUGHT_UP", entries: decode(await log.readSubject(cell.subject, 1)) });
+    })().catch((error: Error) => send({ type: "LOG_FAILED", error }));
+  }
 
   catchUp(cell: Cell, send: (event: TurnEvent) => void): void {
     this.options.log.readSubject(cell.subject, cell.seq + 1).then(
@@ -191,6 +254,7 @@ export class ActorHost implements TurnEffects {
       if (entry.seq <= cell.seq) continue;
       cell.state = logic.evolve(cell.state, entry);
       cell.seq = entry.seq;
+      cell.sinceSnapshot++;
       if (isUnparsable(entry)) continue;
       const atMs = Date.parse(entry.event.at);
       if (atMs > cell.lastAtMs) cell.lastAtMs = atMs;
@@ -281,6 +345,7 @@ export class ActorHost implements TurnEffects {
     const recorded = { seq, event: turn.event!.envelope, msgId: turn.msgId };
     cell.state = cell.logic.evolve(cell.state, recorded);
     cell.seq = seq;
+    cell.sinceSnapshot++;
     cell.lastAtMs = turn.now;
     const reply = cell.logic.replyFor(cell.state, recorded);
     if (turn.requestId !== undefined) remember(cell, turn.msgId, reply, turn.now);
@@ -326,6 +391,7 @@ export class ActorHost implements TurnEffects {
     const turn = cell.current!;
     cell.current = null;
     turn.resolve(result);
+    if (cell.sinceSnapshot >= this.snapshotEvery) this.snapshot(cell);
   }
 }
 

@@ -56,10 +56,15 @@ export interface Cell {
   current: Turn | null;
   lastUsedMs: number;
   actor: TurnActor | undefined;
+  /** Events applied since the last snapshot was taken (or since activation). */
+  sinceSnapshot: number;
+  /** A snapshot save is in flight (at most one per actor). */
+  saving: boolean;
 }
 
 /** The effects the turn machine starts; implemented by the actor host. */
 export interface TurnEffects {
+  hydrate(cell: Cell, send: (event: TurnEvent) => void): void;
   catchUp(cell: Cell, send: (event: TurnEvent) => void): void;
   apply(cell: Cell, entries: readonly HistoryEntry[]): void;
   failAll(cell: Cell, error: Error): void;

@@ -9,3 +9,4 @@ export * from "./lock/index.ts";
 export * from "./host/index.ts";
 export * from "./route/index.ts";
 export * from "./proxy/index.ts";
+export * from "./snapshots.ts";

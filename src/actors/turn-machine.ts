@@ -43,6 +43,7 @@ export const turnMachine = setup({
     input: {} as TurnContext,
   },
   actions: {
+    startHydration: ({ context, self }) => context.fx.hydrate(context.cell, self.send),
     startCatchUp: ({ context, self }) => context.fx.catchUp(context.cell, self.send),
     applyEntries: ({ context, event }) => {
       if (event.type === "CAUGHT_UP") context.fx.apply(context.cell, event.entries);
@@ -82,7 +83,7 @@ export const turnMachine = setup({
       on: { MAIL: "hydrating" },
     },
     hydrating: {
-      entry: "startCatchUp",
+      entry: "startHydration",
       on: {
         CAUGHT_UP: { target: "idle", actions: "applyEntries" },
         LOG_FAILED: { target: "dormant", actions: "failMailbox" },
