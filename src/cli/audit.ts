@@ -112,7 +112,7 @@ export function addAuditCommand(program: Command): void {
 /** A violation as one line: `#<seq> <at> <kind> <id> <rule>: <what>`. */
 export function violationLine(v: Violation): string {
   const who = v.actor === null ? v.subject : `${v.actor.kind} ${cell(v.actor.id)}`;
-  return `#${v.seq} ${v.at} ${who} ${v.rule}: ${v.message.split("\n").join("; ")}`;
+  return `#${v.seq} ${v.at} ${who} ${v.rule}: ${v.message.replace(/\s*\n\s*/g, " ")}`;
 }
 
 function violationJson(v: Violation): Record<string, unknown> {

@@ -67,6 +67,7 @@ export function addTailCommand(program: Command): void {
           printed++;
           if (printed === limit) finish();
         });
+        console.error(`leasehold tail: following ${subjects.eventStream} (${following.filter}) from sequence ${following.fromSeq}; Ctrl-C stops`);
         const onSignal = () => finish();
         process.once("SIGINT", onSignal);
         process.once("SIGTERM", onSignal);

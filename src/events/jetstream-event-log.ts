@@ -127,7 +127,9 @@ export class JetStreamEventLog implements EventLog {
     const fromSeq = Math.max(1, range.fromSeq ?? 1);
     if (toSeq < fromSeq) return;
     const consumer = await this.js.consumers.get(this.options.stream, {
-      filter_subjects: [range.filter ?? this.options.subjects],
+      // A string, not a one-element list: with a list nats-server 2.10 spends
+      // about 1 ms per delivered message on a large stream (100k: 126 s vs 1.5 s).
+      filter_subjects: range.filter ?? this.options.subjects,
       deliver_policy: DeliverPolicy.StartSequence,
       opt_start_seq: fromSeq,
     });
@@ -149,7 +151,7 @@ export class JetStreamEventLog implements EventLog {
 
   async follow(fromSeq: number, onMessage: (message: StoredMessage) => void, filter?: string): Promise<Following> {
     const consumer = await this.js.consumers.get(this.options.stream, {
-      filter_subjects: [filter ?? this.options.subjects],
+      filter_subjects: filter ?? this.options.subjects, // a string: see readStream
       deliver_policy: DeliverPolicy.StartSequence,
       opt_start_seq: Math.max(1, fromSeq),
     });

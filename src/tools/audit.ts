@@ -40,7 +40,7 @@ import { iso } from "./time.ts";
 export const AUDIT_RULES = {
   "event-parses": "every message is UTF-8 JSON of a known event type whose data has the fields the contract requires",
   envelope:
-    "every event carries the envelope {type, v: 1, at, kind, id, requestId?, data}, sits on <prefix>.events.<kind>.<token> with kind and id matching its subject, and has a type of that kind",
+    "every event carries the envelope `{type, v: 1, at, kind, id, requestId?, data}`, sits on `<prefix>.events.<kind>.<token>` with kind and id matching its subject, and has a type of that kind",
   "subject-sequence": "stream sequences rise strictly along each subject",
   "subject-at-decreases": "an event's `at` is never earlier than the previous event's `at` on the same subject",
   "proxy-over-capacity": "a grant never leaves a proxy with more unexpired leases than its maxLeases (at the grant's instant)",
@@ -49,7 +49,7 @@ export const AUDIT_RULES = {
   "proxy-grant-unhealthy": "no grant on a proxy registered as unhealthy",
   "proxy-lease-id-reused": "a lease id is granted once (across all proxies, while it still resolves)",
   "proxy-report-unknown-lease":
-    "a cooldown is started only by a report on a lease that resolves on that proxy: granted there, not released, not expired longer than the retention (--cooldown-ms) ago",
+    "a cooldown is started only by a report on a lease that resolves on that proxy: granted there, not released, not expired longer than the retention (`--cooldown-ms`) ago",
   "proxy-release-unknown-lease": "a release is recorded only for a lease that resolves on that proxy",
   "route-key-on-two-hosts":
     "a conversation key (route, fp, model) is on at most one host: a placement of a key that has a lease names that lease's host as `from`",
@@ -63,7 +63,7 @@ export const AUDIT_RULES = {
   "lock-renew-not-holder": "a renewal applies to the current lease: same owner and generation (what the current etag stands for)",
   "lock-release-not-holder": "a release applies to the current lease: same owner and generation",
   "lock-previous-owner-mismatch": "an acquisition's previousOwner is the owner of the (expired) lease it replaces, or empty when the lock was free",
-  "lock-lease-beyond-max-ttl": "no lease ends more than maxTtlMs (--max-ttl-ms) after the event that wrote it (the service would answer CORRUPT)",
+  "lock-lease-beyond-max-ttl": "no lease ends more than maxTtlMs (`--max-ttl-ms`) after the event that wrote it (the service would answer CORRUPT)",
 } as const;
 
 /** The id of an audit rule. */

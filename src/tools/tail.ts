@@ -71,14 +71,21 @@ export function formatEventJson(message: StoredMessage): string {
   return JSON.stringify({ ...base, unparsable: entry.reason, payload: lenientUtf8.decode(message.payload) });
 }
 
+/** A tail in progress: where it started, on which filter; `stop()` ends it. */
+export interface Tail extends Following {
+  readonly fromSeq: number;
+  readonly filter: string;
+}
+
 /**
  * Follows the log from where the options say (default: after the last
  * message now stored) and hands each formatted line to `write`.
  */
-export async function startTail(log: EventLog, subjects: Subjects, options: TailOptions, write: (line: string) => void): Promise<Following> {
+export async function startTail(log: EventLog, subjects: Subjects, options: TailOptions, write: (line: string) => void): Promise<Tail> {
   const filter = tailFilter(subjects, options.kind, options.id);
   const fromSeq =
     options.fromSeq ?? (options.since !== undefined ? await firstSeqAtOrAfter(log, options.since) : (await log.lastSeq()) + 1);
   const format = options.json === true ? formatEventJson : (m: StoredMessage) => formatEventLine(m, subjects);
-  return log.follow(fromSeq, (m) => write(format(m)), filter);
+  const following = await log.follow(fromSeq, (m) => write(format(m)), filter);
+  return { fromSeq, filter, stop: () => following.stop() };
 }

@@ -44,7 +44,7 @@ export async function eventsOfKind(nc: NatsConnection, prefix: string, kind: str
   const jsm = await jetstreamManager(nc);
   const info = await jsm.streams.info(subjects.eventStream);
   if (info.state.messages === 0) return [];
-  const consumer = await jetstream(nc).consumers.get(subjects.eventStream, { filter_subjects: [`${prefix}.events.${kind}.*`] });
+  const consumer = await jetstream(nc).consumers.get(subjects.eventStream, { filter_subjects: `${prefix}.events.${kind}.*` });
   const out: EventEnvelope[] = [];
   const ci = await consumer.info(true);
   if (ci.num_pending === 0) return out;

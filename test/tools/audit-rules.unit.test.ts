@@ -55,10 +55,13 @@ describe("audit rules on crafted histories", () => {
   it("subject-sequence: a sequence that does not rise along its subject", async () => {
     const [s] = scenarios().filter((x) => x.rule === "lock-two-holders");
     const ok = s!.messages.map((m, i): StoredMessage => ({ seq: [5, 3, 9][i]!, subject: m.subject(subjects), payload: m.payload, time: CRAFT_T0 + i }));
-    async function* stream() {
-      yield* ok;
-    }
-    const { violations } = await audit(stream());
+    const stream: AsyncIterable<StoredMessage> = {
+      [Symbol.asyncIterator]: () => {
+        const it = ok[Symbol.iterator]();
+        return { next: () => Promise.resolve(it.next()) };
+      },
+    };
+    const { violations } = await audit(stream);
     expect(violations.map((v) => [v.seq, v.rule])).toEqual([
       [3, "subject-sequence"],
       [3, "lock-two-holders"],

@@ -56,9 +56,10 @@ beforeAll(async () => {
 describe("leasehold audit on JetStream", () => {
   it("finds every crafted violation at its sequence, with its rule and subject, and nothing else", async () => {
     const nc = await connection();
+    const subjects = new Subjects(crafted.prefix);
     const log = await openEventLog(nc, crafted.prefix);
     const violations: Violation[] = [];
-    const summary = await auditStream(log.readStream(), new Subjects(crafted.prefix), { ...CRAFT_AUDIT, onViolation: (v) => violations.push(v) });
+    const summary = await auditStream(log.readStream(), subjects, { ...CRAFT_AUDIT, onViolation: (v) => violations.push(v) });
     expect(violations.map((v) => ({ seq: v.seq, rule: v.rule, subject: v.subject }))).toEqual(crafted.expected);
     const rules = new Set(violations.map((v) => v.rule));
     // Every rule but subject-sequence, which JetStream itself makes impossible to store (unit-tested on a crafted iterable).
@@ -111,9 +112,10 @@ describe("leasehold audit on JetStream", () => {
     );
     const publishMs = Date.now() - published;
 
+    const subjects = new Subjects(prefix);
     const log = await openEventLog(nc, prefix);
     const violations: Violation[] = [];
-    const summary = await auditStream(log.readStream(), new Subjects(prefix), {
+    const summary = await auditStream(log.readStream(), subjects, {
       cooldownMs: sim.config.cooldownMs,
       maxTtlMs: sim.config.maxTtlMs,
       onViolation: (v) => violations.push(v),

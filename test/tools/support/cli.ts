@@ -28,8 +28,8 @@ export function startCli(args: readonly string[], env: Record<string, string> = 
   const child = spawn(process.execPath, [BIN, ...args], { cwd: ROOT, env: { ...base, ...env }, stdio: ["ignore", "pipe", "pipe"] });
   let out = "";
   let err = "";
-  child.stdout!.on("data", (c: Buffer) => (out += c.toString()));
-  child.stderr!.on("data", (c: Buffer) => (err += c.toString()));
+  child.stdout.on("data", (c: Buffer) => (out += c.toString()));
+  child.stderr.on("data", (c: Buffer) => (err += c.toString()));
   const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
   return {
     child,

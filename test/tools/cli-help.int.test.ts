@@ -1,0 +1,34 @@
+/** `--help` of every operator tool: exit 0, each flag documented, connection flags with their LEASEHOLD_* variables, audit's rules listed. */
+import { describe, expect, it } from "vitest";
+import { AUDIT_RULES } from "../../src/tools/index.ts";
+import { runCli } from "./support/cli.ts";
+
+const FLAGS: Record<string, string[]> = {
+  replay: ["--at", "--seq", "--kind", "--id", "--json"],
+  audit: ["--from", "--to", "--json", "--progress", "--cooldown-ms", "--max-ttl-ms"],
+  tail: ["--kind", "--id", "--since", "--from-seq", "--limit", "--json"],
+  status: ["--json", "--all-locks", "--timeout-ms"],
+};
+
+describe("--help of the operator tools", () => {
+  it.each(Object.entries(FLAGS))("leasehold %s --help documents its flags", async (command, flags) => {
+    const { code, stdout } = await runCli([command, "--help"]);
+    expect(code).toBe(0);
+    const help = stdout.replace(/\s+/g, " ");
+    expect(help).toContain(`Usage: leasehold ${command} [options]`);
+    for (const flag of [...flags, "--nats", "--prefix"]) expect(help).toContain(flag);
+    expect(help).toContain("env: LEASEHOLD_NATS");
+    expect(help).toContain("env: LEASEHOLD_PREFIX");
+    expect(help).toContain("nats://127.0.0.1:4222");
+    if (command === "audit") {
+      expect(help).toContain("env: LEASEHOLD_COOLDOWN_MS");
+      for (const rule of Object.keys(AUDIT_RULES)) expect(help).toContain(` ${rule} `);
+    }
+  });
+
+  it("the program's help lists the four tools", async () => {
+    const { code, stdout } = await runCli(["--help"]);
+    expect(code).toBe(0);
+    for (const command of Object.keys(FLAGS)) expect(stdout).toMatch(new RegExp(`\\n {2}${command} \\[options\\] `));
+  });
+});

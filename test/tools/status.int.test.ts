@@ -1,0 +1,73 @@
+/**
+ * `leasehold status` against a running service: proxies with load and
+ * cooldowns, hosts and the route leases on them, locks with holder and time
+ * left, as aligned tables (and --json); exit 2 with a clear message when no
+ * service answers.
+ */
+import { afterEach, describe, expect, it } from "vitest";
+import { call, connectNats, natsUrl, startTestService, uniquePrefix } from "../support/nats.ts";
+import type { ServiceStatus } from "../../src/tools/index.ts";
+import { runCli } from "./support/cli.ts";
+
+const cleanup: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const fn of cleanup.splice(0).reverse()) await fn();
+});
+
+describe("leasehold status", () => {
+  it("shows proxies, hosts with their route leases, and locks with holder and time left; exit 2 once the service is gone", async () => {
+    const prefix = uniquePrefix();
+    const svc = await startTestService(prefix, { cooldownMs: 600_000 });
+    cleanup.push(() => svc.stop());
+    const nc = await connectNats();
+    cleanup.push(() => nc.close());
+    const send = async (kindOp: string, body: unknown) => {
+      const r = await call(nc, prefix, kindOp, body);
+      expect(r.status, JSON.stringify(r.body)).toBeUndefined();
+      return r.body;
+    };
+    await send("proxy.register", { proxy: "eu-1", maxLeases: 4, latencyMs: 20, labels: { region: "eu" } });
+    await send("proxy.register", { proxy: "us-1", maxLeases: 2, latencyMs: 40, healthy: false });
+    const lease = (await send("proxy.acquire", { ttlMs: 60_000, target: "shop.example" })).lease as { id: string };
+    await send("proxy.acquire", { ttlMs: 60_000 });
+    await send("proxy.report", { leaseId: lease.id, result: "rate_limited" });
+    await send("host.set", { host: "gpu-a", healthy: true });
+    await send("host.set", { host: "gpu-b", healthy: true, draining: true });
+    await send("route.acquire", { route: "checkout", fp: "", model: "m1", candidates: ["gpu-a", "gpu-b"] });
+    await send("route.acquire", { route: "checkout", fp: "conv 7", model: "m1", candidates: ["gpu-a"] });
+    await send("lock.acquire", { name: "db", owner: "worker-a", ttlMs: 20_000 });
+    const done = (await send("lock.acquire", { name: "done", owner: "worker-b" })).lease as { etag: string };
+    await send("lock.release", { name: "done", etag: done.etag });
+
+    const started = Date.now();
+    const out = await runCli(["status", "--nats", natsUrl(), "--prefix", prefix]);
+    expect(out.code, out.stderr).toBe(0);
+    const text = out.stdout;
+    expect(text).toMatch(new RegExp(`^leasehold status \\(prefix ${prefix}\\) at \\S+Z\\n`));
+    expect(text).toMatch(/PROXIES \(2\)\n {2}PROXY +LOAD +HEALTHY +LATENCY +LABELS +COOLDOWNS\n {2}eu-1 +2\/4 +yes +20ms +region=eu +shop\.example 9m\d\ds left\n {2}us-1 +0\/2 +no +40ms +- +-\n/);
+    expect(text).toMatch(/HOSTS \(2\)\n {2}HOST +HEALTHY +DRAINING +LEASES\n {2}gpu-a +yes +no +2\n {2}gpu-b +yes +yes +0\n/);
+    expect(text).toMatch(/ROUTE LEASES BY HOST \(2\)\n {2}HOST +ROUTE +FP +MODEL +IDLE\n {2}gpu-a +checkout +"" +m1 +\S+\n {2}gpu-a +checkout +"conv 7" +m1 +\S+\n/);
+    expect(text).toMatch(/LOCKS \(1 held of 2; 1 free or expired not shown, --all-locks lists them\)\n {2}LOCK +STATE +HOLDER +GENERATION +EXPIRES +LEFT\n {2}db +held +worker-a +1 +\S+Z +1\d\.\ds\n/);
+    expect(text).not.toMatch(/\n {2}done /);
+
+    const json = await runCli(["status", "--nats", natsUrl(), "--prefix", prefix, "--json", "--all-locks"]);
+    expect(json.code, json.stderr).toBe(0);
+    const status = JSON.parse(json.stdout) as ServiceStatus;
+    expect(status.proxies).toEqual((await send("proxy.list", {})).proxies);
+    expect(status.hosts).toEqual((await send("host.list", {})).hosts);
+    expect(status.routeLeases).toEqual((await send("route.snapshot", {})).leases);
+    const db = status.locks.find((l) => l.name === "db")!;
+    expect(db).toMatchObject({ state: "held", owner: "worker-a", generation: 1 });
+    expect(db.leftMs).toBeGreaterThan(20_000 - (Date.now() - started) - 1000);
+    expect(db.leftMs).toBeLessThanOrEqual(20_000);
+    expect(status.locks.find((l) => l.name === "done")).toMatchObject({ state: "free", owner: null, leftMs: null });
+
+    const all = await runCli(["status", "--nats", natsUrl(), "--prefix", prefix, "--all-locks"]);
+    expect(all.stdout).toMatch(/\n {2}done +free +- +1 +- +-\n?/);
+
+    await svc.stop();
+    const gone = await runCli(["status", "--nats", natsUrl(), "--prefix", prefix, "--timeout-ms", "1000"]);
+    expect(gone.code).toBe(2);
+    expect(gone.stderr).toMatch(new RegExp(`leasehold status: no leasehold service answered ${prefix}\\.v1\\.\\w+\\.\\w+ within 1000 ms .*start one with \`leasehold serve --prefix ${prefix}\``));
+  });
+});
