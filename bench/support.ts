@@ -1,14 +1,26 @@
 /**
  * Shared plumbing of the benchmarks: a private nats-server on a free loopback
  * port with a temporary JetStream store, CPU accounting of that server, the
- * machine description printed with every result, and small statistics.
+ * machine description printed with every result, the common command line,
+ * the bench's lifetime (connections, service, ceiling, cleanup), the
+ * one-publish ceiling responder, closed-loop measurement, and small
+ * statistics and printing.
  */
 import { execFile, spawn } from "node:child_process";
+import { randomUUID } from "node:crypto";
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
-import { promisify } from "node:util";
+import { setTimeout as sleep } from "node:timers/promises";
+import { parseArgs, promisify, type ParseArgsConfig } from "node:util";
+import { connect } from "@nats-io/transport-node";
+import { headers as natsHeaders, nuid, type Msg, type NatsConnection } from "@nats-io/nats-core";
+import { jetstream } from "@nats-io/jetstream";
+import { pino } from "pino";
 import { natsServerBinary } from "../src/cli/local-nats.ts";
+import type { ServiceConfig } from "../src/config.ts";
+import { JetStreamEventLog } from "../src/events/jetstream-event-log.ts";
+import { startService, type RunningService } from "../src/service.ts";
 
 /** A nats-server child process owned by a benchmark. */
 export interface BenchNats {
@@ -144,4 +156,400 @@ export function round(value: number, digits = 0): number {
 export function markdownTable(header: readonly string[], rows: readonly (readonly (string | number)[])[]): string {
   const line = (cells: readonly (string | number)[]) => `| ${cells.map(String).join(" | ")} |`;
   return [line(header), line(header.map(() => "---")), ...rows.map(line)].join("\n");
+}
+
+/** The machine line that heads every printed result. */
+export function machineLine(machine: MachineInfo): string {
+  return `node ${machine.node}, nats-server ${machine.natsServer}, ${machine.cpuModel} x ${machine.cores} cores (${machine.platform}), load average at start ${machine.loadAvgAtStart.join(" ")}`;
+}
+
+/** A printed result: the machine, what was run, the summary table, then every measurement. */
+export function reportText(machine: MachineInfo, settingsLine: string, summaryTable: string, runTable: string): string {
+  return [
+    machineLine(machine),
+    settingsLine,
+    "",
+    summaryTable,
+    "",
+    "Every measurement (CPU in percent of one core):",
+    "",
+    runTable,
+    "",
+  ].join("\n");
+}
+
+/** Prints a result as JSON on stdout, dated. */
+export function printJson(fields: Record<string, unknown>): void {
+  process.stdout.write(`${JSON.stringify({ date: new Date().toISOString(), ...fields }, null, 2)}\n`);
+}
+
+/** A bad command line: reported without a stack. */
+export class UsageError extends Error {
+  override readonly name = "UsageError";
+}
+
+/** The options every closed-loop benchmark takes. */
+export const BENCH_OPTIONS = {
+  "duration-ms": { type: "string", default: "5000" },
+  "warmup-ms": { type: "string", default: "1000" },
+  concurrency: { type: "string", default: "1,64" },
+  repeats: { type: "string", default: "3" },
+  json: { type: "boolean", default: false },
+  help: { type: "boolean", default: false },
+} as const;
+
+/** The settings parsed from {@link BENCH_OPTIONS} (`--json` is left to each bench, to keep its place in the printed settings). */
+export interface CommonSettings {
+  readonly durationMs: number;
+  readonly warmupMs: number;
+  readonly concurrency: readonly number[];
+  readonly repeats: number;
+}
+
+type OptionsConfig = NonNullable<ParseArgsConfig["options"]>;
+type BenchArgs<O extends OptionsConfig> = ReturnType<typeof parseArgs<{ options: typeof BENCH_OPTIONS & O; strict: true }>>;
+
+/** Parses {@link BENCH_OPTIONS} plus a bench's own options; prints `usage` and exits on `--help`. */
+export function parseBenchArgs<const O extends OptionsConfig>(
+  usage: string,
+  options: O,
+): { values: BenchArgs<O>["values"]; common: CommonSettings } {
+  let parsed;
+  try {
+    parsed = parseArgs({ options: { ...BENCH_OPTIONS, ...options }, strict: true });
+  } catch (e) {
+    throw new UsageError((e as Error).message);
+  }
+  const { values } = parsed;
+  // The common options' types do not resolve through the generic O, so they are read as on their own.
+  const common = values as BenchArgs<Record<never, never>>["values"];
+  if (common.help) {
+    process.stdout.write(`${usage}\n`);
+    process.exit(0);
+  }
+  return {
+    values,
+    common: {
+      durationMs: positiveInt("duration-ms", common["duration-ms"]),
+      warmupMs: common["warmup-ms"] === "0" ? 0 : positiveInt("warmup-ms", common["warmup-ms"]),
+      concurrency: common.concurrency.split(",").map((c) => positiveInt("concurrency", c.trim())),
+      repeats: positiveInt("repeats", common.repeats),
+    },
+  };
+}
+
+/** The value of `--<flag>` as a positive whole number. */
+export function positiveInt(flag: string, raw: string): number {
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n <= 0) throw new UsageError(`--${flag} must be a positive whole number, got ${raw}`);
+  return n;
+}
+
+/** The value of `--<flag>`, one of `allowed`. */
+export function oneOf<T extends string>(flag: string, noun: string, raw: string, allowed: readonly T[]): T {
+  if (!allowed.includes(raw as T)) throw new UsageError(`--${flag}: unknown ${noun} ${raw}`);
+  return raw as T;
+}
+
+/** The comma-separated value of `--<flag>`, each item one of `allowed`. */
+export function listOf<T extends string>(flag: string, noun: string, raw: string, allowed: readonly T[]): T[] {
+  return raw.split(",").map((s) => oneOf(flag, noun, s.trim(), allowed));
+}
+
+/** Runs a bench's main: a bad command line is reported in one line, anything else with its stack; both exit 1. */
+export function runBench(main: () => Promise<void>): void {
+  main().catch((e: unknown) => {
+    process.stderr.write(e instanceof UsageError ? `${e.message} (see --help)\n` : `bench failed: ${(e as Error).stack ?? String(e)}\n`);
+    process.exitCode = 1;
+  });
+}
+
+/** How long a benchmark request waits for its reply. */
+export const REQUEST_TIMEOUT_MS = 10_000;
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+
+/** A request or reply body as JSON bytes. */
+export const json = (value: unknown): Uint8Array => encoder.encode(JSON.stringify(value));
+
+/** Did a service reply succeed (no `Nats-Service-Error-Code` header)? */
+export function succeeded(msg: Msg): boolean {
+  return !msg.headers?.get("Nats-Service-Error-Code");
+}
+
+/** Something a bench started and stops at the end. */
+export interface Stoppable {
+  stop(): Promise<void>;
+}
+
+/** What a bench's body gets from {@link withBench}. */
+export interface BenchContext {
+  readonly nats: BenchNats;
+  readonly machine: MachineInfo;
+  /** A fresh subject prefix for this run's service and ceiling. */
+  readonly prefix: string;
+  /** Writes a progress line to stderr. */
+  progress(line: string): void;
+  /** A new connection to the bench's server, drained at the end. */
+  connect(name: string): Promise<NatsConnection>;
+  /** Starts the in-process service (silent logger) on a connection of its own; stopped at the end. */
+  startService(config: ServiceConfig): Promise<RunningService>;
+  /** Starts the ceiling responder on a connection of its own; stopped at the end. */
+  startCeiling(options: CeilingOptions): Promise<void>;
+}
+
+/**
+ * Starts a private nats-server, runs `body`, then stops the ceiling, the
+ * service, every connection and the server (also on Ctrl-C).
+ * `noAsyncTraces`, when given, is set on every connection.
+ */
+export async function withBench(connection: { noAsyncTraces?: boolean }, body: (bench: BenchContext) => Promise<void>): Promise<void> {
+  const nats = await startBenchNats();
+  const connections: NatsConnection[] = [];
+  let service: RunningService | undefined;
+  let ceiling: Stoppable | undefined;
+  const stopAll = async () => {
+    await ceiling?.stop().catch(() => undefined);
+    await service?.stop().catch(() => undefined);
+    await Promise.all(connections.map((c) => c.drain().catch(() => undefined)));
+    await nats.stop();
+  };
+  const onSignal = () => void stopAll().finally(() => process.exit(130));
+  process.once("SIGINT", onSignal);
+  try {
+    const machine = machineInfo(nats.version);
+    const progress = (line: string) => process.stderr.write(`${line}\n`);
+    progress(`nats-server ${nats.version} at ${nats.url} (pid ${nats.pid})`);
+    const connectAs = async (name: string) => {
+      const nc = await connect({ servers: nats.url, name, ...connection });
+      connections.push(nc);
+      return nc;
+    };
+    const prefix = `bench${randomUUID().replaceAll("-", "").slice(0, 8)}`;
+    await body({
+      nats,
+      machine,
+      prefix,
+      progress,
+      connect: connectAs,
+      async startService(config) {
+        service = await startService({ nc: await connectAs("leasehold-service"), config, logger: pino({ level: "silent" }) });
+        return service;
+      },
+      async startCeiling(options) {
+        ceiling = await startCeiling(await connectAs("bench-ceiling"), prefix, options);
+      },
+    });
+  } finally {
+    process.off("SIGINT", onSignal);
+    await stopAll();
+  }
+}
+
+/** How a ceiling responder answers. */
+export interface CeilingOptions {
+  /** The duplicate window of its stream (as the event stream's). */
+  readonly dedupWindowMs: number;
+  /** The ops it answers, each on `<prefix>.ceiling.v1.<op>`. */
+  readonly ops: readonly string[];
+  /** The request body field whose value names the subject to publish to (one per lock, proxy or route). */
+  readonly keyField: string;
+  /** The envelope it publishes: the shape and size of the event a real turn appends. */
+  readonly event: unknown;
+  /** The reply body after the publish; `{seq}` when not given. */
+  readonly reply?: (seq: number) => unknown;
+}
+
+/**
+ * The ceiling: a callback-mode queue subscriber that, per request, reads the
+ * key, does exactly one JetStream publish (message id, expected last subject
+ * sequence on that key's own subject, an event-sized payload) to a stream
+ * created like the event stream, and replies. Nothing a turn does is cheaper
+ * than this, so leasehold's throughput over this is its efficiency.
+ */
+async function startCeiling(nc: NatsConnection, prefix: string, options: CeilingOptions): Promise<Stoppable> {
+  // The stream is created by the event log's own code, so it is configured exactly like the event stream.
+  await JetStreamEventLog.open(nc, {
+    stream: `${prefix.toUpperCase().replace(/[^A-Z0-9]/g, "_")}_CEILING`,
+    subjects: `${prefix}.ceiling.events.>`,
+    dedupWindowMs: options.dedupWindowMs,
+  });
+  const js = jetstream(nc);
+  const payload = json(options.event);
+  const reply = options.reply ?? ((seq: number) => ({ seq }));
+  const lastSeq = new Map<string, number>();
+  const serve = (msg: Msg) => {
+    const key = (JSON.parse(decoder.decode(msg.data)) as Record<string, string>)[options.keyField];
+    const subject = `${prefix}.ceiling.events.${key}`;
+    js.publish(subject, payload, { msgID: nuid.next(), expect: { lastSubjectSequence: lastSeq.get(subject) ?? 0 }, timeout: 5000 }).then(
+      (ack) => {
+        lastSeq.set(subject, ack.seq);
+        msg.respond(json(reply(ack.seq)));
+      },
+      (e: Error) => {
+        const h = natsHeaders();
+        h.set("Nats-Service-Error-Code", "503");
+        h.set("Nats-Service-Error", e.message.replace(/[\r\n]+/g, " "));
+        msg.respond(json({ error: { code: "UNAVAILABLE", message: e.message } }), { headers: h });
+      },
+    );
+  };
+  const subs = options.ops.map((op) =>
+    nc.subscribe(`${prefix}.ceiling.v1.${op}`, { queue: "ceiling", callback: (_err, msg) => serve(msg) }),
+  );
+  return {
+    async stop() {
+      await Promise.all(subs.map((s) => s.drain()));
+    },
+  };
+}
+
+/** The token in a ceiling's default `{seq}` reply. */
+export const ceilingSeq = (body: { seq?: unknown }): string | undefined => (typeof body.seq === "number" ? String(body.seq) : undefined);
+
+/** A subject and the body sent to it. */
+export interface Request {
+  readonly subject: string;
+  readonly body: Uint8Array;
+}
+
+/**
+ * Two timed requests in a row, the second built from a token that
+ * `tokenOf` reads from the first reply's body (undefined: failed); resolves
+ * with how many failed (0 or 1: after a failed first, no second is sent).
+ */
+export async function requestPair<B>(
+  nc: NatsConnection,
+  sample: (latencyMs: number) => void,
+  first: Request,
+  tokenOf: (body: B) => string | undefined,
+  second: (token: string) => Request,
+): Promise<number> {
+  let t0 = performance.now();
+  let token: string | undefined;
+  try {
+    const reply = await nc.request(first.subject, first.body, { timeout: REQUEST_TIMEOUT_MS });
+    sample(performance.now() - t0);
+    token = tokenOf(JSON.parse(decoder.decode(reply.data)) as B);
+    if (!succeeded(reply) || token === undefined) return 1;
+  } catch {
+    return 1;
+  }
+  t0 = performance.now();
+  try {
+    const next = second(token);
+    const reply = await nc.request(next.subject, next.body, { timeout: REQUEST_TIMEOUT_MS });
+    sample(performance.now() - t0);
+    return succeeded(reply) ? 0 : 1;
+  } catch {
+    return 1;
+  }
+}
+
+/** One unit of a worker's closed loop (a pair, or a single request): reports each request's latency through `sample`, resolves with how many of its requests failed. */
+export type WorkFn = (worker: number, sample: (latencyMs: number) => void) => Promise<number>;
+
+/** What one timed window of a closed loop measured. */
+export interface Window {
+  readonly seconds: number;
+  /** Units of work with no failed request. */
+  readonly completed: number;
+  readonly failedRequests: number;
+  /** Latencies sampled (requests that got a reply). */
+  readonly samples: number;
+  readonly p50Ms: number;
+  readonly p99Ms: number;
+  /** CPU seconds of this process (load generator plus service or responder). */
+  readonly nodeCpuSeconds: number;
+  /** CPU of this process, percent of one core. */
+  readonly nodeCpuPct: number;
+  /** CPU of nats-server, percent of one core (NaN off Linux). */
+  readonly natsCpuPct: number;
+  readonly loadAvg1m: number;
+}
+
+/** The figures of a window every bench keeps in each of its runs. */
+export type WindowFigures = Pick<Window, "p50Ms" | "p99Ms" | "nodeCpuPct" | "natsCpuPct" | "loadAvg1m">;
+
+/**
+ * Drives `concurrency` closed-loop workers: warm up for `warmupMs`, call
+ * `beforeMeasure`, then count work and sample latencies for `durationMs`.
+ */
+export async function closedLoop(
+  work: WorkFn,
+  concurrency: number,
+  timing: Pick<CommonSettings, "warmupMs" | "durationMs">,
+  nats: BenchNats,
+  beforeMeasure?: () => Promise<void>,
+): Promise<Window> {
+  const state = { phase: "warmup" as "warmup" | "measure" | "stop" };
+  const latencies: number[] = [];
+  let completed = 0;
+  let failedRequests = 0;
+  const sample = (ms: number) => {
+    if (state.phase === "measure") latencies.push(ms);
+  };
+  const workers = Array.from({ length: concurrency }, async (_, worker) => {
+    while (state.phase !== "stop") {
+      const failed = await work(worker, sample);
+      if ((state.phase as string) === "measure") {
+        if (failed === 0) completed++;
+        failedRequests += failed;
+      }
+    }
+  });
+  await sleep(timing.warmupMs);
+  await beforeMeasure?.();
+  state.phase = "measure";
+  const t0 = performance.now();
+  const cpu0 = process.cpuUsage();
+  const nats0 = nats.cpuSeconds();
+  await sleep(timing.durationMs);
+  state.phase = "stop";
+  const seconds = (performance.now() - t0) / 1000;
+  const cpu = process.cpuUsage(cpu0);
+  const nats1 = nats.cpuSeconds();
+  await Promise.all(workers);
+  const nodeCpuSeconds = (cpu.user + cpu.system) / 1e6;
+  return {
+    seconds,
+    completed,
+    failedRequests,
+    samples: latencies.length,
+    p50Ms: quantile(latencies, 0.5),
+    p99Ms: quantile(latencies, 0.99),
+    nodeCpuSeconds,
+    nodeCpuPct: (nodeCpuSeconds / seconds) * 100,
+    natsCpuPct: nats0 === undefined || nats1 === undefined ? Number.NaN : ((nats1 - nats0) / seconds) * 100,
+    loadAvg1m: round(loadavg()[0] ?? Number.NaN, 2),
+  };
+}
+
+/** The order of the systems in a repeat: alternated, so slow drift in the machine's load does not favour one. */
+export function alternate<T>(systems: readonly T[], repeat: number): readonly T[] {
+  return repeat % 2 === 1 ? systems : [...systems].reverse();
+}
+
+/** The figures of a window in a progress line: latencies, then CPU. */
+export function windowLine(w: WindowFigures): string {
+  return `p50 ${round(w.p50Ms, 2)} ms, p99 ${round(w.p99Ms, 2)} ms, node ${round(w.nodeCpuPct)}% nats ${round(w.natsCpuPct)}%`;
+}
+
+/**
+ * Median over the repeats of `value` of the leasehold run divided by `value`
+ * of the ceiling run of the same repeat, where both ran and the ceiling
+ * completed any pairs; undefined when no repeat has both.
+ */
+export function medianRatio<R extends { readonly system: string; readonly repeat: number; readonly pairsPerSec: number }>(
+  runs: readonly R[],
+  repeats: number,
+  value: (run: R) => number,
+): number | undefined {
+  const ratios: number[] = [];
+  for (let repeat = 1; repeat <= repeats; repeat++) {
+    const l = runs.find((r) => r.system === "leasehold" && r.repeat === repeat);
+    const c = runs.find((r) => r.system === "ceiling" && r.repeat === repeat);
+    if (l !== undefined && c !== undefined && c.pairsPerSec > 0) ratios.push(value(l) / value(c));
+  }
+  return ratios.length === 0 ? undefined : median(ratios);
 }

@@ -12,15 +12,12 @@ import {
   cell,
   parseCount,
   parsePosition,
-  runTool,
-  ToolUsageError,
   type AuditOptions,
   type AuditProgress,
   type AuditSummary,
   type Violation,
-  CONNECTION_HELP,
 } from "../tools/index.ts";
-import { addConnectionOptions } from "./options.ts";
+import { addToolAction } from "./options.ts";
 
 /** Flags of `audit`. */
 export interface AuditFlags {
@@ -60,15 +57,12 @@ export function addAuditCommand(program: Command): void {
         .default(String(DEFAULTS.maxTtlMs)),
     )
     .addHelpText("after", `\nRules checked:\n${rules}`);
-  addConnectionOptions(command);
-  command.addHelpText("after", CONNECTION_HELP);
-  command.action(async (flags: AuditFlags) => {
-    const report = (m: string) => console.error(`leasehold audit: ${m}`);
-    let options: Omit<AuditOptions, "onViolation" | "onProgress">;
-    try {
+  addToolAction(
+    command,
+    (flags: AuditFlags): Omit<AuditOptions, "onViolation" | "onProgress"> => {
       const from = flags.from === undefined ? undefined : parsePosition(flags.from, "--from");
       const to = flags.to === undefined ? undefined : parsePosition(flags.to, "--to");
-      options = {
+      return {
         cooldownMs: parseCount(flags.cooldownMs, "--cooldown-ms", 1),
         maxTtlMs: parseCount(flags.maxTtlMs, "--max-ttl-ms", 1),
         fromSeq: from !== undefined && "seq" in from ? from.seq : undefined,
@@ -76,37 +70,27 @@ export function addAuditCommand(program: Command): void {
         toSeq: to !== undefined && "seq" in to ? to.seq : undefined,
         toTime: to !== undefined && "time" in to ? to.time : undefined,
       };
-    } catch (e) {
-      if (!(e instanceof ToolUsageError)) throw e;
-      report(e.message);
-      process.exitCode = 2;
-      return;
-    }
-    process.exitCode = await runTool(
-      flags,
-      "leasehold-audit",
-      async ({ log, subjects, url }) => {
-        const total = options.toSeq ?? (await log.lastSeq());
-        const tty = process.stderr.isTTY;
-        const showProgress = tty || flags.progress === true;
-        const started = Date.now();
-        const progress = (p: AuditProgress) => {
-          const rate = Math.round(p.read / Math.max(0.001, (Date.now() - started) / 1000));
-          const line = `audit: ${p.read} of ${total} messages (${Math.floor((100 * p.seq) / Math.max(1, total))}%), ${p.violations} violations, ${rate} messages/s`;
-          process.stderr.write(tty ? `\r${line}\u001b[K` : `${line}\n`);
-        };
-        const summary = await auditStream(log.readStream({ toSeq: options.toSeq, toTime: options.toTime }), subjects, {
-          ...options,
-          onViolation: (v) => console.log(flags.json === true ? JSON.stringify(violationJson(v)) : violationLine(v)),
-          onProgress: showProgress ? progress : undefined,
-        });
-        if (showProgress && tty) process.stderr.write("\n");
-        console.log(flags.json === true ? JSON.stringify({ summary }) : summaryLines(summary, subjects.eventStream, url).join("\n"));
-        return summary.violations > 0 ? 1 : 0;
-      },
-      report,
-    );
-  });
+    },
+    async ({ log, subjects, url }, options, flags) => {
+      const total = options.toSeq ?? (await log.lastSeq());
+      const tty = process.stderr.isTTY;
+      const showProgress = tty || flags.progress === true;
+      const started = Date.now();
+      const progress = (p: AuditProgress) => {
+        const rate = Math.round(p.read / Math.max(0.001, (Date.now() - started) / 1000));
+        const line = `audit: ${p.read} of ${total} messages (${Math.floor((100 * p.seq) / Math.max(1, total))}%), ${p.violations} violations, ${rate} messages/s`;
+        process.stderr.write(tty ? `\r${line}\u001b[K` : `${line}\n`);
+      };
+      const summary = await auditStream(log.readStream({ toSeq: options.toSeq, toTime: options.toTime }), subjects, {
+        ...options,
+        onViolation: (v) => console.log(flags.json === true ? JSON.stringify(violationJson(v)) : violationLine(v)),
+        onProgress: showProgress ? progress : undefined,
+      });
+      if (showProgress && tty) process.stderr.write("\n");
+      console.log(flags.json === true ? JSON.stringify({ summary }) : summaryLines(summary, subjects.eventStream, url).join("\n"));
+      return summary.violations > 0 ? 1 : 0;
+    },
+  );
 }
 
 /** A violation as one line: `#<seq> <at> <kind> <id> <rule>: <what>`. */

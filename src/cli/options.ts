@@ -4,6 +4,7 @@
  */
 import { Option, type Command } from "commander";
 import { DEFAULTS } from "../config.ts";
+import { CONNECTION_HELP, runTool, ToolUsageError, type ConnectionFlags, type ToolConnection } from "../tools/index.ts";
 
 /** Adds `--nats` and `--prefix` (every command connects as `serve` does). */
 export function addConnectionOptions(command: Command): Command {
@@ -41,4 +42,34 @@ export function addServiceOptions(command: Command): Command {
   );
   command.addOption(new Option("--replicas <n>", "replicas of the streams the service creates (3 on a cluster)").env("LEASEHOLD_REPLICAS").default("1"));
   return command;
+}
+
+/**
+ * Makes `command` an operator tool that reads the stream: adds the connection
+ * flags and their help, and when run reads the flags with `parse` (a
+ * ToolUsageError is reported and exits 2 before connecting), then opens the
+ * stream and runs `body`, whose result is the exit code. Messages go to
+ * stderr as `leasehold <command>: <message>`.
+ */
+export function addToolAction<F extends ConnectionFlags, P>(
+  command: Command,
+  parse: (flags: F) => P,
+  body: (connection: ToolConnection, parsed: P, flags: F) => Promise<number>,
+): void {
+  const name = command.name();
+  addConnectionOptions(command);
+  command.addHelpText("after", CONNECTION_HELP);
+  command.action(async (flags: F) => {
+    const report = (m: string) => console.error(`leasehold ${name}: ${m}`);
+    let parsed: P;
+    try {
+      parsed = parse(flags);
+    } catch (e) {
+      if (!(e instanceof ToolUsageError)) throw e;
+      report(e.message);
+      process.exitCode = 2;
+      return;
+    }
+    process.exitCode = await runTool(flags, `leasehold-${name}`, (connection) => body(connection, parsed, flags), report);
+  });
 }

@@ -5,8 +5,8 @@
  */
 import { Option, type Command } from "commander";
 import { ACTOR_KINDS, type ActorKind } from "../events/index.ts";
-import { foldStream, parseCount, parseInstant, renderReplay, replayInstant, replayView, runTool, ToolUsageError, type ReplayRange, CONNECTION_HELP } from "../tools/index.ts";
-import { addConnectionOptions } from "./options.ts";
+import { foldStream, parseCount, parseInstant, renderReplay, replayInstant, replayView, type ReplayRange } from "../tools/index.ts";
+import { addToolAction } from "./options.ts";
 
 /** Flags of `replay`. */
 export interface ReplayFlags {
@@ -36,32 +36,17 @@ export function addReplayCommand(program: Command): void {
       "after",
       "\nExamples:\n  leasehold replay --at 2026-11-30T19:14:10Z\n  leasehold replay --seq 120 --kind lock --id reports/nightly --json",
     );
-  addConnectionOptions(command);
-  command.addHelpText("after", CONNECTION_HELP);
-  command.action(async (flags: ReplayFlags) => {
-    const report = (m: string) => console.error(`leasehold replay: ${m}`);
-    let range: ReplayRange;
-    try {
-      range = {
-        toTime: flags.at === undefined ? undefined : parseInstant(flags.at, "--at"),
-        toSeq: flags.seq === undefined ? undefined : parseCount(flags.seq, "--seq"),
-      };
-    } catch (e) {
-      if (!(e instanceof ToolUsageError)) throw e;
-      report(e.message);
-      process.exitCode = 2;
-      return;
-    }
-    process.exitCode = await runTool(
-      flags,
-      "leasehold-replay",
-      async ({ log, subjects }) => {
-        const fold = await foldStream(log.readStream(range.toSeq === undefined ? {} : { toSeq: range.toSeq }), subjects, range);
-        const view = replayView(fold, replayInstant(fold, range, Date.now()), { kind: flags.kind, id: flags.id });
-        console.log(flags.json === true ? JSON.stringify(view, null, 2) : renderReplay(view, subjects.eventStream).join("\n"));
-        return 0;
-      },
-      report,
-    );
-  });
+  addToolAction(
+    command,
+    (flags: ReplayFlags): ReplayRange => ({
+      toTime: flags.at === undefined ? undefined : parseInstant(flags.at, "--at"),
+      toSeq: flags.seq === undefined ? undefined : parseCount(flags.seq, "--seq"),
+    }),
+    async ({ log, subjects }, range, flags) => {
+      const fold = await foldStream(log.readStream(range.toSeq === undefined ? {} : { toSeq: range.toSeq }), subjects, range);
+      const view = replayView(fold, replayInstant(fold, range, Date.now()), { kind: flags.kind, id: flags.id });
+      console.log(flags.json === true ? JSON.stringify(view, null, 2) : renderReplay(view, subjects.eventStream).join("\n"));
+      return 0;
+    },
+  );
 }

@@ -4,8 +4,8 @@
  * with holder and time left. Exit 2 when no service answers.
  */
 import type { Command } from "commander";
-import { collectStatus, parseCount, renderStatus, runTool, ToolUsageError, CONNECTION_HELP } from "../tools/index.ts";
-import { addConnectionOptions } from "./options.ts";
+import { collectStatus, parseCount, renderStatus } from "../tools/index.ts";
+import { addToolAction } from "./options.ts";
 
 /** Flags of `status`. */
 export interface StatusFlags {
@@ -27,28 +27,13 @@ export function addStatusCommand(program: Command): void {
     .option("--json", "print one JSON object instead of tables")
     .option("--all-locks", "also list locks that are free or whose lease expired")
     .option("--timeout-ms <ms>", "how long to wait for the service's answers", "5000");
-  addConnectionOptions(command);
-  command.addHelpText("after", CONNECTION_HELP);
-  command.action(async (flags: StatusFlags) => {
-    const report = (m: string) => console.error(`leasehold status: ${m}`);
-    let timeoutMs: number;
-    try {
-      timeoutMs = parseCount(flags.timeoutMs, "--timeout-ms", 1);
-    } catch (e) {
-      if (!(e instanceof ToolUsageError)) throw e;
-      report(e.message);
-      process.exitCode = 2;
-      return;
-    }
-    process.exitCode = await runTool(
-      flags,
-      "leasehold-status",
-      async ({ nc, log, subjects }) => {
-        const status = await collectStatus(nc, log, subjects, Date.now, timeoutMs);
-        console.log(flags.json === true ? JSON.stringify(status, null, 2) : renderStatus(status, flags.allLocks === true).join("\n"));
-        return 0;
-      },
-      report,
-    );
-  });
+  addToolAction(
+    command,
+    (flags: StatusFlags) => parseCount(flags.timeoutMs, "--timeout-ms", 1),
+    async ({ nc, log, subjects }, timeoutMs, flags) => {
+      const status = await collectStatus(nc, log, subjects, Date.now, timeoutMs);
+      console.log(flags.json === true ? JSON.stringify(status, null, 2) : renderStatus(status, flags.allLocks === true).join("\n"));
+      return 0;
+    },
+  );
 }

@@ -5,8 +5,8 @@
  */
 import { Option, type Command } from "commander";
 import { ACTOR_KINDS, type ActorKind } from "../events/index.ts";
-import { parseCount, parseSince, runTool, startTail, ToolUsageError, type TailOptions, CONNECTION_HELP } from "../tools/index.ts";
-import { addConnectionOptions } from "./options.ts";
+import { parseCount, parseSince, startTail, ToolUsageError, type TailOptions } from "../tools/index.ts";
+import { addToolAction } from "./options.ts";
 
 /** Flags of `tail`. */
 export interface TailFlags {
@@ -32,53 +32,41 @@ export function addTailCommand(program: Command): void {
     .option("--limit <n>", "exit after printing n events")
     .option("--json", "one JSON object per event: {seq, subject, storedAt, event} (or unparsable and payload)")
     .addHelpText("after", "\nExamples:\n  leasehold tail --kind lock --since 10m\n  leasehold tail --kind route --id checkout --json");
-  addConnectionOptions(command);
-  command.addHelpText("after", CONNECTION_HELP);
-  command.action(async (flags: TailFlags) => {
-    const report = (m: string) => console.error(`leasehold tail: ${m}`);
-    let options: TailOptions;
-    let limit: number | undefined;
-    try {
+  addToolAction(
+    command,
+    (flags: TailFlags): { options: TailOptions; limit: number | undefined } => {
       if (flags.id !== undefined && flags.kind === undefined) throw new ToolUsageError("--id needs --kind (an id names one actor of one kind)");
-      options = {
-        kind: flags.kind,
-        id: flags.id,
-        since: flags.since === undefined ? undefined : parseSince(flags.since),
-        fromSeq: flags.fromSeq === undefined ? undefined : parseCount(flags.fromSeq, "--from-seq", 1),
-        json: flags.json,
+      return {
+        options: {
+          kind: flags.kind,
+          id: flags.id,
+          since: flags.since === undefined ? undefined : parseSince(flags.since),
+          fromSeq: flags.fromSeq === undefined ? undefined : parseCount(flags.fromSeq, "--from-seq", 1),
+          json: flags.json,
+        },
+        limit: flags.limit === undefined ? undefined : parseCount(flags.limit, "--limit", 1),
       };
-      limit = flags.limit === undefined ? undefined : parseCount(flags.limit, "--limit", 1);
-    } catch (e) {
-      if (!(e instanceof ToolUsageError)) throw e;
-      report(e.message);
-      process.exitCode = 2;
-      return;
-    }
-    process.exitCode = await runTool(
-      flags,
-      "leasehold-tail",
-      async ({ log, subjects, nc }) => {
-        let printed = 0;
-        let finish!: () => void;
-        const done = new Promise<void>((resolve) => (finish = resolve));
-        const following = await startTail(log, subjects, options, (line) => {
-          if (limit !== undefined && printed >= limit) return;
-          console.log(line);
-          printed++;
-          if (printed === limit) finish();
-        });
-        console.error(`leasehold tail: following ${subjects.eventStream} (${following.filter}) from sequence ${following.fromSeq}; Ctrl-C stops`);
-        const onSignal = () => finish();
-        process.once("SIGINT", onSignal);
-        process.once("SIGTERM", onSignal);
-        void nc.closed().then(() => finish());
-        await done;
-        process.off("SIGINT", onSignal);
-        process.off("SIGTERM", onSignal);
-        await following.stop();
-        return 0;
-      },
-      report,
-    );
-  });
+    },
+    async ({ log, subjects, nc }, { options, limit }) => {
+      let printed = 0;
+      let finish!: () => void;
+      const done = new Promise<void>((resolve) => (finish = resolve));
+      const following = await startTail(log, subjects, options, (line) => {
+        if (limit !== undefined && printed >= limit) return;
+        console.log(line);
+        printed++;
+        if (printed === limit) finish();
+      });
+      console.error(`leasehold tail: following ${subjects.eventStream} (${following.filter}) from sequence ${following.fromSeq}; Ctrl-C stops`);
+      const onSignal = () => finish();
+      process.once("SIGINT", onSignal);
+      process.once("SIGTERM", onSignal);
+      void nc.closed().then(() => finish());
+      await done;
+      process.off("SIGINT", onSignal);
+      process.off("SIGTERM", onSignal);
+      await following.stop();
+      return 0;
+    },
+  );
 }

@@ -3,32 +3,20 @@
  * with their stream sequences), when a command arrives at an instant, then
  * the decider records one event, replies, or rejects with a code.
  */
-import { expect } from "vitest";
-import {
-  decodeEvent,
-  encodeEvent,
-  isUnparsable,
-  type EventEnvelope,
-  type HistoryEntry,
-  type UnparsableRecord,
-} from "../../src/events/envelope.ts";
+import type { HistoryEntry, UnparsableRecord } from "../../src/events/envelope.ts";
 import type { LockEvent } from "../../src/events/lock-events.ts";
-import type { Decision, ErrorCode } from "../../src/actors/decision.ts";
 import type { LockCommand, LockSettings } from "../../src/actors/lock/commands.ts";
 import { decideLock } from "../../src/actors/lock/decide.ts";
 import { etagOf, evolveLock, initialLockState, type LockState } from "../../src/projections/lock.ts";
+import { thenOf, type DecisionThen } from "./decision-then.ts";
+import { iso, specEvent, T0 } from "./event-builders.ts";
 
-export { etagOf };
+export { etagOf, iso, T0 };
 
-/** The instant specs start at. */
-export const T0 = Date.parse("2026-01-01T00:00:00.000Z");
 /** PROTOCOL.md's default lock settings. */
 export const DEFAULT_SETTINGS: LockSettings = { lockTtlMs: 30_000, maxTtlMs: 30_000 };
 /** The lock name specs use unless they name another. */
 export const LOCK = "orders.eu/primary";
-
-/** An instant as events carry it. */
-export const iso = (ms: number): string => new Date(ms).toISOString();
 
 type DataOf<T extends LockEvent["type"]> = Extract<LockEvent, { type: T }>["data"];
 
@@ -37,10 +25,7 @@ type DataOf<T extends LockEvent["type"]> = Extract<LockEvent, { type: T }>["data
  * It goes through encode/decode, so a spec can only be given events the stream would accept.
  */
 export function lockEvent<T extends LockEvent["type"]>(seq: number, type: T, data: DataOf<T>, at = T0, name = LOCK): HistoryEntry {
-  const envelope: EventEnvelope = { type, v: 1, at: iso(at), kind: "lock", id: name, data };
-  const entry = decodeEvent(encodeEvent(envelope), seq, `msg-${seq}`);
-  if (isUnparsable(entry)) throw new Error(`spec event at ${seq} does not parse: ${entry.reason}`);
-  return entry;
+  return specEvent(seq, "lock", name, type, data, at);
 }
 
 /** `LockAcquired` by `owner` at `at` for `ttlMs` (expiry derived as the decider would). */
@@ -80,15 +65,7 @@ export function unparsable(seq: number, reason = "not JSON"): UnparsableRecord {
 }
 
 /** What a spec expects of a decision. */
-export interface Then {
-  readonly decision: Decision;
-  /** The decider records exactly this event. */
-  thenRecords<T extends LockEvent["type"]>(type: T, data: DataOf<T>): void;
-  /** The decider replies without recording anything. */
-  thenReplies(reply: unknown): void;
-  /** The decider refuses with `code` (and, when given, exactly these details). */
-  thenRejects(code: ErrorCode, details?: Record<string, unknown>): void;
-}
+export type Then = DecisionThen<LockEvent>;
 
 /** A lock with a given history, ready for a command. */
 export interface Given {
@@ -102,23 +79,7 @@ export function givenLock(history: readonly HistoryEntry[], settings: LockSettin
   return {
     state,
     when(command, now) {
-      const decision = decideLock(state, command, now, settings);
-      return {
-        decision,
-        thenRecords(type, data) {
-          expect(decision).toEqual({ outcome: "append", type, data });
-        },
-        thenReplies(reply) {
-          expect(decision).toEqual({ outcome: "reply", reply });
-        },
-        thenRejects(code, details) {
-          expect(decision.outcome).toBe("reject");
-          if (decision.outcome !== "reject") return;
-          expect(decision.rejection.code).toBe(code);
-          expect(decision.rejection.message.length).toBeGreaterThan(0);
-          if (details !== undefined) expect(decision.rejection.details).toEqual(details);
-        },
-      };
+      return thenOf<LockEvent>(decideLock(state, command, now, settings));
     },
   };
 }

@@ -4,13 +4,17 @@
  * of services and connections, raw (hostile) stream writes, and readers of a
  * lock's history and of the service framework's discovery subjects.
  */
-import { afterEach, expect, vi } from "vitest";
+import { expect, vi } from "vitest";
 import type { NatsConnection } from "@nats-io/nats-core";
 import { jetstream } from "@nats-io/jetstream";
 import { decodeEvent, isUnparsable, type EventEnvelope, type HistoryEntry, type RecordedEvent } from "../../src/events/index.ts";
 import type { RunningService } from "../../src/service.ts";
-import type { ServiceConfig } from "../../src/config.ts";
-import { call, connectNats, startTestService, type Reply, type TestService } from "./nats.ts";
+import { call, type Reply } from "./nats.ts";
+import { useTestServices, type TestServices } from "./cleanup.ts";
+import { expectOk } from "./replies.ts";
+
+export { useCleanup } from "./cleanup.ts";
+export { expectFailure, expectOk } from "./replies.ts";
 
 /** The wire shape of a lease. */
 export interface Lease {
@@ -43,14 +47,6 @@ export function lockClient(nc: NatsConnection, prefix: string, timeoutMs = 10_00
   return { acquire: op("acquire"), renew: op("renew"), release: op("release"), get: op("get"), reset: op("reset") };
 }
 
-/** Asserts a success reply (no error headers, no error body) and returns its body. */
-export function expectOk(reply: Reply<LockBody>): LockBody {
-  expect(reply.status, `unexpected failure ${JSON.stringify(reply.body)}`).toBeUndefined();
-  expect(reply.errorHeader).toBeUndefined();
-  expect(reply.body.error).toBeUndefined();
-  return reply.body;
-}
-
 /** Asserts a success reply carrying a lease and returns the lease. */
 export function expectLease(reply: Reply<LockBody>): Lease {
   const body = expectOk(reply);
@@ -58,63 +54,12 @@ export function expectLease(reply: Reply<LockBody>): Lease {
   return body.lease!;
 }
 
-/**
- * Asserts a failure reply as the contract shapes it: the status header, the
- * code in the body, and `Nats-Service-Error` equal to `error.message`.
- */
-export function expectFailure(reply: Reply<LockBody>, status: number, code: string, details: Record<string, unknown> = {}): void {
-  expect(reply.body.error?.code, `expected ${code}, got ${JSON.stringify(reply.body)}`).toBe(code);
-  expect(reply.status).toBe(status);
-  expect(reply.code).toBe(code);
-  expect(typeof reply.body.error?.message).toBe("string");
-  expect(reply.body.error!.message.length).toBeGreaterThan(0);
-  expect(reply.errorHeader).toBe(reply.body.error!.message);
-  expect(reply.body.error).toMatchObject(details);
-}
-
-/** Registers cleanups that run (last first) after each test of the calling file. */
-export function useCleanup(): { add(task: () => Promise<unknown> | void): void } {
-  const tasks: (() => Promise<unknown> | void)[] = [];
-  afterEach(async () => {
-    const errors: unknown[] = [];
-    for (const task of tasks.splice(0).reverse()) {
-      try {
-        await task();
-      } catch (e) {
-        errors.push(e);
-      }
-    }
-    if (errors.length > 0) throw errors[0];
-  });
-  return { add: (task) => void tasks.push(task) };
-}
-
 /** Test resources that are stopped or closed after each test. */
-export interface LockHarness {
-  /** Starts a service on `prefix`, stopped after the test (or earlier by its own `stop`). */
-  service(prefix: string, overrides?: Partial<ServiceConfig>): Promise<TestService>;
-  /** Opens a client connection, closed after the test. */
-  connect(): Promise<NatsConnection>;
-  /** Runs `task` after the test. */
-  defer(task: () => Promise<unknown> | void): void;
-}
+export type LockHarness = TestServices;
 
 /** A {@link LockHarness} whose resources are released after each test of the calling file. */
 export function useLockHarness(): LockHarness {
-  const cleanup = useCleanup();
-  return {
-    async service(prefix, overrides = {}) {
-      const svc = await startTestService(prefix, overrides);
-      cleanup.add(() => svc.stop());
-      return svc;
-    },
-    async connect() {
-      const nc = await connectNats();
-      cleanup.add(() => nc.close());
-      return nc;
-    },
-    defer: (task) => cleanup.add(task),
-  };
+  return useTestServices();
 }
 
 /** Every message on a lock's subject, decoded as the service decodes it. */

@@ -5,15 +5,16 @@
  * or rejects with a code.
  */
 import { expect } from "vitest";
-import { decodeEvent, encodeEvent, isUnparsable, type EventEnvelope, type HistoryEntry } from "../../src/events/envelope.ts";
+import type { HistoryEntry } from "../../src/events/envelope.ts";
 import type { ProxyEvent } from "../../src/events/proxy-events.ts";
-import type { Decision, ErrorCode } from "../../src/actors/decision.ts";
 import type { GrantRefusal, ProxyCommand, ProxySettings } from "../../src/actors/proxy/commands.ts";
 import { decideProxy, refusalOf } from "../../src/actors/proxy/decide.ts";
 import { evolveProxy, initialProxyState, type ProxyState } from "../../src/projections/proxy.ts";
+import { thenOf, type DecisionThen } from "./decision-then.ts";
+import { iso, specEvent, T0 } from "./event-builders.ts";
 
-/** The instant specs start at. */
-export const T0 = Date.parse("2026-01-01T00:00:00.000Z");
+export { iso, T0 };
+
 /** A short cooldown (= retention) so specs read easily. */
 export const COOLDOWN_MS = 60_000;
 /** Settings of the specs. */
@@ -21,17 +22,11 @@ export const SETTINGS: ProxySettings = { cooldownMs: COOLDOWN_MS };
 /** The proxy specs use unless they name another. */
 export const PROXY = "egress-1";
 
-/** An instant as events carry it. */
-export const iso = (ms: number): string => new Date(ms).toISOString();
-
 type DataOf<T extends ProxyEvent["type"]> = Extract<ProxyEvent, { type: T }>["data"];
 
 /** One recorded proxy event at `seq`, decided at `at`; encoded and decoded, so specs only use events the stream accepts. */
 export function proxyEvent<T extends ProxyEvent["type"]>(seq: number, type: T, data: DataOf<T>, at = T0, name = PROXY): HistoryEntry {
-  const envelope: EventEnvelope = { type, v: 1, at: iso(at), kind: "proxy", id: name, data };
-  const entry = decodeEvent(encodeEvent(envelope), seq, `msg-${seq}`);
-  if (isUnparsable(entry)) throw new Error(`spec event at ${seq} does not parse: ${entry.reason}`);
-  return entry;
+  return specEvent(seq, "proxy", name, type, data, at);
 }
 
 /** `ProxyRegistered` with the contract's defaults for what is not given. */
@@ -83,14 +78,7 @@ export function cooledDown(
 }
 
 /** What a spec expects of a decision. */
-export interface Then {
-  readonly decision: Decision;
-  /** The decider records exactly this event. */
-  thenRecords<T extends ProxyEvent["type"]>(type: T, data: DataOf<T>): void;
-  /** The decider replies without recording anything. */
-  thenReplies(reply: unknown): void;
-  /** The decider refuses with `code` (and, when given, exactly these details). */
-  thenRejects(code: ErrorCode, details?: Record<string, unknown>): void;
+export interface Then extends DecisionThen<ProxyEvent> {
   /** The decider refuses a grant, for `reason` (the selector then asks the next proxy). */
   thenRefusesGrant(reason: GrantRefusal): void;
 }
@@ -113,20 +101,7 @@ export function givenState(state: ProxyState, settings: ProxySettings = SETTINGS
     when(command, now) {
       const decision = decideProxy(state, command, now, settings);
       return {
-        decision,
-        thenRecords(type, data) {
-          expect(decision).toEqual({ outcome: "append", type, data });
-        },
-        thenReplies(reply) {
-          expect(decision).toEqual({ outcome: "reply", reply });
-        },
-        thenRejects(code, details) {
-          expect(decision.outcome).toBe("reject");
-          if (decision.outcome !== "reject") return;
-          expect(decision.rejection.code).toBe(code);
-          expect(decision.rejection.message.length).toBeGreaterThan(0);
-          if (details !== undefined) expect(decision.rejection.details).toEqual(details);
-        },
+        ...thenOf<ProxyEvent>(decision),
         thenRefusesGrant(reason) {
           expect(decision.outcome).toBe("reject");
           if (decision.outcome !== "reject") return;

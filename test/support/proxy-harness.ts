@@ -10,9 +10,10 @@ import { ActorHost, ManualClock } from "../../src/actors/index.ts";
 import { proxyModule, type ProxyModule } from "../../src/actors/proxy/module.ts";
 import type { TurnResult } from "../../src/actors/index.ts";
 import { resolveConfig, type ServiceConfig } from "../../src/config.ts";
-import { decodeEvent, isUnparsable, MemoryEventLog, Subjects, type EventEnvelope, type RecordedEvent } from "../../src/events/index.ts";
+import { MemoryEventLog, Subjects, type EventEnvelope, type RecordedEvent } from "../../src/events/index.ts";
 import type { KindContext } from "../../src/kind-module.ts";
 import type { RunOptions } from "../../src/api/command-endpoint.ts";
+import { decodeOrThrow, T0 } from "./event-builders.ts";
 
 /** Settings of an in-memory proxy service. */
 export interface ProxyHarnessOptions {
@@ -50,7 +51,7 @@ let harnesses = 0;
 const encoder = new TextEncoder();
 
 /** T0 of every in-memory proxy test: 2026-01-01T00:00:00.000Z. */
-export const PROXY_T0 = Date.parse("2026-01-01T00:00:00.000Z");
+export const PROXY_T0 = T0;
 
 /** Starts an in-memory proxy service. */
 export async function startProxyHarness(options: ProxyHarnessOptions = {}): Promise<ProxyHarness> {
@@ -108,13 +109,7 @@ export async function startProxyHarness(options: ProxyHarnessOptions = {}): Prom
     },
     events() {
       const filter = `${subjects.prefix}.events.proxy.`;
-      return log.messages
-        .filter((m) => m.subject.startsWith(filter))
-        .map((m) => {
-          const entry = decodeEvent(m.payload, m.seq, m.msgId);
-          if (isUnparsable(entry)) throw new Error(`unparsable proxy event at ${m.seq}: ${entry.reason}`);
-          return entry;
-        });
+      return log.messages.filter((m) => m.subject.startsWith(filter)).map((m) => decodeOrThrow(m, "unparsable proxy event"));
     },
     async stop() {
       await current.host.drain();

@@ -4,12 +4,14 @@
  * cleanup of services and connections, and a reader of the route and host
  * events in the stream.
  */
-import { afterEach, expect } from "vitest";
+import { expect } from "vitest";
 import type { NatsConnection } from "@nats-io/nats-core";
 import { decodeEvent, isUnparsable, type RecordedEvent } from "../../src/events/index.ts";
 import type { RunningService } from "../../src/service.ts";
-import type { ServiceConfig } from "../../src/config.ts";
-import { call, connectNats, startTestService, type Reply, type TestService } from "./nats.ts";
+import { call, type Reply } from "./nats.ts";
+import { useTestServices, type TestServices } from "./cleanup.ts";
+
+export { expectOk as ok, expectFailure as failed } from "./replies.ts";
 
 /** A route lease as `route.get` and `route.snapshot` show it. */
 export interface RouteLeaseBody {
@@ -64,54 +66,12 @@ export function routeClient(nc: NatsConnection, prefix: string, timeoutMs = 10_0
   };
 }
 
-/** Asserts a success reply (no error headers, no error body) and returns its body. */
-export function ok(reply: Reply<RouteBody>): RouteBody {
-  expect(reply.status, `unexpected failure ${JSON.stringify(reply.body)}`).toBeUndefined();
-  expect(reply.errorHeader).toBeUndefined();
-  expect(reply.body.error).toBeUndefined();
-  return reply.body;
-}
-
-/** Asserts a failure reply as the contract shapes it: status header, code, `Nats-Service-Error` equal to the message. */
-export function failed(reply: Reply<RouteBody>, status: number, code: string): void {
-  expect(reply.body.error?.code, `expected ${code}, got ${JSON.stringify(reply.body)}`).toBe(code);
-  expect(reply.status).toBe(status);
-  expect(reply.body.error!.message.length).toBeGreaterThan(0);
-  expect(reply.errorHeader).toBe(reply.body.error!.message);
-}
-
 /** Resources stopped or closed after each test of the calling file (last first). */
-export interface RouteHarnessInt {
-  service(prefix: string, overrides?: Partial<ServiceConfig>): Promise<TestService>;
-  connect(): Promise<NatsConnection>;
-}
+export type RouteHarnessInt = TestServices;
 
 /** A {@link RouteHarnessInt} whose resources are released after each test. */
 export function useRouteServices(): RouteHarnessInt {
-  const tasks: (() => Promise<unknown>)[] = [];
-  afterEach(async () => {
-    const errors: unknown[] = [];
-    for (const task of tasks.splice(0).reverse()) {
-      try {
-        await task();
-      } catch (e) {
-        errors.push(e);
-      }
-    }
-    if (errors.length > 0) throw errors[0];
-  });
-  return {
-    async service(prefix, overrides = {}) {
-      const svc = await startTestService(prefix, overrides);
-      tasks.push(() => svc.stop());
-      return svc;
-    },
-    async connect() {
-      const nc = await connectNats();
-      tasks.push(() => nc.close());
-      return nc;
-    },
-  };
+  return useTestServices();
 }
 
 /** Every event of `kind` in the stream, in stream order, decoded as the service decodes it. */

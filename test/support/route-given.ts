@@ -4,17 +4,17 @@
  * stream would accept can be given), when a command arrives at an instant
  * with a host table, then the decider records one event, replies, or rejects.
  */
-import { expect } from "vitest";
-import { decodeEvent, encodeEvent, isUnparsable, type EventEnvelope, type HistoryEntry, type RouteEvent } from "../../src/events/index.ts";
-import type { Decision, ErrorCode } from "../../src/actors/decision.ts";
+import type { HistoryEntry, RouteEvent } from "../../src/events/index.ts";
 import { decideRoute } from "../../src/actors/route/decide.ts";
 import { chooserNamed, type ChooserName } from "../../src/actors/route/chooser.ts";
 import type { AcquireRoute, RouteCommand, RouteSettings } from "../../src/actors/route/commands.ts";
 import { evolveRoute, initialRouteState, type RouteState } from "../../src/projections/route.ts";
 import type { HostHealth } from "../../src/projections/host.ts";
+import { thenOf, type DecisionThen } from "./decision-then.ts";
+import { specEvent, T0 } from "./event-builders.ts";
 
-/** The instant specs start at. */
-export const T0 = Date.parse("2026-01-01T00:00:00.000Z");
+export { T0 };
+
 /** The route specs use unless they name another. */
 export const ROUTE = "chat/eu";
 /** Idle time of the specs: a lease unused for more than this idles out; touches are coalesced to 1/100 of it. */
@@ -31,11 +31,7 @@ let nextSeq = 1;
 
 /** One recorded route event decided at `at`. */
 export function routeEvent<T extends RouteEvent["type"]>(type: T, data: DataOf<T>, at = T0, route = ROUTE): HistoryEntry {
-  const envelope: EventEnvelope = { type, v: 1, at: new Date(at).toISOString(), kind: "route", id: route, data };
-  const seq = nextSeq++;
-  const entry = decodeEvent(encodeEvent(envelope), seq, `msg-${seq}`);
-  if (isUnparsable(entry)) throw new Error(`spec event does not parse: ${entry.reason}`);
-  return entry;
+  return specEvent(nextSeq++, "route", route, type, data, at);
 }
 
 /** A lease of `(fp, model)` placed on `host` at `at` as a fresh placement. */
@@ -73,15 +69,7 @@ export function acquire(fp: string, model: string, a: Partial<Omit<AcquireRoute,
 }
 
 /** What a spec expects of a decision. */
-export interface Then {
-  readonly decision: Decision;
-  /** The decider records exactly this event. */
-  thenRecords<T extends RouteEvent["type"]>(type: T, data: DataOf<T>): void;
-  /** The decider replies without recording anything. */
-  thenReplies(reply: unknown): void;
-  /** The decider refuses with `code`. */
-  thenRejects(code: ErrorCode): void;
-}
+export type Then = DecisionThen<RouteEvent>;
 
 /** A route with a given history, ready for a command. */
 export interface Given {
@@ -95,22 +83,7 @@ export function givenRoute(history: readonly HistoryEntry[] = [], route = ROUTE)
   return {
     state,
     when(command, now = T0, settings = settingsWith()) {
-      const decision = decideRoute(state, command, now, settings);
-      return {
-        decision,
-        thenRecords(type, data) {
-          expect(decision).toEqual({ outcome: "append", type, data });
-        },
-        thenReplies(reply) {
-          expect(decision).toEqual({ outcome: "reply", reply });
-        },
-        thenRejects(code) {
-          expect(decision.outcome).toBe("reject");
-          if (decision.outcome !== "reject") return;
-          expect(decision.rejection.code).toBe(code);
-          expect(decision.rejection.message.length).toBeGreaterThan(0);
-        },
-      };
+      return thenOf<RouteEvent>(decideRoute(state, command, now, settings));
     },
   };
 }

@@ -9,18 +9,11 @@ import { ActorHost, ManualClock, type TurnResult } from "../../src/actors/index.
 import { routeModule } from "../../src/actors/route/module.ts";
 import type { CommandEndpoint } from "../../src/api/command-endpoint.ts";
 import { resolveConfig, type ServiceConfig } from "../../src/config.ts";
-import {
-  decodeEvent,
-  isUnparsable,
-  MemoryEventLog,
-  Subjects,
-  type ActorKind,
-  type RecordedEvent,
-} from "../../src/events/index.ts";
+import { MemoryEventLog, Subjects, type ActorKind, type RecordedEvent } from "../../src/events/index.ts";
 import type { KindModule } from "../../src/kind-module.ts";
+import { decodeOrThrow, T0 } from "./event-builders.ts";
 
-/** The instant harnesses start at. */
-export const T0 = Date.parse("2026-01-01T00:00:00.000Z");
+export { T0 };
 
 /** Settings of a harness. */
 export interface RouteHarnessOptions {
@@ -107,9 +100,7 @@ export async function startRouteHarness(options: RouteHarnessOptions = {}): Prom
       const out: RecordedEvent[] = [];
       for (const m of log.messages) {
         if (id === undefined ? !m.subject.startsWith(filter) : m.subject !== filter) continue;
-        const entry = decodeEvent(m.payload, m.seq, m.msgId);
-        if (isUnparsable(entry)) throw new Error(`event at ${m.seq} does not parse: ${entry.reason}`);
-        out.push(entry);
+        out.push(decodeOrThrow(m, "unparsable event"));
       }
       return out;
     },

@@ -4,28 +4,20 @@
  * left, as aligned tables (and --json); exit 2 with a clear message when no
  * service answers.
  */
-import { afterEach, describe, expect, it } from "vitest";
-import { call, connectNats, natsUrl, startTestService, uniquePrefix } from "../support/nats.ts";
+import { describe, expect, it } from "vitest";
+import { natsUrl, uniquePrefix } from "../support/nats.ts";
+import { useTestServices } from "../support/cleanup.ts";
+import { okSender } from "../support/replies.ts";
 import type { ServiceStatus } from "../../src/tools/index.ts";
 import { runCli } from "./support/cli.ts";
 
-const cleanup: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  for (const fn of cleanup.splice(0).reverse()) await fn();
-});
+const h = useTestServices();
 
 describe("leasehold status", () => {
   it("shows proxies, hosts with their route leases, and locks with holder and time left; exit 2 once the service is gone", async () => {
     const prefix = uniquePrefix();
-    const svc = await startTestService(prefix, { cooldownMs: 600_000 });
-    cleanup.push(() => svc.stop());
-    const nc = await connectNats();
-    cleanup.push(() => nc.close());
-    const send = async (kindOp: string, body: unknown) => {
-      const r = await call(nc, prefix, kindOp, body);
-      expect(r.status, JSON.stringify(r.body)).toBeUndefined();
-      return r.body;
-    };
+    const svc = await h.service(prefix, { cooldownMs: 600_000 });
+    const send = okSender(await h.connect(), prefix);
     await send("proxy.register", { proxy: "eu-1", maxLeases: 4, latencyMs: 20, labels: { region: "eu" } });
     await send("proxy.register", { proxy: "us-1", maxLeases: 2, latencyMs: 40, healthy: false });
     const lease = (await send("proxy.acquire", { ttlMs: 60_000, target: "shop.example" })).lease as { id: string };

@@ -4,33 +4,25 @@
  * instant or a duration ago with --since, prints raw JSON with --json, and
  * stops on --limit or SIGINT with exit 0.
  */
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import type { NatsConnection } from "@nats-io/nats-core";
-import { call, connectNats, natsUrl, startTestService, uniquePrefix } from "../support/nats.ts";
+import { call, natsUrl, uniquePrefix } from "../support/nats.ts";
+import { useTestServices } from "../support/cleanup.ts";
+import { okSender } from "../support/replies.ts";
 import { runCli, startCli, type CliProcess } from "./support/cli.ts";
 
-const cleanup: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  for (const fn of cleanup.splice(0).reverse()) await fn();
-});
+const h = useTestServices();
 
 async function setup(): Promise<{ prefix: string; nc: NatsConnection; send: (kindOp: string, body: unknown) => Promise<Record<string, unknown>> }> {
   const prefix = uniquePrefix();
-  const svc = await startTestService(prefix);
-  cleanup.push(() => svc.stop());
-  const nc = await connectNats();
-  cleanup.push(() => nc.close());
-  const send = async (kindOp: string, body: unknown) => {
-    const r = await call(nc, prefix, kindOp, body);
-    expect(r.status, JSON.stringify(r.body)).toBeUndefined();
-    return r.body;
-  };
-  return { prefix, nc, send };
+  await h.service(prefix);
+  const nc = await h.connect();
+  return { prefix, nc, send: okSender(nc, prefix) };
 }
 
 function tail(args: string[]): CliProcess {
   const cli = startCli(["tail", "--nats", natsUrl(), ...args]);
-  cleanup.push(() => cli.kill());
+  h.defer(() => cli.kill());
   return cli;
 }
 
