@@ -6,7 +6,6 @@
  */
 import type { EventLog, Subjects } from "../events/index.ts";
 import { KindFollower } from "./follower.ts";
-import { batchedCatchUp } from "./route-fresh.ts";
 import { evolveHost, initialHostState, type HostState } from "./host.ts";
 
 /** Follows the host events of one prefix. */
@@ -14,7 +13,6 @@ export class HostTable {
   private readonly follower: KindFollower<HostState>;
   private table: ReadonlyMap<string, HostState> = new Map();
 
-  private readonly freshBatch = batchedCatchUp(() => this.follower.fresh());
 
   constructor(log: EventLog, subjects: Subjects) {
     this.follower = new KindFollower(log, subjects.eventsOfKind("host"), { initialState: initialHostState, evolve: evolveHost });
@@ -38,7 +36,7 @@ export class HostTable {
 
   /** Waits until every host event the stream held when called is in the table (concurrent callers share queries). */
   fresh(): Promise<void> {
-    return this.freshBatch();
+    return this.follower.fresh();
   }
 
   /** The table as of now (immutable); a host missing from it was never set. */

@@ -44,8 +44,6 @@ export class ProxyReadModel {
   /** Grants this instance made that the fold has not reached yet (so concurrent selections count them). */
   private readonly unfolded = new Map<string, IndexedLease>();
   private readonly acquisitions = new Map<string, { reply: ProxyAcquireReply; atMs: number }>();
-  private currentLook: Promise<void> | undefined;
-  private queuedLook: Promise<void> | undefined;
 
   constructor(
     log: EventLog,
@@ -69,31 +67,9 @@ export class ProxyReadModel {
     return this.follower.stop();
   }
 
-  /**
-   * Waits until every proxy event the stream held when called is folded
-   * (read-your-writes across instances). Concurrent callers share the
-   * stream's answer: each waits for a look at the stream that started after
-   * it called, and at most one more look is queued behind the one in flight.
-   */
+  /** Waits until every proxy event the stream held when called is folded (read-your-writes across instances; concurrent callers share looks). */
   fresh(): Promise<void> {
-    if (this.queuedLook !== undefined) return this.queuedLook;
-    if (this.currentLook === undefined) return this.look();
-    // The look in flight may have started before this call: queue one after it, shared by everyone who arrives meanwhile.
-    const queued = this.currentLook.then(
-      () => this.look(),
-      () => this.look(),
-    );
-    this.queuedLook = queued;
-    return queued;
-  }
-
-  private look(): Promise<void> {
-    this.queuedLook = undefined;
-    const look = this.follower.fresh().finally(() => {
-      if (this.currentLook === look) this.currentLook = undefined;
-    });
-    this.currentLook = look;
-    return look;
+    return this.follower.fresh();
   }
 
   /** The folded state of one proxy. */

@@ -6,7 +6,6 @@
 import type { EventLog, HistoryEntry, RouteEvent, Subjects } from "../events/index.ts";
 import { isUnparsable } from "../events/index.ts";
 import { KindFollower } from "./follower.ts";
-import { batchedCatchUp } from "./route-fresh.ts";
 import { evolveRoute, initialRouteState, leaseKey, type RouteLease, type RouteState } from "./route.ts";
 
 /** Follows the route events of one prefix. */
@@ -15,7 +14,6 @@ export class RouteTable {
   private readonly leasesOf = new Map<string, ReadonlyMap<string, RouteLease>>();
   private readonly active = new Map<string, number>();
 
-  private readonly freshBatch = batchedCatchUp(() => this.follower.fresh());
 
   constructor(log: EventLog, subjects: Subjects) {
     this.follower = new KindFollower(log, subjects.eventsOfKind("route"), { initialState: initialRouteState, evolve: evolveRoute });
@@ -34,7 +32,7 @@ export class RouteTable {
 
   /** Waits until every route event the stream held when called is folded (concurrent callers share queries). */
   fresh(): Promise<void> {
-    return this.freshBatch();
+    return this.follower.fresh();
   }
 
   /** One route's state (initial when it has no events). */
