@@ -112,6 +112,33 @@ export class KindFollower<State> {
   }
 }
 
+/**
+ * A read model built on one kind's {@link KindFollower}: the follower's
+ * lifecycle and freshness, so each read model only adds its own indexes.
+ */
+export abstract class FollowedReadModel<State> {
+  protected readonly follower: KindFollower<State>;
+
+  constructor(log: EventLog, filter: string, fold: Fold<State>) {
+    this.follower = new KindFollower(log, filter, fold);
+  }
+
+  /** Starts following the stream. */
+  start(): Promise<void> {
+    return this.follower.start();
+  }
+
+  /** Stops following the stream. */
+  stop(): Promise<void> {
+    return this.follower.stop();
+  }
+
+  /** Waits until every event of the kind the stream held when called is folded (read-your-writes across instances; concurrent callers share looks). */
+  fresh(): Promise<void> {
+    return this.follower.fresh();
+  }
+}
+
 /*
  * Shares catch-up queries between concurrent readers without weakening
  * read-your-writes: a reader is only ever answered by a query issued after it

@@ -5,17 +5,16 @@
  * carry the whole table by reference and its decision stays replayable.
  */
 import type { EventLog, Subjects } from "../events/index.ts";
-import { KindFollower } from "./follower.ts";
+import { FollowedReadModel } from "./follower.ts";
 import { evolveHost, initialHostState, type HostState } from "./host.ts";
 
 /** Follows the host events of one prefix. */
-export class HostTable {
-  private readonly follower: KindFollower<HostState>;
+export class HostTable extends FollowedReadModel<HostState> {
   private table: ReadonlyMap<string, HostState> = new Map();
 
 
   constructor(log: EventLog, subjects: Subjects) {
-    this.follower = new KindFollower(log, subjects.eventsOfKind("host"), { initialState: initialHostState, evolve: evolveHost });
+    super(log, subjects.eventsOfKind("host"), { initialState: initialHostState, evolve: evolveHost });
     this.follower.onFold((id, state) => {
       if (this.table.get(id) === state) return;
       const next = new Map(this.table);
@@ -24,20 +23,8 @@ export class HostTable {
     });
   }
 
-  /** Starts following the stream. */
-  start(): Promise<void> {
-    return this.follower.start();
-  }
 
-  /** Stops following. */
-  stop(): Promise<void> {
-    return this.follower.stop();
-  }
 
-  /** Waits until every host event the stream held when called is in the table (concurrent callers share queries). */
-  fresh(): Promise<void> {
-    return this.follower.fresh();
-  }
 
   /** The table as of now (immutable); a host missing from it was never set. */
   snapshot(): ReadonlyMap<string, HostState> {

@@ -7,7 +7,7 @@
  */
 import type { EventLog, HistoryEntry, ProxyEvent, Subjects } from "../events/index.ts";
 import { isUnparsable } from "../events/index.ts";
-import { KindFollower } from "./follower.ts";
+import { FollowedReadModel } from "./follower.ts";
 import {
   acquireReplyOf,
   activeLeases,
@@ -38,8 +38,7 @@ interface IndexedLease {
 }
 
 /** The followed proxy states and their indexes. */
-export class ProxyReadModel {
-  private readonly follower: KindFollower<ProxyState>;
+export class ProxyReadModel extends FollowedReadModel<ProxyState> {
   private readonly leases = new Map<string, IndexedLease>();
   /** Grants this instance made that the fold has not reached yet (so concurrent selections count them). */
   private readonly unfolded = new Map<string, IndexedLease>();
@@ -50,27 +49,12 @@ export class ProxyReadModel {
     subjects: Subjects,
     private readonly options: ProxyReadModelOptions,
   ) {
-    this.follower = new KindFollower<ProxyState>(log, subjects.eventsOfKind("proxy"), {
-      initialState: initialProxyState,
-      evolve: evolveProxy,
-    });
+    super(log, subjects.eventsOfKind("proxy"), { initialState: initialProxyState, evolve: evolveProxy });
     this.follower.onFold((id, _state, entry) => this.index(id, entry));
   }
 
-  /** Starts following the stream. */
-  start(): Promise<void> {
-    return this.follower.start();
-  }
 
-  /** Stops following the stream. */
-  stop(): Promise<void> {
-    return this.follower.stop();
-  }
 
-  /** Waits until every proxy event the stream held when called is folded (read-your-writes across instances; concurrent callers share looks). */
-  fresh(): Promise<void> {
-    return this.follower.fresh();
-  }
 
   /** The folded state of one proxy. */
   stateOf(name: string): ProxyState {

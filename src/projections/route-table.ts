@@ -5,35 +5,22 @@
  */
 import type { EventLog, HistoryEntry, RouteEvent, Subjects } from "../events/index.ts";
 import { isUnparsable } from "../events/index.ts";
-import { KindFollower } from "./follower.ts";
+import { FollowedReadModel } from "./follower.ts";
 import { evolveRoute, initialRouteState, leaseKey, type RouteLease, type RouteState } from "./route.ts";
 
 /** Follows the route events of one prefix. */
-export class RouteTable {
-  private readonly follower: KindFollower<RouteState>;
+export class RouteTable extends FollowedReadModel<RouteState> {
   private readonly leasesOf = new Map<string, ReadonlyMap<string, RouteLease>>();
   private readonly active = new Map<string, number>();
 
 
   constructor(log: EventLog, subjects: Subjects) {
-    this.follower = new KindFollower(log, subjects.eventsOfKind("route"), { initialState: initialRouteState, evolve: evolveRoute });
+    super(log, subjects.eventsOfKind("route"), { initialState: initialRouteState, evolve: evolveRoute });
     this.follower.onFold((id, state, entry) => this.index(id, state, entry));
   }
 
-  /** Starts following the stream. */
-  start(): Promise<void> {
-    return this.follower.start();
-  }
 
-  /** Stops following. */
-  stop(): Promise<void> {
-    return this.follower.stop();
-  }
 
-  /** Waits until every route event the stream held when called is folded (concurrent callers share queries). */
-  fresh(): Promise<void> {
-    return this.follower.fresh();
-  }
 
   /** One route's state (initial when it has no events). */
   get(route: string): RouteState {
