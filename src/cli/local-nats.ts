@@ -5,6 +5,7 @@
  * it accepts connections, and stops it on exit.
  */
 import { spawn, execFile, type ChildProcess } from "node:child_process";
+import { randomBytes } from "node:crypto";
 import { connect as netConnect } from "node:net";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
@@ -13,9 +14,11 @@ import type { Logger } from "pino";
 /** The project root (where nats.conf and scripts/ live). */
 export const PROJECT_ROOT = fileURLToPath(new URL("../../", import.meta.url));
 
-/** A nats-server child process. */
+/** A nats-server child process, and the credentials of the service user its nats.conf defines. */
 export interface LocalNats {
   readonly url: string;
+  readonly user: string;
+  readonly password: string;
   stop(): Promise<void>;
 }
 
@@ -31,7 +34,13 @@ export async function natsServerBinary(): Promise<string> {
 /** Starts nats-server with the project's nats.conf and waits for it to listen. */
 export async function startLocalNats(logger: Logger, host = "127.0.0.1", port = 4222): Promise<LocalNats> {
   const binary = await natsServerBinary();
-  const child = spawn(binary, ["-c", "nats.conf"], { cwd: PROJECT_ROOT, stdio: ["ignore", "ignore", "pipe"] });
+  // nats.conf reads the service user's password from the environment: a new one at every start.
+  const password = randomBytes(24).toString("base64url");
+  const child = spawn(binary, ["-c", "nats.conf"], {
+    cwd: PROJECT_ROOT,
+    stdio: ["ignore", "ignore", "pipe"],
+    env: { ...process.env, LEASEHOLD_SERVICE_PASSWORD: password },
+  });
   let stderr = "";
   child.stderr.on("data", (chunk: Buffer) => {
     stderr = (stderr + chunk.toString()).slice(-4000);
@@ -51,7 +60,7 @@ export async function startLocalNats(logger: Logger, host = "127.0.0.1", port = 
     }
     await new Promise((r) => setTimeout(r, 100));
   }
-  return { url: `nats://${host}:${port}`, stop: () => stopChild(child, exited) };
+  return { url: `nats://${host}:${port}`, user: "leasehold", password, stop: () => stopChild(child, exited) };
 }
 
 function canConnect(host: string, port: number): Promise<boolean> {

@@ -45,7 +45,14 @@ export async function serve(flags: ServeFlags): Promise<void> {
   }
   // noAsyncTraces: nats.js would otherwise capture a stack trace for every
   // request it sends (each JetStream append is one), a sixth of a turn's CPU.
-  const nc = await connect({ servers: url, name: "leasehold-serve", maxReconnectAttempts: -1, noAsyncTraces: true });
+  const nc = await connect({
+    servers: url,
+    name: "leasehold-serve",
+    maxReconnectAttempts: -1,
+    noAsyncTraces: true,
+    // The local server's nats.conf gives only the service user the right to write the event stream.
+    ...(local === undefined ? {} : { user: local.user, pass: local.password }),
+  });
   const service = await startService({ nc, config, logger });
   logger.info(
     { version: VERSION, instance: service.micro.id, natsUrl: url, localNats: local !== undefined, stream: service.subjects.eventStream, config },

@@ -1,0 +1,108 @@
+/**
+ * The project's nats.conf, as `leasehold serve` runs it, enforces DESIGN.md's
+ * least privilege: the service user (password from the environment) runs the
+ * service; a client without credentials can send requests and durable
+ * commands and read the event stream, but cannot append events, delete or
+ * purge streams, take durable commands, or answer the service's subjects.
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it, inject, vi } from "vitest";
+import { connect } from "@nats-io/transport-node";
+import type { NatsConnection } from "@nats-io/nats-core";
+import { jetstream, jetstreamManager } from "@nats-io/jetstream";
+import { pino } from "pino";
+import { PROJECT_ROOT } from "../../src/cli/local-nats.ts";
+import { resolveConfig } from "../../src/config.ts";
+import { startService, type RunningService } from "../../src/service.ts";
+import { JetStreamEventLog, Subjects } from "../../src/events/index.ts";
+import { call } from "../support/nats.ts";
+
+const PASSWORD = "test-service-password";
+let dir: string;
+let server: ChildProcess;
+let url: string;
+let service: RunningService;
+let serviceConn: NatsConnection;
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), "leasehold-conf-"));
+  // The real nats.conf, with only its port and store moved: a free port and a temporary store.
+  const conf = readFileSync(join(PROJECT_ROOT, "nats.conf"), "utf8")
+    .replace(/^listen: .*$/m, "listen: 127.0.0.1:-1")
+    .replace(/store_dir: .*$/m, `store_dir: "${join(dir, "js")}"`);
+  expect(conf).toContain("no_auth_user: client");
+  writeFileSync(join(dir, "nats.conf"), conf);
+  server = spawn(inject("natsServerBinary"), ["-c", join(dir, "nats.conf"), "--ports_file_dir", dir], {
+    cwd: dir,
+    env: { ...process.env, LEASEHOLD_SERVICE_PASSWORD: PASSWORD },
+    stdio: "ignore",
+  });
+  await vi.waitFor(
+    () => {
+      const ports = readdirSync(dir).find((f) => f.endsWith(".ports"));
+      expect(ports).toBeDefined();
+      url = (JSON.parse(readFileSync(join(dir, ports!), "utf8")) as { nats: string[] }).nats[0]!;
+    },
+    { timeout: 10_000, interval: 20 },
+  );
+  serviceConn = await connect({ servers: url, user: "leasehold", pass: PASSWORD });
+  service = await startService({ nc: serviceConn, config: resolveConfig({ nats: url }), logger: pino({ level: "silent" }) });
+});
+
+afterAll(async () => {
+  await service?.stop();
+  await serviceConn?.close();
+  server?.kill("SIGTERM");
+  if (server !== undefined && server.exitCode === null) await new Promise((r) => server.once("exit", r));
+  rmSync(dir, { recursive: true, force: true });
+});
+
+async function anonymous(): Promise<NatsConnection> {
+  return connect({ servers: url, name: "no-credentials" });
+}
+
+describe("nats.conf least privilege", () => {
+  it("lets a client without credentials send requests and durable commands and read the stream", async () => {
+    const nc = await anonymous();
+    try {
+      const acquired = await call<{ lease: { generation: number } }>(nc, "leasehold", "lock.acquire", { name: "conf", owner: "me" });
+      expect(acquired.body.lease.generation).toBe(1);
+      const ack = await jetstream(nc).publish("leasehold.cmd.lock.reset", JSON.stringify({ name: "conf", requestId: "r1" }), { msgID: "r1" });
+      expect(ack.stream).toBe("LEASEHOLD_COMMANDS");
+      const log = await JetStreamEventLog.attach(nc, { stream: "LEASEHOLD_EVENTS", subjects: "leasehold.events.>", dedupWindowMs: 120_000 });
+      await vi.waitFor(async () => expect((await log.readSubject(new Subjects("leasehold").event("lock", "conf"), 1)).length).toBe(2));
+    } finally {
+      await nc.close();
+    }
+  });
+
+  it("refuses a client without credentials every write the service alone may make", async () => {
+    const nc = await anonymous();
+    try {
+      const js = jetstream(nc);
+      const jsm = await jetstreamManager(nc);
+      const before = (await jsm.streams.info("LEASEHOLD_EVENTS")).state.messages;
+      await expect(js.publish("leasehold.events.lock.conf", "{}", { timeout: 2000 })).rejects.toThrow(/Permissions Violation/);
+      await expect(jsm.streams.delete("LEASEHOLD_EVENTS")).rejects.toThrow(/Permissions Violation/);
+      await expect(jsm.streams.purge("LEASEHOLD_EVENTS")).rejects.toThrow(/Permissions Violation/);
+      const violations: string[] = [];
+      void (async () => {
+        for await (const s of nc.status()) if (s.type === "error") violations.push(String((s as { error?: Error }).error?.message));
+      })();
+      // Taking a durable command: the pull request itself is refused, so nothing is delivered.
+      const consumer = await js.consumers.get("LEASEHOLD_COMMANDS", "leasehold-commands");
+      // (nats.js then reports missed heartbeats, or nothing at all.)
+      expect(await consumer.next({ expires: 1000 }).catch(() => null)).toBeNull();
+      await vi.waitFor(() => expect(violations.join("\n")).toMatch(/Publish to "\$JS\.API\.CONSUMER\.MSG\.NEXT\.LEASEHOLD_COMMANDS/));
+      // Answering (or stealing) requests in the service's queue group.
+      nc.subscribe("leasehold.v1.>", { queue: "leasehold" });
+      await vi.waitFor(() => expect(violations.join("\n")).toMatch(/Subscription to "leasehold\.v1\.>"/));
+      expect((await jsm.streams.info("LEASEHOLD_EVENTS")).state.messages).toBe(before);
+    } finally {
+      await nc.close();
+    }
+  });
+});
