@@ -43,6 +43,9 @@ export interface ActorHostOptions {
   readonly snapshotEvery?: number;
 }
 
+/** The map key of an actor (NUL cannot occur in a kind). */
+const cellKey = (kind: ActorKind, id: string): string => `${kind}\u0000${id}`;
+
 /** Replies per actor kept past the dedup window (see takeTurn). */
 const KEEP_RECENT_REPLIES = 256;
 
@@ -102,11 +105,9 @@ export class ActorHost implements TurnEffects {
     });
   }
 
-  /** The current folded state of an active actor, activating it if needed (read models use it). */
-  async stateOf<S>(kind: ActorKind, id: string): Promise<S> {
-    const result = await this.execute(kind, id, { op: "$peek" });
-    if (!result.ok) throw new LogUnavailableError(result.rejection.message, false);
-    return result.reply as S;
+  /** The in-memory state of an active actor (undefined when it is not in memory); for inspection, not for decisions. */
+  peek<S>(kind: ActorKind, id: string): S | undefined {
+    return this.cells.get(cellKey(kind, id))?.state as S | undefined;
   }
 
   /** Resolves once no command is in flight. */
@@ -159,7 +160,7 @@ export class ActorHost implements TurnEffects {
   }
 
   private cellFor(kind: ActorKind, id: string): Cell {
-    const key = `${kind}\u0000${id}`;
+    const key = cellKey(kind, id);
     let cell = this.cells.get(key);
     if (cell === undefined) {
       const logic = this.logics.get(kind);
@@ -293,10 +294,6 @@ export class ActorHost implements TurnEffects {
     const now = Math.max(this.options.clock.now(), cell.lastAtMs);
     turn.now = now;
     turn.event = undefined;
-    if (turn.command.op === "$peek") {
-      this.finish(cell, { ok: true, reply: cell.state });
-      return;
-    }
     if (turn.requestId !== undefined) {
       const remembered = cell.recent.get(turn.msgId);
       const since = turn.requestedAt ?? now - this.options.dedupWindowMs;

@@ -80,7 +80,7 @@ export class CommandConsumer {
     await ensure(() => jsm.streams.info(subjects.commandStream), () =>
       jsm.streams.add({
         name: subjects.commandStream,
-        subjects: [`${subjects.prefix}.cmd.>`],
+        subjects: [subjects.allDurableCommands],
         retention: RetentionPolicy.Workqueue,
         storage: StorageType.File,
         num_replicas: options.replicas,
@@ -143,8 +143,8 @@ export class CommandConsumer {
   }
 
   private async handle(m: JsMsg): Promise<void> {
-    const { prefix } = this.options.subjects;
-    const tail = m.subject.slice(prefix.length + ".cmd.".length);
+    const { subjects } = this.options;
+    const tail = subjects.durableKindOp(m.subject) ?? m.subject;
     const replyTo = m.headers?.get(REPLY_TO_HEADER) || undefined;
     const endpoint = this.byKey.get(tail);
     let result: TurnResult;
@@ -164,7 +164,7 @@ export class CommandConsumer {
       return;
     }
     if (!result.ok && result.rejection.code === "BAD_REQUEST") {
-      this.publish(`${prefix}.cmd-errors.${tail}`, result, m);
+      this.publish(subjects.commandError(tail), result, m);
       this.options.logger.info({ subject: m.subject, seq: m.seq, message: result.rejection.message }, "durable command rejected as invalid");
     }
     if (replyTo !== undefined) this.publish(replyTo, result, m);

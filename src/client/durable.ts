@@ -109,7 +109,7 @@ export class DurableApi {
 
   /** The subject a durable command of `kind.op` is published to. */
   subject(kind: string, op: string): string {
-    return `${this.transport.subjects.prefix}.cmd.${kind}.${op}`;
+    return this.transport.subjects.durableCommand(kind, op);
   }
 
   /** Publishes one durable command (any `kind.op`, for ops this client does not type). */

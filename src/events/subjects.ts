@@ -42,6 +42,27 @@ export class Subjects {
     return `${this.prefix}.events.${kind}.*`;
   }
 
+  /** Filter covering every durable command (`<prefix>.cmd.>`), the subjects of the command stream. */
+  get allDurableCommands(): string {
+    return `${this.prefix}.cmd.>`;
+  }
+
+  /** The subject a durable command is published to, `<prefix>.cmd.<kind>.<op>`. */
+  durableCommand(kind: string, op: string): string {
+    return `${this.prefix}.cmd.${kind}.${op}`;
+  }
+
+  /** The `<kind>.<op>` of a durable command's subject (undefined for any other subject). */
+  durableKindOp(subject: string): string | undefined {
+    const head = `${this.prefix}.cmd.`;
+    return subject.startsWith(head) ? subject.slice(head.length) : undefined;
+  }
+
+  /** Where a durable command that could not be parsed or validated is reported, `<prefix>.cmd-errors.<kind>.<op>`. */
+  commandError(kindOp: string): string {
+    return `${this.prefix}.cmd-errors.${kindOp}`;
+  }
+
   /** The request/reply subject of a command, `<prefix>.v1.<kind>.<op>`. */
   command(kind: string, op: string): string {
     return `${this.prefix}.v1.${kind}.${op}`;

@@ -603,8 +603,8 @@ describe("restart and the sweep", () => {
     await register(h, "a");
     const lease = await acquire(h, { ttlMs: 10 * S });
     ok(await h.call("report", { leaseId: lease.lease.id, result: "banned" }));
-    const actorState = async () => {
-      const s = await h.host.stateOf<{ leases: Map<string, unknown>; cooldowns: Map<string, unknown> }>("proxy", "a");
+    const actorState = () => {
+      const s = h.host.peek<{ leases: Map<string, unknown>; cooldowns: Map<string, unknown> }>("proxy", "a")!;
       return { leases: s.leases.size, cooldowns: s.cooldowns.size };
     };
     const projected = () => {
@@ -614,12 +614,12 @@ describe("restart and the sweep", () => {
     h.clock.advance(10 * S + COOLDOWN_MS);
     await h.sweep();
     // Cooldown over, lease still within retention (inclusive).
-    expect(await actorState()).toEqual({ leases: 1, cooldowns: 0 });
+    expect(actorState()).toEqual({ leases: 1, cooldowns: 0 });
     expect(projected()).toEqual({ leases: 1, cooldowns: 0 });
     expect(h.module.model.indexSizes.leases).toBe(1);
     h.clock.advance(1);
     await h.sweep();
-    expect(await actorState()).toEqual({ leases: 0, cooldowns: 0 });
+    expect(actorState()).toEqual({ leases: 0, cooldowns: 0 });
     expect(projected()).toEqual({ leases: 0, cooldowns: 0 });
     expect(h.module.model.indexSizes).toEqual({ leases: 0, unfolded: 0, acquisitions: 0 });
     rejected(await h.call("report", { leaseId: lease.lease.id, result: "ok" }), "UNKNOWN_LEASE");
