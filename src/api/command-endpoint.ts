@@ -8,7 +8,7 @@ import type { ActorKind } from "../events/index.ts";
 import type { ActorHost, Command, TurnResult } from "../actors/index.ts";
 import type { EndpointResponse } from "./micro-service.ts";
 import { errorBody, STATUS } from "./errors.ts";
-import { parseBody, validate } from "./validation.ts";
+import { parseRequest } from "./validation.ts";
 
 /** One `<kind>.<op>` endpoint. */
 export interface CommandEndpoint {
@@ -39,9 +39,7 @@ export function actorEndpoint<Req extends { requestId?: string | undefined }>(
     kind,
     op,
     run(data, options) {
-      const body = parseBody(data);
-      if (!body.ok) return Promise.resolve({ ok: false, rejection: body.rejection });
-      const request = validate(schema, body.value);
+      const request = parseRequest(schema, data);
       if (!request.ok) return Promise.resolve({ ok: false, rejection: request.rejection });
       const target = route(request.value);
       return host.execute(target.kind, target.id, target.command, request.value.requestId, options?.requestedAt);

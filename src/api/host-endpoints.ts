@@ -5,7 +5,7 @@ import { LogUnavailableError } from "../events/index.ts";
 import { compareCodeUnits, type HostTable, type RouteTable } from "../projections/index.ts";
 import { actorEndpoint, type CommandEndpoint } from "./command-endpoint.ts";
 import { hostRequests } from "./host-requests.ts";
-import { parseBody, validate } from "./validation.ts";
+import { parseRequest } from "./validation.ts";
 
 /** One entry of `host.list`. */
 export interface HostListEntry {
@@ -46,9 +46,7 @@ export function placementReadEndpoint<Req>(
     kind,
     op,
     async run(data): Promise<TurnResult> {
-      const body = parseBody(data);
-      if (!body.ok) return { ok: false, rejection: body.rejection };
-      const request = validate(schema, body.value);
+      const request = parseRequest(schema, data);
       if (!request.ok) return { ok: false, rejection: request.rejection };
       try {
         return { ok: true, reply: await answer(request.value) };

@@ -12,7 +12,7 @@ import type { ReleaseProxyLease, ReportProxyLease } from "../actors/proxy/comman
 import type { ProxyReadModel } from "../projections/proxy-read-model.ts";
 import { actorEndpoint, type CommandEndpoint, type RunOptions } from "./command-endpoint.ts";
 import { proxyRequests } from "./proxy-requests.ts";
-import { parseBody, validate } from "./validation.ts";
+import { parseRequest } from "./validation.ts";
 
 /** What the proxy endpoints need. */
 export interface ProxyEndpointDeps {
@@ -57,9 +57,7 @@ export function proxyEndpoints({ host, model, selector, clock }: ProxyEndpointDe
       const before = earlier(options);
       return track(
         (async (): Promise<TurnResult> => {
-          const body = parseBody(data);
-          if (!body.ok) return { ok: false, rejection: body.rejection };
-          const request = validate(schema, body.value);
+          const request = parseRequest(schema, data);
           if (!request.ok) return { ok: false, rejection: request.rejection };
           try {
             if (before !== undefined) await before;

@@ -12,7 +12,7 @@ import { routeLeaseView, sortedLeases, compareCodeUnits, type HostTable, type Ro
 import type { CommandEndpoint, RunOptions } from "./command-endpoint.ts";
 import { placementReadEndpoint, placementUnavailable } from "./host-endpoints.ts";
 import { routeRequests } from "./route-requests.ts";
-import { parseBody, validate } from "./validation.ts";
+import { parseRequest } from "./validation.ts";
 import type { z } from "zod";
 
 /** Every route endpoint. */
@@ -94,11 +94,8 @@ export function routeEndpoints(host: ActorHost, hosts: HostTable, routes: RouteT
 }
 
 function parse<Req>(schema: z.ZodType<Req>, data: Uint8Array): { ok: true; value: Req } | { ok: false; result: TurnResult } {
-  const body = parseBody(data);
-  if (!body.ok) return { ok: false, result: { ok: false, rejection: body.rejection } };
-  const request = validate(schema, body.value);
-  if (!request.ok) return { ok: false, result: { ok: false, rejection: request.rejection } };
-  return { ok: true, value: request.value };
+  const request = parseRequest(schema, data);
+  return request.ok ? request : { ok: false, result: { ok: false, rejection: request.rejection } };
 }
 
 /**

@@ -62,3 +62,9 @@ export function validate<T>(schema: z.ZodType<T>, body: Record<string, unknown>)
   const where = first === undefined || first.path.length === 0 ? "request" : first.path.join(".");
   return { ok: false, rejection: badRequest(`${where}: ${first?.message ?? "invalid"}`) };
 }
+
+/** Parses and validates a request body in one step: the request, or the refusal to send. */
+export function parseRequest<T>(schema: z.ZodType<T>, data: Uint8Array): { ok: true; value: T } | { ok: false; rejection: Rejection } {
+  const body = parseBody(data);
+  return body.ok ? validate(schema, body.value) : body;
+}
