@@ -1,5 +1,5 @@
 /** The `leasehold` command line. */
-import { Command } from "commander";
+import { Command, Option } from "commander";
 import { VERSION } from "../version.ts";
 import { addConnectionOptions, addServiceOptions } from "./options.ts";
 import { serve, type ServeFlags } from "./serve.ts";
@@ -23,6 +23,9 @@ const serveCommand = program
   );
 addConnectionOptions(serveCommand);
 addServiceOptions(serveCommand);
+serveCommand.addOption(
+  new Option("--http <host:port>", "serve /healthz, /readyz, /metrics and the live dashboard at / here ('off': none; default off, 127.0.0.1:7420 with the local nats-server)").env("LEASEHOLD_HTTP"),
+);
 serveCommand.action((flags: ServeFlags) => serve(flags));
 
 const callCmd = program

@@ -9,6 +9,7 @@ import { resolveConfig, type ServiceConfig } from "../config.ts";
 import { startService } from "../service.ts";
 import { VERSION } from "../version.ts";
 import { startLocalNats, type LocalNats } from "./local-nats.ts";
+import { DEFAULT_LOCAL_HTTP, ServiceMetrics, startHttp, type RunningHttp } from "../http/index.ts";
 
 /** Options as commander hands them over (strings from flags or environment). */
 export interface ServeFlags {
@@ -24,6 +25,8 @@ export interface ServeFlags {
   replicas?: string;
   commandAckWaitMs?: string;
   commandConcurrency?: string;
+  /** `host:port` of /metrics, /healthz, /readyz and the dashboard; `off` for none (default: off, 127.0.0.1:7420 with the local nats-server). */
+  http?: string;
 }
 
 /** Runs the service until a signal stops it. */
@@ -53,9 +56,16 @@ export async function serve(flags: ServeFlags): Promise<void> {
     // The local server's nats.conf gives only the service user the right to write the event stream.
     ...(local === undefined ? {} : { user: local.user, pass: local.password }),
   });
+  // The runtime reports commands and appends here; /metrics exposes it.
+  const metrics = new ServiceMetrics();
   const service = await startService({ nc, config, logger });
+  const httpListen = flags.http ?? (local === undefined ? undefined : DEFAULT_LOCAL_HTTP);
+  let http: RunningHttp | undefined;
+  if (httpListen !== undefined && httpListen !== "off") {
+    http = await startHttp({ listen: httpListen, service: { nc, log: service.log, subjects: service.subjects, host: service.host }, metrics, logger });
+  }
   logger.info(
-    { version: VERSION, instance: service.micro.id, natsUrl: url, localNats: local !== undefined, stream: service.subjects.eventStream, config },
+    { version: VERSION, instance: service.micro.id, natsUrl: url, localNats: local !== undefined, dashboard: http?.url, stream: service.subjects.eventStream, config },
     "leasehold serving",
   );
 
@@ -65,6 +75,7 @@ export async function serve(flags: ServeFlags): Promise<void> {
     stopping = true;
     logger.info({ signal, inFlight: service.micro.busy }, "stopping: no new requests, finishing turns in flight");
     try {
+      await http?.stop();
       await service.stop();
       await nc.drain();
       await local?.stop();

@@ -1,0 +1,317 @@
+/**
+ * What the dashboard shows, kept current by following the whole event stream
+ * (an ordered consumer through the EventLog) and folding it with the same
+ * `evolve` functions as the service's actors and tools, so the page can never
+ * disagree with them about what a history means. It also learns the stream's
+ * last sequence every second (bounded), which gives `/readyz` and the lag
+ * metrics their answer without a scrape ever waiting on NATS.
+ */
+import type { Logger } from "pino";
+import { isUnparsable, type ActorKind, type EventLog, type Following, type StoredMessage, type Subjects } from "../events/index.ts";
+import {
+  activeCooldowns,
+  activeLeases,
+  compareNames,
+  type HostState,
+  type LockState,
+  type ProxyState,
+  type RouteState,
+} from "../projections/index.ts";
+import { StreamFold } from "../tools/stream-fold.ts";
+import { withDeadline } from "./deadline.ts";
+
+/** A lock as the dashboard lists it (held and unexpired, or corrupt). */
+export interface LockRow {
+  readonly name: string;
+  readonly owner: string;
+  readonly generation: number;
+  readonly expiresAtMs: number;
+  readonly ttlMs: number;
+  readonly corrupt: string | null;
+}
+
+/** A registered proxy with its load and cooldowns. */
+export interface ProxyRow {
+  readonly proxy: string;
+  readonly maxLeases: number;
+  readonly active: number;
+  readonly healthy: boolean;
+  readonly cooldowns: readonly { readonly target: string; readonly untilMs: number }[];
+}
+
+/** A host with its health and the route leases placed on it. */
+export interface HostRow {
+  readonly host: string;
+  /** False for a host that route leases name but `host.set` never recorded. */
+  readonly known: boolean;
+  readonly healthy: boolean;
+  readonly draining: boolean;
+  readonly leases: readonly { readonly route: string; readonly fp: string; readonly model: string }[];
+}
+
+/** One recent event, newest first in the view. */
+export interface EventRow {
+  readonly seq: number;
+  readonly at: string;
+  readonly kind: string;
+  readonly id: string;
+  readonly type: string;
+  readonly detail: string;
+}
+
+/** Everything the page renders, computed at one instant. */
+export interface DashboardView {
+  readonly nowMs: number;
+  readonly seq: number;
+  readonly lastSeq: number;
+  readonly caughtUp: boolean;
+  readonly locks: readonly LockRow[];
+  readonly proxies: readonly ProxyRow[];
+  readonly hosts: readonly HostRow[];
+  readonly events: readonly EventRow[];
+  /** How many rows each table would have without the cap (the page says when it shows fewer). */
+  readonly totals: { readonly locks: number; readonly proxies: number; readonly hosts: number };
+}
+
+/** Settings of a {@link DashboardFeed}. */
+export interface DashboardFeedOptions {
+  readonly log: EventLog;
+  readonly subjects: Subjects;
+  readonly logger: Logger;
+  readonly now?: () => number;
+  /** How many latest events the view carries (default 50). */
+  readonly recentEvents?: number;
+  /** Rows per table at most (default 500; the rest are counted). */
+  readonly maxRows?: number;
+  /** How often the stream's last sequence is learnt (default 1000 ms). */
+  readonly pollMs?: number;
+  /** Deadline of every NATS call (default 2000 ms). */
+  readonly timeoutMs?: number;
+  /** Listeners are told at most this often (default 50 ms), so a catch-up does not flood them. */
+  readonly coalesceMs?: number;
+}
+
+/** Follows the stream and answers {@link DashboardView}s. */
+export class DashboardFeed {
+  private readonly fold: StreamFold;
+  private readonly recent: EventRow[] = [];
+  private readonly listeners = new Set<() => void>();
+  private following: Following | undefined;
+  private poller: NodeJS.Timeout | undefined;
+  private notifyTimer: NodeJS.Timeout | undefined;
+  private startSeq: number | undefined;
+  private learntLastSeq = 0;
+  private reachableAt = 0;
+  private stopped = false;
+  private readonly now: () => number;
+  private readonly recentEvents: number;
+  private readonly maxRows: number;
+  private readonly pollMs: number;
+  private readonly timeoutMs: number;
+  private readonly coalesceMs: number;
+
+  constructor(private readonly options: DashboardFeedOptions) {
+    this.fold = new StreamFold(options.subjects);
+    this.now = options.now ?? Date.now;
+    this.recentEvents = options.recentEvents ?? 50;
+    this.maxRows = options.maxRows ?? 500;
+    this.pollMs = options.pollMs ?? 1000;
+    this.timeoutMs = options.timeoutMs ?? 2000;
+    this.coalesceMs = options.coalesceMs ?? 50;
+  }
+
+  /** Learns where the stream ends, starts following it from its first message, and keeps learning its end. */
+  async start(): Promise<void> {
+    this.startSeq = await this.learnLastSeq();
+    this.following = await withDeadline(
+      this.options.log.follow(1, (m) => this.onMessage(m), this.options.subjects.allEvents),
+      this.timeoutMs,
+      "starting to follow the event stream",
+    );
+    this.poller = setInterval(() => void this.learnLastSeq().catch(() => undefined), this.pollMs);
+    this.poller.unref();
+  }
+
+  /** Stops following and polling. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearInterval(this.poller);
+    clearTimeout(this.notifyTimer);
+    this.listeners.clear();
+    await this.following?.stop();
+  }
+
+  /** Calls `listener` (coalesced) whenever the view may have changed; returns the unsubscribe. */
+  onChange(listener: () => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /** Has the fold reached the stream's last sequence as of start? */
+  get caughtUp(): boolean {
+    return this.startSeq !== undefined && this.fold.seq >= this.startSeq;
+  }
+
+  /** Was the stream's end learnt within the last three polls (NATS and the stream reachable)? */
+  get reachable(): boolean {
+    return this.now() - this.reachableAt <= 3 * this.pollMs + this.timeoutMs;
+  }
+
+  /** The stream's last sequence as last learnt (or folded, if that is further). */
+  get lastSeq(): number {
+    return Math.max(this.learntLastSeq, this.fold.seq);
+  }
+
+  /** Events the fold is behind the stream. */
+  get lag(): number {
+    return Math.max(0, this.learntLastSeq - this.fold.seq);
+  }
+
+  /** The folded state of every actor (read-only). */
+  get states(): StreamFold["states"] {
+    return this.fold.states;
+  }
+
+  /** Live leases at `now` by kind, from the folded states. */
+  liveLeases(now: number): Record<ActorKind, number> {
+    let lock = 0;
+    for (const s of this.fold.states.lock.values()) if (s.lease !== null && now < s.lease.expiresAtMs) lock++;
+    let proxy = 0;
+    for (const s of this.fold.states.proxy.values()) proxy += activeLeases(s, now);
+    let route = 0;
+    for (const s of this.fold.states.route.values()) route += s.leases.size;
+    return { lock, proxy, route, host: 0 };
+  }
+
+  /** The view at the current instant. */
+  view(): DashboardView {
+    const nowMs = this.now();
+    const { lock, proxy, host, route } = this.fold.states;
+    const locks = lockRows(lock, nowMs);
+    const proxies = proxyRows(proxy, nowMs);
+    const hosts = hostRows(host, route);
+    return {
+      nowMs,
+      seq: this.fold.seq,
+      lastSeq: this.lastSeq,
+      caughtUp: this.caughtUp,
+      locks: locks.slice(0, this.maxRows),
+      proxies: proxies.slice(0, this.maxRows),
+      hosts: hosts.slice(0, this.maxRows),
+      events: [...this.recent].reverse(),
+      totals: { locks: locks.length, proxies: proxies.length, hosts: hosts.length },
+    };
+  }
+
+  private async learnLastSeq(): Promise<number> {
+    const seq = await withDeadline(this.options.log.lastSeq(), this.timeoutMs, "reading the event stream's last sequence");
+    this.learntLastSeq = seq;
+    this.reachableAt = this.now();
+    return seq;
+  }
+
+  private onMessage(message: StoredMessage): void {
+    if (this.stopped) return;
+    const { actor, entry } = this.fold.apply(message);
+    const row: EventRow = isUnparsable(entry)
+      ? {
+          seq: message.seq,
+          at: new Date(message.time).toISOString(),
+          kind: actor?.kind ?? "?",
+          id: actor?.id ?? message.subject,
+          type: "(unparsable)",
+          detail: entry.reason.slice(0, 160),
+        }
+      : {
+          seq: message.seq,
+          at: entry.event.at,
+          kind: entry.event.kind,
+          id: entry.event.id,
+          type: entry.event.type,
+          detail: detailOf(entry.event.data),
+        };
+    this.recent.push(row);
+    if (this.recent.length > this.recentEvents) this.recent.shift();
+    this.scheduleNotify();
+  }
+
+  private scheduleNotify(): void {
+    if (this.notifyTimer !== undefined || this.listeners.size === 0) return;
+    this.notifyTimer = setTimeout(() => {
+      this.notifyTimer = undefined;
+      for (const listener of this.listeners) {
+        try {
+          listener();
+        } catch (err) {
+          this.options.logger.warn({ err }, "dashboard listener failed");
+        }
+      }
+    }, this.coalesceMs);
+  }
+}
+
+/** A short `key=value` line of an event's data (long values cut). */
+function detailOf(data: unknown): string {
+  if (data === null || typeof data !== "object") return "";
+  const parts: string[] = [];
+  for (const [key, value] of Object.entries(data as Record<string, unknown>)) {
+    if (key === "stats") continue;
+    const text = typeof value === "string" ? value : JSON.stringify(value);
+    parts.push(`${key}=${text.length > 40 ? `${text.slice(0, 39)}…` : text}`);
+  }
+  const line = parts.join(" ");
+  return line.length > 200 ? `${line.slice(0, 199)}…` : line;
+}
+
+function lockRows(locks: ReadonlyMap<string, LockState>, nowMs: number): LockRow[] {
+  const rows: LockRow[] = [];
+  for (const s of locks.values()) {
+    const live = s.lease !== null && nowMs < s.lease.expiresAtMs;
+    if (!live && s.corrupt === null) continue;
+    rows.push({
+      name: s.name,
+      owner: s.lease?.owner ?? "",
+      generation: s.lease?.generation ?? s.generation,
+      expiresAtMs: s.lease?.expiresAtMs ?? 0,
+      ttlMs: s.lease?.ttlMs ?? 0,
+      corrupt: s.corrupt,
+    });
+  }
+  return rows.sort((a, b) => compareNames(a.name, b.name));
+}
+
+function proxyRows(proxies: ReadonlyMap<string, ProxyState>, nowMs: number): ProxyRow[] {
+  const rows: ProxyRow[] = [];
+  for (const s of proxies.values()) {
+    if (s.registration === null) continue;
+    rows.push({
+      proxy: s.name,
+      maxLeases: s.registration.maxLeases,
+      active: activeLeases(s, nowMs),
+      healthy: s.registration.healthy,
+      cooldowns: activeCooldowns(s, nowMs).map((c) => ({ target: c.target, untilMs: Date.parse(c.untilAt) })),
+    });
+  }
+  return rows.sort((a, b) => compareNames(a.proxy, b.proxy));
+}
+
+function hostRows(hosts: ReadonlyMap<string, HostState>, routes: ReadonlyMap<string, RouteState>): HostRow[] {
+  const byHost = new Map<string, { route: string; fp: string; model: string }[]>();
+  for (const r of routes.values()) {
+    for (const l of r.leases.values()) {
+      let list = byHost.get(l.host);
+      if (list === undefined) byHost.set(l.host, (list = []));
+      list.push({ route: r.route, fp: l.fp, model: l.model });
+    }
+  }
+  const rows: HostRow[] = [];
+  const names = new Set([...[...hosts.values()].filter((h) => h.set).map((h) => h.host), ...byHost.keys()]);
+  for (const name of names) {
+    const h = hosts.get(name);
+    const leases = (byHost.get(name) ?? []).sort(
+      (a, b) => compareNames(a.route, b.route) || compareNames(a.fp, b.fp) || compareNames(a.model, b.model),
+    );
+    rows.push({ host: name, known: h?.set ?? false, healthy: h?.healthy ?? false, draining: h?.draining ?? false, leases });
+  }
+  return rows.sort((a, b) => compareNames(a.host, b.host));
+}

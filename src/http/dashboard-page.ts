@@ -1,0 +1,177 @@
+/**
+ * The dashboard page: one HTML document, one stylesheet and one plain ES
+ * module, served as they are (no build step). The module listens to
+ * `/api/stream` (server-sent events, each a whole view), counts time left
+ * down every second against the server's clock, and filters rows by the
+ * text in the filter box. Every name is written with `textContent`, so an
+ * id holding markup is shown, never run.
+ */
+
+/** The document at `/`. */
+export const DASHBOARD_HTML = `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>leasehold</title>
+<link rel="stylesheet" href="/dashboard.css">
+<script type="module" src="/dashboard.js"></script>
+</head>
+<body>
+<header>
+  <h1>leasehold</h1>
+  <span id="status" class="badge warn">connecting…</span>
+  <span id="position" class="muted"></span>
+  <input id="filter" type="search" placeholder="Filter by name, owner, host, type…" aria-label="Filter" autocomplete="off">
+</header>
+<main>
+  <section id="locks-section">
+    <h2>Locks <span class="count" id="locks-count"></span></h2>
+    <div class="scroll"><table id="locks"><thead><tr><th>Name</th><th>Holder</th><th>Gen</th><th>Time left</th></tr></thead><tbody></tbody></table></div>
+  </section>
+  <section id="proxies-section">
+    <h2>Proxies <span class="count" id="proxies-count"></span></h2>
+    <div class="scroll"><table id="proxies"><thead><tr><th>Proxy</th><th>Load</th><th>Health</th><th>Cooldowns</th></tr></thead><tbody></tbody></table></div>
+  </section>
+  <section id="hosts-section">
+    <h2>Hosts <span class="count" id="hosts-count"></span></h2>
+    <div class="scroll"><table id="hosts"><thead><tr><th>Host</th><th>Health</th><th>Route leases</th></tr></thead><tbody></tbody></table></div>
+  </section>
+  <section id="events-section">
+    <h2>Latest events</h2>
+    <div class="scroll"><table id="events"><thead><tr><th>Seq</th><th>At</th><th>Event</th><th>Actor</th><th>Data</th></tr></thead><tbody></tbody></table></div>
+  </section>
+</main>
+</body>
+</html>
+`;
+
+/** The stylesheet: two columns from 1000 px, one on a phone. */
+export const DASHBOARD_CSS = `:root { color-scheme: light dark; --bg: #f7f7f5; --card: #fff; --fg: #1d1d1f; --muted: #6b6b70; --line: #e2e2e0;
+  --ok: #1f7a3a; --warn: #a15c00; --bad: #b3261e; --bar: #3b6fd6; font: 14px/1.4 system-ui, -apple-system, "Segoe UI", sans-serif; }
+@media (prefers-color-scheme: dark) { :root { --bg: #16171a; --card: #1f2125; --fg: #ececef; --muted: #9a9aa3; --line: #33353b; --ok: #5ccf7e; --warn: #f0b44c; --bad: #ff7a70; --bar: #6f9bff; } }
+* { box-sizing: border-box; }
+body { margin: 0; background: var(--bg); color: var(--fg); }
+header { position: sticky; top: 0; z-index: 1; display: flex; flex-wrap: wrap; gap: 8px 12px; align-items: center; padding: 10px 16px;
+  background: var(--card); border-bottom: 1px solid var(--line); }
+h1 { font-size: 18px; margin: 0; }
+h2 { font-size: 15px; margin: 0 0 8px; }
+#filter { flex: 1 1 220px; min-width: 0; font: inherit; padding: 6px 10px; border: 1px solid var(--line); border-radius: 6px; background: var(--bg); color: var(--fg); }
+main { display: grid; grid-template-columns: 1fr; gap: 12px; padding: 12px; }
+@media (min-width: 1000px) { main { grid-template-columns: 1fr 1fr; } }
+section { background: var(--card); border: 1px solid var(--line); border-radius: 8px; padding: 10px 12px; min-width: 0; }
+.scroll { overflow-x: auto; max-height: 60vh; overflow-y: auto; }
+table { width: 100%; border-collapse: collapse; }
+th, td { text-align: left; padding: 4px 8px 4px 0; border-bottom: 1px solid var(--line); vertical-align: top; }
+th { color: var(--muted); font-weight: 600; font-size: 12px; position: sticky; top: 0; background: var(--card); }
+td.name { font-family: ui-monospace, SFMono-Regular, Menlo, monospace; word-break: break-all; }
+td.num { font-variant-numeric: tabular-nums; white-space: nowrap; }
+.muted, .count { color: var(--muted); font-weight: normal; }
+.badge { display: inline-block; padding: 1px 8px; border-radius: 10px; font-size: 12px; border: 1px solid currentColor; white-space: nowrap; }
+.ok { color: var(--ok); } .warn { color: var(--warn); } .bad { color: var(--bad); }
+.bar { display: inline-block; width: 70px; height: 8px; border-radius: 4px; background: var(--line); vertical-align: middle; margin-right: 6px; overflow: hidden; }
+.bar > span { display: block; height: 100%; background: var(--bar); }
+.bar.full > span { background: var(--bad); }
+.empty td { color: var(--muted); font-style: italic; }
+ul.leases { margin: 0; padding-left: 16px; }
+@media (max-width: 600px) { main { padding: 8px; gap: 8px; } header { padding: 8px; } td, th { font-size: 13px; } }
+`;
+
+/** The module: renders views from the server-sent event stream. */
+export const DASHBOARD_JS = `const $ = (id) => document.getElementById(id);
+let view = null;
+let offset = 0; // server clock minus this clock
+
+function el(tag, text, cls) {
+  const e = document.createElement(tag);
+  if (text !== undefined) e.textContent = String(text);
+  if (cls) e.className = cls;
+  return e;
+}
+function left(ms) {
+  if (ms <= 0) return "expired";
+  const s = ms / 1000;
+  if (s < 60) return s.toFixed(1) + " s";
+  const m = Math.floor(s / 60);
+  if (m < 60) return m + "m " + Math.floor(s % 60) + "s";
+  return Math.floor(m / 60) + "h " + (m % 60) + "m";
+}
+function matches(words, needle) { return needle === "" || words.join(" ").toLowerCase().includes(needle); }
+function fill(table, rows, empty, cols) {
+  const body = table.tBodies[0];
+  body.replaceChildren(...rows);
+  if (rows.length === 0) { const tr = el("tr", undefined, "empty"); const td = el("td", empty); td.colSpan = cols; tr.append(td); body.append(tr); }
+}
+function counted(id, shown, total) { $(id).textContent = shown === total ? "(" + total + ")" : "(" + shown + " of " + total + ")"; }
+
+function render() {
+  if (view === null) return;
+  const now = Date.now() + offset;
+  const needle = $("filter").value.trim().toLowerCase();
+
+  const locks = view.locks.filter((l) => l.corrupt !== null || l.expiresAtMs > now).filter((l) => matches([l.name, l.owner, "gen " + l.generation], needle));
+  fill($("locks"), locks.map((l) => {
+    const tr = el("tr"); tr.dataset.name = l.name;
+    tr.append(el("td", l.name, "name"), el("td", l.owner, "name"), el("td", l.generation, "num"));
+    tr.append(l.corrupt !== null ? el("td", "CORRUPT: " + l.corrupt, "bad") : el("td", left(l.expiresAtMs - now), "num"));
+    return tr;
+  }), needle ? "no lock matches the filter" : "no lock is held", 4);
+  counted("locks-count", locks.length, view.totals.locks);
+
+  const proxies = view.proxies.filter((p) => matches([p.proxy, ...p.cooldowns.map((c) => c.target)], needle));
+  fill($("proxies"), proxies.map((p) => {
+    const tr = el("tr"); tr.dataset.name = p.proxy;
+    const load = el("td", undefined, "num");
+    const bar = el("span", undefined, "bar" + (p.active >= p.maxLeases ? " full" : ""));
+    const fillBar = el("span"); fillBar.style.width = (p.maxLeases > 0 ? Math.min(100, (100 * p.active) / p.maxLeases) : 100) + "%";
+    bar.append(fillBar); load.append(bar, document.createTextNode(p.active + " / " + p.maxLeases));
+    const cds = p.cooldowns.filter((c) => c.untilMs > now).map((c) => (c.target === "" ? "all targets" : c.target) + ": " + left(c.untilMs - now));
+    tr.append(el("td", p.proxy, "name"), load, el("td", p.healthy ? "healthy" : "unhealthy", p.healthy ? "ok" : "bad"), el("td", cds.join(", ") || "—", cds.length ? "warn" : "muted"));
+    return tr;
+  }), needle ? "no proxy matches the filter" : "no proxy registered", 4);
+  counted("proxies-count", proxies.length, view.totals.proxies);
+
+  const hosts = view.hosts.filter((h) => matches([h.host, ...h.leases.map((l) => l.route + " " + l.fp + " " + l.model)], needle));
+  fill($("hosts"), hosts.map((h) => {
+    const tr = el("tr"); tr.dataset.name = h.host;
+    const health = el("td");
+    health.append(el("span", !h.known ? "never set" : h.healthy ? "healthy" : "unhealthy", "badge " + (h.healthy ? "ok" : "bad")));
+    if (h.draining) health.append(document.createTextNode(" "), el("span", "draining", "badge warn"));
+    const leases = el("td");
+    leases.append(el("div", h.leases.length + (h.leases.length === 1 ? " lease" : " leases"), "muted"));
+    if (h.leases.length > 0) {
+      const ul = el("ul", undefined, "leases");
+      for (const l of h.leases.slice(0, 8)) ul.append(el("li", l.route + (l.fp ? " · " + l.fp : "") + (l.model ? " · " + l.model : "")));
+      if (h.leases.length > 8) ul.append(el("li", "… " + (h.leases.length - 8) + " more", "muted"));
+      leases.append(ul);
+    }
+    tr.append(el("td", h.host, "name"), health, leases);
+    return tr;
+  }), needle ? "no host matches the filter" : "no host set", 3);
+  counted("hosts-count", hosts.length, view.totals.hosts);
+
+  const events = view.events.filter((e) => matches([e.type, e.kind, e.id, e.detail], needle));
+  fill($("events"), events.map((e) => {
+    const tr = el("tr");
+    tr.append(el("td", e.seq, "num"), el("td", e.at.slice(11, 23), "num"), el("td", e.type), el("td", e.kind + " " + e.id, "name"), el("td", e.detail, "muted"));
+    return tr;
+  }), "no events yet", 5);
+
+  $("position").textContent = "stream seq " + view.seq + (view.caughtUp ? "" : " (catching up to " + view.lastSeq + ")");
+}
+
+function connect() {
+  const source = new EventSource("/api/stream");
+  source.addEventListener("view", (m) => {
+    view = JSON.parse(m.data);
+    offset = view.nowMs - Date.now();
+    $("status").textContent = "live"; $("status").className = "badge ok";
+    render();
+  });
+  source.addEventListener("error", () => { $("status").textContent = "reconnecting…"; $("status").className = "badge warn"; });
+}
+
+$("filter").addEventListener("input", render);
+setInterval(render, 1000);
+connect();
+`;

@@ -1,0 +1,80 @@
+/**
+ * A {@link MetricsSource} built from what is visible outside the runtime: the
+ * dashboard's fold of the stream (live leases, last sequence, its own lag),
+ * the connection's status, and which actors the actor host holds in memory
+ * (`peek`). The runtime may override any part with its own numbers (its read
+ * models' lag and readiness above all) through `overrides`.
+ */
+import type { NatsConnection } from "@nats-io/nats-core";
+import { ACTOR_KINDS, type ActorKind } from "../events/index.ts";
+import type { DashboardFeed } from "./dashboard-feed.ts";
+import type { MetricsSource, PerKind } from "./metrics.ts";
+
+/** The part of the actor host the source reads. */
+export interface PeekableHost {
+  peek(kind: ActorKind, id: string): unknown;
+}
+
+/** Settings of {@link feedMetricsSource}. */
+export interface FeedSourceOptions {
+  readonly feed: DashboardFeed;
+  readonly connection: ConnectionWatch;
+  /** The actor host whose in-memory actors are counted (none: 0 for every kind). */
+  readonly host?: PeekableHost;
+  /** What the runtime reports itself; each replaces the feed's estimate. */
+  readonly overrides?: Partial<MetricsSource>;
+}
+
+/** Tracks whether a NATS connection is up, from its status events. */
+export class ConnectionWatch {
+  private up = true;
+  private closed = false;
+
+  constructor(nc: NatsConnection) {
+    void (async () => {
+      for await (const s of nc.status()) {
+        if (s.type === "disconnect") this.up = false;
+        else if (s.type === "reconnect") this.up = true;
+      }
+    })();
+    void nc.closed().then(() => (this.closed = true));
+  }
+
+  /** Is the connection up right now? */
+  get connected(): boolean {
+    return this.up && !this.closed;
+  }
+}
+
+/** The source: feed and connection, with the runtime's own numbers where it gives them. */
+export function feedMetricsSource(options: FeedSourceOptions): MetricsSource {
+  const { feed, connection, host } = options;
+  const base: MetricsSource = {
+    activeActors(): PerKind {
+      const out: PerKind = {};
+      if (host === undefined) return out;
+      for (const kind of ACTOR_KINDS) {
+        let n = 0;
+        for (const id of feed.states[kind].keys()) if (host.peek(kind, id) !== undefined) n++;
+        out[kind] = n;
+      }
+      return out;
+    },
+    liveLeases: (now) => feed.liveLeases(now),
+    streamLastSeq: () => feed.lastSeq,
+    readModelLag(): PerKind {
+      const lag = feed.lag;
+      return Object.fromEntries(ACTOR_KINDS.map((k) => [k, lag]));
+    },
+    ready: () => connection.connected && feed.reachable && feed.caughtUp,
+  };
+  const o = options.overrides ?? {};
+  return {
+    activeActors: o.activeActors ?? base.activeActors,
+    liveLeases: o.liveLeases ?? base.liveLeases,
+    streamLastSeq: o.streamLastSeq ?? base.streamLastSeq,
+    readModelLag: o.readModelLag ?? base.readModelLag,
+    // The runtime's readiness adds to the feed's: both must hold.
+    ready: o.ready === undefined ? base.ready : () => base.ready() && o.ready!(),
+  };
+}

@@ -1,0 +1,75 @@
+/**
+ * The HTTP side of a service instance: metrics, health, readiness and the
+ * live dashboard. {@link startHttp} puts the pieces together for `serve`.
+ */
+import type { NatsConnection } from "@nats-io/nats-core";
+import type { Logger } from "pino";
+import type { EventLog, Subjects } from "../events/index.ts";
+import { DashboardFeed } from "./dashboard-feed.ts";
+import { ConnectionWatch, feedMetricsSource, type PeekableHost } from "./feed-source.ts";
+import type { MetricsSource, ServiceMetrics } from "./metrics.ts";
+import { startHttpServer } from "./server.ts";
+
+export * from "./metrics.ts";
+export * from "./dashboard-feed.ts";
+export * from "./feed-source.ts";
+export * from "./server.ts";
+
+/** Where `serve` listens when it runs its own nats-server and no `--http` is given. */
+export const DEFAULT_LOCAL_HTTP = "127.0.0.1:7420";
+
+/** What {@link startHttp} needs of a running instance. */
+export interface HttpServiceParts {
+  readonly nc: NatsConnection;
+  readonly log: EventLog;
+  readonly subjects: Subjects;
+  /** The instance's actor host (counted for `leasehold_active_actors`). */
+  readonly host?: PeekableHost;
+}
+
+/** The HTTP side, running. */
+export interface RunningHttp {
+  readonly url: string;
+  readonly feed: DashboardFeed;
+  readonly source: MetricsSource;
+  stop(): Promise<void>;
+}
+
+/**
+ * Binds `listen`, then starts following the stream: `/readyz` answers 503
+ * until the dashboard's fold (and the runtime, through `overrides.ready`)
+ * has caught up. Attaches the source to `metrics`.
+ */
+export async function startHttp(options: {
+  readonly listen: string;
+  readonly service: HttpServiceParts;
+  readonly metrics: ServiceMetrics;
+  readonly logger: Logger;
+  readonly overrides?: Partial<MetricsSource>;
+}): Promise<RunningHttp> {
+  const { service, metrics, logger } = options;
+  const feed = new DashboardFeed({ log: service.log, subjects: service.subjects, logger });
+  const source = feedMetricsSource({
+    feed,
+    connection: new ConnectionWatch(service.nc),
+    ...(service.host === undefined ? {} : { host: service.host }),
+    ...(options.overrides === undefined ? {} : { overrides: options.overrides }),
+  });
+  metrics.attach(source);
+  const server = await startHttpServer({ listen: options.listen, metrics, source, feed, logger });
+  try {
+    await feed.start();
+  } catch (e) {
+    await server.stop();
+    throw e;
+  }
+  return {
+    url: server.url,
+    feed,
+    source,
+    async stop() {
+      await server.stop();
+      await feed.stop();
+    },
+  };
+}
