@@ -8,6 +8,7 @@ import { addReplayCommand } from "./replay.ts";
 import { addAuditCommand } from "./audit.ts";
 import { addTailCommand } from "./tail.ts";
 import { addStatusCommand } from "./status.ts";
+import { addDevClusterCommand } from "./dev-cluster.ts";
 
 const program = new Command()
   .name("leasehold")
@@ -41,5 +42,6 @@ addReplayCommand(program);
 addAuditCommand(program);
 addTailCommand(program);
 addStatusCommand(program);
+addDevClusterCommand(program);
 
 await program.parseAsync(process.argv);

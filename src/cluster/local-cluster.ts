@@ -1,0 +1,334 @@
+/**
+ * Local nats-servers for development, tests, benchmarks and fault injection:
+ * one node or a three-node JetStream cluster on free loopback ports, each
+ * node with its own store folder, that can be killed with any signal and
+ * restarted on the same ports and store (so a restart is what an operator's
+ * supervisor would do, not a fresh server).
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { connect } from "@nats-io/transport-node";
+import { jetstreamManager } from "@nats-io/jetstream";
+import type { Logger } from "pino";
+import { natsServerBinary } from "../cli/local-nats.ts";
+
+/** Loopback only: nothing here is meant to be reachable from elsewhere. */
+const HOST = "127.0.0.1";
+
+/** One nats-server of a {@link LocalNatsCluster}. */
+export interface LocalNatsNode {
+  /** `server_name`, also what the JetStream API reports as a stream's leader. */
+  readonly name: string;
+  /** Client port. */
+  readonly port: number;
+  /** Cluster (route) port; 0 for a single node. */
+  readonly clusterPort: number;
+  /** HTTP monitoring port (`/healthz`, `/jsz`). */
+  readonly monitorPort: number;
+  /** JetStream store folder (kept across restarts). */
+  readonly storeDir: string;
+  readonly url: string;
+  /** The process id while the node runs, else undefined. */
+  readonly pid: number | undefined;
+  /** True while the process runs. */
+  readonly running: boolean;
+}
+
+/** Settings of {@link startLocalCluster}. */
+export interface LocalClusterOptions {
+  /** How many nodes (1: a plain server, no cluster block; default 3). */
+  readonly size?: number;
+  /** Folder for configs and stores; default a fresh temporary folder, removed by stop(). */
+  readonly dir?: string;
+  /** Client ports to use (one per node); default: free ports chosen at start. */
+  readonly ports?: readonly number[];
+  /** nats-server binary; default the project's (scripts/nats-server.sh). */
+  readonly binary?: string;
+  /** Cluster name (default `leasehold-local`). */
+  readonly name?: string;
+  /** How long start and restart may take, ms (default 20000). */
+  readonly readyTimeoutMs?: number;
+  readonly logger?: Logger;
+}
+
+/** A running set of local nats-servers. */
+export interface LocalNatsCluster {
+  readonly nodes: readonly LocalNatsNode[];
+  /** Client URLs of every node, in node order. */
+  readonly urls: readonly string[];
+  /** The folder holding every node's config and store. */
+  readonly dir: string;
+  /** Sends `signal` (default SIGKILL) to a node and waits until its process has exited. */
+  kill(node: number, signal?: NodeJS.Signals): Promise<void>;
+  /** Starts a stopped node again on the same ports and store, and waits until it is ready (JetStream current). */
+  restart(node: number): Promise<void>;
+  /** Index of the node leading `stream` (its JetStream leader), asked through the JetStream API of a running node. */
+  leaderOf(stream: string, timeoutMs?: number): Promise<number>;
+  /** Resolves once every running node reports JetStream healthy and the cluster has a meta leader. */
+  waitReady(timeoutMs?: number): Promise<void>;
+  /** Stops every node (SIGTERM, then SIGKILL after 5 s) and removes the folder unless it was given. */
+  stop(): Promise<void>;
+}
+
+/** A free TCP port on the loopback interface (the OS picks it; a short race with other programs remains). */
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.unref();
+    server.once("error", reject);
+    server.listen(0, HOST, () => {
+      const address = server.address();
+      const port = typeof address === "object" && address !== null ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** Every child started here, so that an abrupt exit of the parent does not leave servers behind. */
+const liveChildren = new Set<ChildProcess>();
+let exitHookInstalled = false;
+function track(child: ChildProcess): void {
+  liveChildren.add(child);
+  child.once("exit", () => liveChildren.delete(child));
+  if (!exitHookInstalled) {
+    exitHookInstalled = true;
+    process.once("exit", () => {
+      for (const c of liveChildren) c.kill("SIGKILL");
+    });
+  }
+}
+
+class Node implements LocalNatsNode {
+  private child: ChildProcess | undefined;
+  private exited: Promise<void> = Promise.resolve();
+  private stderr = "";
+
+  constructor(
+    readonly name: string,
+    readonly port: number,
+    readonly clusterPort: number,
+    readonly monitorPort: number,
+    readonly storeDir: string,
+    private readonly configFile: string,
+    private readonly binary: string,
+    private readonly logger: Logger | undefined,
+  ) {}
+
+  get url(): string {
+    return `nats://${HOST}:${this.port}`;
+  }
+
+  get pid(): number | undefined {
+    return this.running ? this.child?.pid : undefined;
+  }
+
+  get running(): boolean {
+    return this.child !== undefined && this.child.exitCode === null && this.child.signalCode === null;
+  }
+
+  /** The end of the server's own log, for error messages. */
+  get logTail(): string {
+    return this.stderr.trim();
+  }
+
+  start(): void {
+    if (this.running) throw new Error(`${this.name} is already running`);
+    const child = spawn(this.binary, ["-c", this.configFile], { stdio: ["ignore", "ignore", "pipe"] });
+    track(child);
+    this.stderr = "";
+    child.stderr?.on("data", (chunk: Buffer) => {
+      this.stderr = (this.stderr + chunk.toString()).slice(-4000);
+    });
+    this.exited = new Promise((resolve) => child.once("exit", () => resolve()));
+    this.child = child;
+    this.logger?.info({ node: this.name, pid: child.pid, port: this.port }, "nats-server started");
+  }
+
+  async kill(signal: NodeJS.Signals): Promise<void> {
+    if (!this.running) return;
+    this.child?.kill(signal);
+    await this.exited;
+    this.logger?.info({ node: this.name, signal }, "nats-server stopped");
+  }
+
+  /** Polls the monitoring port until JetStream is healthy on this node (which needs a meta leader on a cluster). */
+  async waitHealthy(deadline: number): Promise<void> {
+    for (;;) {
+      if (!this.running) throw new Error(`nats-server ${this.name} exited while starting:\n${this.logTail}`);
+      if (await this.healthy()) return;
+      if (Date.now() > deadline) throw new Error(`nats-server ${this.name} not healthy in time:\n${this.logTail}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+
+  private async healthy(): Promise<boolean> {
+    try {
+      const response = await fetch(`http://${HOST}:${this.monitorPort}/healthz`, { signal: AbortSignal.timeout(1000) });
+      if (!response.ok) return false;
+      if (this.clusterPort === 0) return true;
+      const jsz = (await (await fetch(`http://${HOST}:${this.monitorPort}/jsz`, { signal: AbortSignal.timeout(1000) })).json()) as {
+        meta_cluster?: { leader?: string };
+      };
+      return typeof jsz.meta_cluster?.leader === "string" && jsz.meta_cluster.leader !== "";
+    } catch {
+      return false;
+    }
+  }
+}
+
+/** The nats-server configuration of one node. */
+function nodeConfig(
+  node: { name: string; port: number; clusterPort: number; monitorPort: number; storeDir: string },
+  clusterName: string,
+  routes: readonly number[],
+): string {
+  const lines = [
+    `server_name: ${node.name}`,
+    `listen: ${HOST}:${node.port}`,
+    `http: ${HOST}:${node.monitorPort}`,
+    "max_payload: 1MB",
+    `jetstream { store_dir: "${node.storeDir}" }`,
+  ];
+  if (node.clusterPort !== 0) {
+    lines.push(
+      "cluster {",
+      `  name: ${clusterName}`,
+      `  listen: ${HOST}:${node.clusterPort}`,
+      `  routes: [${routes.map((p) => `nats-route://${HOST}:${p}`).join(", ")}]`,
+      "}",
+    );
+  }
+  return lines.join("\n") + "\n";
+}
+
+/**
+ * Starts `size` nats-servers (three by default) in one JetStream cluster on
+ * free loopback ports, each with its own store under one folder, and waits
+ * until every node is healthy and the cluster has a meta leader.
+ */
+export async function startLocalCluster(options: LocalClusterOptions = {}): Promise<LocalNatsCluster> {
+  const size = options.size ?? 3;
+  if (!Number.isInteger(size) || size < 1) throw new RangeError(`size must be a positive integer, got ${size}`);
+  if (options.ports !== undefined && options.ports.length !== size)
+    throw new RangeError(`ports: ${size} needed, got ${options.ports.length}`);
+  const binary = options.binary ?? (await natsServerBinary());
+  const ownDir = options.dir === undefined;
+  const dir = options.dir ?? mkdtempSync(join(tmpdir(), "leasehold-cluster-"));
+  mkdirSync(dir, { recursive: true });
+  const clustered = size > 1;
+  const specs: { name: string; port: number; clusterPort: number; monitorPort: number; storeDir: string }[] = [];
+  for (let i = 0; i < size; i++) {
+    const name = `n${i + 1}`;
+    specs.push({
+      name,
+      port: options.ports?.[i] ?? (await freePort()),
+      clusterPort: clustered ? await freePort() : 0,
+      monitorPort: await freePort(),
+      storeDir: join(dir, name, "store"),
+    });
+  }
+  const nodes = specs.map((spec) => {
+    mkdirSync(spec.storeDir, { recursive: true });
+    const configFile = join(dir, spec.name, "server.conf");
+    writeFileSync(
+      configFile,
+      nodeConfig(
+        spec,
+        options.name ?? "leasehold-local",
+        specs.filter((s) => s !== spec).map((s) => s.clusterPort),
+      ),
+    );
+    return new Node(spec.name, spec.port, spec.clusterPort, spec.monitorPort, spec.storeDir, configFile, binary, options.logger);
+  });
+  const readyTimeoutMs = options.readyTimeoutMs ?? 20_000;
+  const cluster = new Cluster(nodes, dir, ownDir, readyTimeoutMs);
+  for (const node of nodes) node.start();
+  try {
+    await cluster.waitReady();
+  } catch (e) {
+    await cluster.stop();
+    throw e;
+  }
+  return cluster;
+}
+
+/** One local nats-server with JetStream, restartable on the same port and store. */
+export function startLocalNatsServer(options: Omit<LocalClusterOptions, "size"> = {}): Promise<LocalNatsCluster> {
+  return startLocalCluster({ ...options, size: 1 });
+}
+
+class Cluster implements LocalNatsCluster {
+  constructor(
+    readonly nodes: readonly Node[],
+    readonly dir: string,
+    private readonly ownDir: boolean,
+    private readonly readyTimeoutMs: number,
+  ) {}
+
+  get urls(): readonly string[] {
+    return this.nodes.map((n) => n.url);
+  }
+
+  async kill(node: number, signal: NodeJS.Signals = "SIGKILL"): Promise<void> {
+    await this.node(node).kill(signal);
+  }
+
+  async restart(node: number): Promise<void> {
+    const n = this.node(node);
+    if (n.running) await n.kill("SIGTERM");
+    n.start();
+    await n.waitHealthy(Date.now() + this.readyTimeoutMs);
+  }
+
+  async waitReady(timeoutMs = this.readyTimeoutMs): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    for (const node of this.nodes) if (node.running) await node.waitHealthy(deadline);
+  }
+
+  async leaderOf(stream: string, timeoutMs = 10_000): Promise<number> {
+    const deadline = Date.now() + timeoutMs;
+    let last: unknown;
+    while (Date.now() < deadline) {
+      const servers = this.nodes.filter((n) => n.running).map((n) => n.url);
+      try {
+        const nc = await connect({ servers, timeout: 2000, maxReconnectAttempts: 0, name: "leasehold-local-cluster" });
+        try {
+          const jsm = await jetstreamManager(nc, { timeout: 2000 });
+          const info = await jsm.streams.info(stream);
+          const leader = info.cluster?.leader;
+          const index = this.nodes.findIndex((n) => n.name === leader);
+          // A single node reports no cluster: it leads every stream it has.
+          if (this.nodes.length === 1) return 0;
+          if (index >= 0) return index;
+          last = new Error(`stream ${stream} has no leader yet`);
+        } finally {
+          await nc.close();
+        }
+      } catch (e) {
+        last = e;
+      }
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    throw new Error(`no leader of stream ${stream} within ${timeoutMs} ms: ${(last as Error | undefined)?.message ?? "unknown"}`);
+  }
+
+  async stop(): Promise<void> {
+    await Promise.all(
+      this.nodes.map(async (n) => {
+        const timer = setTimeout(() => void n.kill("SIGKILL"), 5000);
+        await n.kill("SIGTERM");
+        clearTimeout(timer);
+      }),
+    );
+    if (this.ownDir) rmSync(this.dir, { recursive: true, force: true });
+  }
+
+  private node(index: number): Node {
+    const n = this.nodes[index];
+    if (n === undefined) throw new RangeError(`no node ${index} (cluster of ${this.nodes.length})`);
+    return n;
+  }
+}
