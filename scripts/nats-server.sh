@@ -12,7 +12,17 @@ MIN_MINOR=10
 
 SCRIPT_DIR="$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd -P)"
 PROJECT_ROOT="$(cd -- "${SCRIPT_DIR}/.." && pwd -P)"
-TOOLS_DIR="${PROJECT_ROOT}/.tools"
+# A checkout's own copy (older versions of this script fetched it there).
+PROJECT_BIN="${PROJECT_ROOT}/.tools/nats-server/nats-server"
+# Fetched copies live in the user's cache folder, never inside the project:
+# an installed package sits in node_modules/, which the next `npm ci` wipes.
+if [[ -n "${XDG_CACHE_HOME:-}" ]]; then
+  TOOLS_DIR="${XDG_CACHE_HOME}/leasehold"
+elif [[ -n "${HOME:-}" ]]; then
+  TOOLS_DIR="${HOME}/.cache/leasehold"
+else
+  TOOLS_DIR="${PROJECT_ROOT}/.tools"
+fi
 LOCAL_DIR="${TOOLS_DIR}/nats-server"
 LOCAL_BIN="${LOCAL_DIR}/nats-server"
 LOCK_FILE="${TOOLS_DIR}/.lock"
@@ -34,15 +44,17 @@ on stdout. All diagnostics go to stderr. Lookup order:
      (a set-but-unusable value is reported and then ignored).
   2. nats-server on PATH, if >= ${MIN_MAJOR}.${MIN_MINOR}.
   3. <project>/.tools/nats-server/nats-server, if >= ${MIN_MAJOR}.${MIN_MINOR}.
-  4. Download Debian ${DEBIAN_SUITE}'s nats-server .deb with apt-get, using a
+  4. The cached copy, \${XDG_CACHE_HOME:-~/.cache}/leasehold/nats-server/nats-server.
+  5. Download Debian ${DEBIAN_SUITE}'s nats-server .deb with apt-get, using a
      private, throw-away apt state (the system apt configuration, lists and
-     cache are not touched), extract its nats-server binary into
-     <project>/.tools/nats-server/ and print that path. Serialised with
-     flock on <project>/.tools/.lock.
+     cache are not touched), extract its nats-server binary into the cache
+     folder of 4. and print that path. Serialised with flock on
+     \${XDG_CACHE_HOME:-~/.cache}/leasehold/.lock.
 
 Environment:
   NATS_SERVER_BIN      explicit binary to use (see 1.)
-  NATS_DEBIAN_MIRROR   Debian mirror for step 4 (default: the mirror the
+  XDG_CACHE_HOME       where step 4 looks and step 5 fetches to (default ~/.cache)
+  NATS_DEBIAN_MIRROR   Debian mirror for step 5 (default: the mirror the
                        system's apt sources use, then ${DEFAULT_MIRROR})
 
 Exit status: 0 and a path on stdout on success, 1 otherwise.
@@ -114,12 +126,18 @@ if cand="$(command -v nats-server 2>/dev/null)" && [[ -n "$cand" ]]; then
 fi
 
 # 3. Project-local copy.
+if [[ -e "$PROJECT_BIN" ]] && is_usable "$PROJECT_BIN"; then
+  printf '%s\n' "$PROJECT_BIN"
+  exit 0
+fi
+
+# 4. Cached copy.
 if [[ -e "$LOCAL_BIN" ]] && is_usable "$LOCAL_BIN"; then
   printf '%s\n' "$LOCAL_BIN"
   exit 0
 fi
 
-# 4. Fetch from Debian.
+# 5. Fetch from Debian.
 if ! command -v apt-get >/dev/null 2>&1 || ! command -v dpkg-deb >/dev/null 2>&1; then
   log "no usable nats-server >= ${MIN_MAJOR}.${MIN_MINOR} found, and apt-get/dpkg-deb are not"
   log "available to fetch one automatically. Please install nats-server >= ${MIN_MAJOR}.${MIN_MINOR}"

@@ -1,36 +1,75 @@
 /**
  * `leasehold call <kind.op> [json]`: sends one request to a running service
  * and prints the reply, for walkthroughs and operators' one-off commands.
- * Exits 1 when the service answers with a contract error.
+ * Exit 0 on success, 1 when the service refuses (a contract error), 2 on a
+ * usage or connection error or when no service answers.
  */
-import { connect } from "@nats-io/transport-node";
+import { errors, type NatsConnection } from "@nats-io/nats-core";
+import { EXIT, UsageError, ConnectFailure } from "./cli-errors.ts";
+import { connectTo, LOCAL_NATS_URL, natsTarget } from "./connection-options.ts";
+import type { CommonFlags } from "./options.ts";
 
 /** Flags of `call`. */
-export interface CallFlags {
-  nats?: string;
+export interface CallFlags extends CommonFlags {
   prefix: string;
-  timeoutMs: string;
+  timeoutMs: number;
+  pretty?: boolean;
 }
 
-/** Sends one request and prints its reply (errors to stderr with their status). */
-export async function callCommand(kindOp: string, body: string | undefined, flags: CallFlags): Promise<void> {
-  if (!/^[a-z]+\.[a-z]+$/.test(kindOp)) {
-    console.error(`leasehold call: expected <kind>.<op> such as lock.acquire, got ${JSON.stringify(kindOp)}`);
-    process.exitCode = 2;
-    return;
-  }
-  const nc = await connect({ servers: flags.nats ?? process.env.NATS_URL ?? "nats://127.0.0.1:4222", name: "leasehold-call" });
+/** Sends one request and prints its reply; resolves with the exit code. */
+export async function callCommand(kindOp: string, body: string | undefined, flags: CallFlags): Promise<number> {
+  if (!/^[a-z]+\.[a-z]+$/.test(kindOp))
+    throw new UsageError(`expected <kind>.<op> such as lock.acquire, got ${JSON.stringify(kindOp)} (call --help lists them)`);
+  const payload = body ?? "{}";
   try {
-    const reply = await nc.request(`${flags.prefix}.v1.${kindOp}`, body ?? "{}", { timeout: Number(flags.timeoutMs) });
-    const status = reply.headers?.get("Nats-Service-Error-Code");
-    if (status) {
-      console.error(`${status} ${reply.headers?.get("Nats-Service-Error") ?? ""}`);
-      console.log(reply.string());
-      process.exitCode = 1;
-    } else {
-      console.log(reply.string());
-    }
+    JSON.parse(payload);
+  } catch (e) {
+    throw new UsageError(`the request body is not JSON: ${(e as Error).message}`, { cause: e });
+  }
+  const target = natsTarget(flags, [LOCAL_NATS_URL]);
+  const nc = await connectTo(target, { name: "leasehold-call", maxReconnectAttempts: 0 });
+  try {
+    return await send(nc, `${flags.prefix}.v1.${kindOp}`, payload, flags);
   } finally {
-    await nc.close();
+    await nc.close().catch(() => undefined);
+  }
+}
+
+async function send(nc: NatsConnection, subject: string, payload: string, flags: CallFlags): Promise<number> {
+  let reply;
+  try {
+    reply = await nc.request(subject, payload, { timeout: flags.timeoutMs });
+  } catch (e) {
+    if (isNoResponders(e)) {
+      throw new ConnectFailure(`no leasehold service answers ${subject} (unknown op, or no service on prefix ${flags.prefix})`, {
+        cause: e,
+      });
+    }
+    if (e instanceof errors.TimeoutError || (e as Error).name === "TimeoutError") {
+      throw new ConnectFailure(`no reply to ${subject} within ${flags.timeoutMs} ms (--timeout-ms)`, { cause: e });
+    }
+    throw new ConnectFailure(`request to ${subject} failed: ${(e as Error).message}`, { cause: e });
+  }
+  const text = flags.pretty === true ? pretty(reply.string()) : reply.string();
+  const status = reply.headers?.get("Nats-Service-Error-Code");
+  console.log(text);
+  if (status) {
+    console.error(`leasehold call: refused: ${status} ${reply.headers?.get("Nats-Service-Error") ?? ""}`.trimEnd());
+    return EXIT.refused;
+  }
+  return EXIT.ok;
+}
+
+function isNoResponders(e: unknown): boolean {
+  if (e instanceof errors.NoRespondersError) return true;
+  if (e instanceof errors.RequestError && e.isNoResponders()) return true;
+  return (e as { cause?: unknown }).cause instanceof errors.NoRespondersError;
+}
+
+function pretty(text: string): string {
+  try {
+    return JSON.stringify(JSON.parse(text), null, 2);
+  } catch {
+    return text;
   }
 }

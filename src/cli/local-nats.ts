@@ -1,83 +1,244 @@
 /**
- * Starts the project's own nats-server from `nats.conf` for `leasehold serve`
- * without `--nats`: finds a >= 2.10 binary through `scripts/nats-server.sh`,
- * runs it from the project root (so `.leasehold/` holds its data), waits until
- * it accepts connections, and stops it on exit.
+ * The nats-server `leasehold serve` starts when no NATS URL is given: the
+ * package's `nats.conf` with its port and store moved to the data folder,
+ * run through `scripts/run-tied.sh` so that it stops when `serve` does, in
+ * whatever way `serve` ends (SIGKILL included).
  */
-import { spawn, execFile, type ChildProcess } from "node:child_process";
+import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { connect as netConnect } from "node:net";
+import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { promisify } from "node:util";
 import type { Logger } from "pino";
+import { CliError, EXIT, UsageError } from "./cli-errors.ts";
 
-/** The project root (where nats.conf and scripts/ live). */
+/** The package root (where nats.conf and scripts/ live). */
 export const PROJECT_ROOT = fileURLToPath(new URL("../../", import.meta.url));
 
-/** A nats-server child process, and the credentials of the service user its nats.conf defines. */
+/** The user the shipped nats.conf gives the right to write the event stream. */
+export const SERVICE_USER = "leasehold";
+
+/** File in the data folder holding the service user's password (owner-only), for a second instance to join. */
+export const PASSWORD_FILE = "service-password";
+
+/** A running local nats-server and the credentials of the service user its configuration defines. */
 export interface LocalNats {
   readonly url: string;
   readonly user: string;
   readonly password: string;
-  stop(): Promise<void>;
+  /** The nats-server's own pid. */
+  readonly pid: number;
+  /** Stops nats-server; resolves once it is gone (SIGKILL after `graceMs`). */
+  stop(graceMs?: number): Promise<void>;
 }
 
-/** Prints the path of a usable nats-server binary (fetching one if needed). */
-export async function natsServerBinary(): Promise<string> {
-  const { stdout } = await promisify(execFile)("bash", [`${PROJECT_ROOT}scripts/nats-server.sh`], {
-    cwd: PROJECT_ROOT,
-    maxBuffer: 1 << 20,
+/** Where and how to run it. */
+export interface LocalNatsOptions {
+  readonly dataDir: string;
+  readonly port: number;
+  readonly host?: string;
+  readonly logger: Logger;
+  /** Told what is happening when it takes a while (fetching nats-server). */
+  readonly note?: (message: string) => void;
+  /** Called with the wrapper process as soon as it exists, so that a stop during start-up can end it. */
+  readonly onSpawn?: (stop: (graceMs?: number) => Promise<void>) => void;
+}
+
+/** The port is taken: never attach silently to whatever listens there. */
+export class PortInUseError extends UsageError {
+  constructor(host: string, port: number, ownDataDir?: string) {
+    const howToJoin =
+      ownDataDir === undefined
+        ? `or use that server with --nats nats://${host}:${port}`
+        : `or join the leasehold nats-server of ${ownDataDir} as a second instance with ` +
+          `LEASEHOLD_USER=${SERVICE_USER} LEASEHOLD_PASSWORD="$(cat ${join(ownDataDir, PASSWORD_FILE)})" leasehold serve --nats nats://${host}:${port}`;
+    super(
+      `port ${port} on ${host} is already in use (another nats-server, or a leasehold serve already running): pick a free one with --nats-port <port>, ${howToJoin}`,
+    );
+  }
+}
+
+/** A PortInUseError that says how to join when the server on the port is the one this data folder's serve started. */
+function portInUse(host: string, port: number, dataDir: string): PortInUseError {
+  const ours =
+    existsSync(dataDir) &&
+    readdirSync(dataDir).some((name) => /^nats-server_(\d+)\.ports$/.test(name) && alive(Number(name.split(/[_.]/)[1])));
+  return new PortInUseError(host, port, ours && existsSync(join(dataDir, PASSWORD_FILE)) ? dataDir : undefined);
+}
+
+/**
+ * Prints the path of a usable nats-server (>= 2.10) through
+ * `scripts/nats-server.sh`, which may fetch one into the user's cache folder;
+ * its progress lines are passed to `note`.
+ */
+export async function natsServerBinary(note: (line: string) => void = () => undefined): Promise<string> {
+  const child = spawn("bash", [join(PROJECT_ROOT, "scripts/nats-server.sh")], { cwd: PROJECT_ROOT, stdio: ["ignore", "pipe", "pipe"] });
+  let stdout = "";
+  let stderr = "";
+  let partial = "";
+  child.stdout.on("data", (c: Buffer) => (stdout += c.toString()));
+  child.stderr.on("data", (c: Buffer) => {
+    stderr = (stderr + c.toString()).slice(-4000);
+    const lines = (partial + c.toString()).split("\n");
+    partial = lines.pop() ?? "";
+    for (const line of lines) if (/fetching|downloaded|installed|waiting/i.test(line)) note(line.replace(/^nats-server\.sh: /, ""));
   });
-  return stdout.trim();
+  const code = await new Promise<number | null>((done) => {
+    child.once("error", () => done(-1));
+    child.once("close", (c) => done(c));
+  });
+  const path = stdout.trim();
+  if (code !== 0 || path === "") {
+    const last = stderr
+      .trim()
+      .split("\n")
+      .slice(-3)
+      .join(" ")
+      .replace(/nats-server\.sh: /g, "");
+    throw new CliError(`no usable nats-server (2.10 or newer): ${last || `scripts/nats-server.sh exited ${code}`}`, EXIT.usage);
+  }
+  return path;
 }
 
-/** Starts nats-server with the project's nats.conf and waits for it to listen. */
-export async function startLocalNats(logger: Logger, host = "127.0.0.1", port = 4222): Promise<LocalNats> {
-  const binary = await natsServerBinary();
-  // nats.conf reads the service user's password from the environment: a new one at every start.
-  const password = randomBytes(24).toString("base64url");
-  const child = spawn(binary, ["-c", "nats.conf"], {
-    cwd: PROJECT_ROOT,
-    stdio: ["ignore", "ignore", "pipe"],
+/** Starts nats-server with the package's nats.conf on `host:port`, its store in the data folder, and waits until it listens. */
+export async function startLocalNats(options: LocalNatsOptions): Promise<LocalNats> {
+  const host = options.host ?? "127.0.0.1";
+  const { port, logger } = options;
+  const dataDir = resolve(options.dataDir);
+  try {
+    mkdirSync(dataDir, { recursive: true });
+  } catch (e) {
+    throw new UsageError(`--data-dir: cannot create ${dataDir}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`, {
+      cause: e,
+    });
+  }
+  if (await canConnect(host, port)) throw portInUse(host, port, dataDir);
+  const binary = await natsServerBinary((line) => options.note?.(line));
+  const password = servicePassword(dataDir);
+  const config = join(dataDir, "nats-server.conf");
+  writeFileSync(config, localConfig(readFileSync(join(PROJECT_ROOT, "nats.conf"), "utf8"), host, port, join(dataDir, "jetstream")));
+  removeStalePortsFiles(dataDir);
+
+  // Its own process group: a Ctrl-C in the terminal reaches serve, which stops the service before nats-server.
+  const wrapper = spawn("bash", [join(PROJECT_ROOT, "scripts/run-tied.sh"), binary, "-c", config, "--ports_file_dir", dataDir], {
+    cwd: dataDir,
+    detached: true,
+    stdio: ["pipe", "pipe", "pipe"],
     env: { ...process.env, LEASEHOLD_SERVICE_PASSWORD: password },
   });
+  const exited = new Promise<number | null>((done) => wrapper.once("exit", (code) => done(code)));
+  const stop = (graceMs = 5000) => stopWrapper(wrapper, exited, graceMs);
+  options.onSpawn?.(stop);
   let stderr = "";
-  child.stderr.on("data", (chunk: Buffer) => {
+  wrapper.stderr.on("data", (chunk: Buffer) => {
     stderr = (stderr + chunk.toString()).slice(-4000);
   });
-  const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
-  logger.info({ binary, pid: child.pid, config: `${PROJECT_ROOT}nats.conf` }, "started local nats-server");
+  const pid = await new Promise<number | undefined>((done) => {
+    wrapper.stdout.once("data", (c: Buffer) => done(Number.parseInt(c.toString(), 10)));
+    void exited.then(() => done(undefined));
+  });
+  const failed = (code: number | null) => {
+    if (/address already in use/i.test(stderr)) return portInUse(host, port, dataDir);
+    const reason = stderr.trim().split("\n").slice(-2).join(" ");
+    return new CliError(`the local nats-server exited (code ${code}) before accepting connections: ${reason}`, EXIT.usage);
+  };
+  if (pid === undefined || !Number.isSafeInteger(pid)) throw failed(await exited);
+  logger.info({ binary, pid, config, dataDir }, "started local nats-server");
+
+  // Its ports file names our own nats-server's pid: proof that what listens is ours, not another server.
+  const portsFile = join(dataDir, `nats-server_${pid}.ports`);
   const deadline = Date.now() + 15_000;
   for (;;) {
-    const outcome = await Promise.race([exited.then((code) => ({ exited: code })), canConnect(host, port).then((ok) => ({ ok }))]);
-    if ("exited" in outcome) {
-      throw new Error(`local nats-server exited (code ${outcome.exited}) before accepting connections:\n${stderr.trim()}`);
-    }
-    if (outcome.ok) break;
+    const outcome = await Promise.race([exited.then((code) => ({ code })), sleep(50).then(() => undefined)]);
+    if (outcome !== undefined) throw failed(outcome.code);
+    if (existsSync(portsFile) && (await canConnect(host, port))) break;
     if (Date.now() > deadline) {
-      child.kill("SIGKILL");
-      throw new Error(`local nats-server did not listen on ${host}:${port} within 15 s:\n${stderr.trim()}`);
+      await stop(1000);
+      throw new CliError(
+        `the local nats-server did not listen on ${host}:${port} within 15 s: ${stderr.trim().split("\n").slice(-2).join(" ")}`,
+        EXIT.usage,
+      );
     }
-    await new Promise((r) => setTimeout(r, 100));
   }
-  return { url: `nats://${host}:${port}`, user: "leasehold", password, stop: () => stopChild(child, exited) };
+  return { url: `nats://${host}:${port}`, user: SERVICE_USER, password, pid, stop };
+}
+
+/**
+ * nats.conf with its `listen` and `store_dir` replaced. Throws when either is
+ * missing (the shipped file has both), rather than run a server elsewhere.
+ */
+export function localConfig(conf: string, host: string, port: number, storeDir: string): string {
+  const listen = /^(\s*)listen\s*[:=].*$/m;
+  const store = /^(\s*)store_dir\s*[:=].*$/m;
+  if (!listen.test(conf) || !store.test(conf)) throw new CliError("nats.conf has no listen or no store_dir line to set", EXIT.usage);
+  return conf.replace(listen, `$1listen: ${JSON.stringify(`${host}:${port}`)}`).replace(store, `$1store_dir: ${JSON.stringify(storeDir)}`);
+}
+
+/** The service user's password for this data folder: made once, kept owner-only so a second instance can join. */
+function servicePassword(dataDir: string): string {
+  const file = join(dataDir, PASSWORD_FILE);
+  if (existsSync(file)) {
+    const kept = readFileSync(file, "utf8").trim();
+    if (kept !== "") return kept;
+  }
+  const password = randomBytes(24).toString("base64url");
+  writeFileSync(file, `${password}\n`, { mode: 0o600 });
+  chmodSync(file, 0o600);
+  return password;
+}
+
+/** Ports files left by a nats-server that was killed (a clean stop removes its own). */
+function removeStalePortsFiles(dataDir: string): void {
+  for (const name of readdirSync(dataDir)) {
+    const pid = /^nats-server_(\d+)\.ports$/.exec(name)?.[1];
+    if (pid !== undefined && !alive(Number(pid))) rmSync(join(dataDir, name), { force: true });
+  }
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === "EPERM";
+  }
 }
 
 function canConnect(host: string, port: number): Promise<boolean> {
-  return new Promise((resolve) => {
+  return new Promise((done) => {
     const socket = netConnect({ host, port });
+    socket.setTimeout(1000, () => {
+      socket.destroy();
+      done(true);
+    });
     socket.once("connect", () => {
       socket.destroy();
-      resolve(true);
+      done(true);
     });
-    socket.once("error", () => resolve(false));
+    socket.once("error", () => done(false));
   });
 }
 
-async function stopChild(child: ChildProcess, exited: Promise<number | null>): Promise<void> {
-  if (child.exitCode !== null) return;
-  child.kill("SIGTERM");
-  const timer = setTimeout(() => child.kill("SIGKILL"), 10_000);
+async function stopWrapper(wrapper: ChildProcess, exited: Promise<number | null>, graceMs: number): Promise<void> {
+  if (wrapper.exitCode !== null || wrapper.signalCode !== null) return;
+  // The wrapper stops nats-server (SIGTERM, then SIGKILL after 5 s) and exits.
+  wrapper.kill("SIGTERM");
+  const timer = setTimeout(() => {
+    // Out of time: end both now (the whole process group: wrapper, watcher and nats-server).
+    if (wrapper.pid !== undefined) {
+      try {
+        process.kill(-wrapper.pid, "SIGKILL");
+      } catch {
+        // already gone
+      }
+    }
+  }, graceMs);
+  timer.unref();
   await exited;
   clearTimeout(timer);
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms));
 }

@@ -1,57 +1,125 @@
 /**
- * Connection and service flags shared by every `leasehold` command, each also
- * read from `LEASEHOLD_<FLAG>` in the environment (PROTOCOL.md).
+ * Flags shared by every `leasehold` command, each also read from
+ * `LEASEHOLD_<FLAG>` in the environment, and the one way a command reports a
+ * failure (one line, exit codes of {@link EXIT}).
  */
-import { Option, type Command } from "commander";
+import { InvalidArgumentError, Option, type Command } from "commander";
 import { DEFAULTS } from "../config.ts";
-import { CONNECTION_HELP, runTool, ToolUsageError, type ConnectionFlags, type ToolConnection } from "../tools/index.ts";
+import { attachTool, toolSubjects, type ToolConnection } from "../tools/index.ts";
+import { EXIT, reportFailure } from "./cli-errors.ts";
+import { addNatsOptions, connectTo, LOCAL_NATS_URL, natsTarget, type ConnectionFlags } from "./connection-options.ts";
 
-/** Adds `--nats` and `--prefix` (every command connects as `serve` does). */
+/** Flags every command has. */
+export interface CommonFlags extends ConnectionFlags {
+  readonly prefix?: string | undefined;
+  readonly logLevel?: string | undefined;
+}
+
+/** Adds the NATS and credential flags, `--prefix` and `--log-level`. */
 export function addConnectionOptions(command: Command): Command {
+  addNatsOptions(command);
   return command
     .addOption(
-      new Option("--nats <url>", "NATS server URL; without it, serve starts its own nats-server from nats.conf (also NATS_URL)").env(
-        "LEASEHOLD_NATS",
-      ),
+      new Option("--prefix <prefix>", "subject prefix: commands <prefix>.v1.*, events <prefix>.events.*")
+        .env("LEASEHOLD_PREFIX")
+        .default(DEFAULTS.prefix),
     )
     .addOption(
-      new Option("--prefix <prefix>", "subject prefix: commands <prefix>.v1.*, events <prefix>.events.*").env("LEASEHOLD_PREFIX").default(DEFAULTS.prefix),
-    )
-    .addOption(new Option("--log-level <level>", "pino log level").env("LEASEHOLD_LOG_LEVEL").default("info").choices(["fatal", "error", "warn", "info", "debug", "trace", "silent"]));
+      new Option("--log-level <level>", "how much to log; debug also shows the cause of a failure")
+        .env("LEASEHOLD_LOG_LEVEL")
+        .default("info")
+        .choices(["fatal", "error", "warn", "info", "debug", "trace", "silent"]),
+    );
+}
+
+/** A commander argument parser for a whole number of at least `min`: anything else is a usage error (exit 2). */
+export function wholeNumber(min: number): (value: string) => number {
+  return (value: string) => {
+    const n = Number(value);
+    if (value.trim() === "" || !Number.isSafeInteger(n) || n < min) throw new InvalidArgumentError(`expected a whole number >= ${min}`);
+    return n;
+  };
 }
 
 /** Adds the service's tuning flags. */
 export function addServiceOptions(command: Command): Command {
   const ms = (flag: string, env: string, description: string, value: number) =>
     command.addOption(new Option(`--${flag} <ms>`, description).env(env).default(String(value)));
-  ms("cooldown-ms", "LEASEHOLD_COOLDOWN_MS", "how long a proxy stays cooled down for a target after a rate_limited or banned report; also how long an expired proxy lease still answers report", DEFAULTS.cooldownMs);
+  ms(
+    "cooldown-ms",
+    "LEASEHOLD_COOLDOWN_MS",
+    "how long a proxy stays cooled down for a target after a rate_limited or banned report; also how long an expired proxy lease still answers report",
+    DEFAULTS.cooldownMs,
+  );
   ms("route-idle-ms", "LEASEHOLD_ROUTE_IDLE_MS", "a route lease unused for longer is removed by the sweep", DEFAULTS.routeIdleMs);
   ms("lock-ttl-ms", "LEASEHOLD_LOCK_TTL_MS", "lock TTL when a request names none", DEFAULTS.lockTtlMs);
-  ms("max-ttl-ms", "LEASEHOLD_MAX_TTL_MS", "ceiling on any lock TTL (larger requests get TTL_EXCEEDS_MAX) and on how far ahead a recorded lease may end (beyond it: CORRUPT)", DEFAULTS.maxTtlMs);
-  ms("sweep-interval-ms", "LEASEHOLD_SWEEP_INTERVAL_MS", "how often housekeeping runs (idle route expiry, retention, passivation)", DEFAULTS.sweepIntervalMs);
-  ms("dedup-window-ms", "LEASEHOLD_DEDUP_WINDOW_MS", "how long a repeated requestId is answered from the first reply (also the stream's duplicate window when the service creates it)", DEFAULTS.dedupWindowMs);
-  ms("command-ack-wait-ms", "LEASEHOLD_COMMAND_ACK_WAIT_MS", "durable commands: how long one may stay unacknowledged (its instance died or hangs) before JetStream redelivers it; keep it well above a slow turn (an append waits up to 5 s and is retried once)", DEFAULTS.commandAckWaitMs);
-  command.addOption(
-    new Option("--command-concurrency <n>", "durable commands one instance works on at once").env("LEASEHOLD_COMMAND_CONCURRENCY").default(String(DEFAULTS.commandConcurrency)),
+  ms(
+    "max-ttl-ms",
+    "LEASEHOLD_MAX_TTL_MS",
+    "ceiling on any lock TTL (larger requests get TTL_EXCEEDS_MAX) and on how far ahead a recorded lease may end (beyond it: CORRUPT)",
+    DEFAULTS.maxTtlMs,
+  );
+  ms(
+    "sweep-interval-ms",
+    "LEASEHOLD_SWEEP_INTERVAL_MS",
+    "how often housekeeping runs (idle route expiry, retention, passivation)",
+    DEFAULTS.sweepIntervalMs,
+  );
+  ms(
+    "dedup-window-ms",
+    "LEASEHOLD_DEDUP_WINDOW_MS",
+    "how long a repeated requestId is answered from the first reply (also the stream's duplicate window when the service creates it)",
+    DEFAULTS.dedupWindowMs,
+  );
+  ms(
+    "command-ack-wait-ms",
+    "LEASEHOLD_COMMAND_ACK_WAIT_MS",
+    "durable commands: how long one may stay unacknowledged (its instance died or hangs) before JetStream redelivers it; keep it well above a slow turn",
+    DEFAULTS.commandAckWaitMs,
   );
   command.addOption(
-    new Option("--route-chooser <name>", "which host a new route lease goes to: least-loaded (fewest active leases, then name) or rendezvous (highest hash of key and host, so routers agree without coordination)")
+    new Option("--command-concurrency <n>", "durable commands one instance works on at once")
+      .env("LEASEHOLD_COMMAND_CONCURRENCY")
+      .default(String(DEFAULTS.commandConcurrency)),
+  );
+  command.addOption(
+    new Option(
+      "--route-chooser <name>",
+      "which host a new route lease goes to: least-loaded (fewest active leases, then name) or rendezvous (highest hash of key and host, so routers agree without coordination)",
+    )
       .env("LEASEHOLD_ROUTE_CHOOSER")
       .choices(["least-loaded", "rendezvous"])
       .default(DEFAULTS.routeChooser),
   );
-  command.addOption(new Option("--replicas <n>", "replicas of the streams the service creates (3 on a cluster)").env("LEASEHOLD_REPLICAS").default("1"));
+  command.addOption(
+    new Option("--replicas <n>", "replicas of every stream and bucket the service creates (3 on a three-node cluster)")
+      .env("LEASEHOLD_REPLICAS")
+      .default("1"),
+  );
   return command;
 }
 
 /**
- * Makes `command` an operator tool that reads the stream: adds the connection
- * flags and their help, and when run reads the flags with `parse` (a
- * ToolUsageError is reported and exits 2 before connecting), then opens the
- * stream and runs `body`, whose result is the exit code. Messages go to
- * stderr as `leasehold <command>: <message>`.
+ * Runs a command's body and ends the process the documented way: its result
+ * is the exit code; a failure is one line on stderr (cause with
+ * `--log-level debug`) and its own exit code (2 unless it says otherwise).
  */
-export function addToolAction<F extends ConnectionFlags, P>(
+export async function runReported(command: string, flags: Pick<CommonFlags, "logLevel">, body: () => Promise<number>): Promise<void> {
+  try {
+    process.exitCode = await body();
+  } catch (e) {
+    process.exitCode = reportFailure(command, e, flags.logLevel === "debug" || flags.logLevel === "trace");
+  }
+}
+
+/**
+ * Makes `command` an operator tool that reads the stream: adds the connection
+ * flags and their help, and when run reads the flags with `parse` (a usage
+ * error exits 2 before connecting), connects, opens the stream and runs
+ * `body`, whose result is the exit code. Messages go to stderr as
+ * `leasehold <command>: <message>`.
+ */
+export function addToolAction<F extends CommonFlags, P>(
   command: Command,
   parse: (flags: F) => P,
   body: (connection: ToolConnection, parsed: P, flags: F) => Promise<number>,
@@ -59,17 +127,22 @@ export function addToolAction<F extends ConnectionFlags, P>(
   const name = command.name();
   addConnectionOptions(command);
   command.addHelpText("after", CONNECTION_HELP);
-  command.action(async (flags: F) => {
-    const report = (m: string) => console.error(`leasehold ${name}: ${m}`);
-    let parsed: P;
-    try {
-      parsed = parse(flags);
-    } catch (e) {
-      if (!(e instanceof ToolUsageError)) throw e;
-      report(e.message);
-      process.exitCode = 2;
-      return;
-    }
-    process.exitCode = await runTool(flags, `leasehold-${name}`, (connection) => body(connection, parsed, flags), report);
-  });
+  command.action((flags: F) =>
+    runReported(name, flags, async () => {
+      const parsed = parse(flags);
+      const subjects = toolSubjects(flags.prefix);
+      const target = natsTarget(flags, [LOCAL_NATS_URL]);
+      const nc = await connectTo(target, { name: `leasehold-${name}`, maxReconnectAttempts: 0 });
+      try {
+        return await body(await attachTool(nc, subjects, target.label), parsed, flags);
+      } finally {
+        await nc.close().catch(() => undefined);
+      }
+    }),
+  );
 }
+
+/** Help text every command that connects adds: where it connects without --nats, and the exit codes. */
+export const CONNECTION_HELP = `
+Without --nats (or LEASEHOLD_NATS, or NATS_URL) it connects to ${LOCAL_NATS_URL}, where the nats-server of \`leasehold serve\` listens.
+Exit codes: ${EXIT.ok} ok, ${EXIT.refused} violations found or command refused, ${EXIT.usage} usage or connection error.`;

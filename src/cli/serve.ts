@@ -1,21 +1,28 @@
 /**
- * `leasehold serve`: connects to NATS (or starts the project's nats-server),
- * starts one service instance, logs its effective configuration, and on
- * SIGTERM/SIGINT stops taking requests, finishes the turns in flight and exits 0.
+ * `leasehold serve`: connects to NATS (or starts its own nats-server), starts
+ * one service instance and runs until SIGTERM/SIGINT (or, started through
+ * npm, until npm exits); then it stops taking requests, finishes the turns in
+ * flight, drains its connection, stops its nats-server and exits 0, all
+ * within 10 s.
  */
-import { connect } from "@nats-io/transport-node";
-import { pino } from "pino";
-import { resolveConfig, type ServiceConfig } from "../config.ts";
+import { relative } from "node:path";
+import type { NatsConnection } from "@nats-io/nats-core";
+import { ConfigError, resolveConfig, type ServiceConfig } from "../config.ts";
 import { startService } from "../service.ts";
 import { VERSION } from "../version.ts";
+import { EXIT, reportFailure, UsageError } from "./cli-errors.ts";
+import { connectTo, natsServers, natsTarget, type NatsTarget } from "./connection-options.ts";
 import { startLocalNats, type LocalNats } from "./local-nats.ts";
-import { DEFAULT_LOCAL_HTTP, ServiceMetrics, startHttp, type RunningHttp } from "../http/index.ts";
+import { cliLogger, effectiveFormat, type LogFormat } from "./logging.ts";
+import type { CommonFlags } from "./options.ts";
+import { Shutdown } from "./shutdown.ts";
 
 /** Options as commander hands them over (strings from flags or environment). */
-export interface ServeFlags {
-  nats?: string;
-  prefix?: string;
+export interface ServeFlags extends CommonFlags {
   logLevel: string;
+  logFormat: LogFormat;
+  dataDir: string;
+  natsPort: number;
   cooldownMs?: string;
   routeIdleMs?: string;
   lockTtlMs?: string;
@@ -25,73 +32,122 @@ export interface ServeFlags {
   replicas?: string;
   commandAckWaitMs?: string;
   commandConcurrency?: string;
-  /** `host:port` of /metrics, /healthz, /readyz and the dashboard; `off` for none (default: off, 127.0.0.1:7420 with the local nats-server). */
+  routeChooser?: string;
+  /** `--http <host:port>` (health, metrics, dashboard). */
   http?: string;
 }
 
-/** Runs the service until a signal stops it. */
-export async function serve(flags: ServeFlags): Promise<void> {
-  const logger = pino({ level: flags.logLevel, base: { service: "leasehold" } });
+/** How long each part of the stop may take; the whole is bounded by the shutdown's 10 s. */
+const STOP_SERVICE_MS = 6000;
+const DRAIN_MS = 2000;
+const STOP_NATS_SERVER_MS = 1500;
+
+/**
+ * Runs the service until a signal stops it. `logLevelGiven` tells whether
+ * --log-level was set (on a terminal the default shows warnings only).
+ */
+export async function serve(flags: ServeFlags, logLevelGiven: boolean): Promise<void> {
+  const format = effectiveFormat(flags.logFormat, process.stderr.isTTY);
+  const logger = cliLogger(format, format === "text" && !logLevelGiven ? "warn" : flags.logLevel);
+  const debug = flags.logLevel === "debug" || flags.logLevel === "trace";
+  // Before anything is spawned: a signal at any point of the start-up stops what has started so far.
+  const shutdown = new Shutdown({ logger });
+  shutdown.installSignalHandlers();
+  if (process.env.npm_command !== undefined) shutdown.followParent();
+  try {
+    const { config, target } = readSettings(flags);
+    let local: LocalNats | undefined;
+    let connectTarget = target;
+    if (target === undefined) {
+      local = await startLocalNats({
+        dataDir: flags.dataDir,
+        port: flags.natsPort,
+        logger,
+        note: (line) => (format === "text" ? console.error(`leasehold: ${line}`) : logger.info(line)),
+        onSpawn: (stop) => shutdown.add("local nats-server", (ms) => stop(ms), STOP_NATS_SERVER_MS),
+      });
+      // The shipped nats.conf gives only the service user the right to write the event stream.
+      connectTarget = { servers: [local.url], label: local.url, auth: { user: local.user, pass: local.password }, hasCredentials: true };
+    }
+    if (shutdown.stopping) return;
+    const nc = await connectTo(connectTarget!, {
+      name: "leasehold-serve",
+      maxReconnectAttempts: -1,
+      // nats.js would otherwise capture a stack trace for every request it sends (each append is one), a sixth of a turn's CPU.
+      noAsyncTraces: true,
+    });
+    shutdown.add("NATS connection", (ms) => drain(nc, ms), DRAIN_MS);
+    if (shutdown.stopping) return;
+    const service = await startService({ nc, config, logger });
+    shutdown.add("service", () => service.stop(), STOP_SERVICE_MS);
+    void nc.closed().then((err) => {
+      if (shutdown.stopping) return;
+      reportFailure(
+        "serve",
+        new UsageError(`the NATS connection closed: ${err?.message ?? "closed by the server"}`, { cause: err }),
+        debug,
+      );
+      void shutdown.begin("NATS connection closed", EXIT.usage);
+    });
+    const where = connectTarget!.label;
+    logger.info(
+      {
+        version: VERSION,
+        instance: service.micro.id,
+        natsUrl: where,
+        localNats: local !== undefined,
+        dataDir: local === undefined ? undefined : flags.dataDir,
+        stream: service.subjects.eventStream,
+        config,
+      },
+      "leasehold serving",
+    );
+    if (format === "text") console.error(readyLine(config, where, local !== undefined ? flags.dataDir : undefined));
+  } catch (e) {
+    const code = reportFailure("serve", e, debug);
+    await shutdown.begin("start-up failed", code);
+  }
+}
+
+function readSettings(flags: ServeFlags): { config: ServiceConfig; target: NatsTarget | undefined } {
+  const servers = natsServers(flags);
   let config: ServiceConfig;
   try {
-    config = resolveConfig({ ...flags, nats: flags.nats ?? process.env.NATS_URL });
+    config = resolveConfig({ ...flags, nats: servers?.join(",") });
   } catch (e) {
-    logger.fatal((e as Error).message);
-    process.exitCode = 2;
-    return;
+    if (e instanceof ConfigError) throw new UsageError(e.message, { cause: e });
+    throw e;
   }
-  let local: LocalNats | undefined;
-  let url = config.nats;
-  if (url === undefined) {
-    local = await startLocalNats(logger);
-    url = local.url;
+  if (servers === undefined) {
+    const given = (["creds", "user", "password", "token", "tlsCa", "tlsCert", "tlsKey"] as const).filter((k) => flags[k] !== undefined);
+    if (given.length > 0) {
+      throw new UsageError(
+        `${given.map((k) => `--${k.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`).join(", ")} need --nats: the local nats-server is joined as its own service user`,
+      );
+    }
+    return { config, target: undefined };
   }
-  // noAsyncTraces: nats.js would otherwise capture a stack trace for every
-  // request it sends (each JetStream append is one), a sixth of a turn's CPU.
-  const nc = await connect({
-    servers: url,
-    name: "leasehold-serve",
-    maxReconnectAttempts: -1,
-    noAsyncTraces: true,
-    // The local server's nats.conf gives only the service user the right to write the event stream.
-    ...(local === undefined ? {} : { user: local.user, pass: local.password }),
-  });
-  // The runtime reports commands and appends here; /metrics exposes it.
-  const metrics = new ServiceMetrics();
-  const service = await startService({ nc, config, logger });
-  const httpListen = flags.http ?? (local === undefined ? undefined : DEFAULT_LOCAL_HTTP);
-  let http: RunningHttp | undefined;
-  if (httpListen !== undefined && httpListen !== "off") {
-    http = await startHttp({ listen: httpListen, service: { nc, log: service.log, subjects: service.subjects, host: service.host }, metrics, logger });
-  }
-  logger.info(
-    { version: VERSION, instance: service.micro.id, natsUrl: url, localNats: local !== undefined, dashboard: http?.url, stream: service.subjects.eventStream, config },
-    "leasehold serving",
-  );
+  return { config, target: natsTarget(flags, servers) };
+}
 
-  let stopping = false;
-  const stop = async (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    logger.info({ signal, inFlight: service.micro.busy }, "stopping: no new requests, finishing turns in flight");
-    try {
-      await http?.stop();
-      await service.stop();
-      await nc.drain();
-      await local?.stop();
-      logger.info("stopped");
-      process.exit(0);
-    } catch (e) {
-      logger.error({ err: e }, "unclean stop");
-      process.exit(1);
-    }
-  };
-  process.on("SIGTERM", () => void stop("SIGTERM"));
-  process.on("SIGINT", () => void stop("SIGINT"));
-  void nc.closed().then((err) => {
-    if (!stopping) {
-      logger.fatal({ err }, "NATS connection closed");
-      process.exit(1);
-    }
-  });
+/** The one line a person at a terminal sees once the service answers. */
+export function readyLine(config: ServiceConfig, where: string, dataDir: string | undefined, dashboard?: string): string {
+  const local = dataDir === undefined ? "" : ` (its own nats-server, data in ${displayPath(dataDir)})`;
+  const http = dashboard === undefined ? "" : `; dashboard ${dashboard}`;
+  const prefix = config.prefix === "leasehold" ? "" : ` --prefix ${config.prefix}`;
+  const nats = dataDir === undefined ? ` --nats ${where}` : "";
+  return `leasehold ${VERSION} serving on ${where}${local}${http}; try: npx leasehold call${nats}${prefix} lock.acquire '{"name":"demo","owner":"me"}'; Ctrl-C stops`;
+}
+
+function displayPath(path: string): string {
+  const rel = relative(process.cwd(), path);
+  return rel === "" ? "." : rel.startsWith("..") || rel.startsWith("/") ? path : `./${rel}`;
+}
+
+async function drain(nc: NatsConnection, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<"late">((r) => (timer = setTimeout(() => r("late"), ms)));
+  const outcome = await Promise.race([nc.drain().then(() => "drained" as const), late]).catch(() => "failed" as const);
+  clearTimeout(timer);
+  if (outcome !== "drained") await nc.close().catch(() => undefined);
 }

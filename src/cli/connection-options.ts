@@ -1,0 +1,170 @@
+/**
+ * How every `leasehold` command reaches NATS: the `--nats` server list and the
+ * credential flags (`--creds`, `--user`/`--password`, `--token`, `--tls-ca`,
+ * `--tls-cert`, `--tls-key`), each also read from `LEASEHOLD_<FLAG>`, turned
+ * into nats.js connection options; and one `connect` that turns a failure
+ * into a one-line {@link ConnectFailure}.
+ */
+import { readFileSync } from "node:fs";
+import { Option, type Command } from "commander";
+import { connect } from "@nats-io/transport-node";
+import { AuthorizationError, credsAuthenticator, type ConnectionOptions, type NatsConnection } from "@nats-io/nats-core";
+import { ConnectFailure, UsageError } from "./cli-errors.ts";
+
+/** The address of the nats-server `serve` starts when no NATS URL is given (with the default `--nats-port`). */
+export const LOCAL_NATS_URL = "nats://127.0.0.1:4222";
+
+/** The connection flags as commander hands them over (values from flags or `LEASEHOLD_*`). */
+export interface ConnectionFlags {
+  readonly nats?: string | undefined;
+  readonly creds?: string | undefined;
+  readonly user?: string | undefined;
+  readonly password?: string | undefined;
+  readonly token?: string | undefined;
+  readonly tlsCa?: string | undefined;
+  readonly tlsCert?: string | undefined;
+  readonly tlsKey?: string | undefined;
+}
+
+/** Where to connect and with what credentials, ready for nats.js. */
+export interface NatsTarget {
+  /** The servers to try, as given (`--nats a,b,c`). */
+  readonly servers: string[];
+  /** The servers as one string for messages. */
+  readonly label: string;
+  /** Credentials and TLS settings for `connect`. */
+  readonly auth: Pick<ConnectionOptions, "authenticator" | "user" | "pass" | "token" | "tls">;
+  /** Whether any credential or TLS flag was given. */
+  readonly hasCredentials: boolean;
+}
+
+/** Adds the NATS server and credential flags shared by `serve` and every tool. */
+export function addNatsOptions(command: Command): Command {
+  const flag = (spec: string, description: string, env: string) => command.addOption(new Option(spec, description).env(env));
+  flag(
+    "--nats <urls>",
+    "NATS server URL, or several separated by commas (nats://a:4222,nats://b:4222); also NATS_URL. Without it serve starts its own nats-server",
+    "LEASEHOLD_NATS",
+  );
+  flag("--creds <file>", "NATS credentials file (user JWT and NKey seed)", "LEASEHOLD_CREDS");
+  flag("--user <name>", "NATS user name (with --password)", "LEASEHOLD_USER");
+  flag("--password <secret>", "NATS password (prefer the environment variable: flags show in ps)", "LEASEHOLD_PASSWORD");
+  flag("--token <token>", "NATS authentication token", "LEASEHOLD_TOKEN");
+  flag("--tls-ca <file>", "CA certificate(s) to trust for the server's TLS certificate", "LEASEHOLD_TLS_CA");
+  flag("--tls-cert <file>", "client TLS certificate (with --tls-key)", "LEASEHOLD_TLS_CERT");
+  flag("--tls-key <file>", "private key of --tls-cert", "LEASEHOLD_TLS_KEY");
+  return command;
+}
+
+/**
+ * The NATS server list named by `--nats` / `LEASEHOLD_NATS`, else `NATS_URL`,
+ * else undefined. Each entry must be `nats://host[:port]`, `tls://host[:port]`
+ * or `host:port`.
+ */
+export function natsServers(flags: Pick<ConnectionFlags, "nats">, env: NodeJS.ProcessEnv = process.env): string[] | undefined {
+  const raw = nonEmpty(flags.nats) ?? nonEmpty(env.NATS_URL);
+  if (raw === undefined) return undefined;
+  const servers = raw
+    .split(",")
+    .map((s) => s.trim())
+    .filter((s) => s !== "");
+  if (servers.length === 0) throw new UsageError(`--nats: no URL in ${JSON.stringify(raw)}`);
+  for (const server of servers) checkServer(server);
+  return servers;
+}
+
+function checkServer(server: string): void {
+  const bad = (why: string) =>
+    new UsageError(`--nats: ${JSON.stringify(server)} is not a NATS URL (${why}; expected nats://host:port, several separated by commas)`);
+  const scheme = /^([a-z][a-z0-9+.-]*):\/\//i.exec(server)?.[1]?.toLowerCase();
+  if (scheme === undefined && !/^[^/:\s]+:\d+$/.test(server) && !/^\[[0-9a-f:]+\]:\d+$/i.test(server)) throw bad("no scheme and no port");
+  if (scheme !== undefined && scheme !== "nats" && scheme !== "tls") throw bad(`scheme ${scheme}:// is not nats:// or tls://`);
+  let url: URL;
+  try {
+    url = new URL(scheme === undefined ? `nats://${server}` : server);
+  } catch {
+    throw bad("unparsable");
+  }
+  if (url.hostname === "") throw bad("no host");
+  if (url.pathname !== "" && url.pathname !== "/") throw bad("a NATS URL has no path");
+}
+
+/** Reads the connection flags into a {@link NatsTarget}; `fallback` is used when no server is named. */
+export function natsTarget(flags: ConnectionFlags, fallback: string[], env: NodeJS.ProcessEnv = process.env): NatsTarget {
+  const servers = natsServers(flags, env) ?? fallback;
+  const user = nonEmpty(flags.user);
+  const password = flags.password;
+  const token = nonEmpty(flags.token);
+  const creds = nonEmpty(flags.creds);
+  if (password !== undefined && user === undefined) throw new UsageError("--password needs --user (or LEASEHOLD_USER)");
+  if (user !== undefined && password === undefined) throw new UsageError("--user needs --password (or LEASEHOLD_PASSWORD)");
+  const schemes = [creds && "--creds", user && "--user/--password", token && "--token"].filter(Boolean);
+  if (schemes.length > 1) throw new UsageError(`${schemes.join(" and ")}: give one way to authenticate`);
+  if ((flags.tlsCert === undefined) !== (flags.tlsKey === undefined)) throw new UsageError("--tls-cert and --tls-key go together");
+  const auth: { -readonly [K in keyof NatsTarget["auth"]]: NatsTarget["auth"][K] } = {};
+  if (creds !== undefined) auth.authenticator = credsAuthenticator(readFlagFile("--creds", creds));
+  if (user !== undefined) {
+    auth.user = user;
+    auth.pass = password;
+  }
+  if (token !== undefined) auth.token = token;
+  const tlsCa = nonEmpty(flags.tlsCa);
+  const tlsCert = nonEmpty(flags.tlsCert);
+  const tlsKey = nonEmpty(flags.tlsKey);
+  if (tlsCa !== undefined || tlsCert !== undefined) {
+    // Read now so that a wrong path is a usage error, not a failed handshake.
+    auth.tls = {
+      ...(tlsCa === undefined ? {} : { ca: readFlagFile("--tls-ca", tlsCa).toString("utf8") }),
+      ...(tlsCert === undefined ? {} : { cert: readFlagFile("--tls-cert", tlsCert).toString("utf8") }),
+      ...(tlsKey === undefined ? {} : { key: readFlagFile("--tls-key", tlsKey).toString("utf8") }),
+    };
+  }
+  return { servers, label: servers.join(","), auth, hasCredentials: Object.keys(auth).length > 0 };
+}
+
+function readFlagFile(flag: string, path: string): Buffer {
+  try {
+    return readFileSync(path);
+  } catch (e) {
+    throw new UsageError(`${flag}: cannot read ${path}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`, { cause: e });
+  }
+}
+
+function nonEmpty(value: string | undefined): string | undefined {
+  return value === undefined || value.trim() === "" ? undefined : value;
+}
+
+/**
+ * Connects to `target` with `options` added; a failure becomes a one-line
+ * {@link ConnectFailure} naming the servers and what to check.
+ */
+export async function connectTo(target: NatsTarget, options: ConnectionOptions = {}): Promise<NatsConnection> {
+  try {
+    return await connect({ timeout: 5000, ...options, ...target.auth, servers: target.servers });
+  } catch (e) {
+    throw new ConnectFailure(explainConnectError(target, e), { cause: e });
+  }
+}
+
+/** One line saying why connecting to `target` failed. */
+export function explainConnectError(target: NatsTarget, error: unknown): string {
+  const where = `NATS at ${target.label}`;
+  if (error instanceof AuthorizationError || /authoriz|authenticat/i.test(String((error as Error).message))) {
+    return `${where} refused the credentials (${target.hasCredentials ? "check --creds, --user/--password or --token" : "it needs --creds, --user/--password or --token"})`;
+  }
+  const codes = new Set<string>();
+  for (let e: unknown = error; e instanceof Error; e = e.cause) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (typeof code === "string") codes.add(code);
+    if (/ECONNREFUSED|ENOTFOUND|EAI_AGAIN|ETIMEDOUT|EHOSTUNREACH/.test(e.message)) codes.add(/E[A-Z_]+/.exec(e.message)![0]);
+  }
+  const why =
+    codes.has("ENOTFOUND") || codes.has("EAI_AGAIN")
+      ? "unknown host"
+      : codes.has("ECONNREFUSED")
+        ? "connection refused: is nats-server running there?"
+        : /timeout/i.test(String((error as Error).message))
+          ? "no answer in time"
+          : String((error as Error).message).toLowerCase();
+  return `cannot connect to ${where}: ${why} (set --nats, LEASEHOLD_NATS or NATS_URL)`;
+}
