@@ -1,9 +1,11 @@
 /** The `leasehold` command line. */
-import { Command, Option } from "commander";
+import { Command, Option, type CommanderError } from "commander";
 import { VERSION } from "../version.ts";
-import { addConnectionOptions, addServiceOptions } from "./options.ts";
+import { EXIT } from "./cli-errors.ts";
+import { addConnectionOptions, addServiceOptions, CONNECTION_HELP, runReported, wholeNumber } from "./options.ts";
 import { serve, type ServeFlags } from "./serve.ts";
 import { callCommand, type CallFlags } from "./call.ts";
+import { opsHelp } from "./ops.ts";
 import { addReplayCommand } from "./replay.ts";
 import { addAuditCommand } from "./audit.ts";
 import { addTailCommand } from "./tail.ts";
@@ -14,7 +16,17 @@ const program = new Command()
   .name("leasehold")
   .description("Event-sourced lease service on NATS JetStream: proxy leases, route placement and fenced locks.")
   .version(VERSION)
-  .showHelpAfterError();
+  .showHelpAfterError("(leasehold <command> --help shows its flags)")
+  // Usage errors exit 2 (commander's default is 1, which audit and call use for another meaning); help and version exit 0.
+  .exitOverride((e: CommanderError) => {
+    const ok = e.code === "commander.helpDisplayed" || e.code === "commander.version" || e.code === "commander.help";
+    process.exit(ok ? EXIT.ok : EXIT.usage);
+  })
+  .addHelpText(
+    "after",
+    "\nStart with: npx leasehold serve   (its own nats-server on 127.0.0.1:4222, data in ./.leasehold)\n" +
+      `Exit codes: ${EXIT.ok} ok, ${EXIT.refused} audit found violations or call was refused, ${EXIT.usage} usage or connection error.`,
+  );
 
 const serveCommand = program
   .command("serve")
@@ -27,16 +39,37 @@ addServiceOptions(serveCommand);
 serveCommand.addOption(
   new Option("--http <host:port>", "serve /healthz, /readyz, /metrics and the live dashboard at / here ('off': none; default off, 127.0.0.1:7420 with the local nats-server)").env("LEASEHOLD_HTTP"),
 );
-serveCommand.action((flags: ServeFlags) => serve(flags));
+serveCommand
+  .addOption(
+    new Option("--data-dir <dir>", "where the local nats-server (started without --nats) keeps its data and the service password")
+      .env("LEASEHOLD_DATA_DIR")
+      .default("./.leasehold"),
+  )
+  .addOption(
+    new Option("--nats-port <port>", "port of the local nats-server on 127.0.0.1 (without --nats)")
+      .env("LEASEHOLD_NATS_PORT")
+      .default(4222)
+      .argParser(wholeNumber(1)),
+  )
+  .addOption(
+    new Option("--log-format <format>", "json: one JSON object per line on stdout; text: short lines on stderr; auto: text on a terminal")
+      .env("LEASEHOLD_LOG_FORMAT")
+      .choices(["auto", "json", "text"])
+      .default("auto"),
+  )
+  .addHelpText("after", `\nExit codes: ${EXIT.ok} stopped by a signal, ${EXIT.usage} usage or connection error.`);
+serveCommand.action((flags: ServeFlags) => serve(flags, serveCommand.getOptionValueSource("logLevel") !== "default"));
 
 const callCmd = program
   .command("call")
   .description("Send one request to a running service and print the reply, e.g. call lock.acquire '{\"name\":\"db\",\"owner\":\"me\"}'.")
   .argument("<kind.op>", "the command, e.g. lock.acquire, lock.get, proxy.list")
   .argument("[json]", "the request body (default {})")
-  .option("--timeout-ms <ms>", "how long to wait for the reply", "5000");
+  .addOption(new Option("--timeout-ms <ms>", "how long to wait for the reply").default(5000).argParser(wholeNumber(1)))
+  .option("--pretty", "indent the JSON reply");
 addConnectionOptions(callCmd);
-callCmd.action((kindOp: string, body: string | undefined, flags: CallFlags) => callCommand(kindOp, body, flags));
+callCmd.addHelpText("after", `\nOps (request bodies; ? marks an optional field):\n${opsHelp()}\n${CONNECTION_HELP}`);
+callCmd.action((kindOp: string, body: string | undefined, flags: CallFlags) => runReported("call", flags, () => callCommand(kindOp, body, flags)));
 
 addReplayCommand(program);
 addAuditCommand(program);
