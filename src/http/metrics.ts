@@ -21,15 +21,15 @@ export type PerKind = Partial<Record<ActorKind, number>>;
  */
 export interface MetricsSource {
   /** Actors in memory on this instance, by kind. */
-  activeActors(): PerKind;
+  readonly activeActors: () => PerKind;
   /** Leases that are live at `now` (epoch ms): unexpired locks, proxy leases, route leases. */
-  liveLeases(now: number): PerKind;
+  readonly liveLeases: (now: number) => PerKind;
   /** The event stream's last sequence, as last learnt. */
-  streamLastSeq(): number;
+  readonly streamLastSeq: () => number;
   /** Events each kind's read model is behind the stream. */
-  readModelLag(): PerKind;
+  readonly readModelLag: () => PerKind;
   /** Connected, streams reachable, every read model caught up to where the stream was when it started. */
-  ready(): boolean;
+  readonly ready: () => boolean;
 }
 
 /** The `outcome` label of a command: `ok`, its error code, or `unavailable`. */
@@ -88,13 +88,12 @@ export class ServiceMetrics {
       s.liveLeases(this.now()),
     );
     perKind("leasehold_read_model_lag", "Events each kind's read model is behind the event stream.", (s) => s.readModelLag());
-    const metrics = this;
-    new Gauge({
+    const lastSeq: Gauge = new Gauge({
       name: "leasehold_stream_last_seq",
       help: "The event stream's last sequence.",
       registers,
-      collect() {
-        if (metrics.source !== undefined) this.set(metrics.source.streamLastSeq());
+      collect: () => {
+        if (this.source !== undefined) lastSeq.set(this.source.streamLastSeq());
       },
     });
   }
@@ -126,16 +125,15 @@ export class ServiceMetrics {
   }
 
   private perKindGauge(name: string, help: string, read: (source: MetricsSource) => PerKind): void {
-    const metrics = this;
-    new Gauge({
+    const gauge: Gauge<"kind"> = new Gauge({
       name,
       help,
       labelNames: ["kind"],
       registers: [this.registry],
-      collect() {
-        if (metrics.source === undefined) return;
-        const values = read(metrics.source);
-        for (const kind of ACTOR_KINDS) this.set({ kind }, values[kind] ?? 0);
+      collect: () => {
+        if (this.source === undefined) return;
+        const values = read(this.source);
+        for (const kind of ACTOR_KINDS) gauge.set({ kind }, values[kind] ?? 0);
       },
     });
   }
