@@ -39,7 +39,7 @@ export const DASHBOARD_HTML = `<!doctype html>
   </section>
   <section id="events-section">
     <h2>Latest events</h2>
-    <div class="scroll"><table id="events"><thead><tr><th>Seq</th><th>At</th><th>Event</th><th>Actor</th><th>Data</th></tr></thead><tbody></tbody></table></div>
+    <div class="scroll"><table id="events"><thead><tr><th>Seq</th><th>At</th><th>Event</th><th>Data</th></tr></thead><tbody></tbody></table></div>
   </section>
 </main>
 </body>
@@ -64,7 +64,8 @@ section { background: var(--card); border: 1px solid var(--line); border-radius:
 table { width: 100%; border-collapse: collapse; }
 th, td { text-align: left; padding: 4px 8px 4px 0; border-bottom: 1px solid var(--line); vertical-align: top; }
 th { color: var(--muted); font-weight: 600; font-size: 12px; position: sticky; top: 0; background: var(--card); }
-td.name { font-family: ui-monospace, SFMono-Regular, Menlo, monospace; word-break: break-all; }
+td.name, .actor { font-family: ui-monospace, SFMono-Regular, Menlo, monospace; overflow-wrap: anywhere; }
+.actor { display: block; color: var(--muted); font-size: 12px; }
 td.num { font-variant-numeric: tabular-nums; white-space: nowrap; }
 .muted, .count { color: var(--muted); font-weight: normal; }
 .badge { display: inline-block; padding: 1px 8px; border-radius: 10px; font-size: 12px; border: 1px solid currentColor; white-space: nowrap; }
@@ -153,9 +154,11 @@ function render() {
   const events = view.events.filter((e) => matches([e.type, e.kind, e.id, e.detail], needle));
   fill($("events"), events.map((e) => {
     const tr = el("tr");
-    tr.append(el("td", e.seq, "num"), el("td", e.at.slice(11, 23), "num"), el("td", e.type), el("td", e.kind + " " + e.id, "name"), el("td", e.detail, "muted"));
+    const what = el("td", e.type);
+    what.append(el("span", e.kind + " " + e.id, "actor"));
+    tr.append(el("td", e.seq, "num"), el("td", e.at.slice(11, 23), "num"), what, el("td", e.detail, "muted"));
     return tr;
-  }), "no events yet", 5);
+  }), "no events yet", 4);
 
   $("position").textContent = "stream seq " + view.seq + (view.caughtUp ? "" : " (catching up to " + view.lastSeq + ")");
 }

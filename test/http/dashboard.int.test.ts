@@ -1,0 +1,124 @@
+/**
+ * The live dashboard in a real headless browser (Debian's chromium through
+ * playwright-core): a lock acquired through NATS appears within a second
+ * without reloading, and disappears within a second of its release; the
+ * filter box narrows every table; the page fits 1280x800 and a phone.
+ * With LEASEHOLD_DASHBOARD_SCREENSHOT=1 it also writes docs/img/dashboard.png.
+ */
+import { execFile } from "node:child_process";
+import { mkdirSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { chromium, type Browser, type Page } from "playwright-core";
+import { call, uniquePrefix } from "../support/nats.ts";
+import { startHttpTestService, type HttpTestService } from "./support/http-service.ts";
+
+const ROOT = fileURLToPath(new URL("../../", import.meta.url));
+
+/** CHROMIUM_BIN (set by .ci/run), else whatever scripts/chromium.sh finds or installs. */
+async function chromiumPath(): Promise<string> {
+  if (process.env.CHROMIUM_BIN) return process.env.CHROMIUM_BIN;
+  const { stdout } = await promisify(execFile)("bash", [`${ROOT}scripts/chromium.sh`], { timeout: 600_000 });
+  return stdout.trim();
+}
+
+let s: HttpTestService;
+let browser: Browser;
+let prefix: string;
+
+beforeAll(async () => {
+  prefix = uniquePrefix();
+  s = await startHttpTestService(prefix);
+  // --no-sandbox: CI runs as root, where chromium's sandbox refuses to start.
+  browser = await chromium.launch({ executablePath: await chromiumPath(), headless: true, args: ["--no-sandbox"], timeout: 30_000 });
+}, 600_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await s?.stop();
+});
+
+async function open(width: number, height: number): Promise<Page> {
+  const page = await browser.newPage({ viewport: { width, height } });
+  await page.goto(s.base, { timeout: 10_000 });
+  await page.locator("#status", { hasText: "live" }).waitFor({ timeout: 5000 });
+  return page;
+}
+
+const ok = async (kindOp: string, body: unknown) => {
+  const reply = await call(s.test.nc, prefix, kindOp, body);
+  expect(reply.code, `${kindOp} ${JSON.stringify(reply.body)}`).toBeUndefined();
+  return reply;
+};
+
+describe("dashboard", () => {
+  it("shows a lock acquired through NATS within a second and drops it within a second of its release", async () => {
+    const page = await open(1280, 800);
+    try {
+      const row = page.locator('#locks tr[data-name="deploy/prod"]');
+      expect(await row.count()).toBe(0);
+
+      const acquiredAt = Date.now();
+      const acquired = await ok("lock.acquire", { name: "deploy/prod", owner: "ci-runner-7", ttlMs: 30_000 });
+      await row.waitFor({ timeout: 1000 });
+      const shownAfterMs = Date.now() - acquiredAt;
+      expect(shownAfterMs).toBeLessThan(1000);
+      await expect
+        .poll(() => row.locator("td").allTextContents())
+        .toEqual(["deploy/prod", "ci-runner-7", "1", expect.stringMatching(/^\d+\.\d s$/)]);
+
+      const { lease } = acquired.body as { lease: { etag: string } };
+      const releasedAt = Date.now();
+      await ok("lock.release", { name: "deploy/prod", etag: lease.etag });
+      await row.waitFor({ state: "detached", timeout: 1000 });
+      expect(Date.now() - releasedAt).toBeLessThan(1000);
+    } finally {
+      await page.close();
+    }
+  });
+
+  it("lists proxies, hosts and events, filters them, and fits 1280x800 and a phone", async () => {
+    await ok("proxy.register", { proxy: "egress-a", maxLeases: 4, latencyMs: 20 });
+    await ok("proxy.register", { proxy: "egress-b", maxLeases: 2, latencyMs: 35 });
+    const grant = await ok("proxy.acquire", { ttlMs: 30_000, target: "api.example.com" });
+    await ok("proxy.acquire", { ttlMs: 30_000 });
+    await ok("proxy.report", { leaseId: (grant.body as { lease: { id: string } }).lease.id, result: "rate_limited" });
+    await ok("host.set", { host: "gpu-1", healthy: true });
+    await ok("host.set", { host: "gpu-2", healthy: true, draining: true });
+    await ok("host.set", { host: "gpu-3", healthy: false });
+    await ok("route.acquire", { route: "chat", fp: "user-17", model: "llama-70b", candidates: ["gpu-1", "gpu-2"] });
+    await ok("route.acquire", { route: "chat", fp: "user-42", model: "llama-70b", candidates: ["gpu-1", "gpu-2"] });
+    await ok("lock.acquire", { name: "db-migration", owner: "api-3", ttlMs: 25_000 });
+    await ok("lock.acquire", { name: "nightly-report", owner: "worker-9", ttlMs: 20_000 });
+
+    const page = await open(1280, 800);
+    try {
+      await page.locator('#proxies tr[data-name="egress-a"]', { hasText: "1 / 4" }).waitFor({ timeout: 2000 });
+      await page.locator('#proxies tr[data-name="egress-a"]', { hasText: "api.example.com" }).waitFor({ timeout: 2000 });
+      await page.locator('#hosts tr[data-name="gpu-1"]', { hasText: "2 leases" }).waitFor({ timeout: 2000 });
+      await page.locator('#hosts tr[data-name="gpu-2"]', { hasText: "draining" }).waitFor({ timeout: 2000 });
+      await page.locator("#events tr", { hasText: "LockAcquired" }).first().waitFor({ timeout: 2000 });
+      const fitsWidth = () => page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth);
+      expect(await fitsWidth()).toBe(true);
+      if (process.env.LEASEHOLD_DASHBOARD_SCREENSHOT === "1") {
+        mkdirSync(`${ROOT}docs/img`, { recursive: true });
+        await page.screenshot({ path: `${ROOT}docs/img/dashboard.png` });
+      }
+      expect((await page.screenshot()).length).toBeGreaterThan(10_000);
+
+      await page.fill("#filter", "gpu-2");
+      await expect.poll(() => page.locator("#hosts tbody tr[data-name]").count()).toBe(1);
+      expect(await page.locator("#locks tr[data-name]").count()).toBe(0);
+      await page.fill("#filter", "");
+      await expect.poll(() => page.locator("#locks tr[data-name]").count()).toBe(2);
+
+      await page.setViewportSize({ width: 390, height: 844 });
+      expect(await fitsWidth()).toBe(true);
+      const box = await page.locator("#filter").boundingBox();
+      expect(box !== null && box.width > 150 && box.x + box.width <= 390).toBe(true);
+    } finally {
+      await page.close();
+    }
+  });
+});
