@@ -32,6 +32,7 @@ export interface ServeFlags extends CommonFlags {
   replicas?: string;
   commandAckWaitMs?: string;
   commandConcurrency?: string;
+  requestTimeoutMs?: string;
   routeChooser?: string;
   /** `--http <host:port>` (health, metrics, dashboard). */
   http?: string;
@@ -79,7 +80,14 @@ export async function serve(flags: ServeFlags, logLevelGiven: boolean): Promise<
     shutdown.add("NATS connection", (ms) => drain(nc, ms), DRAIN_MS);
     if (shutdown.stopping) return;
     const service = await startService({ nc, config, logger });
-    shutdown.add("service", () => service.stop(), STOP_SERVICE_MS);
+    shutdown.add(
+      "service",
+      async (ms) => {
+        const unanswered = await service.stop(ms);
+        if (unanswered > 0) logger.warn({ unanswered }, "stopped with commands unanswered");
+      },
+      STOP_SERVICE_MS,
+    );
     void nc.closed().then((err) => {
       if (shutdown.stopping) return;
       reportFailure(
@@ -93,6 +101,7 @@ export async function serve(flags: ServeFlags, logLevelGiven: boolean): Promise<
     logger.info(
       {
         version: VERSION,
+        pid: process.pid,
         instance: service.micro.id,
         natsUrl: where,
         localNats: local !== undefined,

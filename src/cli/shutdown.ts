@@ -81,7 +81,9 @@ export class Shutdown {
   private async run(reason: string, code: number): Promise<void> {
     const { logger } = this.options;
     const deadline = this.now() + this.budgetMs;
-    logger.info({ reason }, "stopping");
+    // A failed start-up has said what went wrong in one line already.
+    const log = (fields: object, msg: string) => (code === 0 ? logger.info(fields, msg) : logger.debug(fields, msg));
+    log({ reason }, "stopping");
     const watchdog = setTimeout(() => {
       const left = [this.current, ...this.steps.map((s) => s.name)].filter((n) => n !== undefined);
       logger.warn({ left, budgetMs: this.budgetMs }, "stop took too long; exiting anyway");
@@ -96,7 +98,7 @@ export class Shutdown {
       this.current = undefined;
     }
     clearTimeout(watchdog);
-    logger.info({ code }, "stopped");
+    log({ code }, "stopped");
     this.exit(code);
   }
 }
