@@ -25,6 +25,8 @@ export interface ServiceConfig {
   readonly commandAckWaitMs: number;
   /** Durable commands one instance works on at once. */
   readonly commandConcurrency: number;
+  /** How long a command may take from arrival to answer; past it the answer is UNAVAILABLE. */
+  readonly requestTimeoutMs: number;
 }
 
 /** Defaults of PROTOCOL.md. */
@@ -40,6 +42,7 @@ export const DEFAULTS: Omit<ServiceConfig, "nats"> = {
   routeChooser: "least-loaded",
   commandAckWaitMs: 30_000,
   commandConcurrency: 64,
+  requestTimeoutMs: 3000,
 };
 
 const ms = z.coerce.number().int("must be a whole number of milliseconds").positive("must be positive");
@@ -58,6 +61,7 @@ const schema = z
     routeChooser: z.enum(["least-loaded", "rendezvous"]),
     commandAckWaitMs: ms,
     commandConcurrency: z.coerce.number().int().min(1).max(4096),
+    requestTimeoutMs: ms,
   })
   .refine((c) => c.lockTtlMs <= c.maxTtlMs, { message: "lock-ttl-ms must not exceed max-ttl-ms", path: ["lockTtlMs"] });
 

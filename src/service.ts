@@ -6,14 +6,15 @@
 import type { NatsConnection } from "@nats-io/nats-core";
 import type { Logger } from "pino";
 import { randomBytes } from "node:crypto";
-import { ActorHost, KvSnapshotStore, systemClock, type Clock } from "./actors/index.ts";
+import { ActorHost, systemClock, type Clock, type TurnResult } from "./actors/index.ts";
 import { lockModule } from "./actors/lock/module.ts";
 import { routeModule } from "./actors/route/module.ts";
 import { proxyModule } from "./actors/proxy/module.ts";
 import { MicroService, toResponse } from "./api/index.ts";
 import { CommandConsumer } from "./api/command-consumer.ts";
 import type { KindContext, KindModule } from "./kind-module.ts";
-import { JetStreamEventLog, SERVICE_NAME, Subjects, type EventLog } from "./events/index.ts";
+import { ACTOR_KINDS, JetStreamEventLog, SERVICE_NAME, Subjects, withDeadline, type ActorKind, type EventLog } from "./events/index.ts";
+import { ObjectProjectionSnapshotStore } from "./projections/index.ts";
 import type { ServiceConfig } from "./config.ts";
 import { VERSION } from "./version.ts";
 
@@ -24,8 +25,33 @@ export interface RunningService {
   readonly subjects: Subjects;
   readonly micro: MicroService;
   readonly commands: CommandConsumer;
-  /** Stops taking requests, finishes the turns in flight, and stops. */
-  stop(): Promise<void>;
+  /** What the runtime knows of itself, from memory (metrics and readiness read it; never waits on NATS). */
+  readonly status: RuntimeStatus;
+  /**
+   * Stops taking requests, answers those in flight (UNAVAILABLE past their
+   * deadline), saves the projections' snapshots and stops; resolves within
+   * `timeoutMs` whatever NATS does, with how many commands were left unanswered.
+   */
+  stop(timeoutMs?: number): Promise<number>;
+}
+
+/** The runtime's own view of itself. */
+export interface RuntimeStatus {
+  /** Actors in memory by kind. */
+  activeActors(): Record<ActorKind, number>;
+  /** Events each kind's projection is behind the stream, as of its follower's last delivery. */
+  readModelLag(): Record<ActorKind, number>;
+  /** The highest stream sequence any projection has folded. */
+  foldedSeq(): number;
+  /** Every projection caught up at start (and the service not stopping). */
+  ready(): boolean;
+}
+
+/** What a metrics registry takes from the service (prom-client's in src/http fits it). */
+export interface ServiceObserver {
+  commandFinished(kind: string, op: string, outcome: string, seconds: number): void;
+  appendFinished(seconds: number): void;
+  appendConflict(): void;
 }
 
 /** Options of {@link startService}. */
@@ -36,6 +62,8 @@ export interface StartServiceOptions {
   readonly clock?: Clock;
   /** Id generator for leases (default: 128 random bits from the CSPRNG, base64url). */
   readonly newId?: () => string;
+  /** Told of every command and append (metrics). */
+  readonly observer?: ServiceObserver;
 }
 
 /** 128 bits from the CSPRNG: lease ids must be unguessable. */
@@ -44,8 +72,8 @@ const secureId = (): string => randomBytes(16).toString("base64url");
 /** The kinds every instance serves. */
 const KIND_MODULES: readonly ((ctx: KindContext) => KindModule)[] = [lockModule, proxyModule, routeModule];
 
-/** Actors idle this long are dropped from memory (their state is in the stream). */
-const PASSIVATE_AFTER_MS = 10 * 60_000;
+/** Deadline of each call to the server outside a request (stream and bucket setup, follower reads). */
+const OP_TIMEOUT_MS = 5000;
 
 /** Starts one service instance. */
 export async function startService(options: StartServiceOptions): Promise<RunningService> {
@@ -57,12 +85,38 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
     subjects: subjects.allEvents,
     dedupWindowMs: config.dedupWindowMs,
     replicas: config.replicas,
+    opTimeoutMs: OP_TIMEOUT_MS,
   });
-  const snapshots = await KvSnapshotStore.open(nc, subjects.snapshotBucket, config.replicas);
-  const host = new ActorHost({ log, subjects, clock, logger, dedupWindowMs: config.dedupWindowMs, snapshots });
+  const snapshots = await ObjectProjectionSnapshotStore.open(nc, subjects.projectionBucket, config.replicas);
+  const observer = options.observer;
+  const host = new ActorHost({
+    log,
+    subjects,
+    clock,
+    logger,
+    dedupWindowMs: config.dedupWindowMs,
+    snapshots,
+    requestTimeoutMs: config.requestTimeoutMs,
+    opTimeoutMs: OP_TIMEOUT_MS,
+    observer: observer && {
+      appendFinished(seconds, outcome) {
+        observer.appendFinished(seconds);
+        if (outcome === "conflict") observer.appendConflict();
+      },
+    },
+  });
   const ctx: KindContext = { host, log, subjects, config, clock, logger, newId: options.newId ?? secureId };
   const modules = KIND_MODULES.map((make) => make(ctx));
-  for (const module of modules) await module.start?.();
+  const startedAt = performance.now();
+  await Promise.all(modules.map((module) => module.start?.()));
+  logger.info(
+    {
+      ms: Math.round(performance.now() - startedAt),
+      projections: host.projections().map((p) => ({ kind: p.kind, ids: p.size, seq: p.seq, fromSnapshotSeq: p.startedFromSeq })),
+    },
+    "projections caught up with the stream",
+  );
+  let stopping = false;
 
   const micro = new MicroService(nc, {
     name: SERVICE_NAME,
@@ -74,9 +128,14 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
   const endpoints = modules.flatMap((m) => m.endpoints);
   for (const endpoint of endpoints) {
     micro.addEndpoint(`${endpoint.kind}_${endpoint.op}`, subjects.command(endpoint.kind, endpoint.op), async (data) => {
+      const started = performance.now();
       const result = await endpoint.run(data);
+      observer?.commandFinished(endpoint.kind, endpoint.op, outcomeOf(result), (performance.now() - started) / 1000);
       if (!result.ok) {
-        logger.debug({ kind: endpoint.kind, op: endpoint.op, code: result.rejection.code, message: result.rejection.message }, "command refused");
+        logger.debug(
+          { kind: endpoint.kind, op: endpoint.op, code: result.rejection.code, message: result.rejection.message },
+          "command refused",
+        );
       }
       return toResponse(result);
     });
@@ -106,8 +165,6 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
         }
       }
       await reportBacklog(commands, logger);
-      const stopped = host.passivate(PASSIVATE_AFTER_MS);
-      if (stopped > 0) logger.debug({ stopped, active: host.activeActors }, "passivated idle actors");
     })().finally(() => (sweeping = false));
   }, config.sweepIntervalMs);
   sweep.unref();
@@ -118,13 +175,39 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
     subjects,
     micro,
     commands,
-    async stop() {
+    status: {
+      activeActors: () => host.activeByKind(),
+      readModelLag: () => perKind((kind) => host.projection(kind).lag),
+      foldedSeq: () => Math.max(0, ...host.projections().map((p) => p.seq)),
+      ready: () => !stopping,
+    },
+    async stop(timeoutMs = 10_000) {
+      stopping = true;
       clearInterval(sweep);
-      await Promise.all([micro.stop(), commands.stop()]);
-      await host.drain();
-      for (const module of modules) await module.stop?.();
+      const deadline = performance.now() + timeoutMs;
+      const left = () => Math.max(1, deadline - performance.now());
+      // Stop taking requests first (bounded: an unreachable server must not hold us), then answer what is in hand.
+      await withDeadline(Promise.all([micro.stop(), commands.stop()]), left() / 2, "stop taking requests").catch((err: Error) =>
+        logger.warn({ err }, "stopped taking requests without the server's confirmation"),
+      );
+      const unanswered = await host.stop(left());
+      await withDeadline(Promise.all(modules.map((module) => module.stop?.())), left(), "stop projections").catch((err: Error) =>
+        logger.warn({ err }, "projections stopped without a last snapshot"),
+      );
+      return unanswered;
     },
   };
+}
+
+/** The `outcome` of a command for metrics: `ok`, its error code, or `unavailable`. */
+function outcomeOf(result: TurnResult): string {
+  if (result.ok) return "ok";
+  return result.rejection.code === "UNAVAILABLE" ? "unavailable" : result.rejection.code;
+}
+
+/** A record with one value per actor kind. */
+function perKind(value: (kind: ActorKind) => number): Record<ActorKind, number> {
+  return Object.fromEntries(ACTOR_KINDS.map((kind) => [kind, value(kind)])) as Record<ActorKind, number>;
 }
 
 /** Logs the durable command backlog so an operator sees one build up (info when non-empty). */

@@ -1,400 +1,330 @@
 /**
- * The actor host: activates actors from the stream, gives each one command at
- * a time (the rest wait in its mailbox), appends their events with the
- * expected subject sequence, and turns conflicts and lost acknowledgements
- * into catch-up and a second decision. It owns all log I/O of the actors.
+ * The actor runtime of one service instance. Each registered kind gets a
+ * projection (one stream follower) that holds every actor's state; an actor
+ * — an XState machine per id — exists only while it has commands to carry
+ * out (and a while after, up to a bounded number kept warm), so memory
+ * follows live state, not traffic. The runtime implements the turn's effects:
+ * appends with the projection's last subject sequence as the expected one,
+ * waits on the projection, all with the command's deadline.
  */
 import type { Logger } from "pino";
 import { nuid } from "@nats-io/nats-core";
+import { createActor, fromPromise } from "xstate";
 import {
-  decodeEvent,
   encodeEvent,
-  isUnparsable,
-  LogUnavailableError,
-  WrongLastSequenceError,
   type ActorKind,
+  type AppendResult,
   type EventEnvelope,
   type EventLog,
-  type HistoryEntry,
-  type StoredMessage,
+  type RecordedEvent,
   type Subjects,
 } from "../events/index.ts";
+import { KindProjection, type ProjectionRecord, type ProjectionSnapshotStore } from "../projections/index.ts";
 import type { ActorLogic, Command } from "./actor-logic.ts";
-import type { Cell, Turn, TurnEffects, TurnResult } from "./cell.ts";
 import type { Clock } from "./clock.ts";
-import { startTurnActor, type TurnEvent } from "./turn-machine.ts";
-import type { SnapshotStore } from "./snapshots.ts";
+import type { Decision } from "./decision.ts";
+import {
+  turnMachine,
+  type AppendInput,
+  type CatchUpInput,
+  type EncodedEvent,
+  type PendingCommand,
+  type TurnActor,
+  type TurnPorts,
+} from "./turn-machine.ts";
+import { unavailable, type TurnResult } from "./turn-result.ts";
 
-/** Settings of the actor host. */
+/** What the runtime reports as it works (metrics hook in here). */
+export interface RuntimeObserver {
+  /** An append finished (acknowledged, refused or timed out) after `seconds`. */
+  appendFinished(seconds: number, outcome: "ok" | "conflict" | "failed"): void;
+}
+
+/** Settings of the actor runtime. */
 export interface ActorHostOptions {
   readonly log: EventLog;
   readonly subjects: Subjects;
   readonly clock: Clock;
   readonly logger: Logger;
-  /** How long a `requestId` is remembered (PROTOCOL.md's dedup window). */
+  /** How long a `requestId` is remembered (the dedup window). */
   readonly dedupWindowMs: number;
   /** Decisions per command before giving up under contention (default 32). */
   readonly maxAttempts?: number;
   /** Message ids for commands without a `requestId` (default: NUID). */
   readonly newMsgId?: () => string;
-  /** Where actor snapshots are kept; without one, every activation replays the actor's whole history. */
-  readonly snapshots?: SnapshotStore;
-  /** Take a snapshot after this many events applied since the last one (default 256). */
+  /** Where projection snapshots are kept; without one every start folds the whole stream. */
+  readonly snapshots?: ProjectionSnapshotStore;
+  /** Save a projection snapshot after this many events (default 10,000). */
   readonly snapshotEvery?: number;
+  /** How long a command may take from arrival to answer before it is answered UNAVAILABLE (default 3000 ms). */
+  readonly requestTimeoutMs?: number;
+  /** Deadline of each look at the stream by a projection (default 5000 ms). */
+  readonly opTimeoutMs?: number;
+  /** Idle actors kept in memory for the next command (default 1024); the rest are stopped. */
+  readonly maxWarmActors?: number;
+  /** The timer clock deadlines are measured on (default performance.now). */
+  readonly monotonic?: () => number;
+  readonly observer?: RuntimeObserver;
 }
 
 /** The map key of an actor (NUL cannot occur in a kind). */
-const cellKey = (kind: ActorKind, id: string): string => `${kind}\u0000${id}`;
+const actorKey = (kind: ActorKind, id: string): string => `${kind}\u0000${id}`;
 
-/** Replies per actor kept past the dedup window (see takeTurn). */
-const KEEP_RECENT_REPLIES = 256;
+interface LiveActor {
+  readonly actor: TurnActor;
+  /** Commands sent to it and not answered yet. */
+  pending: number;
+}
 
-const unavailable = (message: string): TurnResult => ({ ok: false, rejection: { code: "UNAVAILABLE", message } });
+interface KindRuntime {
+  readonly logic: ActorLogic<unknown, Command>;
+  readonly projection: KindProjection<unknown>;
+  readonly machine: typeof turnMachine;
+  readonly ports: TurnPorts;
+}
 
-/** Hosts every active actor of every registered kind. */
-export class ActorHost implements TurnEffects {
-  private readonly cells = new Map<string, Cell>();
-  private readonly logics = new Map<ActorKind, ActorLogic<unknown, Command>>();
+/** Runs every actor of every registered kind on this instance. */
+export class ActorHost {
+  private readonly kinds = new Map<ActorKind, KindRuntime>();
+  private readonly actors = new Map<string, LiveActor>();
+  /** Idle actors, least recently used first. */
+  private readonly warm = new Set<string>();
   private readonly maxAttempts: number;
-  private readonly snapshotEvery: number;
+  private readonly requestTimeoutMs: number;
+  private readonly maxWarmActors: number;
   private readonly newMsgId: () => string;
+  private readonly monotonic: () => number;
   private inFlight = 0;
   private idleWaiters: (() => void)[] = [];
+  private stopping = false;
 
   constructor(private readonly options: ActorHostOptions) {
     this.maxAttempts = options.maxAttempts ?? 32;
+    this.requestTimeoutMs = options.requestTimeoutMs ?? 3000;
+    this.maxWarmActors = options.maxWarmActors ?? 1024;
     this.newMsgId = options.newMsgId ?? (() => nuid.next());
-    this.snapshotEvery = options.snapshotEvery ?? 256;
+    this.monotonic = options.monotonic ?? (() => performance.now());
   }
 
-  /** Makes a kind of actor available. */
-  register<S, C extends Command>(logic: ActorLogic<S, C>): void {
-    this.logics.set(logic.kind, logic);
+  /** Makes a kind of actor available and returns its projection (start it before serving). */
+  register<S, C extends Command, E extends EventEnvelope>(logic: ActorLogic<S, C, E>): KindProjection<S> {
+    const { log, subjects, logger } = this.options;
+    const erased = logic as unknown as ActorLogic<unknown, Command>;
+    const projection = new KindProjection<unknown>({
+      log,
+      filter: subjects.eventsOfKind(logic.kind),
+      fold: erased,
+      logger,
+      snapshots: this.options.snapshots,
+      snapshotEvery: this.options.snapshotEvery,
+      opTimeoutMs: this.options.opTimeoutMs,
+      replies: { horizonMs: 2 * this.options.dedupWindowMs },
+    });
+    const ports = this.portsFor(logic.kind, erased, projection);
+    const machine = turnMachine.provide({
+      actors: {
+        append: fromPromise<AppendResult, AppendInput>(({ input }) => this.append(logic.kind, input)),
+        verify: fromPromise<void, CatchUpInput>(({ input }) => projection.fresh(input.timeoutMs)),
+        catchUp: fromPromise<void, CatchUpInput>(({ input }) =>
+          input.seq > 0 ? projection.reached(input.seq, input.timeoutMs) : projection.fresh(input.timeoutMs),
+        ),
+      },
+    });
+    this.kinds.set(logic.kind, { logic: erased, projection, machine, ports });
+    return projection as KindProjection<S>;
+  }
+
+  /** The projection of a registered kind. */
+  projection<S>(kind: ActorKind): KindProjection<S> {
+    return this.kindRuntime(kind).projection as KindProjection<S>;
+  }
+
+  /** Every registered kind's projection. */
+  projections(): KindProjection<unknown>[] {
+    return [...this.kinds.values()].map((k) => k.projection);
   }
 
   /**
-   * Runs one command through the actor `kind`/`id`; resolves with its reply or refusal.
-   * `requestedAt` (durable commands) is when the command was first sent: a
-   * reply remembered for its `requestId` at or after that instant answers it,
-   * however long ago, so a redelivery after a long outage is still a no-op.
+   * Runs one command through the actor `kind`/`id`; resolves with its reply,
+   * refusal or UNAVAILABLE, within the request timeout. `requestedAt`
+   * (durable commands) is when the command was first sent: a reply remembered
+   * for its `requestId` at or after that instant answers it, however long ago.
    */
   execute<C extends Command>(kind: ActorKind, id: string, command: C, requestId?: string, requestedAt?: number): Promise<TurnResult> {
-    const cell = this.cellFor(kind, id);
+    if (this.stopping) return Promise.resolve(unavailable("the service instance is stopping", 100));
+    const runtime = this.kindRuntime(kind);
+    const key = actorKey(kind, id);
+    let live = this.actors.get(key);
+    if (live === undefined) {
+      live = { actor: createActor(runtime.machine, { input: { ports: runtime.ports, id } }), pending: 0 };
+      this.actors.set(key, live);
+      live.pending++;
+      live.actor.start();
+    } else {
+      live.pending++;
+      this.warm.delete(key);
+    }
     this.inFlight++;
+    const actor = live;
     return new Promise<TurnResult>((resolve) => {
-      const turn: Turn = {
+      const pending: PendingCommand = {
         command,
         requestId,
         requestedAt,
         // The op is part of the id so a requestId reused for another operation is not mistaken for a repeat.
-        msgId: requestId === undefined ? this.newMsgId() : `${cell.subject}|${command.op}|${requestId}`,
+        msgId: requestId === undefined ? this.newMsgId() : `${this.options.subjects.event(kind, id)}|${command.op}|${requestId}`,
+        deadline: this.monotonic() + this.requestTimeoutMs,
         resolve: (result) => {
-          resolve(result);
+          actor.pending--;
           this.inFlight--;
+          resolve(result);
           if (this.inFlight === 0) this.notifyIdle();
         },
-        decision: undefined,
-        now: 0,
-        event: undefined,
-        attempts: 0,
-        uncertain: 0,
-        found: undefined,
       };
-      cell.mailbox.push(turn);
-      cell.actor!.send({ type: "MAIL" });
+      actor.actor.send({ type: "COMMAND", pending });
     });
   }
 
-  /** The in-memory state of an active actor (undefined when it is not in memory); for inspection, not for decisions. */
+  /** The folded state of an actor (for inspection, not for decisions). */
   peek<S>(kind: ActorKind, id: string): S | undefined {
-    return this.cells.get(cellKey(kind, id))?.state as S | undefined;
+    return this.kinds.get(kind)?.projection.get(id) as S | undefined;
   }
 
-  /** Resolves once no command is in flight. */
-  drain(): Promise<void> {
-    if (this.inFlight === 0) return Promise.resolve();
-    return new Promise((resolve) => this.idleWaiters.push(resolve));
+  /** Resolves once no command is in flight, or after `timeoutMs` (then with how many were left). */
+  drain(timeoutMs = 10_000): Promise<number> {
+    if (this.inFlight === 0) return Promise.resolve(0);
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => resolve(this.inFlight), timeoutMs);
+      timer.unref();
+      this.idleWaiters.push(() => {
+        clearTimeout(timer);
+        resolve(0);
+      });
+    });
   }
 
-  /** Stops actors that have had nothing to do for `idleMs`; their state is rebuilt from the stream when next needed. */
-  passivate(idleMs: number): number {
-    const now = this.options.clock.now();
-    let stopped = 0;
-    for (const [key, cell] of this.cells) {
-      if (cell.current !== null || cell.mailbox.length > 0 || now - cell.lastUsedMs < idleMs) continue;
-      if (cell.sinceSnapshot > 0) this.snapshot(cell);
-      cell.actor?.stop();
-      this.cells.delete(key);
-      stopped++;
-    }
-    return stopped;
+  /** Refuses new commands (UNAVAILABLE), waits (bounded) for those in flight, and stops every actor. */
+  async stop(timeoutMs = 10_000): Promise<number> {
+    this.stopping = true;
+    const left = await this.drain(timeoutMs);
+    for (const live of this.actors.values()) live.actor.stop();
+    this.actors.clear();
+    this.warm.clear();
+    return left;
   }
 
   /**
-   * Replaces the in-memory state of every actor of `kind` that is between
-   * turns with `fn(state)`: housekeeping (dropping what is past retention)
-   * that must leave every decision unchanged. Returns how many changed.
+   * Replaces the state of every actor of `kind` with `fn(state)`:
+   * housekeeping (dropping what is past retention) that must leave every
+   * decision unchanged. Returns how many changed.
    */
   compact<S>(kind: ActorKind, fn: (state: S) => S): number {
-    let changed = 0;
-    for (const cell of this.cells.values()) {
-      if (cell.kind !== kind || cell.current !== null) continue;
-      const next = fn(cell.state as S);
-      if (next !== cell.state) {
-        cell.state = next;
-        changed++;
-      }
-    }
-    return changed;
+    const projection = this.kinds.get(kind)?.projection;
+    return projection === undefined ? 0 : projection.compact((_id, state) => fn(state as S));
   }
 
-  /** How many actors are in memory. */
+  /** How many actors are in memory (busy or kept warm). */
   get activeActors(): number {
-    return this.cells.size;
+    return this.actors.size;
+  }
+
+  /** Actors in memory by kind. */
+  activeByKind(): Record<ActorKind, number> {
+    const counts: Record<ActorKind, number> = { lock: 0, proxy: 0, route: 0, host: 0 };
+    for (const key of this.actors.keys()) counts[key.slice(0, key.indexOf("\u0000")) as ActorKind]++;
+    return counts;
+  }
+
+  /** Commands in flight. */
+  get busy(): number {
+    return this.inFlight;
+  }
+
+  private kindRuntime(kind: ActorKind): KindRuntime {
+    const runtime = this.kinds.get(kind);
+    if (runtime === undefined) throw new Error(`no actor logic registered for kind ${kind}`);
+    return runtime;
   }
 
   private notifyIdle(): void {
-    const waiters = this.idleWaiters;
-    this.idleWaiters = [];
-    for (const w of waiters) w();
+    for (const w of this.idleWaiters.splice(0)) w();
   }
 
-  private cellFor(kind: ActorKind, id: string): Cell {
-    const key = cellKey(kind, id);
-    let cell = this.cells.get(key);
-    if (cell === undefined) {
-      const logic = this.logics.get(kind);
-      if (logic === undefined) throw new Error(`no actor logic registered for kind ${kind}`);
-      cell = {
-        logic,
-        kind,
-        id,
-        subject: this.options.subjects.event(kind, id),
-        state: logic.initialState(id),
-        seq: 0,
-        lastAtMs: 0,
-        recent: new Map(),
-        mailbox: [],
-        current: null,
-        lastUsedMs: this.options.clock.now(),
-        actor: undefined,
-        sinceSnapshot: 0,
-        saving: false,
-      };
-      this.cells.set(key, cell);
-      cell.actor = startTurnActor(cell, this);
-    }
-    return cell;
+  /** An actor went idle: keep it warm, stopping the least recently used beyond the bound. */
+  private retire(key: string): void {
+    const live = this.actors.get(key);
+    if (live === undefined || live.pending > 0) return;
+    this.warm.delete(key);
+    this.warm.add(key);
+    if (this.warm.size <= this.maxWarmActors) return;
+    const [oldest] = this.warm;
+    this.warm.delete(oldest!);
+    const evicted = this.actors.get(oldest!);
+    if (evicted === undefined || evicted.pending > 0) return;
+    this.actors.delete(oldest!);
+    // Not from inside the machine's own transition: stop it once the current one is done.
+    queueMicrotask(() => evicted.actor.stop());
   }
 
-  /** Saves the cell's state in the background; a failure only costs a longer replay later. */
-  private snapshot(cell: Cell): void {
-    const store = this.options.snapshots;
-    if (store === undefined || cell.saving || cell.seq === 0) return;
-    cell.saving = true;
-    const taken = cell.sinceSnapshot;
-    // The store encodes synchronously, so later turns cannot change what is saved.
-    store
-      .save(cell.kind, cell.id, {
-        v: 1,
-        seq: cell.seq,
-        lastAtMs: cell.lastAtMs,
-        state: cell.state,
-        recent: [...cell.recent].map(([msgId, r]) => [msgId, r.reply, r.atMs] as const),
-      })
-      .then(
-        () => (cell.sinceSnapshot -= taken),
-        (err: Error) => this.options.logger.debug({ err, kind: cell.kind, id: cell.id }, "snapshot not saved"),
-      )
-      .finally(() => (cell.saving = false));
+  private portsFor(kind: ActorKind, logic: ActorLogic<unknown, Command>, projection: KindProjection<unknown>): TurnPorts {
+    const { clock, dedupWindowMs } = this.options;
+    return {
+      now: () => clock.now(),
+      monotonic: this.monotonic,
+      record: (id) => projection.record(id),
+      remembered: (msgId, since) => {
+        const r = projection.remembered(msgId);
+        return r !== undefined && r.atMs >= since ? r : undefined;
+      },
+      decide: (state, command, now) => logic.decide(state, command, now) as Decision,
+      encode: (id, decision, now, requestId) => encode(kind, id, decision, now, requestId),
+      applyOwn: (id, base: ProjectionRecord<unknown>, event: EncodedEvent, seq, msgId) => {
+        const recorded: RecordedEvent = { seq, event: event.envelope, msgId };
+        const stateAfter = logic.evolve(base.state, recorded);
+        const reply = logic.replyFor(stateAfter, recorded);
+        projection.applyOwn(id, recorded, stateAfter, Date.parse(event.envelope.at), reply);
+        return reply;
+      },
+      found: (msgId) => projection.found(msgId) ?? projection.remembered(msgId),
+      watch: (msgId) => projection.watch(msgId),
+      unwatch: (msgId) => projection.unwatch(msgId),
+      idle: (id) => this.retire(actorKey(kind, id)),
+      dedupWindowMs,
+      maxAttempts: this.maxAttempts,
+    };
   }
 
-  // ---- effects started by the turn machine ----
-
-  hydrate(cell: Cell, send: (event: TurnEvent) => void): void {
-    const store = this.options.snapshots;
-    if (store === undefined) {
-      this.catchUp(cell, send);
-      return;
-    }
-    const { log, logger } = this.options;
-    const decode = (messages: readonly StoredMessage[]) => messages.map((m) => decodeEvent(m.payload, m.seq, m.msgId));
-    void (async () => {
-      const snapshot = await store.load(cell.kind, cell.id).catch((err: Error) => {
-        logger.debug({ err, kind: cell.kind, id: cell.id }, "snapshot not loaded; replaying the whole history");
-        return undefined;
+  private async append(kind: ActorKind, input: AppendInput): Promise<AppendResult> {
+    const started = this.monotonic();
+    const subject = this.options.subjects.event(kind, input.id);
+    try {
+      const ack = await this.options.log.append(subject, input.event.payload, {
+        expectedLastSubjectSeq: input.expectedSeq,
+        msgId: input.msgId,
+        timeoutMs: Math.max(1, input.timeoutMs),
       });
-      if (snapshot !== undefined) {
-        // Trust it only if the stream still holds this actor's event at the snapshot's sequence.
-        const tail = await log.readSubject(cell.subject, snapshot.seq);
-        if (tail[0]?.seq === snapshot.seq) {
-          cell.state = snapshot.state;
-          cell.seq = snapshot.seq;
-          cell.lastAtMs = snapshot.lastAtMs;
-          for (const [msgId, reply, atMs] of snapshot.recent) cell.recent.set(msgId, { reply, atMs });
-          send({ type: "CAUGHT_UP", entries: decode(tail.slice(1)) });
-          return;
-        }
-        logger.warn({ kind: cell.kind, id: cell.id, seq: snapshot.seq }, "snapshot does not match the stream; replaying the whole history");
-      }
-      send({ type: "CAUGHT_UP", entries: decode(await log.readSubject(cell.subject, 1)) });
-    })().catch((error: Error) => send({ type: "LOG_FAILED", error }));
-  }
-
-  catchUp(cell: Cell, send: (event: TurnEvent) => void): void {
-    this.options.log.readSubject(cell.subject, cell.seq + 1).then(
-      (messages) => send({ type: "CAUGHT_UP", entries: messages.map((m) => decodeEvent(m.payload, m.seq, m.msgId)) }),
-      (error: Error) => send({ type: "LOG_FAILED", error }),
-    );
-  }
-
-  apply(cell: Cell, entries: readonly HistoryEntry[]): void {
-    const { logic } = cell;
-    const current = cell.current;
-    for (const entry of entries) {
-      if (entry.seq <= cell.seq) continue;
-      cell.state = logic.evolve(cell.state, entry);
-      cell.seq = entry.seq;
-      cell.sinceSnapshot++;
-      if (isUnparsable(entry)) continue;
-      const atMs = Date.parse(entry.event.at);
-      if (atMs > cell.lastAtMs) cell.lastAtMs = atMs;
-      const ownTurn = current !== null && entry.msgId === current.msgId;
-      if (entry.event.requestId !== undefined || ownTurn) {
-        const reply = logic.replyFor(cell.state, entry);
-        if (entry.event.requestId !== undefined && entry.msgId !== undefined) remember(cell, entry.msgId, reply, atMs);
-        if (ownTurn) current.found = { reply };
-      }
+      this.options.observer?.appendFinished((this.monotonic() - started) / 1000, "ok");
+      return ack;
+    } catch (e) {
+      const conflict = (e as Error).name === "WrongLastSequenceError";
+      this.options.observer?.appendFinished((this.monotonic() - started) / 1000, conflict ? "conflict" : "failed");
+      if (!conflict) this.options.logger.debug({ err: e, kind, id: input.id }, "append failed");
+      throw e;
     }
-  }
-
-  failAll(cell: Cell, error: Error): void {
-    this.options.logger.warn({ err: error, kind: cell.kind, id: cell.id }, "actor could not read its history");
-    const waiting = cell.mailbox.splice(0);
-    for (const turn of waiting) turn.resolve(unavailable(`the event stream could not be read: ${error.message}`));
-  }
-
-  takeTurn(cell: Cell): void {
-    cell.current = cell.mailbox.shift()!;
-    const now = this.options.clock.now();
-    cell.lastUsedMs = now;
-    // Forget replies older than twice the window (slack for clock skew between
-    // instances), but keep the latest few regardless, for durable commands
-    // redelivered after an outage longer than the window.
-    const horizon = now - 2 * this.options.dedupWindowMs;
-    for (const [key, remembered] of cell.recent) {
-      if (cell.recent.size <= KEEP_RECENT_REPLIES || remembered.atMs >= horizon) break;
-      cell.recent.delete(key);
-    }
-  }
-
-  decide(cell: Cell): void {
-    const turn = cell.current!;
-    turn.attempts++;
-    const now = Math.max(this.options.clock.now(), cell.lastAtMs);
-    turn.now = now;
-    turn.event = undefined;
-    if (turn.requestId !== undefined) {
-      const remembered = cell.recent.get(turn.msgId);
-      const since = turn.requestedAt ?? now - this.options.dedupWindowMs;
-      if (remembered !== undefined && remembered.atMs >= since) {
-        this.finish(cell, { ok: true, reply: remembered.reply });
-        return;
-      }
-    }
-    turn.decision = cell.logic.decide(cell.state, turn.command, now);
-  }
-
-  append(cell: Cell, send: (event: TurnEvent) => void): void {
-    const turn = cell.current!;
-    const decision = turn.decision!;
-    if (decision.outcome !== "append") throw new Error("append without an event to append");
-    if (turn.event === undefined) {
-      const envelope: EventEnvelope = {
-        type: decision.type,
-        v: 1,
-        at: new Date(turn.now).toISOString(),
-        kind: cell.kind,
-        id: cell.id,
-        ...(turn.requestId === undefined ? {} : { requestId: turn.requestId }),
-        data: decision.data,
-      };
-      turn.event = { envelope, payload: encodeEvent(envelope) };
-    }
-    this.options.log.append(cell.subject, turn.event.payload, { expectedLastSubjectSeq: cell.seq, msgId: turn.msgId }).then(
-      (ack) => {
-        // A duplicate of an event this actor already applied is this request's own earlier answer
-        // (the stream's window outlasted ours, e.g. under clock skew): answer it again, as catching up cannot find it.
-        const remembered = ack.duplicate && ack.seq <= cell.seq ? cell.recent.get(turn.msgId) : undefined;
-        if (remembered !== undefined) turn.found = { reply: remembered.reply };
-        send({ type: "APPENDED", seq: ack.seq, duplicate: ack.duplicate });
-      },
-      (error: Error) => {
-        if (error instanceof WrongLastSequenceError) send({ type: "CONFLICT" });
-        else if (error instanceof LogUnavailableError && error.ambiguous) send({ type: "UNCERTAIN" });
-        else send({ type: "LOG_FAILED", error });
-      },
-    );
-  }
-
-  applyOwn(cell: Cell, seq: number): void {
-    const turn = cell.current!;
-    const recorded = { seq, event: turn.event!.envelope, msgId: turn.msgId };
-    cell.state = cell.logic.evolve(cell.state, recorded);
-    cell.seq = seq;
-    cell.sinceSnapshot++;
-    cell.lastAtMs = turn.now;
-    const reply = cell.logic.replyFor(cell.state, recorded);
-    if (turn.requestId !== undefined) remember(cell, turn.msgId, reply, turn.now);
-    this.finish(cell, { ok: true, reply });
-  }
-
-  checkFresh(cell: Cell, send: (event: TurnEvent) => void): void {
-    this.options.log.lastSubjectSeq(cell.subject).then(
-      (last) => send({ type: last === cell.seq ? "FRESH" : "STALE" }),
-      (error: Error) => send({ type: "LOG_FAILED", error }),
-    );
-  }
-
-  answerDecision(cell: Cell): void {
-    const decision = cell.current!.decision!;
-    if (decision.outcome === "reply") this.finish(cell, { ok: true, reply: decision.reply });
-    else if (decision.outcome === "reject") this.finish(cell, { ok: false, rejection: decision.rejection });
-  }
-
-  answerFromHistory(cell: Cell): void {
-    this.finish(cell, { ok: true, reply: cell.current!.found!.reply });
-  }
-
-  answerUnavailable(cell: Cell, error?: Error): void {
-    const turn = cell.current!;
-    const why =
-      error?.message ??
-      (turn.uncertain >= 2 ? "the event stream did not acknowledge the append" : `gave up after ${turn.attempts} conflicting attempts`);
-    this.options.logger.warn({ kind: cell.kind, id: cell.id, op: turn.command.op, attempts: turn.attempts, err: error }, `turn failed: ${why}`);
-    this.finish(cell, unavailable(`the event stream could not be written in time: ${why}`));
-  }
-
-  ownEventRecorded(cell: Cell): boolean {
-    return cell.current!.found !== undefined;
-  }
-
-  outOfAttempts(cell: Cell): boolean {
-    const turn = cell.current!;
-    return turn.uncertain >= 2 || turn.attempts >= this.maxAttempts;
-  }
-
-  private finish(cell: Cell, result: TurnResult): void {
-    const turn = cell.current!;
-    cell.current = null;
-    turn.resolve(result);
-    if (cell.sinceSnapshot >= this.snapshotEvery) this.snapshot(cell);
   }
 }
 
-
-/** Remembers a reply; re-inserting keeps the map in time order, which pruning relies on. */
-function remember(cell: Cell, msgId: string, reply: unknown, atMs: number): void {
-  cell.recent.delete(msgId);
-  cell.recent.set(msgId, { reply, atMs });
+/** The envelope and bytes of the event a decision records. */
+function encode(kind: ActorKind, id: string, decision: Decision, now: number, requestId: string | undefined): EncodedEvent {
+  if (decision.outcome !== "append") throw new Error("encode of a decision that records nothing");
+  const envelope: EventEnvelope = {
+    type: decision.type,
+    v: 1,
+    at: new Date(now).toISOString(),
+    kind,
+    id,
+    ...(requestId === undefined ? {} : { requestId }),
+    data: decision.data,
+  };
+  return { envelope, payload: encodeEvent(envelope) };
 }

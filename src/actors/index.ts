@@ -1,7 +1,7 @@
-/** Actors: deciders per kind, the turn machine, and the host that runs them. */
+/** Actors: deciders per kind, the turn machine, and the runtime that runs them. */
 export * from "./decision.ts";
 export * from "./actor-logic.ts";
-export * from "./cell.ts";
+export * from "./turn-result.ts";
 export * from "./clock.ts";
 export * from "./turn-machine.ts";
 export * from "./actor-host.ts";
@@ -9,4 +9,3 @@ export * from "./lock/index.ts";
 export * from "./host/index.ts";
 export * from "./route/index.ts";
 export * from "./proxy/index.ts";
-export * from "./snapshots.ts";

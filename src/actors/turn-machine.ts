@@ -1,153 +1,325 @@
 /**
- * The XState machine that drives one actor's turns. One machine instance per
- * actor id lives as long as the actor is active; each command is one turn:
+ * The XState machine of one actor (one lock, proxy, host or route id). Its
+ * context holds the commands waiting for their turn (XState's own mailbox:
+ * a `COMMAND` is taken in any state and queued with `assign`) and the turn in
+ * progress; the actor's state is not here but in its kind's projection, read
+ * at each decision. One turn:
  *
- *   idle → deciding → appending → idle                 (recorded an event)
- *                   → verifying → idle                 (reply or refusal, after
- *                                                        checking the stream has
- *                                                        nothing newer)
- *   appending → catchingUp → deciding                  (conflict: someone else wrote)
- *   appending → appending (same msg id) → catchingUp   (ack lost: retry once, then
- *                                                        answer from the history)
+ *   turn.deciding ─ append ──► turn.appending ─ acked ─────────────► idle (reply)
+ *        │    ▲                     │ conflict / duplicate / lost ack twice
+ *        │    └──── turn.catchingUp ◄┘ (wait until the projection passed it)
+ *        └─ reply or refusal ─► turn.verifying ─ nothing newer ──► idle (answer)
+ *                                              └ something newer ─► deciding
  *
- * The mailbox lives in the cell; the machine takes one command at a time.
- * Effects (log I/O) are started by entry actions and report back as events, so
- * the machine alone decides what happens next. The context is the mutable
- * {@link Cell}: turns mutate it in place rather than copying state per event.
+ * Every I/O step is an invoked promise actor (`append`, `verify`, `catchUp`),
+ * so leaving a state — or stopping the actor — cancels it; the turn as a
+ * whole has a deadline (`after`), past which it answers UNAVAILABLE. Lease
+ * expiry is never a timer here: it is arithmetic on the decision's instant.
  */
-import { createActor, setup, type ActorRefFrom } from "xstate";
-import type { HistoryEntry } from "../events/index.ts";
-import type { Cell, TurnEffects } from "./cell.ts";
+import { assign, fromPromise, setup, type ActorRefFrom } from "xstate";
+import { LogUnavailableError, WrongLastSequenceError, type AppendResult, type EventEnvelope } from "../events/index.ts";
+import type { ProjectionRecord } from "../projections/index.ts";
+import type { Command } from "./actor-logic.ts";
+import type { Decision } from "./decision.ts";
+import { unavailable, type TurnResult } from "./turn-result.ts";
 
-/** Events the turn machine takes. */
-export type TurnEvent =
-  | { type: "MAIL" }
-  | { type: "CAUGHT_UP"; entries: HistoryEntry[] }
-  | { type: "APPENDED"; seq: number; duplicate: boolean }
-  | { type: "CONFLICT" }
-  | { type: "UNCERTAIN" }
-  | { type: "FRESH" }
-  | { type: "STALE" }
-  | { type: "LOG_FAILED"; error: Error };
-
-interface TurnContext {
-  readonly cell: Cell;
-  readonly fx: TurnEffects;
+/** One command waiting for, or taking, its turn. */
+export interface PendingCommand {
+  readonly command: Command;
+  readonly requestId: string | undefined;
+  /** When a durable command was first sent (epoch ms): a reply remembered since then answers it. */
+  readonly requestedAt: number | undefined;
+  /** `Nats-Msg-Id` of the event this command may append (stable across retries). */
+  readonly msgId: string;
+  /** The instant on the runtime's timer clock by which the command must be answered. */
+  readonly deadline: number;
+  readonly resolve: (result: TurnResult) => void;
 }
 
-/** The turn machine, shared by every kind (the kind's logic lives in the cell). */
+/** An event ready to append: its envelope and the exact bytes (a retry sends the same ones). */
+export interface EncodedEvent {
+  readonly envelope: EventEnvelope;
+  readonly payload: Uint8Array;
+}
+
+/** The synchronous parts of a turn, implemented by the runtime (faked in the machine's own tests). */
+export interface TurnPorts {
+  /** The decision clock (epoch ms): injected, simulated in tests. */
+  now(): number;
+  /** The timer clock deadlines are measured on (ms). */
+  monotonic(): number;
+  /** The id's record in its kind's projection. */
+  record(id: string): ProjectionRecord<unknown>;
+  /** A reply remembered for `msgId` at or after `since`, if any. */
+  remembered(msgId: string, since: number): { reply: unknown } | undefined;
+  decide(state: unknown, command: Command, now: number): Decision;
+  /** The event a decision records, stamped with the decision's instant. */
+  encode(id: string, decision: Decision, now: number, requestId: string | undefined): EncodedEvent;
+  /** Applies this turn's own acknowledged event to the projection and returns the reply it owes. */
+  applyOwn(id: string, base: ProjectionRecord<unknown>, event: EncodedEvent, seq: number, msgId: string): unknown;
+  /** Where this turn's own event was found in the stream (by any folder), with its reply. */
+  found(msgId: string): { reply: unknown } | undefined;
+  watch(msgId: string): void;
+  unwatch(msgId: string): void;
+  /** The actor is idle with nothing queued: the runtime may stop it. */
+  idle(id: string): void;
+  /** How long a requestId is remembered (the dedup window). */
+  readonly dedupWindowMs: number;
+  /** Decisions per command before giving up under contention. */
+  readonly maxAttempts: number;
+}
+
+/** What the append step is given. */
+export interface AppendInput {
+  readonly id: string;
+  readonly event: EncodedEvent;
+  readonly expectedSeq: number;
+  readonly msgId: string;
+  readonly timeoutMs: number;
+}
+
+/** What the verify and catch-up steps are given: wait until the projection holds `seq` (0: the stream's last of the kind). */
+export interface CatchUpInput {
+  readonly seq: number;
+  readonly timeoutMs: number;
+}
+
+/** The turn in progress. */
+export interface Turn {
+  readonly pending: PendingCommand;
+  /** The record the current decision was taken on. */
+  readonly base: ProjectionRecord<unknown>;
+  /** The instant the current decision was taken at. */
+  readonly now: number;
+  readonly decision: Decision | undefined;
+  readonly event: EncodedEvent | undefined;
+  readonly attempts: number;
+  /** Appends that ended without knowing whether they were stored. */
+  readonly uncertain: number;
+  /** The stream sequence to wait for before deciding again (0: the kind's last). */
+  readonly waitSeq: number;
+  /** The answer, once there is one; delivered when the machine is back in idle. */
+  readonly result: TurnResult | undefined;
+}
+
+/** The machine's context. */
+export interface TurnContext {
+  readonly ports: TurnPorts;
+  readonly id: string;
+  readonly queue: readonly PendingCommand[];
+  readonly turn: Turn | undefined;
+}
+
+/** Events the machine takes from outside. */
+export type TurnMachineEvent = { readonly type: "COMMAND"; readonly pending: PendingCommand };
+
+const remaining = (context: TurnContext): number => Math.max(0, context.turn!.pending.deadline - context.ports.monotonic());
+
+/** The error of an invoked step's failure. */
+const errorOf = ({ event }: { event: { error: unknown } }): unknown => event.error;
+
+const settle = (turn: Turn, result: TurnResult): Turn => ({ ...turn, result });
+
+/** The actor machine, shared by every kind (the kind's logic is behind the ports). */
 export const turnMachine = setup({
   types: {
     context: {} as TurnContext,
-    events: {} as TurnEvent,
-    input: {} as TurnContext,
+    events: {} as TurnMachineEvent,
+    input: {} as { ports: TurnPorts; id: string },
   },
-  actions: {
-    startHydration: ({ context, self }) => context.fx.hydrate(context.cell, self.send),
-    startCatchUp: ({ context, self }) => context.fx.catchUp(context.cell, self.send),
-    applyEntries: ({ context, event }) => {
-      if (event.type === "CAUGHT_UP") context.fx.apply(context.cell, event.entries);
-    },
-    failMailbox: ({ context, event }) => {
-      if (event.type === "LOG_FAILED") context.fx.failAll(context.cell, event.error);
-    },
-    takeTurn: ({ context }) => context.fx.takeTurn(context.cell),
-    decide: ({ context }) => context.fx.decide(context.cell),
-    startAppend: ({ context, self }) => context.fx.append(context.cell, self.send),
-    noteUncertain: ({ context }) => {
-      context.cell.current!.uncertain += 1;
-    },
-    applyOwnEvent: ({ context, event }) => {
-      if (event.type === "APPENDED") context.fx.applyOwn(context.cell, event.seq);
-    },
-    startFreshnessCheck: ({ context, self }) => context.fx.checkFresh(context.cell, self.send),
-    answerDecision: ({ context }) => context.fx.answerDecision(context.cell),
-    answerFromHistory: ({ context }) => context.fx.answerFromHistory(context.cell),
-    answerUnavailable: ({ context, event }) =>
-      context.fx.answerUnavailable(context.cell, event.type === "LOG_FAILED" ? event.error : undefined),
+  actors: {
+    // Placeholders: the runtime provides the real effects with machine.provide().
+    append: fromPromise<AppendResult, AppendInput>(() => Promise.reject(new Error("append is not provided"))),
+    verify: fromPromise<void, CatchUpInput>(() => Promise.reject(new Error("verify is not provided"))),
+    catchUp: fromPromise<void, CatchUpInput>(() => Promise.reject(new Error("catchUp is not provided"))),
+  },
+  delays: {
+    deadline: ({ context }) => remaining(context),
   },
   guards: {
-    hasMail: ({ context }) => context.cell.mailbox.length > 0,
-    answered: ({ context }) => context.cell.current === null,
-    wantsAppend: ({ context }) => context.cell.current!.decision?.outcome === "append",
-    firstUncertainty: ({ context }) => context.cell.current!.uncertain === 0,
-    ownEventFound: ({ context }) => context.fx.ownEventRecorded(context.cell),
-    outOfAttempts: ({ context }) => context.fx.outOfAttempts(context.cell),
+    hasQueue: ({ context }) => context.queue.length > 0,
+    answered: ({ context }) => context.turn?.result !== undefined,
+    wantsAppend: ({ context }) => context.turn?.decision?.outcome === "append",
+    baseUnchanged: ({ context }) => context.ports.record(context.id).seq === context.turn!.base.seq,
+    duplicate: (_, ack: AppendResult) => ack.duplicate,
+    conflict: (_, error: unknown) => error instanceof WrongLastSequenceError,
+    lostAck: (_, error: unknown) => error instanceof LogUnavailableError && error.ambiguous,
+    firstLostAck: ({ context }, error: unknown) => error instanceof LogUnavailableError && error.ambiguous && context.turn!.uncertain === 0,
+    ownFound: ({ context }) => context.ports.found(context.turn!.pending.msgId) !== undefined,
+    outOfAttempts: ({ context }) => context.turn!.attempts >= context.ports.maxAttempts,
+  },
+  actions: {
+    enqueue: assign({ queue: ({ context, event }) => [...context.queue, event.pending] }),
+    takeNext: assign(({ context }) => {
+      const [pending, ...queue] = context.queue;
+      const turn: Turn = {
+        pending: pending!,
+        base: { state: undefined, seq: 0, atMs: 0 },
+        now: 0,
+        decision: undefined,
+        event: undefined,
+        attempts: 0,
+        uncertain: 0,
+        waitSeq: 0,
+        result: undefined,
+      };
+      return { queue, turn };
+    }),
+    decide: assign({
+      turn: ({ context }) => {
+        const { ports, id } = context;
+        const turn = context.turn!;
+        const { pending } = turn;
+        if (ports.monotonic() >= pending.deadline) return settle(turn, unavailable("the request waited past its deadline for its turn", 0));
+        const base = ports.record(id);
+        const now = Math.max(ports.now(), base.atMs);
+        if (pending.requestId !== undefined) {
+          const remembered = ports.remembered(pending.msgId, pending.requestedAt ?? now - ports.dedupWindowMs);
+          if (remembered !== undefined) return settle(turn, { ok: true, reply: remembered.reply });
+        }
+        const decision = ports.decide(base.state, pending.command, now);
+        const event = decision.outcome === "append" ? ports.encode(id, decision, now, pending.requestId) : undefined;
+        return { ...turn, base, now, decision, event, attempts: turn.attempts + 1 };
+      },
+    }),
+    watchOwn: ({ context }) => context.ports.watch(context.turn!.pending.msgId),
+    applyOwn: assign({
+      turn: ({ context }, ack: AppendResult) => {
+        const turn = context.turn!;
+        const reply = context.ports.applyOwn(context.id, turn.base, turn.event!, ack.seq, turn.pending.msgId);
+        return settle(turn, { ok: true, reply });
+      },
+    }),
+    waitFor: assign({ turn: ({ context }, seq: number) => ({ ...context.turn!, waitSeq: seq }) }),
+    noteLostAck: assign({ turn: ({ context }) => ({ ...context.turn!, uncertain: context.turn!.uncertain + 1, waitSeq: 0 }) }),
+    answerDecision: assign({
+      turn: ({ context }) => {
+        const turn = context.turn!;
+        const decision = turn.decision!;
+        if (decision.outcome === "reject") return settle(turn, { ok: false, rejection: decision.rejection });
+        return settle(turn, { ok: true, reply: decision.outcome === "reply" ? decision.reply : undefined });
+      },
+    }),
+    answerFound: assign({
+      turn: ({ context }) => settle(context.turn!, { ok: true, reply: context.ports.found(context.turn!.pending.msgId)!.reply }),
+    }),
+    answerUnavailable: assign({
+      turn: ({ context }, error: unknown) => {
+        const turn = context.turn!;
+        const why =
+          error instanceof Error
+            ? error.message
+            : turn.uncertain > 0
+              ? "the event stream did not acknowledge the append"
+              : `gave up after ${turn.attempts} conflicting attempts`;
+        return settle(turn, unavailable(why, 250));
+      },
+    }),
+    answerTimedOut: assign({
+      turn: ({ context }) => {
+        const turn = context.turn!;
+        const unsure = turn.event !== undefined && turn.uncertain > 0;
+        const why = unsure
+          ? "no answer from the event stream in time; the command may have been recorded: retry with the same requestId"
+          : "no answer from the event stream in time";
+        return settle(turn, unavailable(why, 1000));
+      },
+    }),
+    deliver: ({ context }) => {
+      const turn = context.turn;
+      if (turn !== undefined) {
+        context.ports.unwatch(turn.pending.msgId);
+        turn.pending.resolve(turn.result ?? unavailable("the turn ended without an answer", 0));
+      }
+      if (context.queue.length === 0) context.ports.idle(context.id);
+    },
+    clearTurn: assign({ turn: undefined }),
   },
 }).createMachine({
   id: "actor",
-  context: ({ input }) => input,
-  initial: "hydrating",
+  context: ({ input }) => ({ ports: input.ports, id: input.id, queue: [], turn: undefined }),
+  initial: "idle",
+  on: { COMMAND: { actions: "enqueue" } },
   states: {
-    dormant: {
-      on: { MAIL: "hydrating" },
-    },
-    hydrating: {
-      entry: "startHydration",
-      on: {
-        CAUGHT_UP: { target: "idle", actions: "applyEntries" },
-        LOG_FAILED: { target: "dormant", actions: "failMailbox" },
-      },
-    },
     idle: {
-      always: { guard: "hasMail", target: "deciding", actions: "takeTurn" },
+      entry: ["deliver", "clearTurn"],
+      always: { guard: "hasQueue", target: "turn" },
     },
-    deciding: {
-      entry: "decide",
-      always: [
-        { guard: "answered", target: "idle" },
-        { guard: "wantsAppend", target: "appending" },
-        { target: "verifying" },
-      ],
-    },
-    verifying: {
-      entry: "startFreshnessCheck",
-      on: {
-        FRESH: { target: "idle", actions: "answerDecision" },
-        STALE: "catchingUp",
-        LOG_FAILED: { target: "idle", actions: "answerUnavailable" },
+    turn: {
+      entry: "takeNext",
+      after: { deadline: { target: "idle", actions: "answerTimedOut" } },
+      initial: "deciding",
+      states: {
+        deciding: {
+          entry: "decide",
+          always: [{ guard: "answered", target: "#actor.idle" }, { guard: "wantsAppend", target: "appending" }, { target: "verifying" }],
+        },
+        appending: {
+          entry: "watchOwn",
+          invoke: {
+            src: "append",
+            input: ({ context }) => {
+              const turn = context.turn!;
+              return {
+                id: context.id,
+                event: turn.event!,
+                expectedSeq: turn.base.seq,
+                msgId: turn.pending.msgId,
+                timeoutMs: remaining(context),
+              };
+            },
+            onDone: [
+              // Our message id was stored already (a retry after a lost ack): find where, then answer from it.
+              {
+                guard: { type: "duplicate", params: ({ event }) => event.output },
+                target: "catchingUp",
+                actions: { type: "waitFor", params: ({ event }) => event.output.seq },
+              },
+              { target: "#actor.idle", actions: { type: "applyOwn", params: ({ event }) => event.output } },
+            ],
+            onError: [
+              // Someone else wrote: wait until the projection has their event, then decide again.
+              {
+                guard: { type: "conflict", params: errorOf },
+                target: "catchingUp",
+                actions: {
+                  type: "waitFor",
+                  params: ({ event }: { event: { error: unknown } }) => (event.error as WrongLastSequenceError).actual ?? 0,
+                },
+              },
+              // The ack was lost: publish again with the same message id and expected
+              // sequence. JetStream stores it at most once, so this settles the question.
+              { guard: { type: "firstLostAck", params: errorOf }, target: "appending", reenter: true, actions: "noteLostAck" },
+              { guard: { type: "lostAck", params: errorOf }, target: "catchingUp", actions: "noteLostAck" },
+              { target: "#actor.idle", actions: { type: "answerUnavailable", params: errorOf } },
+            ],
+          },
+        },
+        verifying: {
+          // A reply or refusal is answered only once the projection is known to hold the subject's last event.
+          invoke: {
+            src: "verify",
+            input: ({ context }) => ({ seq: 0, timeoutMs: remaining(context) }),
+            onDone: [{ guard: "baseUnchanged", target: "#actor.idle", actions: "answerDecision" }, { target: "deciding" }],
+            onError: { target: "#actor.idle", actions: { type: "answerUnavailable", params: errorOf } },
+          },
+        },
+        catchingUp: {
+          invoke: {
+            src: "catchUp",
+            input: ({ context }) => ({ seq: context.turn!.waitSeq, timeoutMs: remaining(context) }),
+            onDone: [
+              { guard: "ownFound", target: "#actor.idle", actions: "answerFound" },
+              { guard: "outOfAttempts", target: "#actor.idle", actions: { type: "answerUnavailable", params: () => undefined } },
+              { target: "deciding" },
+            ],
+            onError: { target: "#actor.idle", actions: { type: "answerUnavailable", params: errorOf } },
+          },
+        },
       },
-    },
-    appending: {
-      entry: "startAppend",
-      on: {
-        APPENDED: [
-          { guard: ({ event }) => !event.duplicate, target: "idle", actions: "applyOwnEvent" },
-          { target: "catchingUp" },
-        ],
-        CONFLICT: "catchingUp",
-        UNCERTAIN: [
-          // The ack was lost: publish again with the same message id and expected
-          // sequence. JetStream stores it at most once, so this settles the question.
-          { guard: "firstUncertainty", target: "appending", reenter: true, actions: "noteUncertain" },
-          { target: "catchingUp", actions: "noteUncertain" },
-        ],
-        LOG_FAILED: { target: "idle", actions: "answerUnavailable" },
-      },
-    },
-    catchingUp: {
-      entry: "startCatchUp",
-      on: {
-        CAUGHT_UP: { target: "caughtUp", actions: "applyEntries" },
-        LOG_FAILED: { target: "idle", actions: "answerUnavailable" },
-      },
-    },
-    caughtUp: {
-      always: [
-        { guard: "ownEventFound", target: "idle", actions: "answerFromHistory" },
-        { guard: "outOfAttempts", target: "idle", actions: "answerUnavailable" },
-        { target: "deciding" },
-      ],
     },
   },
 });
 
-/** A running turn machine. */
+/** A running actor. */
 export type TurnActor = ActorRefFrom<typeof turnMachine>;
-
-/** Starts the turn machine for a cell. */
-export function startTurnActor(cell: Cell, fx: TurnEffects): TurnActor {
-  const actor = createActor(turnMachine, { input: { cell, fx } });
-  actor.start();
-  return actor;
-}

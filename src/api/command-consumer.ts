@@ -30,6 +30,10 @@ import type { CommandEndpoint } from "./command-endpoint.ts";
 import { toResponse } from "./command-endpoint.ts";
 import { badRequest } from "./errors.ts";
 import { parseBody, requestId as requestIdSchema } from "./validation.ts";
+import { pause, withDeadline } from "../events/index.ts";
+
+/** Deadline of each call that sets up the subscription. */
+const OP_TIMEOUT_MS = 5000;
 
 /** The durable consumer every instance shares. */
 export const COMMAND_CONSUMER = "leasehold-commands";
@@ -60,6 +64,7 @@ export interface CommandConsumerOptions {
 /** Consumes the command stream until stopped. */
 export class CommandConsumer {
   private messages: ConsumerMessages | undefined;
+  private stopping = false;
   private inFlight = 0;
   private wake: (() => void) | undefined;
   private loop: Promise<void> | undefined;
@@ -77,27 +82,31 @@ export class CommandConsumer {
   static async start(options: CommandConsumerOptions): Promise<CommandConsumer> {
     const jsm = await jetstreamManager(options.nc);
     const { subjects } = options;
-    await ensure(() => jsm.streams.info(subjects.commandStream), () =>
-      jsm.streams.add({
-        name: subjects.commandStream,
-        subjects: [subjects.allDurableCommands],
-        retention: RetentionPolicy.Workqueue,
-        storage: StorageType.File,
-        num_replicas: options.replicas,
-        duplicate_window: nanos(options.dedupWindowMs),
-      }),
+    await ensure(
+      () => jsm.streams.info(subjects.commandStream),
+      () =>
+        jsm.streams.add({
+          name: subjects.commandStream,
+          subjects: [subjects.allDurableCommands],
+          retention: RetentionPolicy.Workqueue,
+          storage: StorageType.File,
+          num_replicas: options.replicas,
+          duplicate_window: nanos(options.dedupWindowMs),
+        }),
     );
     const maxInFlight = options.maxInFlight ?? 64;
     const ackWait = nanos(options.ackWaitMs ?? 30_000);
-    await ensure(() => jsm.consumers.info(subjects.commandStream, COMMAND_CONSUMER), () =>
-      jsm.consumers.add(subjects.commandStream, {
-        durable_name: COMMAND_CONSUMER,
-        ack_policy: AckPolicy.Explicit,
-        deliver_policy: DeliverPolicy.All,
-        ack_wait: ackWait,
-        // Bounds what all instances together hold unacknowledged.
-        max_ack_pending: Math.max(1024, maxInFlight * 8),
-      }),
+    await ensure(
+      () => jsm.consumers.info(subjects.commandStream, COMMAND_CONSUMER),
+      () =>
+        jsm.consumers.add(subjects.commandStream, {
+          durable_name: COMMAND_CONSUMER,
+          ack_policy: AckPolicy.Explicit,
+          deliver_policy: DeliverPolicy.All,
+          ack_wait: ackWait,
+          // Bounds what all instances together hold unacknowledged.
+          max_ack_pending: Math.max(1024, maxInFlight * 8),
+        }),
     );
     const existing = await jsm.consumers.info(subjects.commandStream, COMMAND_CONSUMER);
     if (existing.config.ack_wait !== ackWait) {
@@ -118,26 +127,50 @@ export class CommandConsumer {
 
   /** Stops pulling, then waits for the commands in hand to be carried out and acknowledged. */
   async stop(): Promise<void> {
+    this.stopping = true;
     await this.messages?.close();
     await this.loop;
     while (this.inFlight > 0) await new Promise<void>((resolve) => (this.wake = resolve));
   }
 
   private async consume(maxInFlight: number): Promise<void> {
-    const consumer = await this.jsm.jetstream().consumers.get(this.options.subjects.commandStream, COMMAND_CONSUMER);
-    const messages = await consumer.consume({ max_messages: maxInFlight });
-    this.messages = messages;
+    const open = async (): Promise<ConsumerMessages> => {
+      const consumer = await withDeadline(
+        this.jsm.jetstream().consumers.get(this.options.subjects.commandStream, COMMAND_CONSUMER),
+        OP_TIMEOUT_MS,
+        "open the durable command consumer",
+      );
+      return withDeadline(consumer.consume({ max_messages: maxInFlight }), OP_TIMEOUT_MS, "consume durable commands");
+    };
+    this.messages = await open();
     this.loop = (async () => {
-      for await (const m of messages) {
-        // handle() puts the command into its actor's mailbox before its first
-        // await, so commands reach each actor in stream order.
-        this.inFlight++;
-        void this.handle(m).finally(() => {
-          this.inFlight--;
-          this.wake?.();
-        });
-        // Bound the commands this instance holds: wait for a free slot before pulling more.
-        while (this.inFlight >= maxInFlight) await new Promise<void>((resolve) => (this.wake = resolve));
+      let backoffMs = 50;
+      while (!this.stopping) {
+        try {
+          this.messages ??= await open();
+          for await (const m of this.messages) {
+            backoffMs = 50;
+            // handle() puts the command into its actor's mailbox before its first
+            // await, so commands reach each actor in stream order.
+            this.inFlight++;
+            void this.handle(m).finally(() => {
+              this.inFlight--;
+              this.wake?.();
+            });
+            // Bound the commands this instance holds: wait for a free slot before pulling more.
+            while (this.inFlight >= maxInFlight) await new Promise<void>((resolve) => (this.wake = resolve));
+          }
+          if (!this.stopping) throw new Error("the durable command subscription ended");
+        } catch (err) {
+          if (this.stopping) break;
+          // The server restarted or the consumer's leader moved: pull again from a fresh subscription.
+          this.options.logger.warn({ err }, "durable command consumer interrupted; re-subscribing");
+          const current = this.messages;
+          this.messages = undefined;
+          await current?.close().catch(() => undefined);
+          await pause(backoffMs);
+          backoffMs = Math.min(2 * backoffMs, 2000);
+        }
       }
     })();
   }
@@ -158,14 +191,18 @@ export class CommandConsumer {
           : await endpoint.run(m.data, { requestedAt: Number(BigInt(m.info.timestampNanos) / 1_000_000n) });
     }
     if (!result.ok && result.rejection.code === "UNAVAILABLE") {
-      // Nothing changed: leave it to a later delivery rather than answer.
-      this.options.logger.warn({ subject: m.subject, seq: m.seq, message: result.rejection.message }, "durable command postponed");
-      m.nak(1000);
+      // Retryable: leave it to a later delivery rather than answer (its requestId makes a redelivery safe).
+      const delayMs = Math.max(100, result.unavailable?.retryAfterMs ?? 1000);
+      this.options.logger.warn({ subject: m.subject, seq: m.seq, delayMs, message: result.rejection.message }, "durable command postponed");
+      m.nak(delayMs);
       return;
     }
     if (!result.ok && result.rejection.code === "BAD_REQUEST") {
       this.publish(subjects.commandError(tail), result, m);
-      this.options.logger.info({ subject: m.subject, seq: m.seq, message: result.rejection.message }, "durable command rejected as invalid");
+      this.options.logger.info(
+        { subject: m.subject, seq: m.seq, message: result.rejection.message },
+        "durable command rejected as invalid",
+      );
     }
     if (replyTo !== undefined) this.publish(replyTo, result, m);
     // Ack only now, after the event is appended (or the command refused);
@@ -173,7 +210,10 @@ export class CommandConsumer {
     try {
       await m.ackAck();
     } catch (err) {
-      this.options.logger.warn({ err, subject: m.subject, seq: m.seq }, "ack of a durable command was not confirmed; it may be redelivered (a no-op)");
+      this.options.logger.warn(
+        { err, subject: m.subject, seq: m.seq },
+        "ack of a durable command was not confirmed; it may be redelivered (a no-op)",
+      );
     }
   }
 
@@ -201,7 +241,8 @@ async function ensure(look: () => Promise<unknown>, create: () => Promise<unknow
   try {
     await look();
   } catch (e) {
-    const notFound = e instanceof JetStreamApiError && (e.code === JetStreamApiCodes.StreamNotFound || e.code === JetStreamApiCodes.ConsumerNotFound);
+    const notFound =
+      e instanceof JetStreamApiError && (e.code === JetStreamApiCodes.StreamNotFound || e.code === JetStreamApiCodes.ConsumerNotFound);
     if (!notFound) throw e;
     try {
       await create();

@@ -72,6 +72,12 @@ export function addServiceOptions(command: Command): Command {
     DEFAULTS.dedupWindowMs,
   );
   ms(
+    "request-timeout-ms",
+    "LEASEHOLD_REQUEST_TIMEOUT_MS",
+    "how long a command may take from arrival to answer; past it the service answers UNAVAILABLE (every wait on NATS is bounded by it)",
+    DEFAULTS.requestTimeoutMs,
+  );
+  ms(
     "command-ack-wait-ms",
     "LEASEHOLD_COMMAND_ACK_WAIT_MS",
     "durable commands: how long one may stay unacknowledged (its instance died or hangs) before JetStream redelivers it; keep it well above a slow turn",

@@ -69,11 +69,7 @@ const dataSchemas: Readonly<Record<string, z.ZodType>> = {
 const utf8 = new TextDecoder("utf-8", { fatal: true });
 
 /** Decodes and validates one stored message; never throws. */
-export function decodeEvent(
-  payload: Uint8Array,
-  seq: number,
-  msgId?: string,
-): HistoryEntry {
+export function decodeEvent(payload: Uint8Array, seq: number, msgId?: string): HistoryEntry {
   let json: unknown;
   try {
     json = JSON.parse(utf8.decode(payload));
@@ -97,4 +93,3 @@ const utf8Encoder = new TextEncoder();
 export function encodeEvent(event: EventEnvelope): Uint8Array {
   return utf8Encoder.encode(JSON.stringify(event));
 }
-

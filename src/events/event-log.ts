@@ -12,6 +12,8 @@ export interface StoredMessage {
   /** When the log stored it, epoch milliseconds. */
   readonly time: number;
   readonly msgId?: string | undefined;
+  /** Messages of the followed filter still to be delivered after this one, when the log knows (followers report it as lag). */
+  readonly pending?: number;
 }
 
 /** How to append: the sequence the writer last saw on the subject (0 = none) and a dedup id. */
@@ -40,7 +42,18 @@ export interface StreamRange {
 
 /** A live subscription to new messages. */
 export interface Following {
+  /** Stops delivering; resolves within the log's operation timeout whatever the server does. */
   stop(): Promise<void>;
+  /** Drops the current subscription and re-creates it from the next sequence (a follower that stalled). */
+  restart(): void;
+}
+
+/** How a follower reports trouble it recovers from by itself. */
+export interface FollowOptions {
+  /** Subject filter (wildcards allowed); the whole stream when absent. */
+  readonly filter?: string;
+  /** Called when the subscription broke and is being re-created from the next sequence. */
+  readonly onRestart?: (error: Error, nextSeq: number) => void;
 }
 
 /** The append-only event log (JetStream in production, memory in simulations). */
@@ -51,14 +64,22 @@ export interface EventLog {
    * {@link LogUnavailableError} when the log could not be written in time.
    */
   append(subject: string, payload: Uint8Array, options: AppendOptions): Promise<AppendResult>;
-  /** The sequence of the last message on `subject` (wildcards allowed), 0 when there is none. */
-  lastSubjectSeq(subject: string): Promise<number>;
+  /**
+   * The sequence of the last message on `subject` (wildcards allowed), 0 when
+   * there is none; a {@link LogUnavailableError} after `timeoutMs` (default: the log's operation timeout).
+   */
+  lastSubjectSeq(subject: string, timeoutMs?: number): Promise<number>;
   /** Every message on `subject` with sequence >= `fromSeq`, in order. */
   readSubject(subject: string, fromSeq: number): Promise<StoredMessage[]>;
   /** The messages of the stream within `range`, in order. */
   readStream(range?: StreamRange): AsyncIterable<StoredMessage>;
-  /** Calls `onMessage` for each message with sequence >= `fromSeq`, now and as they arrive. */
-  follow(fromSeq: number, onMessage: (message: StoredMessage) => void, filter?: string): Promise<Following>;
+  /**
+   * Calls `onMessage` for each message with sequence >= `fromSeq`, now and as
+   * they arrive, in stream order and each once. Survives server restarts and
+   * leader changes: a broken subscription is re-created from the sequence
+   * after the last one delivered.
+   */
+  follow(fromSeq: number, onMessage: (message: StoredMessage) => void, filter?: string | FollowOptions): Promise<Following>;
   /** The last sequence of the whole stream (0 when empty). */
   lastSeq(): Promise<number>;
 }
@@ -69,10 +90,17 @@ export class WrongLastSequenceError extends Error {
   constructor(
     readonly subject: string,
     readonly expected: number,
-    options?: ErrorOptions,
+    options?: ErrorOptions & { readonly actual?: number | undefined },
   ) {
-    super(`wrong last sequence on ${subject}: expected ${expected}`, options);
+    super(
+      `wrong last sequence on ${subject}: expected ${expected}${options?.actual === undefined ? "" : `, found ${options.actual}`}`,
+      options,
+    );
+    this.actual = options?.actual;
   }
+
+  /** The subject's last sequence when the server said it (0 unknown); the writer waits until it has seen it. */
+  readonly actual: number | undefined;
 }
 
 /**

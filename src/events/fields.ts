@@ -2,9 +2,7 @@
 import { z } from "zod";
 
 /** An RFC 3339 UTC instant as `Date.prototype.toISOString()` writes it. */
-export const instant = z
-  .string()
-  .refine((s) => s.endsWith("Z") && !Number.isNaN(Date.parse(s)), "not an RFC 3339 UTC instant");
+export const instant = z.string().refine((s) => s.endsWith("Z") && !Number.isNaN(Date.parse(s)), "not an RFC 3339 UTC instant");
 /** A count or a sequence that may be zero. */
 export const count = z.number().int().nonnegative();
 /** A positive whole number (TTL, generation). */

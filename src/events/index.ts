@@ -5,6 +5,7 @@ export * from "./envelope.ts";
 export * from "./fields.ts";
 export * from "./lock-events.ts";
 export * from "./event-log.ts";
+export * from "./deadline.ts";
 export * from "./memory-event-log.ts";
 export * from "./jetstream-event-log.ts";
 export * from "./proxy-events.ts";

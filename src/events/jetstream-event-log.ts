@@ -15,12 +15,14 @@ import {
   StorageType,
   jetstreamManager,
   type JetStreamClient,
+  type ConsumerMessages,
   type JetStreamManager,
   type JsMsg,
   type StreamConfig,
 } from "@nats-io/jetstream";
-import type { AppendOptions, AppendResult, EventLog, Following, StoredMessage, StreamRange } from "./event-log.ts";
+import type { AppendOptions, AppendResult, EventLog, FollowOptions, Following, StoredMessage, StreamRange } from "./event-log.ts";
 import { LogUnavailableError, WrongLastSequenceError } from "./event-log.ts";
+import { pause, withDeadline } from "./deadline.ts";
 
 /** How the event stream is created. */
 export interface JetStreamEventLogOptions {
@@ -32,12 +34,15 @@ export interface JetStreamEventLogOptions {
   readonly replicas?: number;
   /** Default append acknowledgement timeout, milliseconds. */
   readonly appendTimeoutMs?: number;
+  /** Deadline of every other call to the server (reads, consumer creation), milliseconds (default 5000). */
+  readonly opTimeoutMs?: number;
 }
 
 /** The JetStream-backed {@link EventLog}. */
 export class JetStreamEventLog implements EventLog {
   private readonly js: JetStreamClient;
   private readonly appendTimeoutMs: number;
+  private readonly opTimeoutMs: number;
 
   private constructor(
     private readonly jsm: JetStreamManager,
@@ -45,11 +50,12 @@ export class JetStreamEventLog implements EventLog {
   ) {
     this.js = jsm.jetstream();
     this.appendTimeoutMs = options.appendTimeoutMs ?? 5000;
+    this.opTimeoutMs = options.opTimeoutMs ?? 5000;
   }
 
   /** Connects to the stream, creating it when missing (and widening nothing that exists). */
   static async open(nc: NatsConnection, options: JetStreamEventLogOptions): Promise<JetStreamEventLog> {
-    const jsm = await jetstreamManager(nc);
+    const jsm = await jetstreamManager(nc, { timeout: options.opTimeoutMs ?? 5000 });
     const config = {
       name: options.stream,
       subjects: [options.subjects],
@@ -80,7 +86,7 @@ export class JetStreamEventLog implements EventLog {
 
   /** Opens the log without creating anything (read-only tools). */
   static async attach(nc: NatsConnection, options: JetStreamEventLogOptions): Promise<JetStreamEventLog> {
-    const jsm = await jetstreamManager(nc);
+    const jsm = await jetstreamManager(nc, { timeout: options.opTimeoutMs ?? 5000 });
     await jsm.streams.info(options.stream);
     return new JetStreamEventLog(jsm, options);
   }
@@ -95,7 +101,12 @@ export class JetStreamEventLog implements EventLog {
       return { seq: ack.seq, duplicate: ack.duplicate };
     } catch (e) {
       if (e instanceof JetStreamApiError && e.code === JetStreamApiCodes.StreamWrongLastSequence) {
-        throw new WrongLastSequenceError(subject, options.expectedLastSubjectSeq, { cause: e });
+        // The server names the subject's actual last sequence ("wrong last sequence: 42").
+        const actual = /wrong last sequence: (\d+)/.exec(e.message)?.[1];
+        throw new WrongLastSequenceError(subject, options.expectedLastSubjectSeq, {
+          cause: e,
+          actual: actual === undefined ? undefined : Number(actual),
+        });
       }
       // An API error is a definite refusal; anything else (timeout, connection
       // loss) leaves open whether the message was stored.
@@ -104,12 +115,17 @@ export class JetStreamEventLog implements EventLog {
     }
   }
 
-  async lastSubjectSeq(subject: string): Promise<number> {
+  async lastSubjectSeq(subject: string, timeoutMs = this.opTimeoutMs): Promise<number> {
     try {
       // The leader's message API (not direct get), so the answer is never stale.
-      const m = await this.jsm.streams.getMessage(this.options.stream, { last_by_subj: subject });
+      const m = await withDeadline(
+        this.jsm.streams.getMessage(this.options.stream, { last_by_subj: subject }),
+        timeoutMs,
+        `read of ${subject}`,
+      );
       return m === null ? 0 : m.seq;
     } catch (e) {
+      if (e instanceof LogUnavailableError) throw e;
       throw new LogUnavailableError(`read of ${subject} failed: ${(e as Error).message}`, false, { cause: e });
     }
   }
@@ -149,21 +165,59 @@ export class JetStreamEventLog implements EventLog {
     }
   }
 
-  async follow(fromSeq: number, onMessage: (message: StoredMessage) => void, filter?: string): Promise<Following> {
-    const consumer = await this.js.consumers.get(this.options.stream, {
-      filter_subjects: filter ?? this.options.subjects, // a string: see readStream
-      deliver_policy: DeliverPolicy.StartSequence,
-      opt_start_seq: Math.max(1, fromSeq),
-    });
-    const messages = await consumer.consume({ max_messages: 1024 });
-    const done = (async () => {
-      for await (const m of messages) onMessage(toStored(m));
+  async follow(fromSeq: number, onMessage: (message: StoredMessage) => void, filterOrOptions?: string | FollowOptions): Promise<Following> {
+    const options: FollowOptions = typeof filterOrOptions === "object" ? filterOrOptions : { filter: filterOrOptions };
+    const filter = options.filter ?? this.options.subjects;
+    let next = Math.max(1, fromSeq);
+    let stopped = false;
+    const open = async (): Promise<ConsumerMessages> => {
+      // An ordered consumer: ephemeral, flow-controlled, and re-created by the
+      // client on a gap; we re-create it too when it ends or the server forgot it.
+      const consumer = await withDeadline(
+        this.js.consumers.get(this.options.stream, {
+          filter_subjects: filter, // a string: see readStream
+          deliver_policy: DeliverPolicy.StartSequence,
+          opt_start_seq: next,
+        }),
+        this.opTimeoutMs,
+        `follow ${filter}`,
+      );
+      return withDeadline(consumer.consume({ max_messages: 1024 }), this.opTimeoutMs, `follow ${filter}`);
+    };
+    let messages: ConsumerMessages | undefined = await open();
+    const close = async (): Promise<void> => {
+      const current = messages;
+      messages = undefined;
+      if (current !== undefined) await withDeadline(current.close(), this.opTimeoutMs, "close").catch(() => undefined);
+    };
+    const loop = (async () => {
+      let backoffMs = 50;
+      while (!stopped) {
+        try {
+          messages ??= await open();
+          for await (const m of messages) {
+            if (m.seq < next) continue; // a re-created consumer may repeat what was delivered
+            next = m.seq + 1;
+            backoffMs = 50;
+            onMessage({ ...toStored(m), pending: m.info.pending });
+          }
+          if (!stopped) throw new Error("the subscription ended");
+        } catch (e) {
+          if (stopped) break;
+          options.onRestart?.(e as Error, next);
+          await close();
+          await pause(backoffMs);
+          backoffMs = Math.min(2 * backoffMs, 2000);
+        }
+      }
     })();
     return {
       stop: async () => {
-        await messages.close();
-        await done;
+        stopped = true;
+        await close();
+        await withDeadline(loop, this.opTimeoutMs, "follower stop").catch(() => undefined);
       },
+      restart: () => void close(),
     };
   }
 

@@ -4,7 +4,7 @@
  * simulations and unit tests. Faults can be injected to exercise the
  * ambiguous-append paths of the actor host.
  */
-import type { AppendOptions, AppendResult, EventLog, Following, StoredMessage, StreamRange } from "./event-log.ts";
+import type { AppendOptions, AppendResult, EventLog, FollowOptions, Following, StoredMessage, StreamRange } from "./event-log.ts";
 import { LogUnavailableError, WrongLastSequenceError } from "./event-log.ts";
 
 /** A fault the next append suffers. */
@@ -54,7 +54,7 @@ export class MemoryEventLog implements EventLog {
     }
     const last = this.lastBySubject.get(subject) ?? 0;
     if (last !== options.expectedLastSubjectSeq) {
-      return Promise.reject(new WrongLastSequenceError(subject, options.expectedLastSubjectSeq));
+      return Promise.reject(new WrongLastSequenceError(subject, options.expectedLastSubjectSeq, { actual: last }));
     }
     const seq = this.messages.length + 1;
     const message: StoredMessage = { seq, subject, payload, time, msgId: options.msgId };
@@ -105,7 +105,8 @@ export class MemoryEventLog implements EventLog {
     }
   }
 
-  follow(fromSeq: number, onMessage: (message: StoredMessage) => void, filter?: string): Promise<Following> {
+  follow(fromSeq: number, onMessage: (message: StoredMessage) => void, filterOrOptions?: string | FollowOptions): Promise<Following> {
+    const filter = typeof filterOrOptions === "object" ? filterOrOptions.filter : filterOrOptions;
     const matcher = filter === undefined ? null : subjectMatcher(filter);
     for (let i = Math.max(0, fromSeq - 1); i < this.messages.length; i++) {
       const m = this.messages[i]!;
@@ -118,6 +119,7 @@ export class MemoryEventLog implements EventLog {
         this.followers.delete(entry);
         return Promise.resolve();
       },
+      restart: () => undefined,
     });
   }
 

@@ -53,10 +53,4 @@ export type RouteUnpinned = EventEnvelope<"RouteUnpinned", Data<"RouteUnpinned">
 export type RouteReleased = EventEnvelope<"RouteReleased", Data<"RouteReleased">>;
 /** Any route event. */
 export type RouteEvent =
-  | RouteLeasePlaced
-  | RouteLeaseTouched
-  | RouteLeaseExpired
-  | RouteCandidatesSeen
-  | RoutePinned
-  | RouteUnpinned
-  | RouteReleased;
+  RouteLeasePlaced | RouteLeaseTouched | RouteLeaseExpired | RouteCandidatesSeen | RoutePinned | RouteUnpinned | RouteReleased;

@@ -21,15 +21,15 @@ export class Subjects {
   readonly commandStream: string;
   /** Filter covering every event (`<prefix>.events.>`). */
   readonly allEvents: string;
-  /** The KV bucket holding actor snapshots (`<P>_SNAPSHOTS`). */
-  readonly snapshotBucket: string;
+  /** The object store bucket holding projection snapshots (`<P>_PROJECTIONS`). */
+  readonly projectionBucket: string;
 
   constructor(readonly prefix: string) {
     const base = prefix.toUpperCase().replace(/[^A-Z0-9]/g, "_");
     this.eventStream = `${base}_EVENTS`;
     this.commandStream = `${base}_COMMANDS`;
     this.allEvents = `${prefix}.events.>`;
-    this.snapshotBucket = `${base}_SNAPSHOTS`;
+    this.projectionBucket = `${base}_PROJECTIONS`;
   }
 
   /** The subject an actor appends its events to. */

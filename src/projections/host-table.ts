@@ -1,30 +1,28 @@
 /**
  * The host table: every host's health as the host events say, kept current by
- * a {@link KindFollower}. Its snapshot is an immutable map replaced on every
+ * the host {@link KindProjection}. Its snapshot is an immutable map replaced on every
  * host event (rare: operators and health checkers), so a route command can
  * carry the whole table by reference and its decision stays replayable.
  */
-import type { EventLog, Subjects } from "../events/index.ts";
-import { FollowedReadModel } from "./follower.ts";
-import { evolveHost, initialHostState, type HostState } from "./host.ts";
+import type { KindProjection } from "./kind-projection.ts";
+import { ProjectedReadModel } from "./read-model.ts";
+import type { HostState } from "./host.ts";
 
 /** Follows the host events of one prefix. */
-export class HostTable extends FollowedReadModel<HostState> {
+export class HostTable extends ProjectedReadModel<HostState> {
   private table: ReadonlyMap<string, HostState> = new Map();
 
-
-  constructor(log: EventLog, subjects: Subjects) {
-    super(log, subjects.eventsOfKind("host"), { initialState: initialHostState, evolve: evolveHost });
-    this.follower.onFold((id, state) => {
+  constructor(projection: KindProjection<HostState>) {
+    super(projection);
+    // A snapshot-restored projection holds states the fold listener never saw.
+    projection.onRestore(() => (this.table = new Map(projection.entries())));
+    projection.onFold((id, state) => {
       if (this.table.get(id) === state) return;
       const next = new Map(this.table);
       next.set(id, state);
       this.table = next;
     });
   }
-
-
-
 
   /** The table as of now (immutable); a host missing from it was never set. */
   snapshot(): ReadonlyMap<string, HostState> {

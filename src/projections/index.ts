@@ -1,6 +1,10 @@
 /** Pure folds of events into state, shared by actors, read endpoints and tools. */
 export * from "./lock.ts";
-export * from "./follower.ts";
+export * from "./batched-catch-up.ts";
+export * from "./kind-projection.ts";
+export * from "./projection-snapshots.ts";
+export * from "./read-model.ts";
+export * from "./reply-memory.ts";
 export * from "./host.ts";
 export * from "./host-table.ts";
 export * from "./route.ts";

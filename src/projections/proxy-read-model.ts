@@ -5,15 +5,14 @@
  * reply of the acquisition that granted a lease (an acquisition spans
  * proxies, so its idempotency cannot rest on one actor's memory).
  */
-import type { EventLog, HistoryEntry, ProxyEvent, Subjects } from "../events/index.ts";
+import type { HistoryEntry, ProxyEvent } from "../events/index.ts";
 import { isUnparsable } from "../events/index.ts";
-import { FollowedReadModel } from "./follower.ts";
+import type { KindProjection } from "./kind-projection.ts";
+import { ProjectedReadModel } from "./read-model.ts";
 import {
   acquireReplyOf,
   activeLeases,
   compareNames,
-  evolveProxy,
-  initialProxyState,
   proxyView,
   pruneProxy,
   type ProxyAcquireReply,
@@ -38,32 +37,43 @@ interface IndexedLease {
 }
 
 /** The followed proxy states and their indexes. */
-export class ProxyReadModel extends FollowedReadModel<ProxyState> {
+export class ProxyReadModel extends ProjectedReadModel<ProxyState> {
   private readonly leases = new Map<string, IndexedLease>();
   /** Grants this instance made that the fold has not reached yet (so concurrent selections count them). */
   private readonly unfolded = new Map<string, IndexedLease>();
   private readonly acquisitions = new Map<string, { reply: ProxyAcquireReply; atMs: number }>();
 
   constructor(
-    log: EventLog,
-    subjects: Subjects,
+    projection: KindProjection<ProxyState>,
     private readonly options: ProxyReadModelOptions,
   ) {
-    super(log, subjects.eventsOfKind("proxy"), { initialState: initialProxyState, evolve: evolveProxy });
-    this.follower.onFold((id, _state, entry) => this.index(id, entry));
+    super(projection);
+    projection.onFold((id, _state, entry) => this.index(id, entry));
+    projection.onRestore(() => {
+      for (const [proxy, state] of projection.entries()) {
+        for (const lease of state.leases.values()) this.leases.set(lease.id, { proxy, expiresAtMs: lease.expiresAtMs });
+      }
+    });
+    // Acquisitions span proxies, so their replies are not any one state's: they ride in the snapshot.
+    projection.attachExtra("acquisitions", {
+      save: () => [...this.acquisitions].slice(-KEEP_RECENT_ACQUISITIONS * 8),
+      restore: (data) => {
+        if (!Array.isArray(data)) return;
+        for (const [requestId, remembered] of data as [string, { reply: ProxyAcquireReply; atMs: number }][]) {
+          this.acquisitions.set(requestId, remembered);
+        }
+      },
+    });
   }
-
-
-
 
   /** The folded state of one proxy. */
   stateOf(name: string): ProxyState {
-    return this.follower.get(name);
+    return this.projection.get(name);
   }
 
   /** Every proxy with history (registered or not). */
   *states(): IterableIterator<ProxyState> {
-    for (const [, state] of this.follower.entries()) yield state;
+    for (const [, state] of this.projection.entries()) yield state;
   }
 
   /** `proxy.list` at `now`: registered proxies sorted by name. */
@@ -119,7 +129,7 @@ export class ProxyReadModel extends FollowedReadModel<ProxyState> {
   /** Drops from memory what no answer at or after `now` can depend on. */
   prune(now: number): void {
     const { retentionMs, dedupWindowMs } = this.options;
-    this.follower.compact((_id, state) => pruneProxy(state, now, retentionMs));
+    this.projection.compact((_id, state) => pruneProxy(state, now, retentionMs));
     for (const [id, lease] of this.leases) if (now > lease.expiresAtMs + retentionMs) this.leases.delete(id);
     for (const [id, lease] of this.unfolded) if (now >= lease.expiresAtMs) this.unfolded.delete(id);
     // As the actor host keeps replies: twice the window (slack for clock skew

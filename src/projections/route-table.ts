@@ -1,35 +1,40 @@
 /**
  * The route table: every route's state as the route events say, kept current
- * by a {@link KindFollower}, with an index of active leases per host (the
+ * by the route {@link KindProjection}, with an index of active leases per host (the
  * least-loaded chooser's loads and `host.list`'s `active`).
  */
-import type { EventLog, HistoryEntry, RouteEvent, Subjects } from "../events/index.ts";
+import type { HistoryEntry, RouteEvent } from "../events/index.ts";
 import { isUnparsable } from "../events/index.ts";
-import { FollowedReadModel } from "./follower.ts";
-import { evolveRoute, initialRouteState, leaseKey, type RouteLease, type RouteState } from "./route.ts";
+import type { KindProjection } from "./kind-projection.ts";
+import { ProjectedReadModel } from "./read-model.ts";
+import { leaseKey, type RouteLease, type RouteState } from "./route.ts";
 
 /** Follows the route events of one prefix. */
-export class RouteTable extends FollowedReadModel<RouteState> {
+export class RouteTable extends ProjectedReadModel<RouteState> {
   private readonly leasesOf = new Map<string, ReadonlyMap<string, RouteLease>>();
   private readonly active = new Map<string, number>();
 
-
-  constructor(log: EventLog, subjects: Subjects) {
-    super(log, subjects.eventsOfKind("route"), { initialState: initialRouteState, evolve: evolveRoute });
-    this.follower.onFold((id, state, entry) => this.index(id, state, entry));
+  constructor(projection: KindProjection<RouteState>) {
+    super(projection);
+    projection.onFold((id, state, entry) => this.index(id, state, entry));
+    projection.onRestore(() => {
+      this.leasesOf.clear();
+      this.active.clear();
+      for (const [id, state] of projection.entries()) {
+        this.leasesOf.set(id, state.leases);
+        for (const lease of state.leases.values()) this.add(lease.host, 1);
+      }
+    });
   }
-
-
-
 
   /** One route's state (initial when it has no events). */
   get(route: string): RouteState {
-    return this.follower.get(route);
+    return this.projection.get(route);
   }
 
   /** Every route with at least one event. */
   routes(): IterableIterator<[string, RouteState]> {
-    return this.follower.entries();
+    return this.projection.entries();
   }
 
   /** Active leases on `host`, all routes together. */

@@ -50,7 +50,15 @@ export function evolveRoute(state: RouteState, entry: HistoryEntry): RouteState 
     case "RouteLeasePlaced": {
       const d = event.data;
       const leases = new Map(state.leases);
-      leases.set(leaseKey(d.fp, d.model), { fp: d.fp, model: d.model, host: d.host, createdAt: at, createdAtMs: atMs, lastUsedAt: at, lastUsedAtMs: atMs });
+      leases.set(leaseKey(d.fp, d.model), {
+        fp: d.fp,
+        model: d.model,
+        host: d.host,
+        createdAt: at,
+        createdAtMs: atMs,
+        lastUsedAt: at,
+        lastUsedAtMs: atMs,
+      });
       return { ...state, leases, seen: withSeen(state.seen, d.seen, d.host) };
     }
     case "RouteLeaseTouched": {

@@ -22,7 +22,7 @@ import {
   initialLockState,
   initialProxyState,
   initialRouteState,
-  type Fold,
+  type KindFold,
   type HostState,
   type LockState,
   type ProxyState,
@@ -35,7 +35,7 @@ export const KIND_FOLDS = {
   proxy: { initialState: initialProxyState, evolve: evolveProxy },
   host: { initialState: initialHostState, evolve: evolveHost },
   route: { initialState: initialRouteState, evolve: evolveRoute },
-} satisfies { readonly [K in ActorKind]: Fold<unknown> };
+} satisfies { readonly [K in ActorKind]: Pick<KindFold<unknown>, "initialState" | "evolve"> };
 
 /** The state type of one kind. */
 export type StateOf<K extends ActorKind> = ReturnType<(typeof KIND_FOLDS)[K]["initialState"]>;
@@ -107,7 +107,7 @@ export class StreamFold {
     const actor = actorOfSubject(this.subjects, message.subject);
     const entry = decodeEvent(message.payload, message.seq, message.msgId);
     if (actor !== null) {
-      const fold = KIND_FOLDS[actor.kind] as Fold<unknown>;
+      const fold = KIND_FOLDS[actor.kind] as Pick<KindFold<unknown>, "evolve">;
       this.set(actor.kind, actor.id, fold.evolve(this.get(actor.kind, actor.id), entry) as never);
     }
     this.seq = message.seq;

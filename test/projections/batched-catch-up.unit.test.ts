@@ -1,6 +1,6 @@
 /** Batched catch-up queries: shared under load, never answering a caller with a query issued before it arrived. */
 import { describe, expect, it } from "vitest";
-import { batchedCatchUp } from "../../src/projections/follower.ts";
+import { batchedCatchUp } from "../../src/projections/batched-catch-up.ts";
 
 /** A query whose runs the test settles by hand, recording when each was issued. */
 function controlledQuery() {

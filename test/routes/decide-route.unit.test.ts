@@ -174,7 +174,7 @@ describe("route.acquire step 4: the chooser", () => {
     const hosts = up("h1", "h2", "h3", "h4");
     const hostFor = (candidates: string[], loads: Map<string, number>) => {
       const d = givenRoute().when(acquire("c1", "m", { candidates, hosts, loads }), T0, rendezvous).decision;
-      if (d.outcome !== "append") throw new Error(`expected a placement, got ${JSON.stringify(d)}`);
+      if (d.outcome !== "append" || d.type !== "RouteLeasePlaced") throw new Error(`expected a placement, got ${JSON.stringify(d)}`);
       return d.data.host;
     };
     const first = hostFor(["h1", "h2", "h3", "h4"], new Map());

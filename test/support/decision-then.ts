@@ -4,10 +4,11 @@
  */
 import { expect } from "vitest";
 import type { Decision, ErrorCode } from "../../src/actors/decision.ts";
+import type { EventEnvelope } from "../../src/events/index.ts";
 
 /** What a spec expects of a decision of an actor whose events are `E`. */
-export interface DecisionThen<E extends { readonly type: string; readonly data: unknown }> {
-  readonly decision: Decision;
+export interface DecisionThen<E extends EventEnvelope> {
+  readonly decision: Decision<E>;
   /** The decider records exactly this event. */
   thenRecords<T extends E["type"]>(type: T, data: Extract<E, { type: T }>["data"]): void;
   /** The decider replies without recording anything. */
@@ -17,7 +18,7 @@ export interface DecisionThen<E extends { readonly type: string; readonly data: 
 }
 
 /** The expectations of one decision. */
-export function thenOf<E extends { readonly type: string; readonly data: unknown }>(decision: Decision): DecisionThen<E> {
+export function thenOf<E extends EventEnvelope>(decision: Decision<E>): DecisionThen<E> {
   return {
     decision,
     thenRecords(type, data) {

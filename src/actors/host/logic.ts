@@ -8,6 +8,7 @@ import { decideHost } from "./decide.ts";
 export function hostLogic(): ActorLogic<HostState, HostCommand> {
   return {
     kind: "host",
+    foldVersion: 1,
     initialState: initialHostState,
     evolve: evolveHost,
     decide: (state, command) => decideHost(state, command),

@@ -3,13 +3,16 @@
  * lock's state, the command and the server's instant. Order of checks, as the
  * contract fixes it: TTL ceiling, then CORRUPT, then the state checks.
  */
-import { type Decision, record, reject, replyOnly } from "../decision.ts";
+import { type Decision, recorder, reject, replyOnly } from "../decision.ts";
+import type { LockEvent } from "../../events/index.ts";
 import type { LockState } from "../../projections/lock.ts";
 import { leaseView } from "../../projections/lock.ts";
 import type { LockCommand, LockSettings } from "./commands.ts";
 
+const record = recorder<LockEvent>();
+
 /** Decides one lock command. */
-export function decideLock(state: LockState, command: LockCommand, now: number, settings: LockSettings): Decision {
+export function decideLock(state: LockState, command: LockCommand, now: number, settings: LockSettings): Decision<LockEvent> {
   const ttlMs = command.op === "acquire" ? (command.ttlMs ?? settings.lockTtlMs) : command.op === "renew" ? command.ttlMs : undefined;
   if (ttlMs !== undefined && ttlMs > settings.maxTtlMs) return ttlTooLong(ttlMs, settings.maxTtlMs);
 
@@ -69,6 +72,6 @@ function corruptionOf(state: LockState, now: number, maxTtlMs: number): string |
   return null;
 }
 
-function ttlTooLong(ttlMs: number, maxTtlMs: number): Decision {
+function ttlTooLong(ttlMs: number, maxTtlMs: number): Decision<LockEvent> {
   return reject("TTL_EXCEEDS_MAX", `ttlMs ${ttlMs} exceeds the server's maximum ${maxTtlMs}`, { ttlMs, maxTtlMs });
 }

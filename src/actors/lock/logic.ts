@@ -8,6 +8,7 @@ import type { LockCommand, LockSettings } from "./commands.ts";
 export function lockLogic(settings: LockSettings): ActorLogic<LockState, LockCommand> {
   return {
     kind: "lock",
+    foldVersion: 1,
     initialState: initialLockState,
     evolve: evolveLock,
     decide: (state, command, now) => decideLock(state, command, now, settings),

@@ -3,8 +3,16 @@ import type { KindContext, KindModule } from "../../kind-module.ts";
 import { lockEndpoints } from "../../api/lock-endpoints.ts";
 import { lockLogic } from "./logic.ts";
 
-/** Registers the lock actors with the host and returns the lock endpoints. */
+/** Registers the lock actors (and their projection) with the runtime and returns the lock endpoints. */
 export function lockModule(ctx: KindContext): KindModule {
-  ctx.host.register(lockLogic({ lockTtlMs: ctx.config.lockTtlMs, maxTtlMs: ctx.config.maxTtlMs }));
-  return { endpoints: lockEndpoints(ctx.host) };
+  const projection = ctx.host.register(lockLogic({ lockTtlMs: ctx.config.lockTtlMs, maxTtlMs: ctx.config.maxTtlMs }));
+  return {
+    endpoints: lockEndpoints(ctx.host),
+    start: () => projection.start(),
+    sweep: () => {
+      projection.pruneReplies(ctx.clock.now());
+      return Promise.resolve();
+    },
+    stop: () => projection.stop(),
+  };
 }

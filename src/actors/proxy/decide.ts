@@ -5,12 +5,15 @@
  * here each proxy enforces its own cap, health and cooldowns, so a grant the
  * selector asked for on stale loads is refused rather than over the cap.
  */
-import { type Decision, record, reject, replyOnly } from "../decision.ts";
+import { type Decision, recorder, reject, replyOnly } from "../decision.ts";
+import type { ProxyEvent } from "../../events/index.ts";
 import { activeLeases, inCooldown, labelsMatch, resolvableLease, sameLabels, type ProxyState } from "../../projections/proxy.ts";
 import type { GrantRefusal, ProxyCommand, ProxySettings } from "./commands.ts";
 
+const record = recorder<ProxyEvent>();
+
 /** Decides one proxy command. */
-export function decideProxy(state: ProxyState, command: ProxyCommand, now: number, settings: ProxySettings): Decision {
+export function decideProxy(state: ProxyState, command: ProxyCommand, now: number, settings: ProxySettings): Decision<ProxyEvent> {
   const name = state.name;
   switch (command.op) {
     case "register": {
@@ -83,7 +86,7 @@ export function grantRefusal(
 /** The code of a grant refusal; the selector never passes it on as is. */
 export const GRANT_REFUSED = "NO_MATCH";
 
-function refuseGrant(name: string, refusal: GrantRefusal): Decision {
+function refuseGrant(name: string, refusal: GrantRefusal): Decision<ProxyEvent> {
   return reject(GRANT_REFUSED, `proxy ${name} cannot take a lease (${refusal})`, { refused: refusal });
 }
 

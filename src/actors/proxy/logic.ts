@@ -9,6 +9,7 @@ import type { ProxyCommand, ProxySettings } from "./commands.ts";
 export function proxyLogic(settings: ProxySettings): ActorLogic<ProxyState, ProxyCommand> {
   return {
     kind: "proxy",
+    foldVersion: 1,
     initialState: initialProxyState,
     evolve: evolveProxy,
     decide: (state, command, now) => decideProxy(state, command, now, settings),

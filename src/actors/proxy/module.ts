@@ -2,7 +2,6 @@
 import type { KindContext, KindModule } from "../../kind-module.ts";
 import { proxyEndpoints } from "../../api/proxy-endpoints.ts";
 import { ProxyReadModel } from "../../projections/proxy-read-model.ts";
-import { pruneProxy, type ProxyState } from "../../projections/proxy.ts";
 import { proxyLogic } from "./logic.ts";
 import { ProxySelector } from "./selector.ts";
 
@@ -14,8 +13,8 @@ export interface ProxyModule extends KindModule {
 /** Registers the proxy actors with the host and returns the proxy endpoints. */
 export function proxyModule(ctx: KindContext): ProxyModule {
   const retentionMs = ctx.config.cooldownMs;
-  ctx.host.register(proxyLogic({ cooldownMs: retentionMs }));
-  const model = new ProxyReadModel(ctx.log, ctx.subjects, { retentionMs, dedupWindowMs: ctx.config.dedupWindowMs });
+  const projection = ctx.host.register(proxyLogic({ cooldownMs: retentionMs }));
+  const model = new ProxyReadModel(projection, { retentionMs, dedupWindowMs: ctx.config.dedupWindowMs });
   const selector = new ProxySelector(ctx.host, model, ctx.clock, ctx.newId, ctx.config.dedupWindowMs);
   return {
     model,
@@ -25,7 +24,7 @@ export function proxyModule(ctx: KindContext): ProxyModule {
     sweep: () => {
       const now = ctx.clock.now();
       model.prune(now);
-      ctx.host.compact<ProxyState>("proxy", (state) => pruneProxy(state, now, retentionMs));
+      projection.pruneReplies(now);
       return Promise.resolve();
     },
     stop: () => model.stop(),

@@ -9,7 +9,7 @@
  */
 import type { ProxyStats } from "../../events/index.ts";
 import type { ActorHost } from "../actor-host.ts";
-import type { TurnResult } from "../cell.ts";
+import type { TurnResult } from "../turn-result.ts";
 import type { Clock } from "../clock.ts";
 import type { Rejection } from "../decision.ts";
 import type { ProxyReadModel } from "../../projections/proxy-read-model.ts";

@@ -13,12 +13,15 @@
  * A lease that sat on an unhealthy host is replaced with reason `unhealthy`
  * and `from` set to that host.
  */
-import { type Decision, record, reject, replyOnly } from "../decision.ts";
+import { type Decision, recorder, reject, replyOnly } from "../decision.ts";
+import type { RouteEvent } from "../../events/index.ts";
 import { leaseKey, sortedLeases, type RouteLease, type RouteState } from "../../projections/route.ts";
 import { touchEveryMs, type AcquireRoute, type RouteCommand, type RouteSettings } from "./commands.ts";
 
+const record = recorder<RouteEvent>();
+
 /** Decides one route command at instant `now` (epoch ms). */
-export function decideRoute(state: RouteState, command: RouteCommand, now: number, settings: RouteSettings): Decision {
+export function decideRoute(state: RouteState, command: RouteCommand, now: number, settings: RouteSettings): Decision<RouteEvent> {
   switch (command.op) {
     case "acquire":
       return decideAcquire(state, command, now, settings);
@@ -53,7 +56,9 @@ export function decideRoute(state: RouteState, command: RouteCommand, now: numbe
     case "unpin":
       return state.pinned === "" ? replyOnly({}) : record("RouteUnpinned", {});
     case "release":
-      return state.leases.size === 0 ? replyOnly({ released: 0 }) : record("RouteReleased", { released: sortedLeases(state).map(leaseRef) });
+      return state.leases.size === 0
+        ? replyOnly({ released: 0 })
+        : record("RouteReleased", { released: sortedLeases(state).map(leaseRef) });
     case "expire": {
       const lease = state.leases.get(leaseKey(command.fp, command.model));
       if (lease === undefined || !isRouteLeaseIdle(lease, now, settings)) return replyOnly({ expired: false });
@@ -67,7 +72,7 @@ export function isRouteLeaseIdle(lease: RouteLease, now: number, settings: Pick<
   return now - lease.lastUsedAtMs > settings.routeIdleMs;
 }
 
-function decideAcquire(state: RouteState, command: AcquireRoute, now: number, settings: RouteSettings): Decision {
+function decideAcquire(state: RouteState, command: AcquireRoute, now: number, settings: RouteSettings): Decision<RouteEvent> {
   const { fp, model } = command;
   // Seen first, as the seed records candidates before anything can fail.
   const seen = newlySeen(state, command.candidates);
@@ -101,7 +106,10 @@ function decideAcquire(state: RouteState, command: AcquireRoute, now: number, se
   const eligible = [...new Set(command.candidates)].filter((h) => healthy(h) && !draining(h));
   const host = settings.chooser.choose({ route: state.route, fp, model }, eligible, command.loads);
   if (host === undefined) {
-    return reject("NO_HOST", `no healthy, non-draining candidate host for route ${state.route} (fp ${JSON.stringify(fp)}, model ${JSON.stringify(model)})`);
+    return reject(
+      "NO_HOST",
+      `no healthy, non-draining candidate host for route ${state.route} (fp ${JSON.stringify(fp)}, model ${JSON.stringify(model)})`,
+    );
   }
   return placed(host, from, false);
 }
@@ -112,7 +120,14 @@ function decideAcquire(state: RouteState, command: AcquireRoute, now: number, se
  * has to record something anyway (new candidates, a requestId), so a hot
  * conversation does not write an event per request.
  */
-function reuse(lease: RouteLease, host: string, seen: readonly string[], command: AcquireRoute, now: number, settings: RouteSettings): Decision {
+function reuse(
+  lease: RouteLease,
+  host: string,
+  seen: readonly string[],
+  command: AcquireRoute,
+  now: number,
+  settings: RouteSettings,
+): Decision<RouteEvent> {
   if (seen.length > 0 || command.recordReuse || now - lease.lastUsedAtMs >= touchEveryMs(settings)) {
     return record("RouteLeaseTouched", { fp: lease.fp, model: lease.model, ...seenField(seen) });
   }

@@ -9,6 +9,7 @@ import { decideRoute } from "./decide.ts";
 export function routeLogic(settings: RouteSettings): ActorLogic<RouteState, RouteCommand> {
   return {
     kind: "route",
+    foldVersion: 1,
     initialState: initialRouteState,
     evolve: evolveRoute,
     decide: (state, command, now) => decideRoute(state, command, now, settings),
@@ -16,7 +17,9 @@ export function routeLogic(settings: RouteSettings): ActorLogic<RouteState, Rout
       const event = recorded.event as RouteEvent;
       switch (event.type) {
         case "RouteLeasePlaced":
-          return event.data.reason === "ctx" ? { from: event.data.from, host: event.data.host } : { host: event.data.host, reused: event.data.reused };
+          return event.data.reason === "ctx"
+            ? { from: event.data.from, host: event.data.host }
+            : { host: event.data.host, reused: event.data.reused };
         case "RouteLeaseTouched": {
           // A reuse on a pinned route answers the pin (the seed's rule).
           const host = state.pinned !== "" ? state.pinned : (state.leases.get(leaseKey(event.data.fp, event.data.model))?.host ?? "");

@@ -20,17 +20,15 @@ const SWEEP_CONCURRENCY = 16;
 /** Registers the host and route actors with the host and returns their endpoints and sweep. */
 export function routeModule(ctx: KindContext): KindModule {
   const settings: RouteSettings = { routeIdleMs: ctx.config.routeIdleMs, chooser: chooserNamed(ctx.config.routeChooser) };
-  ctx.host.register(hostLogic());
-  ctx.host.register(routeLogic(settings));
-  const hosts = new HostTable(ctx.log, ctx.subjects);
-  const routes = new RouteTable(ctx.log, ctx.subjects);
+  const hosts = new HostTable(ctx.host.register(hostLogic()));
+  const routes = new RouteTable(ctx.host.register(routeLogic(settings)));
   return {
     endpoints: [...hostEndpoints(ctx.host, hosts, routes), ...routeEndpoints(ctx.host, hosts, routes, settings)],
     async start() {
-      await hosts.start();
-      await routes.start();
+      await Promise.all([hosts.start(), routes.start()]);
     },
     async sweep() {
+      for (const projection of [ctx.host.projection("host"), ctx.host.projection("route")]) projection.pruneReplies(ctx.clock.now());
       const expired = await expireIdleLeases(ctx.host, routes, ctx.clock.now(), settings);
       if (expired > 0) ctx.logger.debug({ expired }, "expired idle route leases");
     },
@@ -47,11 +45,17 @@ export function routeModule(ctx: KindContext): KindModule {
  * again on its own current state, so a lease used meanwhile, or expired by
  * another instance, is left alone. Resolves with how many leases it expired.
  */
-export async function expireIdleLeases(host: ActorHost, routes: RouteTable, now: number, settings: Pick<RouteSettings, "routeIdleMs">): Promise<number> {
+export async function expireIdleLeases(
+  host: ActorHost,
+  routes: RouteTable,
+  now: number,
+  settings: Pick<RouteSettings, "routeIdleMs">,
+): Promise<number> {
   await routes.fresh();
   const due: { route: string; fp: string; model: string }[] = [];
   for (const [route, state] of routes.routes()) {
-    for (const lease of state.leases.values()) if (isRouteLeaseIdle(lease, now, settings)) due.push({ route, fp: lease.fp, model: lease.model });
+    for (const lease of state.leases.values())
+      if (isRouteLeaseIdle(lease, now, settings)) due.push({ route, fp: lease.fp, model: lease.model });
   }
   let expired = 0;
   let next = 0;

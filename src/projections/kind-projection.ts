@@ -1,0 +1,446 @@
+/**
+ * A kind's projection: every event of one kind (`<prefix>.events.<kind>.*`)
+ * folded into a state per id, with the last subject sequence and event
+ * instant of each id. One per kind and service instance, fed by one stream
+ * follower. It is where actors take their state from (no read on the request
+ * path), where the read endpoints and indexes look, and what snapshots save.
+ *
+ * Two writers feed it: the follower, in stream order, and the actors of this
+ * instance, which apply their own appended event at once (an append that
+ * passed the expected-sequence check cannot have skipped anything on its
+ * subject). A per-id sequence guard makes each event count once.
+ *
+ * Every wait it offers is bounded: {@link KindProjection.reached} and
+ * {@link KindProjection.fresh} reject with a LogUnavailableError at their
+ * deadline, and a follower that stops moving while someone waits on it is
+ * re-created from the sequence after the last one it delivered.
+ */
+import type { Logger } from "pino";
+import {
+  decodeEvent,
+  decodeToken,
+  isUnparsable,
+  LogUnavailableError,
+  withDeadline,
+  type ActorKind,
+  type EventLog,
+  type Following,
+  type HistoryEntry,
+  type RecordedEvent,
+  type StoredMessage,
+} from "../events/index.ts";
+import { batchedCatchUp } from "./batched-catch-up.ts";
+import {
+  decodeProjectionSnapshot,
+  encodeProjectionSnapshot,
+  SNAPSHOT_FORMAT,
+  type ProjectionSnapshot,
+  type ProjectionSnapshotStore,
+} from "./projection-snapshots.ts";
+import { ReplyMemory, type RememberedReply, type ReplyMemoryLimits } from "./reply-memory.ts";
+
+/** The pure parts of a kind that a projection needs. */
+export interface KindFold<State> {
+  readonly kind: ActorKind;
+  /** Bumped whenever `evolve` changes what a history means: snapshots of another version are ignored. */
+  readonly foldVersion: number;
+  /** The state of an id with no history. */
+  initialState(id: string): State;
+  /** Applies one history entry (including messages that did not parse). */
+  evolve(state: State, entry: HistoryEntry): State;
+  /** The reply owed to the command that recorded `recorded`, given the state right after it. */
+  replyFor(state: State, recorded: RecordedEvent): unknown;
+}
+
+/** One id's folded state and where in the stream it stands. */
+export interface ProjectionRecord<State> {
+  readonly state: State;
+  /** The stream sequence of the id's last event (0: none); an append expects it. */
+  readonly seq: number;
+  /** The latest event instant of the id (epoch ms), so `at` never goes back along its subject. */
+  readonly atMs: number;
+}
+
+/** Called after each entry is folded, by the follower or by an actor's own append (indexes hook in here). */
+export type FoldListener<State> = (id: string, state: State, entry: HistoryEntry) => void;
+
+/** Data a read model keeps beside the states that cannot be derived from them, saved in the projection's snapshots. */
+export interface SnapshotExtra {
+  save(): unknown;
+  restore(data: unknown): void;
+}
+
+/** Settings of a {@link KindProjection}. */
+export interface KindProjectionOptions<State> {
+  readonly log: EventLog;
+  /** The kind's subject filter (`<prefix>.events.<kind>.*`). */
+  readonly filter: string;
+  readonly fold: KindFold<State>;
+  readonly logger: Logger;
+  /** Where snapshots are kept; without one the stream is folded from the start on every start. */
+  readonly snapshots?: ProjectionSnapshotStore | undefined;
+  /** Save a snapshot after this many events folded since the last one (default 10,000)... */
+  readonly snapshotEvery?: number;
+  /** ...or this long after the last one when anything changed (default 60 s). */
+  readonly snapshotIntervalMs?: number;
+  /** Deadline of each look at the stream, and how long the follower may stall while awaited (default 5000 ms). */
+  readonly opTimeoutMs?: number;
+  /** How long a start may take to catch up with the stream before it fails (default 300 s). */
+  readonly startTimeoutMs?: number;
+  readonly replies?: ReplyMemoryLimits;
+}
+
+interface Waiter {
+  readonly seq: number;
+  readonly resolve: () => void;
+}
+
+/** Replies at most kept in a snapshot (bounded so a snapshot stays small whatever the traffic). */
+const SNAPSHOT_REPLIES = 10_000;
+
+/** One kind's folded states, kept current by a follower. */
+export class KindProjection<State> {
+  readonly kind: ActorKind;
+  private readonly records = new Map<string, ProjectionRecord<State>>();
+  private readonly listeners: FoldListener<State>[] = [];
+  private readonly restoreListeners: (() => void)[] = [];
+  private readonly extras = new Map<string, SnapshotExtra>();
+  private readonly replyMemory: ReplyMemory;
+  /** Message ids whose own turn waits to learn where (and whether) they were stored. */
+  private readonly watched = new Map<string, { reply: unknown; seq: number } | null>();
+  private waiters: Waiter[] = [];
+  private appliedSeq = 0;
+  private pending = 0;
+  private following: Following | undefined;
+  private started: Promise<void> | undefined;
+  private stopped = false;
+  private watchdog: NodeJS.Timeout | undefined;
+  private lastProgressSeq = 0;
+  private sinceSnapshot = 0;
+  private lastSnapshotAt = 0;
+  private saving: Promise<void> | undefined;
+  private readonly opTimeoutMs: number;
+  /** How often the follower was re-created (diagnostics, tests). */
+  restarts = 0;
+  /** The stream sequence the latest snapshot loaded at start covered (0: folded from the start). */
+  startedFromSeq = 0;
+
+  constructor(private readonly options: KindProjectionOptions<State>) {
+    this.kind = options.fold.kind;
+    this.opTimeoutMs = options.opTimeoutMs ?? 5000;
+    this.replyMemory = new ReplyMemory(options.replies);
+  }
+
+  /** The fold this projection applies. */
+  get fold(): KindFold<State> {
+    return this.options.fold;
+  }
+
+  /**
+   * Loads the latest usable snapshot, follows the stream from the sequence
+   * after it, and resolves once every event of the kind the stream held when
+   * called is folded. Idempotent: owners sharing the projection may all call it.
+   */
+  start(): Promise<void> {
+    this.started ??= this.begin();
+    return this.started;
+  }
+
+  /** Stops following and saves a last snapshot; bounded whatever the server does. */
+  async stop(): Promise<void> {
+    if (this.stopped) return;
+    this.stopped = true;
+    clearInterval(this.watchdog);
+    await this.following?.stop();
+    if (this.started !== undefined && this.sinceSnapshot > 0) await this.saveSnapshot();
+    else await this.saving;
+    for (const w of this.waiters.splice(0)) w.resolve();
+  }
+
+  /** Registers a listener called after every folded entry. */
+  onFold(listener: FoldListener<State>): void {
+    this.listeners.push(listener);
+  }
+
+  /** Registers a listener called once states were loaded from a snapshot (indexes rebuild themselves from {@link entries}). */
+  onRestore(listener: () => void): void {
+    this.restoreListeners.push(listener);
+  }
+
+  /** Saves `extra`'s data in every snapshot under `name`, and hands it back on restore. */
+  attachExtra(name: string, extra: SnapshotExtra): void {
+    this.extras.set(name, extra);
+  }
+
+  /** One id's record (the initial state at sequence 0 when it has no events). */
+  record(id: string): ProjectionRecord<State> {
+    return this.records.get(id) ?? { state: this.options.fold.initialState(id), seq: 0, atMs: 0 };
+  }
+
+  /** One id's folded state. */
+  get(id: string): State {
+    return this.records.get(id)?.state ?? this.options.fold.initialState(id);
+  }
+
+  /** Every id with at least one event, and its state. */
+  *entries(): IterableIterator<[string, State]> {
+    for (const [id, record] of this.records) yield [id, record.state];
+  }
+
+  /** How many ids have a record. */
+  get size(): number {
+    return this.records.size;
+  }
+
+  /** The last stream sequence the follower folded (of this kind). */
+  get seq(): number {
+    return this.appliedSeq;
+  }
+
+  /** Events of the kind the stream holds that the follower has not delivered yet, as of its last delivery. */
+  get lag(): number {
+    return this.pending;
+  }
+
+  /**
+   * Replaces every folded state with `fn(id, state)`: housekeeping (dropping
+   * what is past retention) that must leave every answer unchanged.
+   */
+  compact(fn: (id: string, state: State) => State): number {
+    let changed = 0;
+    for (const [id, record] of this.records) {
+      const state = fn(id, record.state);
+      if (state !== record.state) {
+        this.records.set(id, { ...record, state });
+        changed++;
+      }
+    }
+    return changed;
+  }
+
+  /** Forgets replies older than the reply horizon at `now`. */
+  pruneReplies(now: number): void {
+    this.replyMemory.prune(now);
+  }
+
+  /** The reply remembered for the event appended with `msgId`, if any. */
+  remembered(msgId: string): RememberedReply | undefined {
+    return this.replyMemory.get(msgId);
+  }
+
+  /** How many replies are remembered, and about how many bytes they take. */
+  get replies(): { entries: number; bytes: number } {
+    return this.replyMemory.size;
+  }
+
+  /** Starts noting where the event appended with `msgId` lands, whoever folds it first. */
+  watch(msgId: string): void {
+    if (!this.watched.has(msgId)) this.watched.set(msgId, null);
+  }
+
+  /** Where the watched `msgId` landed and the reply it owes, once folded. */
+  found(msgId: string): { reply: unknown; seq: number } | undefined {
+    return this.watched.get(msgId) ?? undefined;
+  }
+
+  /** Stops watching `msgId`. */
+  unwatch(msgId: string): void {
+    this.watched.delete(msgId);
+  }
+
+  /**
+   * Applies an event this instance appended, right after its acknowledgement.
+   * `stateAfter` is the state the actor computed from the record it decided
+   * on; ignored when the follower got there first.
+   */
+  applyOwn(id: string, recorded: RecordedEvent, stateAfter: State, atMs: number, reply: unknown): void {
+    const before = this.records.get(id);
+    if (before !== undefined && before.seq >= recorded.seq) return;
+    this.records.set(id, { state: stateAfter, seq: recorded.seq, atMs: Math.max(atMs, before?.atMs ?? 0) });
+    this.noteReply(recorded, reply, atMs);
+    for (const listener of this.listeners) listener(id, stateAfter, recorded);
+  }
+
+  /** Resolves once the follower has folded stream sequence `seq`; rejects at `timeoutMs`. */
+  reached(seq: number, timeoutMs = this.opTimeoutMs): Promise<void> {
+    if (this.appliedSeq >= seq) return Promise.resolve();
+    if (this.stopped) return Promise.reject(new LogUnavailableError(`the ${this.kind} projection is stopped`, false));
+    const waiting = new Promise<void>((resolve) => this.waiters.push({ seq, resolve }));
+    return withDeadline(waiting, timeoutMs, `the ${this.kind} projection to reach sequence ${seq}`);
+  }
+
+  /**
+   * Resolves once every event of the kind the stream held when called is
+   * folded (read-your-writes across instances); rejects at `timeoutMs`.
+   * Concurrent callers share looks at the stream.
+   */
+  fresh(timeoutMs = this.opTimeoutMs): Promise<void> {
+    return withDeadline(this.sharedFresh(), timeoutMs, `the ${this.kind} projection to catch up`);
+  }
+
+  private readonly sharedFresh = batchedCatchUp(async () => {
+    // The leader's last sequence on the kind's filter, so this sees writes acknowledged to any instance.
+    const last = await this.options.log.lastSubjectSeq(this.options.filter, this.opTimeoutMs);
+    await this.reached(last, this.opTimeoutMs);
+  });
+
+  private async begin(): Promise<void> {
+    const from = await this.restore();
+    this.startedFromSeq = from;
+    this.following = await this.options.log.follow(from + 1, (m) => this.onMessage(m), {
+      filter: this.options.filter,
+      onRestart: (err, nextSeq) => {
+        this.restarts++;
+        this.options.logger.warn({ err, kind: this.kind, nextSeq }, "projection follower re-created");
+      },
+    });
+    this.watchdog = setInterval(() => this.checkProgress(), this.opTimeoutMs);
+    this.watchdog.unref();
+    const startTimeoutMs = this.options.startTimeoutMs ?? 300_000;
+    const last = await this.options.log.lastSubjectSeq(this.options.filter, this.opTimeoutMs);
+    await this.reached(last, startTimeoutMs);
+    this.lastSnapshotAt = Date.now();
+    this.options.logger.debug({ kind: this.kind, fromSeq: from, seq: this.appliedSeq, ids: this.records.size }, "projection caught up");
+  }
+
+  /** Loads the latest usable snapshot; returns the sequence it covers (0 without one). */
+  private async restore(): Promise<number> {
+    const store = this.options.snapshots;
+    if (store === undefined) return 0;
+    const { logger, fold } = this.options;
+    let bytes: Uint8Array | undefined;
+    try {
+      bytes = await store.load(this.kind);
+    } catch (err) {
+      logger.warn({ err, kind: this.kind }, "projection snapshot not loaded; folding the stream from the start");
+      return 0;
+    }
+    if (bytes === undefined) return 0;
+    const decoded = decodeProjectionSnapshot(bytes, this.kind, fold.foldVersion);
+    if (!decoded.ok) {
+      logger.warn({ kind: this.kind, reason: decoded.reason }, "projection snapshot ignored; folding the stream from the start");
+      return 0;
+    }
+    const snapshot = decoded.snapshot;
+    const last = await this.options.log.lastSeq();
+    if (snapshot.seq > last) {
+      logger.warn(
+        { kind: this.kind, snapshotSeq: snapshot.seq, streamSeq: last },
+        "projection snapshot lies beyond the stream; folding the stream from the start",
+      );
+      return 0;
+    }
+    for (const [id, state, seq, atMs] of snapshot.records) this.records.set(id, { state: state as State, seq, atMs });
+    for (const [msgId, reply, atMs] of snapshot.replies) this.replyMemory.remember(msgId, reply, atMs);
+    for (const [name, data] of Object.entries(snapshot.extras)) this.extras.get(name)?.restore(data);
+    for (const listener of this.restoreListeners) listener();
+    this.appliedSeq = snapshot.seq;
+    this.lastProgressSeq = snapshot.seq;
+    logger.info(
+      { kind: this.kind, seq: snapshot.seq, ids: snapshot.records.length, takenAt: snapshot.takenAt },
+      "projection restored from a snapshot",
+    );
+    return snapshot.seq;
+  }
+
+  private onMessage(message: StoredMessage): void {
+    if (message.seq <= this.appliedSeq) return;
+    this.pending = message.pending ?? 0;
+    const token = message.subject.slice(message.subject.lastIndexOf(".") + 1);
+    let id: string | undefined;
+    try {
+      id = decodeToken(token);
+    } catch {
+      // Not a subject leasehold writes; nothing to fold, but the position moves on.
+    }
+    if (id !== undefined) this.foldMessage(id, message);
+    this.appliedSeq = message.seq;
+    this.sinceSnapshot++;
+    if (this.waiters.length > 0) this.wake();
+    if (this.sinceSnapshot >= (this.options.snapshotEvery ?? 10_000) || this.snapshotDue()) void this.saveSnapshot();
+  }
+
+  private foldMessage(id: string, message: StoredMessage): void {
+    const before = this.records.get(id);
+    if (before !== undefined && before.seq >= message.seq) return; // this instance applied it already
+    const entry = decodeEvent(message.payload, message.seq, message.msgId);
+    const { fold } = this.options;
+    const state = fold.evolve(before?.state ?? fold.initialState(id), entry);
+    const atMs = isUnparsable(entry) ? 0 : Date.parse(entry.event.at);
+    this.records.set(id, { state, seq: message.seq, atMs: Math.max(atMs, before?.atMs ?? 0) });
+    if (!isUnparsable(entry)) {
+      const wanted = entry.event.requestId !== undefined || (entry.msgId !== undefined && this.watched.has(entry.msgId));
+      if (wanted) this.noteReply(entry, fold.replyFor(state, entry), atMs);
+    }
+    for (const listener of this.listeners) listener(id, state, entry);
+  }
+
+  private noteReply(recorded: RecordedEvent, reply: unknown, atMs: number): void {
+    const msgId = recorded.msgId;
+    if (msgId === undefined) return;
+    if (recorded.event.requestId !== undefined) this.replyMemory.remember(msgId, reply, atMs);
+    if (this.watched.has(msgId)) this.watched.set(msgId, { reply, seq: recorded.seq });
+  }
+
+  private wake(): void {
+    const due = this.waiters.filter((w) => w.seq <= this.appliedSeq);
+    if (due.length === 0) return;
+    this.waiters = this.waiters.filter((w) => w.seq > this.appliedSeq);
+    for (const w of due) w.resolve();
+  }
+
+  /** Re-creates the follower when someone waits on it and it did not move for a whole period. */
+  private checkProgress(): void {
+    const stalled = this.waiters.length > 0 && this.appliedSeq === this.lastProgressSeq;
+    this.lastProgressSeq = this.appliedSeq;
+    if (stalled) {
+      this.options.logger.warn(
+        { kind: this.kind, seq: this.appliedSeq, waiting: this.waiters.length },
+        "projection follower stalled; re-creating it",
+      );
+      this.restarts++;
+      this.following?.restart();
+    }
+    if (this.snapshotDue()) void this.saveSnapshot();
+  }
+
+  private snapshotDue(): boolean {
+    return this.sinceSnapshot > 0 && Date.now() - this.lastSnapshotAt >= (this.options.snapshotIntervalMs ?? 60_000);
+  }
+
+  /** Saves the projection as it is now (a consistent cut: taken synchronously); one save at a time. */
+  saveSnapshot(): Promise<void> {
+    const store = this.options.snapshots;
+    if (store === undefined || this.saving !== undefined || this.started === undefined) return this.saving ?? Promise.resolve();
+    const taken = this.sinceSnapshot;
+    this.sinceSnapshot = 0;
+    this.lastSnapshotAt = Date.now();
+    const records: [string, unknown, number, number][] = [];
+    for (const [id, r] of this.records) records.push([id, r.state, r.seq, r.atMs]);
+    const snapshot: ProjectionSnapshot = {
+      format: SNAPSHOT_FORMAT,
+      kind: this.kind,
+      foldVersion: this.options.fold.foldVersion,
+      seq: this.appliedSeq,
+      takenAt: new Date().toISOString(),
+      records,
+      replies: this.replyMemory.latest(SNAPSHOT_REPLIES),
+      extras: Object.fromEntries([...this.extras].map(([name, extra]) => [name, extra.save()])),
+    };
+    const bytes = encodeProjectionSnapshot(snapshot);
+    this.saving = store
+      .save(this.kind, bytes)
+      .then(
+        () => this.options.logger.debug({ kind: this.kind, seq: snapshot.seq, bytes: bytes.length }, "projection snapshot saved"),
+        (err: Error) => {
+          this.sinceSnapshot += taken;
+          this.options.logger.warn(
+            { err, kind: this.kind, bytes: bytes.length },
+            "projection snapshot not saved; a later start folds more of the stream",
+          );
+        },
+      )
+      .finally(() => (this.saving = undefined));
+    return this.saving;
+  }
+}
