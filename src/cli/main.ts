@@ -3,7 +3,7 @@ import { Command, Option, type CommanderError } from "commander";
 import { VERSION } from "../version.ts";
 import { EXIT } from "./cli-errors.ts";
 import { addConnectionOptions, addServiceOptions, CONNECTION_HELP, runReported, wholeNumber } from "./options.ts";
-import { serve, type ServeFlags } from "./serve.ts";
+import type { ServeFlags } from "./serve.ts";
 import { callCommand, type CallFlags } from "./call.ts";
 import { opsHelp } from "./ops.ts";
 import { addReplayCommand } from "./replay.ts";
@@ -37,7 +37,10 @@ const serveCommand = program
 addConnectionOptions(serveCommand);
 addServiceOptions(serveCommand);
 serveCommand.addOption(
-  new Option("--http <host:port>", "serve /healthz, /readyz, /metrics and the live dashboard at / here ('off': none; default off, 127.0.0.1:7420 with the local nats-server)").env("LEASEHOLD_HTTP"),
+  new Option(
+    "--http <host:port>",
+    "serve /healthz, /readyz, /metrics and the live dashboard at / here ('off': none; default off, 127.0.0.1:7420 with the local nats-server)",
+  ).env("LEASEHOLD_HTTP"),
 );
 serveCommand
   .addOption(
@@ -58,18 +61,23 @@ serveCommand
       .default("auto"),
   )
   .addHelpText("after", `\nExit codes: ${EXIT.ok} stopped by a signal, ${EXIT.usage} usage or connection error.`);
-serveCommand.action((flags: ServeFlags) => serve(flags, serveCommand.getOptionValueSource("logLevel") !== "default"));
+// Loaded when used: the service's modules take most of a start-up, which call and the tools do not need.
+serveCommand.action(async (flags: ServeFlags) =>
+  (await import("./serve.ts")).serve(flags, serveCommand.getOptionValueSource("logLevel") !== "default"),
+);
 
 const callCmd = program
   .command("call")
-  .description("Send one request to a running service and print the reply, e.g. call lock.acquire '{\"name\":\"db\",\"owner\":\"me\"}'.")
+  .description('Send one request to a running service and print the reply, e.g. call lock.acquire \'{"name":"db","owner":"me"}\'.')
   .argument("<kind.op>", "the command, e.g. lock.acquire, lock.get, proxy.list")
   .argument("[json]", "the request body (default {})")
   .addOption(new Option("--timeout-ms <ms>", "how long to wait for the reply").default(5000).argParser(wholeNumber(1)))
   .option("--pretty", "indent the JSON reply");
 addConnectionOptions(callCmd);
 callCmd.addHelpText("after", `\nOps (request bodies; ? marks an optional field):\n${opsHelp()}\n${CONNECTION_HELP}`);
-callCmd.action((kindOp: string, body: string | undefined, flags: CallFlags) => runReported("call", flags, () => callCommand(kindOp, body, flags)));
+callCmd.action((kindOp: string, body: string | undefined, flags: CallFlags) =>
+  runReported("call", flags, () => callCommand(kindOp, body, flags)),
+);
 
 addReplayCommand(program);
 addAuditCommand(program);
