@@ -125,7 +125,8 @@ export async function startLocalNats(options: LocalNatsOptions): Promise<LocalNa
     cwd: dataDir,
     detached: true,
     stdio: ["pipe", "pipe", "pipe"],
-    env: { ...process.env, LEASEHOLD_SERVICE_PASSWORD: password },
+    // nats.conf names an auditor too: its password is the operator's (LEASEHOLD_AUDITOR_PASSWORD) or unusable.
+    env: { LEASEHOLD_AUDITOR_PASSWORD: randomBytes(24).toString("base64url"), ...process.env, LEASEHOLD_SERVICE_PASSWORD: password },
   });
   const exited = new Promise<number | null>((done) => wrapper.once("exit", (code) => done(code)));
   const stop = (graceMs = 5000) => stopWrapper(wrapper, exited, graceMs);

@@ -10,6 +10,7 @@ import { addReplayCommand } from "./replay.ts";
 import { addAuditCommand } from "./audit.ts";
 import { addTailCommand } from "./tail.ts";
 import { addStatusCommand } from "./status.ts";
+import { addNatsConfigCommand } from "./nats-config.ts";
 import { addDevClusterCommand } from "./dev-cluster.ts";
 
 const program = new Command()
@@ -83,6 +84,7 @@ addReplayCommand(program);
 addAuditCommand(program);
 addTailCommand(program);
 addStatusCommand(program);
+addNatsConfigCommand(program);
 addDevClusterCommand(program);
 
 await program.parseAsync(process.argv);
