@@ -1,0 +1,95 @@
+/**
+ * What a user sees when something goes wrong: one line on stderr, no stack
+ * trace, and the documented exit code (1 refused, 2 usage or connection),
+ * for the failures people actually ran into.
+ */
+import { describe, expect, inject, it } from "vitest";
+import { startTestService, uniquePrefix } from "../support/nats.ts";
+import { defer, leasehold, type Proc } from "./cli-process.ts";
+
+/** Runs the command to its end and checks the one-line rule. */
+async function fails(args: string[], code: number, env: Record<string, string> = {}): Promise<string> {
+  const proc: Proc = leasehold(args, { env });
+  const exit = await proc.exited;
+  expect(exit.code, proc.stderr()).toBe(code);
+  const lines = proc.stderr().trim().split("\n");
+  expect(lines, proc.stderr()).toHaveLength(1);
+  expect(proc.stderr()).not.toMatch(/\n\s+at /);
+  expect(proc.stdout()).not.toMatch(/\n\s+at /);
+  return lines[0]!;
+}
+
+describe("one-line errors and exit codes", () => {
+  it("serve --nats not-a-url: one line naming the flag, exit 2", async () => {
+    expect(await fails(["serve", "--nats", "not-a-url"], 2)).toMatch(/^leasehold serve: --nats: "not-a-url" is not a NATS URL/);
+  });
+
+  it("serve --nats nats://127.0.0.1:1: connection refused in one line, exit 2", async () => {
+    expect(await fails(["serve", "--nats", "nats://127.0.0.1:1"], 2)).toMatch(
+      /^leasehold serve: cannot connect to NATS at nats:\/\/127\.0\.0\.1:1: connection refused/,
+    );
+  });
+
+  it("reads the server list from NATS_URL too, and checks every entry", async () => {
+    expect(await fails(["serve"], 2, { NATS_URL: "nats://127.0.0.1:1, ftp://x" })).toMatch(/--nats: "ftp:\/\/x" is not a NATS URL/);
+  });
+
+  it("call with no service answering says so in one line, exit 2", async () => {
+    const prefix = uniquePrefix();
+    expect(await fails(["call", "--nats", inject("natsUrl"), "--prefix", prefix, "lock.get", '{"name":"x"}'], 2)).toBe(
+      `leasehold call: no leasehold service answers ${prefix}.v1.lock.get (unknown op, or no service on prefix ${prefix})`,
+    );
+  });
+
+  it("call of an unknown op on a running service says so in one line, exit 2; a refused command exits 1 with the error body", async () => {
+    const prefix = uniquePrefix();
+    const svc = await startTestService(prefix);
+    defer(() => svc.stop());
+    const nats = ["--nats", inject("natsUrl"), "--prefix", prefix];
+    expect(await fails(["call", ...nats, "lock.frob", "{}"], 2)).toMatch(/no leasehold service answers .*\.v1\.lock\.frob \(unknown op/);
+
+    const ok = leasehold(["call", ...nats, "--pretty", "lock.acquire", '{"name":"n","owner":"a"}']);
+    expect((await ok.exited).code).toBe(0);
+    expect(ok.stdout()).toMatch(/^\{\n {2}"lease": \{/);
+
+    const refused = leasehold(["call", ...nats, "lock.acquire", '{"name":"n","owner":"b"}']);
+    expect((await refused.exited).code).toBe(1);
+    expect(JSON.parse(refused.stdout())).toMatchObject({ error: { code: "LEASE_EXISTS", owner: "a" } });
+    expect(refused.stderr().trim()).toMatch(/^leasehold call: refused: 409 /);
+  });
+
+  it("usage errors exit 2 without a stack trace", async () => {
+    // Run side by side: each is a process start, most of the time of this file.
+    const cases: [string[], RegExp][] = [
+      [["call", "--timeout-ms", "soon", "lock.get"], /--timeout-ms.*whole number/],
+      [["serve", "--nats-port", "4x"], /--nats-port.*whole number/],
+      [["serve", "--nats", "nats://127.0.0.1:1", "--lock-ttl-ms", "1e"], /--lock-ttl-ms/],
+      [["call", "lock.get", "{not json"], /not JSON/],
+      [["call", "lock"], /expected <kind>\.<op>/],
+      [["frobnicate"], /unknown command/],
+      [["serve", "--password", "x", "--nats", "nats://127.0.0.1:1"], /--password needs --user/],
+      [["serve", "--user", "u", "--password", "p"], /need --nats/],
+      [["status", "--creds", "/nonexistent/file.creds"], /--creds: cannot read \/nonexistent\/file\.creds: ENOENT/],
+    ];
+    const runs = cases.map(([args, message]) => ({ args, message, proc: leasehold(args) }));
+    for (const { args, message, proc } of runs) {
+      expect((await proc.exited).code, args.join(" ")).toBe(2);
+      expect(proc.stderr()).toMatch(message);
+      expect(proc.stderr()).not.toMatch(/\n\s+at /);
+    }
+  });
+
+  it("--help and --version exit 0; call --help lists the ops", async () => {
+    const help = leasehold(["call", "--help"]);
+    expect((await help.exited).code).toBe(0);
+    for (const op of ["lock.acquire", "lock.renew", "proxy.report", "host.set", "route.snapshot"]) expect(help.stdout()).toContain(op);
+    const version = leasehold(["--version"]);
+    expect((await version.exited).code).toBe(0);
+  });
+
+  it("--log-level debug shows the cause of a failure", async () => {
+    const proc = leasehold(["serve", "--nats", "nats://127.0.0.1:1", "--log-level", "debug"]);
+    expect((await proc.exited).code).toBe(2);
+    expect(proc.stderr()).toMatch(/ECONNREFUSED/);
+  });
+});
