@@ -16,6 +16,7 @@ import { startLocalNats, type LocalNats } from "./local-nats.ts";
 import { cliLogger, effectiveFormat, type LogFormat } from "./logging.ts";
 import type { CommonFlags } from "./options.ts";
 import { Shutdown } from "./shutdown.ts";
+import { DEFAULT_LOCAL_HTTP, ServiceMetrics, startHttp, type RunningHttp } from "../http/index.ts";
 
 /** Options as commander hands them over (strings from flags or environment). */
 export interface ServeFlags extends CommonFlags {
@@ -79,7 +80,9 @@ export async function serve(flags: ServeFlags, logLevelGiven: boolean): Promise<
     });
     shutdown.add("NATS connection", (ms) => drain(nc, ms), DRAIN_MS);
     if (shutdown.stopping) return;
-    const service = await startService({ nc, config, logger });
+    // The runtime reports every command and append to the metrics; /metrics exposes them.
+    const metrics = new ServiceMetrics();
+    const service = await startService({ nc, config, logger, observer: metrics });
     shutdown.add(
       "service",
       async (ms) => {
@@ -88,6 +91,14 @@ export async function serve(flags: ServeFlags, logLevelGiven: boolean): Promise<
       },
       STOP_SERVICE_MS,
     );
+    const httpListen = flags.http ?? (local === undefined ? undefined : DEFAULT_LOCAL_HTTP);
+    let http: RunningHttp | undefined;
+    if (httpListen !== undefined && httpListen !== "off") {
+      const parts = { nc, log: service.log, subjects: service.subjects, host: service.host, status: service.status };
+      http = await startHttp({ listen: httpListen, service: parts, metrics, logger });
+      const running = http;
+      shutdown.add("HTTP", () => running.stop(), 1000);
+    }
     void nc.closed().then((err) => {
       if (shutdown.stopping) return;
       reportFailure(
@@ -107,11 +118,12 @@ export async function serve(flags: ServeFlags, logLevelGiven: boolean): Promise<
         localNats: local !== undefined,
         dataDir: local === undefined ? undefined : flags.dataDir,
         stream: service.subjects.eventStream,
+        dashboard: http?.url,
         config,
       },
       "leasehold serving",
     );
-    if (format === "text") console.error(readyLine(config, where, local !== undefined ? flags.dataDir : undefined));
+    if (format === "text") console.error(readyLine(config, where, local !== undefined ? flags.dataDir : undefined, http?.url));
   } catch (e) {
     const code = reportFailure("serve", e, debug);
     await shutdown.begin("start-up failed", code);

@@ -7,7 +7,7 @@ import type { Logger } from "pino";
 import type { EventLog, Subjects } from "../events/index.ts";
 import { DashboardFeed } from "./dashboard-feed.ts";
 import { ConnectionWatch, feedMetricsSource, type PeekableHost } from "./feed-source.ts";
-import type { MetricsSource, ServiceMetrics } from "./metrics.ts";
+import type { MetricsSource, PerKind, ServiceMetrics } from "./metrics.ts";
 import { startHttpServer } from "./server.ts";
 
 export * from "./metrics.ts";
@@ -23,8 +23,14 @@ export interface HttpServiceParts {
   readonly nc: NatsConnection;
   readonly log: EventLog;
   readonly subjects: Subjects;
-  /** The instance's actor host (counted for `leasehold_active_actors`). */
+  /** The instance's actor host (counted for `leasehold_active_actors` when there is no `status`). */
   readonly host?: PeekableHost;
+  /** What the runtime reports of itself; replaces the stream fold's estimates of actors, lag and readiness. */
+  readonly status?: {
+    activeActors(): PerKind;
+    readModelLag(): PerKind;
+    ready(): boolean;
+  };
 }
 
 /** The HTTP side, running. */
@@ -48,12 +54,19 @@ export async function startHttp(options: {
   readonly overrides?: Partial<MetricsSource>;
 }): Promise<RunningHttp> {
   const { service, metrics, logger } = options;
+  const status = service.status;
+  const overrides: Partial<MetricsSource> = {
+    ...(status === undefined
+      ? {}
+      : { activeActors: () => status.activeActors(), readModelLag: () => status.readModelLag(), ready: () => status.ready() }),
+    ...options.overrides,
+  };
   const feed = new DashboardFeed({ log: service.log, subjects: service.subjects, logger });
   const source = feedMetricsSource({
     feed,
     connection: new ConnectionWatch(service.nc),
     ...(service.host === undefined ? {} : { host: service.host }),
-    ...(options.overrides === undefined ? {} : { overrides: options.overrides }),
+    overrides,
   });
   metrics.attach(source);
   const server = await startHttpServer({ listen: options.listen, metrics, source, feed, logger });

@@ -99,7 +99,7 @@ describe("dashboard", () => {
       await page.locator('#hosts tr[data-name="gpu-1"]', { hasText: "2 leases" }).waitFor({ timeout: 2000 });
       await page.locator('#hosts tr[data-name="gpu-2"]', { hasText: "draining" }).waitFor({ timeout: 2000 });
       await page.locator("#events tr", { hasText: "LockAcquired" }).first().waitFor({ timeout: 2000 });
-      const fitsWidth = () => page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth);
+      const fitsWidth = () => page.evaluate<boolean>("document.documentElement.scrollWidth <= window.innerWidth");
       expect(await fitsWidth()).toBe(true);
       if (process.env.LEASEHOLD_DASHBOARD_SCREENSHOT === "1") {
         mkdirSync(`${ROOT}docs/img`, { recursive: true });

@@ -1,16 +1,12 @@
 /**
- * An in-process service instance with its HTTP side on a free loopback port.
- *
- * Until src/service.ts reports to ServiceMetrics itself, this helper meters
- * the running instance from outside, at the same two points the runtime will:
- * every turn of its actor host (kind, op, outcome, duration) and every append
- * of its event log (duration, expected-sequence conflicts). The gauges come
- * from the HTTP side's own source (the stream fold and the actor host).
+ * An in-process service instance that reports to a ServiceMetrics (its
+ * `observer`), with its HTTP side on 127.0.0.1 and a port the system picks.
  */
+import { connect } from "@nats-io/transport-node";
+import { resolveConfig, type ServiceConfig } from "../../../src/config.ts";
+import { startService, type RunningService } from "../../../src/service.ts";
 import { startHttp, ServiceMetrics, type RunningHttp } from "../../../src/http/index.ts";
-import { meterAppends, meterCommand } from "../../../src/http/instrument.ts";
-import type { ServiceConfig } from "../../../src/config.ts";
-import { quietLogger, startTestService, type TestService } from "../../support/nats.ts";
+import { natsUrl, quietLogger, type TestService } from "../../support/nats.ts";
 
 /** A service with metrics and HTTP. */
 export interface HttpTestService {
@@ -22,26 +18,45 @@ export interface HttpTestService {
   stop(): Promise<void>;
 }
 
-/** Meters `test`'s turns and appends into `metrics` (the stand-in described above). */
-export function meterFromOutside(test: TestService, metrics: ServiceMetrics): void {
-  const host = test.service.host;
-  const execute = host.execute.bind(host);
-  host.execute = (kind, id, command, ...rest) => meterCommand(metrics, kind, command.op, () => execute(kind, id, command, ...rest))();
-  meterAppends(test.service.log, metrics);
-}
-
-/** Starts a service on `prefix` and its HTTP side on 127.0.0.1, port chosen by the system. */
-export async function startHttpTestService(prefix: string, overrides: Partial<ServiceConfig> = {}): Promise<HttpTestService> {
-  const test = await startTestService(prefix, overrides);
-  const metrics = new ServiceMetrics();
-  meterFromOutside(test, metrics);
+/** Starts the HTTP side of `service` on a free loopback port. */
+export function startHttpFor(test: TestService, metrics: ServiceMetrics): Promise<RunningHttp> {
   const { service, nc } = test;
-  const http = await startHttp({
+  return startHttp({
     listen: "127.0.0.1:0",
-    service: { nc, log: service.log, subjects: service.subjects, host: service.host },
+    service: { nc, log: service.log, subjects: service.subjects, host: service.host, status: service.status },
     metrics,
     logger: quietLogger,
   });
+}
+
+/** Starts a service on `prefix` reporting to a new ServiceMetrics. */
+export async function startObservedService(
+  prefix: string,
+  overrides: Partial<ServiceConfig> = {},
+): Promise<{ test: TestService; metrics: ServiceMetrics }> {
+  const nc = await connect({ servers: natsUrl(), name: "leasehold-test" });
+  const config = resolveConfig({ ...overrides, prefix, nats: natsUrl() });
+  const metrics = new ServiceMetrics();
+  const service: RunningService = await startService({ nc, config, logger: quietLogger, observer: metrics });
+  let stopped = false;
+  const test: TestService = {
+    service,
+    nc,
+    config,
+    async stop() {
+      if (stopped) return;
+      stopped = true;
+      await service.stop();
+      await nc.drain();
+    },
+  };
+  return { test, metrics };
+}
+
+/** Starts a service on `prefix` and its HTTP side. */
+export async function startHttpTestService(prefix: string, overrides: Partial<ServiceConfig> = {}): Promise<HttpTestService> {
+  const { test, metrics } = await startObservedService(prefix, overrides);
+  const http = await startHttpFor(test, metrics);
   return {
     test,
     metrics,
