@@ -1,11 +1,20 @@
 import { pino } from "pino";
 import { describe, expect, it, vi } from "vitest";
 import { decodeEvent, encodeEvent, isUnparsable, type EventEnvelope, type RecordedEvent } from "../../src/events/envelope.ts";
-import type { AppendOptions, AppendResult, EventLog, Following, StoredMessage, StreamRange } from "../../src/events/event-log.ts";
+import {
+  LogUnavailableError,
+  type AppendOptions,
+  type AppendResult,
+  type EventLog,
+  type FollowOptions,
+  type Following,
+  type StoredMessage,
+  type StreamRange,
+} from "../../src/events/event-log.ts";
 import { MemoryEventLog } from "../../src/events/memory-event-log.ts";
 import { Subjects } from "../../src/events/subjects.ts";
 import { ActorHost } from "../../src/actors/actor-host.ts";
-import type { TurnResult } from "../../src/actors/cell.ts";
+import type { TurnResult } from "../../src/actors/turn-result.ts";
 import { ManualClock } from "../../src/actors/clock.ts";
 import type { LockCommand } from "../../src/actors/lock/commands.ts";
 import { lockLogic } from "../../src/actors/lock/logic.ts";
@@ -25,9 +34,18 @@ function newLog(clock: ManualClock): MemoryEventLog {
   return new MemoryEventLog({ now: () => clock.now(), dedupWindowMs: DEDUP_WINDOW_MS });
 }
 
-function newHost(log: EventLog, clock: ManualClock): ActorHost {
-  const host = new ActorHost({ log, subjects, clock, logger, dedupWindowMs: DEDUP_WINDOW_MS });
-  host.register(lockLogic(DEFAULT_SETTINGS));
+/** A runtime with the lock kind, its projection caught up with `log`. */
+async function newHost(log: EventLog, clock: ManualClock, requestTimeoutMs?: number): Promise<ActorHost> {
+  const host = new ActorHost({
+    log,
+    subjects,
+    clock,
+    logger,
+    dedupWindowMs: DEDUP_WINDOW_MS,
+    requestTimeoutMs,
+    opTimeoutMs: requestTimeoutMs,
+  });
+  await host.register(lockLogic(DEFAULT_SETTINGS)).start();
   return host;
 }
 
@@ -89,7 +107,7 @@ class GatedLog implements EventLog {
   readStream(range?: StreamRange): AsyncIterable<StoredMessage> {
     return this.inner.readStream(range);
   }
-  follow(fromSeq: number, onMessage: (message: StoredMessage) => void, filter?: string): Promise<Following> {
+  follow(fromSeq: number, onMessage: (message: StoredMessage) => void, filter?: string | FollowOptions): Promise<Following> {
     return this.inner.follow(fromSeq, onMessage, filter);
   }
   lastSeq(): Promise<number> {
@@ -102,7 +120,7 @@ describe("ActorHost mailbox", () => {
     const clock = new ManualClock(T0);
     const memory = newLog(clock);
     const log = new GatedLog(memory);
-    const host = newHost(log, clock);
+    const host = await newHost(log, clock);
     const subjectA = subjects.event("lock", "a");
     log.hold(subjectA);
 
@@ -135,7 +153,7 @@ describe("ActorHost mailbox", () => {
   it("runs a burst of commands to one lock in the order they were sent", async () => {
     const clock = new ManualClock(T0);
     const log = newLog(clock);
-    const host = newHost(log, clock);
+    const host = await newHost(log, clock);
     const owners = ["o0", "o1", "o2", "o3", "o4", "o5"];
     // Each acquire is followed by a reset, so every acquire succeeds, in send order.
     const results = await Promise.all(
@@ -150,7 +168,7 @@ describe("ActorHost mailbox", () => {
   it("keeps different actors independent", async () => {
     const clock = new ManualClock(T0);
     const log = newLog(clock);
-    const host = newHost(log, clock);
+    const host = await newHost(log, clock);
     const [a, b] = await Promise.all([
       lock(host, "a", { op: "acquire", owner: "alice" }),
       lock(host, "b", { op: "acquire", owner: "alice" }),
@@ -165,8 +183,8 @@ describe("ActorHost with another writer on the same log", () => {
   it("catches up and decides again when its append conflicts: a stale acquire gets LEASE_EXISTS", async () => {
     const clock = new ManualClock(T0);
     const log = newLog(clock);
-    const hostA = newHost(log, clock);
-    const hostB = newHost(log, clock);
+    const hostA = await newHost(log, clock);
+    const hostB = await newHost(log, clock);
     // B activates the actor first, so it holds the (soon stale) free state.
     expect(await lock(hostB, "x", { op: "get" })).toEqual({ ok: true, reply: { lease: null } });
 
@@ -182,8 +200,8 @@ describe("ActorHost with another writer on the same log", () => {
   it("decides again on the caught-up state: the generation continues from the other writer's", async () => {
     const clock = new ManualClock(T0);
     const log = newLog(clock);
-    const hostA = newHost(log, clock);
-    const hostB = newHost(log, clock);
+    const hostA = await newHost(log, clock);
+    const hostB = await newHost(log, clock);
     await lock(hostB, "x", { op: "get" });
 
     const a = leaseOf(await lock(hostA, "x", { op: "acquire", owner: "alice" }));
@@ -200,8 +218,8 @@ describe("ActorHost with another writer on the same log", () => {
   it("does not answer a read from a stale state", async () => {
     const clock = new ManualClock(T0);
     const log = newLog(clock);
-    const hostA = newHost(log, clock);
-    const hostB = newHost(log, clock);
+    const hostA = await newHost(log, clock);
+    const hostB = await newHost(log, clock);
     await lock(hostB, "x", { op: "get" });
     const a = leaseOf(await lock(hostA, "x", { op: "acquire", owner: "alice" }));
     expect(leaseOf(await lock(hostB, "x", { op: "get" }))).toEqual(a);
@@ -210,7 +228,7 @@ describe("ActorHost with another writer on the same log", () => {
   it("catches up on an event appended directly to the log", async () => {
     const clock = new ManualClock(T0);
     const log = newLog(clock);
-    const host = newHost(log, clock);
+    const host = await newHost(log, clock);
     await lock(host, "x", { op: "get" });
     const envelope: EventEnvelope = {
       type: "LockAcquired",
@@ -231,7 +249,7 @@ describe("ActorHost with lost acknowledgements", () => {
   it("answers success once when the append was stored but its acknowledgement was lost", async () => {
     const clock = new ManualClock(T0);
     const log = newLog(clock);
-    const host = newHost(log, clock);
+    const host = await newHost(log, clock);
     log.injectFaults("timeout-after-store");
     const result = await lock(host, "x", { op: "acquire", owner: "alice" });
     const lease = leaseOf(result);
@@ -247,7 +265,7 @@ describe("ActorHost with lost acknowledgements", () => {
   it("answers success when the first attempt was stored and the retry's answer was lost too", async () => {
     const clock = new ManualClock(T0);
     const log = newLog(clock);
-    const host = newHost(log, clock);
+    const host = await newHost(log, clock);
     log.injectFaults("timeout-after-store", "timeout-before-store");
     const lease = leaseOf(await lock(host, "x", { op: "acquire", owner: "alice" }, "req-1"));
     expect(eventsOf(log, "x")).toHaveLength(1);
@@ -257,45 +275,59 @@ describe("ActorHost with lost acknowledgements", () => {
   it("stores one event when the first attempt was lost before the store and the retry succeeds", async () => {
     const clock = new ManualClock(T0);
     const log = newLog(clock);
-    const host = newHost(log, clock);
+    const host = await newHost(log, clock);
     log.injectFaults("timeout-before-store");
     const lease = leaseOf(await lock(host, "x", { op: "acquire", owner: "alice" }));
     expect(lease).toMatchObject({ owner: "alice", generation: 1 });
     expect(eventsOf(log, "x")).toHaveLength(1);
   });
 
-  it("answers UNAVAILABLE and appends nothing after two ambiguous failures that did not store", async () => {
+  it("after two ambiguous failures that did not store, looks at the stream, decides again and stores one event", async () => {
     const clock = new ManualClock(T0);
     const log = newLog(clock);
-    const host = newHost(log, clock);
+    const host = await newHost(log, clock);
     log.injectFaults("timeout-before-store", "timeout-before-store");
+    const lease = leaseOf(await lock(host, "x", { op: "acquire", owner: "alice" }, "req-1"));
+    expect(lease).toMatchObject({ owner: "alice", generation: 1 });
+    expect(eventsOf(log, "x")).toHaveLength(1);
+  });
+
+  it("answers UNAVAILABLE by the request deadline when no append is ever acknowledged, and stores nothing", async () => {
+    const clock = new ManualClock(T0);
+    const memory = newLog(clock);
+    const dead = new (class extends GatedLog {
+      override append(): Promise<AppendResult> {
+        return Promise.reject(new LogUnavailableError("no answer (test)", true));
+      }
+    })(memory);
+    const host = await newHost(dead, clock, 200);
+    const started = performance.now();
     const result = await lock(host, "x", { op: "acquire", owner: "alice" }, "req-1");
     expect(codeOf(result)).toBe("UNAVAILABLE");
-    expect(log.messages).toHaveLength(0);
-    // Nothing was changed, so the same request is decided again and succeeds.
-    expect(leaseOf(await lock(host, "x", { op: "acquire", owner: "alice" }, "req-1"))).toMatchObject({ owner: "alice", generation: 1 });
-    expect(eventsOf(log, "x")).toHaveLength(1);
+    expect(performance.now() - started).toBeLessThan(5000);
+    expect(memory.messages).toHaveLength(0);
   });
 });
 
 describe("ActorHost when the log cannot be read", () => {
-  it("answers UNAVAILABLE while it cannot read the actor's history, and recovers when it can", async () => {
+  it("answers a read UNAVAILABLE while it cannot check the stream, and recovers when it can", async () => {
     const clock = new ManualClock(T0);
     const memory = newLog(clock);
-    let failReads = 1;
+    let failReads = 0;
     const flaky = new (class extends GatedLog {
-      override readSubject(subject: string, fromSeq: number): Promise<StoredMessage[]> {
+      override lastSubjectSeq(subject: string): Promise<number> {
         if (failReads > 0) {
           failReads--;
-          return Promise.reject(new Error("stream offline"));
+          return Promise.reject(new LogUnavailableError("stream offline (test)", false));
         }
-        return super.readSubject(subject, fromSeq);
+        return super.lastSubjectSeq(subject);
       }
     })(memory);
-    const host = newHost(flaky, clock);
-    expect(codeOf(await lock(host, "x", { op: "acquire", owner: "alice" }))).toBe("UNAVAILABLE");
-    expect(memory.messages).toHaveLength(0);
+    const host = await newHost(flaky, clock);
+    failReads = 1;
+    expect(codeOf(await lock(host, "x", { op: "get" }))).toBe("UNAVAILABLE");
     expect(leaseOf(await lock(host, "x", { op: "acquire", owner: "alice" }))).toMatchObject({ owner: "alice", generation: 1 });
+    expect(leaseOf(await lock(host, "x", { op: "get" }))).toMatchObject({ owner: "alice", generation: 1 });
   });
 });
 
@@ -303,7 +335,7 @@ describe("ActorHost idempotency (requestId)", () => {
   it("answers a repeated requestId with the same reply and records nothing new", async () => {
     const clock = new ManualClock(T0);
     const log = newLog(clock);
-    const host = newHost(log, clock);
+    const host = await newHost(log, clock);
     const first = await lock(host, "x", { op: "acquire", owner: "alice" }, "req-1");
     clock.advance(1_000);
     const again = await lock(host, "x", { op: "acquire", owner: "alice" }, "req-1");
@@ -317,9 +349,9 @@ describe("ActorHost idempotency (requestId)", () => {
   it("answers a repeated requestId from a new host on the same log (a restart)", async () => {
     const clock = new ManualClock(T0);
     const log = newLog(clock);
-    const first = await lock(newHost(log, clock), "x", { op: "acquire", owner: "alice" }, "req-1");
+    const first = await lock(await newHost(log, clock), "x", { op: "acquire", owner: "alice" }, "req-1");
     clock.advance(5_000);
-    const restarted = newHost(log, clock);
+    const restarted = await newHost(log, clock);
     expect(await lock(restarted, "x", { op: "acquire", owner: "alice" }, "req-1")).toEqual(first);
     expect(eventsOf(log, "x")).toHaveLength(1);
   });
@@ -327,8 +359,8 @@ describe("ActorHost idempotency (requestId)", () => {
   it("answers a repeat that reaches an instance whose state is stale", async () => {
     const clock = new ManualClock(T0);
     const log = newLog(clock);
-    const hostA = newHost(log, clock);
-    const hostB = newHost(log, clock);
+    const hostA = await newHost(log, clock);
+    const hostB = await newHost(log, clock);
     await lock(hostB, "x", { op: "get" });
     const first = await lock(hostA, "x", { op: "acquire", owner: "alice" }, "req-1");
     expect(await lock(hostB, "x", { op: "acquire", owner: "alice" }, "req-1")).toEqual(first);
@@ -338,7 +370,7 @@ describe("ActorHost idempotency (requestId)", () => {
   it("decides a failed command again when it is repeated", async () => {
     const clock = new ManualClock(T0);
     const log = newLog(clock);
-    const host = newHost(log, clock);
+    const host = await newHost(log, clock);
     const alice = leaseOf(await lock(host, "x", { op: "acquire", owner: "alice" }));
     expect(codeOf(await lock(host, "x", { op: "acquire", owner: "bob" }, "req-b"))).toBe("LEASE_EXISTS");
     await lock(host, "x", { op: "release", etag: alice.etag });
@@ -348,7 +380,7 @@ describe("ActorHost idempotency (requestId)", () => {
   it("does not take a requestId reused for another operation as a repeat", async () => {
     const clock = new ManualClock(T0);
     const log = newLog(clock);
-    const host = newHost(log, clock);
+    const host = await newHost(log, clock);
     const lease = leaseOf(await lock(host, "x", { op: "acquire", owner: "alice" }, "same"));
     expect(await lock(host, "x", { op: "release", etag: lease.etag }, "same")).toEqual({ ok: true, reply: {} });
     expect(eventsOf(log, "x").map((e) => e.event.type)).toEqual(["LockAcquired", "LockReleased"]);
@@ -357,7 +389,7 @@ describe("ActorHost idempotency (requestId)", () => {
   it("remembers a requestId for the dedup window and decides it again after", async () => {
     const clock = new ManualClock(T0);
     const log = newLog(clock);
-    const host = newHost(log, clock);
+    const host = await newHost(log, clock);
     const first = await lock(host, "x", { op: "acquire", owner: "alice" }, "req-1");
     clock.advance(DEDUP_WINDOW_MS - 1);
     expect(await lock(host, "x", { op: "acquire", owner: "alice" }, "req-1")).toEqual(first);
@@ -375,19 +407,21 @@ describe("ActorHost idempotency (requestId)", () => {
     let serverNow = T0;
     const log = new MemoryEventLog({ now: () => serverNow, dedupWindowMs: DEDUP_WINDOW_MS });
     const slow = new ManualClock(T0 - 5_000);
-    const first = await lock(newHost(log, slow), "x", { op: "acquire", owner: "alice" }, "req-1");
+    const first = await lock(await newHost(log, slow), "x", { op: "acquire", owner: "alice" }, "req-1");
     serverNow = T0 + DEDUP_WINDOW_MS - 2_000;
     const fast = new ManualClock(serverNow);
-    expect(await lock(newHost(log, fast), "x", { op: "acquire", owner: "alice" }, "req-1")).toEqual(first);
+    expect(await lock(await newHost(log, fast), "x", { op: "acquire", owner: "alice" }, "req-1")).toEqual(first);
     expect(eventsOf(log, "x")).toHaveLength(1);
   });
 
   it("decides a requestId again after the dedup window on a new host too", async () => {
     const clock = new ManualClock(T0);
     const log = newLog(clock);
-    await lock(newHost(log, clock), "x", { op: "acquire", owner: "alice" }, "req-1");
+    await lock(await newHost(log, clock), "x", { op: "acquire", owner: "alice" }, "req-1");
     clock.advance(DEDUP_WINDOW_MS + 1);
-    expect(leaseOf(await lock(newHost(log, clock), "x", { op: "acquire", owner: "alice" }, "req-1"))).toMatchObject({ generation: 2 });
+    expect(leaseOf(await lock(await newHost(log, clock), "x", { op: "acquire", owner: "alice" }, "req-1"))).toMatchObject({
+      generation: 2,
+    });
     expect(eventsOf(log, "x")).toHaveLength(2);
   });
 });
@@ -396,7 +430,7 @@ describe("ActorHost time", () => {
   it("never stamps an event earlier than the last one on its subject, even when the clock goes back", async () => {
     const clock = new ManualClock(T0 + 10_000);
     const log = newLog(clock);
-    const host = newHost(log, clock);
+    const host = await newHost(log, clock);
     const acquired = leaseOf(await lock(host, "x", { op: "acquire", owner: "alice", ttlMs: 20_000 }));
 
     clock.set(T0);
@@ -405,7 +439,7 @@ describe("ActorHost time", () => {
     expect(renewed.expiresAt).toBe(iso(T0 + 10_000 + 20_000));
 
     clock.set(T0 - 60_000);
-    await lock(newHost(log, clock), "x", { op: "release", etag: renewed.etag });
+    await lock(await newHost(log, clock), "x", { op: "release", etag: renewed.etag });
 
     const ats = eventsOf(log, "x").map((e) => Date.parse(e.event.at));
     expect(ats).toEqual([T0 + 10_000, T0 + 10_000, T0 + 10_000]);
@@ -419,7 +453,7 @@ describe("ActorHost with a corrupt history", () => {
   it("refuses with CORRUPT after an unparsable message, until a reset", async () => {
     const clock = new ManualClock(T0);
     const log = newLog(clock);
-    const host = newHost(log, clock);
+    const host = await newHost(log, clock);
     const subject = subjects.event("lock", "x");
     const alice = leaseOf(await lock(host, "x", { op: "acquire", owner: "alice" }));
     log.appendRaw(subject, encoder.encode("{definitely not an event"));
@@ -441,13 +475,13 @@ describe("ActorHost with a corrupt history", () => {
     ]);
     expect(leaseOf(await lock(host, "x", { op: "acquire", owner: "bob" }))).toMatchObject({ owner: "bob", generation: 2 });
     // A new host replaying the same history agrees.
-    expect(leaseOf(await lock(newHost(log, clock), "x", { op: "get" }))).toMatchObject({ owner: "bob", generation: 2 });
+    expect(leaseOf(await lock(await newHost(log, clock), "x", { op: "get" }))).toMatchObject({ owner: "bob", generation: 2 });
   });
 
   it("refuses with CORRUPT a lease recorded beyond the TTL ceiling, until a reset", async () => {
     const clock = new ManualClock(T0);
     const log = newLog(clock);
-    const host = newHost(log, clock);
+    const host = await newHost(log, clock);
     const hostile: EventEnvelope = {
       type: "LockAcquired",
       v: 1,

@@ -1,12 +1,13 @@
 /**
- * Snapshots on a real server: after enough events a lock's snapshot is in the
- * `<P>_SNAPSHOTS` KV bucket, and a restarted service answers from it as it
- * would from the whole history.
+ * Projection snapshots on a real server: a stopping service saves each
+ * kind's projection to the `<P>_PROJECTIONS` object store, a restarted
+ * service provably starts from it (it folds only the tail) and answers as it
+ * would from the whole history, and a snapshot of another fold version is
+ * ignored rather than trusted.
  */
-import { afterEach, describe, expect, it, vi } from "vitest";
-import { jetstream } from "@nats-io/jetstream";
-import { Kvm } from "@nats-io/kv";
-import { decodeSnapshot, snapshotKey } from "../../src/actors/snapshots.ts";
+import { afterEach, describe, expect, it } from "vitest";
+import { Objm } from "@nats-io/obj";
+import { decodeProjectionSnapshot, encodeProjectionSnapshot } from "../../src/projections/index.ts";
 import { call, connectNats, startTestService, uniquePrefix, type TestService } from "../support/nats.ts";
 
 const running: TestService[] = [];
@@ -14,32 +15,74 @@ afterEach(async () => {
   for (const s of running.splice(0)) await s.stop();
 });
 
-describe("lock snapshots", () => {
-  it("stores a snapshot after 256 events and a restarted service continues from it", async () => {
+type Lease = { lease: { etag: string; generation: number } };
+
+describe("projection snapshots", () => {
+  it("are saved on stop, and a restarted service starts from them and continues", async () => {
     const prefix = uniquePrefix();
     const first = await startTestService(prefix);
     running.push(first);
-    type Lease = { lease: { etag: string; generation: number } };
     let etag = (await call<Lease>(first.nc, prefix, "lock.acquire", { name: "hot", owner: "w" })).body.lease.etag;
-    for (let i = 0; i < 260; i++) etag = (await call<Lease>(first.nc, prefix, "lock.renew", { name: "hot", owner: "w", etag })).body.lease.etag;
+    for (let i = 0; i < 50; i++)
+      etag = (await call<Lease>(first.nc, prefix, "lock.renew", { name: "hot", owner: "w", etag })).body.lease.etag;
+    await call(first.nc, prefix, "lock.acquire", { name: "other", owner: "v" });
+    const lastSeq = await first.service.log.lastSeq();
+    await first.stop();
 
     const nc = await connectNats();
     try {
-      const kv = await new Kvm(jetstream(nc)).open(first.service.subjects.snapshotBucket);
-      await vi.waitFor(async () => {
-        const entry = await kv.get(snapshotKey("lock", "hot"));
-        expect(decodeSnapshot(entry?.string() ?? "")?.seq).toBeGreaterThanOrEqual(256);
-      });
+      const store = await new Objm(nc).open(first.service.subjects.projectionBucket);
+      const bytes = await store.getBlob("lock");
+      expect(bytes).not.toBeNull();
+      const decoded = decodeProjectionSnapshot(bytes!, "lock", 1);
+      if (!decoded.ok) throw new Error(decoded.reason);
+      expect(decoded.snapshot.seq).toBe(lastSeq);
+      expect(decoded.snapshot.records.map(([id]) => id).sort()).toEqual(["hot", "other"]);
     } finally {
       await nc.close();
     }
-    await first.stop();
 
     const second = await startTestService(prefix);
     running.push(second);
+    // It folded nothing before the snapshot's sequence: the state came from the snapshot.
+    expect(second.service.host.projection("lock").startedFromSeq).toBe(lastSeq);
     const renewed = await call<Lease>(second.nc, prefix, "lock.renew", { name: "hot", owner: "w", etag });
     expect(renewed.status).toBeUndefined();
     expect(renewed.body.lease.generation).toBe(1);
-    expect((await call(second.nc, prefix, "lock.acquire", { name: "hot", owner: "x" })).code).toBe("LEASE_EXISTS");
+    expect((await call(second.nc, prefix, "lock.acquire", { name: "other", owner: "x" })).code).toBe("LEASE_EXISTS");
+  });
+
+  it("of another fold version are ignored: the service folds the stream from the start", async () => {
+    const prefix = uniquePrefix();
+    const first = await startTestService(prefix);
+    running.push(first);
+    const held = (await call<Lease>(first.nc, prefix, "lock.acquire", { name: "a", owner: "w" })).body.lease;
+    const lastSeq = await first.service.log.lastSeq();
+    await first.stop();
+
+    const nc = await connectNats();
+    try {
+      // A snapshot that claims the lock is free, stamped with a fold version nobody runs.
+      const store = await new Objm(nc).open(first.service.subjects.projectionBucket);
+      const forged = encodeProjectionSnapshot({
+        format: "leasehold.projection.v1",
+        kind: "lock",
+        foldVersion: 999,
+        seq: lastSeq,
+        takenAt: new Date().toISOString(),
+        records: [["a", { name: "a", lease: null, generation: 7, corrupt: null }, 1, 0]],
+        replies: [],
+        extras: {},
+      });
+      await store.putBlob({ name: "lock" }, forged);
+    } finally {
+      await nc.close();
+    }
+
+    const second = await startTestService(prefix);
+    running.push(second);
+    expect(second.service.host.projection("lock").startedFromSeq).toBe(0);
+    const got = await call<Lease>(second.nc, prefix, "lock.get", { name: "a" });
+    expect(got.body.lease).toMatchObject({ generation: held.generation, etag: held.etag });
   });
 });

@@ -6,6 +6,8 @@
 import { describe, expect, it } from "vitest";
 import { MemoryEventLog, Subjects } from "../../src/events/index.ts";
 import { ProxyReadModel } from "../../src/projections/proxy-read-model.ts";
+import { proxyLogic } from "../../src/actors/proxy/logic.ts";
+import { projectionOf } from "../support/projections.ts";
 
 /** A log whose lastSubjectSeq answers only when the test says so. */
 class SlowLookLog extends MemoryEventLog {
@@ -20,8 +22,14 @@ const settle = () => new Promise<void>((resolve) => setImmediate(resolve));
 describe("ProxyReadModel.fresh", () => {
   it("queues one shared look behind the one in flight, and answers late callers only from it", async () => {
     const log = new SlowLookLog();
-    const model = new ProxyReadModel(log, new Subjects("t"), { retentionMs: 1000, dedupWindowMs: 1000 });
-    await model.start();
+    const model = new ProxyReadModel(projectionOf(log, new Subjects("t"), proxyLogic({ cooldownMs: 1000 })), {
+      retentionMs: 1000,
+      dedupWindowMs: 1000,
+    });
+    const starting = model.start();
+    await settle();
+    log.looks.shift()!(); // the start's own look at the stream
+    await starting;
     const done: string[] = [];
     const first = model.fresh().then(() => done.push("first"));
     const second = model.fresh().then(() => done.push("second"));

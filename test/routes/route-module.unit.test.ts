@@ -7,6 +7,9 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { expireIdleLeases } from "../../src/actors/route/module.ts";
 import { RouteTable } from "../../src/projections/route-table.ts";
+import { routeLogic } from "../../src/actors/route/logic.ts";
+import { chooserNamed } from "../../src/actors/route/chooser.ts";
+import { projectionOf } from "../support/projections.ts";
 import { codeOf, okReply, startRouteHarness, T0, type RouteHarness, type RouteHarnessOptions } from "../support/route-harness.ts";
 
 const IDLE = 60_000;
@@ -61,20 +64,31 @@ describe("route.acquire through the endpoint", () => {
     expect(okReply(await h.call("route.acquire", { route: "r", fp: "", model: "m", candidates: c }))).toEqual({ host: "a", reused: false });
     expect(okReply(await h.call("route.acquire", { route: "r", fp: "", model: "m", candidates: c }))).toEqual({ host: "a", reused: true });
     // Inherits the route's host although b has fewer leases.
-    expect(okReply(await h.call("route.acquire", { route: "r", fp: "c1", model: "m", candidates: c }))).toEqual({ host: "a", reused: true });
+    expect(okReply(await h.call("route.acquire", { route: "r", fp: "c1", model: "m", candidates: c }))).toEqual({
+      host: "a",
+      reused: true,
+    });
     // Another route goes to the least loaded host, counting every route's leases.
     expect(okReply(await h.call("route.acquire", { route: "s", fp: "", model: "m", candidates: c }))).toEqual({ host: "b", reused: false });
     await setHosts(h, { a: { healthy: false } });
-    expect(okReply(await h.call("route.acquire", { route: "r", fp: "c1", model: "m", candidates: c }))).toEqual({ host: "b", reused: false });
+    expect(okReply(await h.call("route.acquire", { route: "r", fp: "c1", model: "m", candidates: c }))).toEqual({
+      host: "b",
+      reused: false,
+    });
     const last = h.events("route", "r").at(-1)!;
-    expect(last.event).toMatchObject({ type: "RouteLeasePlaced", data: { fp: "c1", model: "m", host: "b", from: "a", reason: "unhealthy", reused: false } });
+    expect(last.event).toMatchObject({
+      type: "RouteLeasePlaced",
+      data: { fp: "c1", model: "m", host: "b", from: "a", reason: "unhealthy", reused: false },
+    });
   });
 
   it("records the candidates of a failed acquire (and only new ones), so a later pin accepts them", async () => {
     const h = await harness();
     const failed = await h.call("route.acquire", { route: "r", fp: "", model: "m", candidates: ["x", "y"], requestId: "req-1" });
     expect(codeOf(failed)).toBe("NO_HOST");
-    expect(h.events("route", "r").map((e) => [e.event.type, e.event.data, e.event.requestId])).toEqual([["RouteCandidatesSeen", { seen: ["x", "y"] }, "req-1"]]);
+    expect(h.events("route", "r").map((e) => [e.event.type, e.event.data, e.event.requestId])).toEqual([
+      ["RouteCandidatesSeen", { seen: ["x", "y"] }, "req-1"],
+    ]);
     expect(codeOf(await h.call("route.acquire", { route: "r", fp: "", model: "m", candidates: ["y", "x"] }))).toBe("NO_HOST");
     expect(types(h, "r")).toEqual(["RouteCandidatesSeen"]);
     okReply(await h.call("route.pin", { route: "r", host: "y" }));
@@ -124,7 +138,7 @@ describe("route.acquire through the endpoint", () => {
     }
     // 35 reuses over 3.5 coalescing periods: one touch per period.
     expect(types(h, "r")).toEqual(["RouteLeasePlaced", "RouteLeaseTouched", "RouteLeaseTouched", "RouteLeaseTouched"]);
-    const lease = (okReply<{ leases: { lastUsedAt: string }[] }>(await h.call("route.get", { route: "r" }))).leases[0]!;
+    const lease = okReply<{ leases: { lastUsedAt: string }[] }>(await h.call("route.get", { route: "r" })).leases[0]!;
     const stale = h.clock.now() - Date.parse(lease.lastUsedAt);
     expect(stale).toBeGreaterThanOrEqual(0);
     expect(stale).toBeLessThan(IDLE / 100);
@@ -218,7 +232,7 @@ describe("idle expiry", () => {
     const h = await harness();
     await setHosts(h, { a: { healthy: true } });
     okReply(await h.call("route.acquire", { route: "r", fp: "", model: "m", candidates: ["a"] }));
-    const table = new RouteTable(h.log, h.subjects);
+    const table = new RouteTable(projectionOf(h.log, h.subjects, routeLogic({ routeIdleMs: IDLE, chooser: chooserNamed("least-loaded") })));
     await table.start();
     // The table is asked at an instant when the lease looks idle; the actor decides at the clock's instant.
     expect(await expireIdleLeases(h.host, table, T0 + IDLE + 1, { routeIdleMs: IDLE })).toBe(0);
@@ -242,7 +256,9 @@ describe("reads", () => {
       ["b", "Z", "m"],
     ];
     for (const [route, fp, model] of keys) okReply(await h.call("route.acquire", { route, fp, model, candidates: ["a"] }));
-    const snap = okReply<{ leases: { route: string; fp: string; model: string; host: string; createdAt: string; lastUsedAt: string }[] }>(await h.call("route.snapshot", {}));
+    const snap = okReply<{ leases: { route: string; fp: string; model: string; host: string; createdAt: string; lastUsedAt: string }[] }>(
+      await h.call("route.snapshot", {}),
+    );
     expect(snap.leases.map((l) => [l.route, l.fp, l.model])).toEqual([
       ["B", "x", "m"],
       ["b", "", "M"],
@@ -251,7 +267,14 @@ describe("reads", () => {
       ["b", "x", "m"],
       ["é", "y", "m"],
     ]);
-    expect(snap.leases[0]).toEqual({ route: "B", fp: "x", model: "m", host: "a", createdAt: new Date(T0).toISOString(), lastUsedAt: new Date(T0).toISOString() });
+    expect(snap.leases[0]).toEqual({
+      route: "B",
+      fp: "x",
+      model: "m",
+      host: "a",
+      createdAt: new Date(T0).toISOString(),
+      lastUsedAt: new Date(T0).toISOString(),
+    });
     const got = okReply<{ leases: { fp: string; model: string }[] }>(await h.call("route.get", { route: "b" }));
     expect(got.leases.map((l) => [l.fp, l.model])).toEqual([
       ["", "M"],
@@ -287,7 +310,10 @@ describe("input validation", () => {
     expect(h.events()).toEqual([]);
     // Identifiers with subject-hostile characters are fine.
     okReply(await h.call("host.set", { host: "gpu.*>/ 1", healthy: true }));
-    expect(okReply(await h.call("route.acquire", { route: "a.b>*", fp: "ünï", model: "", candidates: ["gpu.*>/ 1"] }))).toEqual({ host: "gpu.*>/ 1", reused: false });
+    expect(okReply(await h.call("route.acquire", { route: "a.b>*", fp: "ünï", model: "", candidates: ["gpu.*>/ 1"] }))).toEqual({
+      host: "gpu.*>/ 1",
+      reused: false,
+    });
   });
 });
 
@@ -302,9 +328,17 @@ describe("restart", () => {
     await h.restart();
     expect(okReply(await h.call("route.snapshot", {}))).toEqual(before);
     expect(okReply(await h.call("route.get", { route: "r" }))).toMatchObject({ pinned: "a" });
-    expect(okReply(await h.call("route.acquire", { route: "r", fp: "", model: "m", candidates: ["b"] }))).toEqual({ host: "a", reused: true });
+    expect(okReply(await h.call("route.acquire", { route: "r", fp: "", model: "m", candidates: ["b"] }))).toEqual({
+      host: "a",
+      reused: true,
+    });
     okReply(await h.call("route.pin", { route: "r", host: "c" }));
     okReply(await h.call("route.pin", { route: "s", host: "only-seen" }));
-    expect(okReply(await h.call("host.list", {}))).toMatchObject({ hosts: [{ host: "a", active: 0 }, { host: "b", active: 0 }] });
+    expect(okReply(await h.call("host.list", {}))).toMatchObject({
+      hosts: [
+        { host: "a", active: 0 },
+        { host: "b", active: 0 },
+      ],
+    });
   });
 });

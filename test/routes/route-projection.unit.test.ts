@@ -10,6 +10,10 @@ import { evolveHost, initialHostState } from "../../src/projections/host.ts";
 import { HostTable } from "../../src/projections/host-table.ts";
 import { evolveRoute, initialRouteState, leaseKey, sortedLeases } from "../../src/projections/route.ts";
 import { RouteTable } from "../../src/projections/route-table.ts";
+import { routeLogic } from "../../src/actors/route/logic.ts";
+import { hostLogic } from "../../src/actors/host/logic.ts";
+import { chooserNamed } from "../../src/actors/route/chooser.ts";
+import { projectionOf } from "../support/projections.ts";
 import { placed, pinned, routeEvent, ROUTE, seen, T0, touched } from "../support/route-given.ts";
 
 const fold = (history: HistoryEntry[]) => history.reduce(evolveRoute, initialRouteState(ROUTE));
@@ -26,7 +30,12 @@ describe("evolveRoute", () => {
 
   it("collects every candidate and every placement host into the seen set", () => {
     const moved = routeEvent("RouteLeasePlaced", { fp: "x", model: "m", host: "d", from: "", reason: "ctx", reused: false });
-    const state = fold([seen("a"), placed("c1", "m", "b", T0, { seen: ["c"] }), moved, routeEvent("RouteLeaseTouched", { fp: "c1", model: "m", seen: ["e"] })]);
+    const state = fold([
+      seen("a"),
+      placed("c1", "m", "b", T0, { seen: ["c"] }),
+      moved,
+      routeEvent("RouteLeaseTouched", { fp: "c1", model: "m", seen: ["e"] }),
+    ]);
     expect([...state.seen].sort()).toEqual(["a", "b", "c", "d", "e"]);
   });
 
@@ -50,7 +59,10 @@ describe("evolveRoute", () => {
   it("ignores a message that does not parse and a type no route writes", () => {
     const state = fold([seen("a"), placed("c1", "m", "a")]);
     expect(evolveRoute(state, { seq: 99, unparsable: true, reason: "not JSON" })).toBe(state);
-    const foreign = { seq: 100, event: { type: "LockReset", v: 1, at: new Date(T0).toISOString(), kind: "lock", id: "x", data: { generation: 1 } } } as HistoryEntry;
+    const foreign = {
+      seq: 100,
+      event: { type: "LockReset", v: 1, at: new Date(T0).toISOString(), kind: "lock", id: "x", data: { generation: 1 } },
+    } as HistoryEntry;
     expect(evolveRoute(state, foreign)).toBe(state);
   });
 
@@ -64,7 +76,9 @@ describe("evolveRoute", () => {
       fc.array(hosts, { minLength: 1 }).map((hs) => seen(...hs)),
       hosts.map((h) => pinned(h)),
       fc.constant(routeEvent("RouteUnpinned", {})),
-      fc.array(fc.tuple(keys, hosts), { maxLength: 3 }).map((ls) => routeEvent("RouteReleased", { released: ls.map(([k, h]) => ({ ...k, host: h })) })),
+      fc
+        .array(fc.tuple(keys, hosts), { maxLength: 3 })
+        .map((ls) => routeEvent("RouteReleased", { released: ls.map(([k, h]) => ({ ...k, host: h })) })),
     );
     fc.assert(
       fc.property(fc.array(event, { maxLength: 12 }), event, (history, e) => {
@@ -80,7 +94,10 @@ describe("evolveHost", () => {
   it("starts unhealthy and not set, and takes each HostStateSet as it is", () => {
     const s0 = initialHostState("h");
     expect(s0).toEqual({ host: "h", set: false, healthy: false, draining: false });
-    const entry = { seq: 1, event: { type: "HostStateSet", v: 1, at: new Date(T0).toISOString(), kind: "host", id: "h", data: { healthy: true, draining: true } } } as HistoryEntry;
+    const entry = {
+      seq: 1,
+      event: { type: "HostStateSet", v: 1, at: new Date(T0).toISOString(), kind: "host", id: "h", data: { healthy: true, draining: true } },
+    } as HistoryEntry;
     expect(evolveHost(s0, entry)).toEqual({ host: "h", set: true, healthy: true, draining: true });
     expect(evolveHost(s0, { seq: 2, unparsable: true, reason: "x" })).toBe(s0);
   });
@@ -93,9 +110,10 @@ describe("HostTable and RouteTable", () => {
 
   it("count active leases per host across routes, through placements, moves, pins, releases and expiry", async () => {
     const log = new MemoryEventLog();
-    const routes = new RouteTable(log, subjects);
+    const routes = new RouteTable(projectionOf(log, subjects, routeLogic({ routeIdleMs: 1000, chooser: chooserNamed("least-loaded") })));
     await routes.start();
-    const put = (route: string, type: string, data: Record<string, unknown>) => log.appendRaw(subjects.event("route", route), encode("route", route, type, data));
+    const put = (route: string, type: string, data: Record<string, unknown>) =>
+      log.appendRaw(subjects.event("route", route), encode("route", route, type, data));
     const counts = () => Object.fromEntries([...routes.activeByHost()].sort());
     put("r1", "RouteLeasePlaced", { fp: "", model: "m", host: "a", from: "", reason: "new", reused: false });
     put("r1", "RouteLeasePlaced", { fp: "c1", model: "m", host: "a", from: "", reason: "new", reused: true });
@@ -117,7 +135,7 @@ describe("HostTable and RouteTable", () => {
 
   it("hand out an immutable host snapshot that a later host event does not change", async () => {
     const log = new MemoryEventLog();
-    const hosts = new HostTable(log, subjects);
+    const hosts = new HostTable(projectionOf(log, subjects, hostLogic()));
     await hosts.start();
     log.appendRaw(subjects.event("host", "a"), encode("host", "a", "HostStateSet", { healthy: true, draining: false }));
     const before = hosts.snapshot();

@@ -1,0 +1,177 @@
+/**
+ * A kind's projection on the in-memory log: it folds what the stream holds,
+ * restarts from its snapshots (and only from snapshots it can trust), keeps
+ * remembered replies bounded, and bounds every wait.
+ */
+import { pino } from "pino";
+import { describe, expect, it } from "vitest";
+import { encodeEvent, LogUnavailableError, MemoryEventLog, Subjects, type EventEnvelope } from "../../src/events/index.ts";
+import {
+  decodeProjectionSnapshot,
+  encodeProjectionSnapshot,
+  KindProjection,
+  MemoryProjectionSnapshotStore,
+  ReplyMemory,
+  type ProjectionSnapshotStore,
+} from "../../src/projections/index.ts";
+import { lockLogic } from "../../src/actors/lock/logic.ts";
+import type { LockState } from "../../src/projections/lock.ts";
+import { DEFAULT_SETTINGS, T0 } from "../support/given-lock.ts";
+
+const subjects = new Subjects("t");
+const logic = lockLogic(DEFAULT_SETTINGS);
+
+/** Records a warning's message so a test can see a snapshot was refused. */
+function capturingLogger(warnings: string[]) {
+  const logger = pino({ level: "warn" }, { write: (line: string) => void warnings.push((JSON.parse(line) as { msg: string }).msg) });
+  return logger;
+}
+
+function projection(log: MemoryEventLog, snapshots?: ProjectionSnapshotStore, warnings: string[] = []): KindProjection<LockState> {
+  return new KindProjection({
+    log,
+    filter: subjects.eventsOfKind("lock"),
+    fold: logic,
+    logger: capturingLogger(warnings),
+    snapshots,
+    opTimeoutMs: 200,
+  });
+}
+
+/** Appends `n` acquire/release pairs on lock `name`, each acquire with a requestId. */
+async function history(log: MemoryEventLog, name: string, n: number, from = 0): Promise<void> {
+  const subject = subjects.event("lock", name);
+  let seq = await log.lastSubjectSeq(subject);
+  for (let i = from; i < from + n; i++) {
+    const at = new Date(T0 + i).toISOString();
+    const acquired: EventEnvelope = {
+      type: "LockAcquired",
+      v: 1,
+      at,
+      kind: "lock",
+      id: name,
+      requestId: `r${i}`,
+      data: { owner: `o${i}`, generation: i + 1, ttlMs: 1000, expiresAt: new Date(T0 + i + 1000).toISOString(), previousOwner: "" },
+    };
+    seq = (await log.append(subject, encodeEvent(acquired), { expectedLastSubjectSeq: seq, msgId: `${subject}|acquire|r${i}` })).seq;
+    const released: EventEnvelope = { type: "LockReleased", v: 1, at, kind: "lock", id: name, data: { owner: `o${i}`, generation: i + 1 } };
+    seq = (await log.append(subject, encodeEvent(released), { expectedLastSubjectSeq: seq, msgId: `rel-${name}-${i}` })).seq;
+  }
+}
+
+describe("KindProjection", () => {
+  it("folds the stream, then restarts from its snapshot and folds only the tail, to the same states", async () => {
+    const log = new MemoryEventLog();
+    const store = new MemoryProjectionSnapshotStore();
+    await history(log, "a", 20);
+    await history(log, "b", 5);
+    const first = projection(log, store);
+    await first.start();
+    expect(first.get("a").generation).toBe(20);
+    expect(first.record("b").seq).toBe(50);
+    await first.stop();
+    const covered = decodeProjectionSnapshot(store.saved.get("lock")!, "lock", logic.foldVersion);
+    expect(covered).toMatchObject({ ok: true, snapshot: { seq: 50 } });
+
+    await history(log, "a", 1, 20);
+    const second = projection(log, store);
+    await second.start();
+    expect(second.startedFromSeq).toBe(50);
+    expect(second.get("a").generation).toBe(21);
+    expect(second.get("b")).toEqual(first.get("b"));
+    // Replies remembered before the snapshot survive it.
+    expect(second.remembered("t.events.lock.b|acquire|r4")?.reply).toMatchObject({ lease: { owner: "o4", generation: 5 } });
+    await second.stop();
+  });
+
+  it.each([
+    ["does not decode", () => new TextEncoder().encode("{not json")],
+    [
+      "carries another fold version",
+      () =>
+        encodeProjectionSnapshot({
+          format: "leasehold.projection.v1",
+          kind: "lock",
+          foldVersion: 2,
+          seq: 1,
+          takenAt: "",
+          records: [],
+          replies: [],
+          extras: {},
+        }),
+    ],
+    [
+      "lies beyond the stream",
+      () =>
+        encodeProjectionSnapshot({
+          format: "leasehold.projection.v1",
+          kind: "lock",
+          foldVersion: 1,
+          seq: 999,
+          takenAt: "",
+          records: [],
+          replies: [],
+          extras: {},
+        }),
+    ],
+  ])("ignores a snapshot that %s, with a warning, and folds the stream from the start", async (_why, bytes) => {
+    const log = new MemoryEventLog();
+    await history(log, "a", 3);
+    const store = new MemoryProjectionSnapshotStore();
+    store.saved.set("lock", bytes());
+    const warnings: string[] = [];
+    const p = projection(log, store, warnings);
+    await p.start();
+    expect(p.startedFromSeq).toBe(0);
+    expect(p.get("a").generation).toBe(3);
+    expect(warnings.some((w) => w.includes("snapshot"))).toBe(true);
+    await p.stop();
+  });
+
+  it("rejects a wait past its deadline with LogUnavailableError", async () => {
+    const log = new MemoryEventLog();
+    const p = projection(log);
+    await p.start();
+    await expect(p.reached(10, 20)).rejects.toBeInstanceOf(LogUnavailableError);
+    await p.stop();
+  });
+
+  it("keeps a busy lock's remembered replies within their bounds, so its snapshot stays small", async () => {
+    const log = new MemoryEventLog();
+    const store = new MemoryProjectionSnapshotStore();
+    const p = new KindProjection({
+      log,
+      filter: subjects.eventsOfKind("lock"),
+      fold: logic,
+      logger: pino({ level: "silent" }),
+      snapshots: store,
+      replies: { maxEntries: 100 },
+    });
+    await p.start();
+    await history(log, "hot", 500);
+    expect(p.replies.entries).toBe(100);
+    await p.stop();
+    expect(store.saved.get("lock")!.length).toBeLessThan(64 * 1024);
+  });
+});
+
+describe("ReplyMemory", () => {
+  it("drops the oldest replies past its count or byte bound, and past the horizon all but the latest few", () => {
+    const byCount = new ReplyMemory({ maxEntries: 3 });
+    for (let i = 0; i < 5; i++) byCount.remember(`m${i}`, { i }, i);
+    expect(byCount.get("m1")).toBeUndefined();
+    expect(byCount.get("m4")?.reply).toEqual({ i: 4 });
+    expect(byCount.size.entries).toBe(3);
+
+    const byBytes = new ReplyMemory({ maxBytes: 1000 });
+    for (let i = 0; i < 50; i++) byBytes.remember(`m${i}`, { text: "x".repeat(100) }, i);
+    expect(byBytes.size.bytes).toBeLessThanOrEqual(1000);
+    expect(byBytes.get("m49")).toBeDefined();
+
+    const byTime = new ReplyMemory({ horizonMs: 10, keepLatest: 2 });
+    for (let i = 0; i < 5; i++) byTime.remember(`m${i}`, {}, i);
+    byTime.prune(1000);
+    expect(byTime.size.entries).toBe(2);
+    expect(byTime.get("m4")).toBeDefined();
+  });
+});
