@@ -37,7 +37,8 @@ export interface DrillReport {
   readonly longestWaitAfterBackMs: number;
   /** Attempts sent once the recovery allowance had passed that got no answer in time (timeout, no responder, UNAVAILABLE). */
   readonly unservedAfterRecovery: number;
-  /** Attempts answered per second after recovery, as a sign both instances served. */
+  /** The unserved attempts after recovery by outcome, command and second after NATS was back (for the lead's diagnosis). */
+  readonly unservedBreakdown: Readonly<Record<string, number>>;
   readonly faults: readonly { readonly fault: string; readonly node?: string; readonly at: number }[];
   readonly killAt: number;
   readonly backAt: number;
@@ -110,6 +111,7 @@ export async function runRestartDrill(settings: DrillSettings): Promise<DrillRep
       availability: availability(records, [{ from: killAt, until: backAt + recoveryMs }], endAt),
       longestWaitAfterBackMs: longestWaitAfter(records, backAt, endAt),
       unservedAfterRecovery: availability(records, [{ from: 0, until: backAt + recoveryMs }], endAt).unservedOutsideOutages,
+      unservedBreakdown: breakdown(records, backAt + recoveryMs, backAt),
       faults,
       killAt,
       backAt,
@@ -169,13 +171,28 @@ async function pingEveryInstance(
   }
 }
 
+/** Counts the attempts sent from `from` on that got no answer, by outcome, by command and by second after `backAt`. */
+function breakdown(records: readonly OpRecord[], from: number, backAt: number): Record<string, number> {
+  const counts: Record<string, number> = {};
+  const bump = (k: string) => (counts[k] = (counts[k] ?? 0) + 1);
+  for (const r of records) {
+    for (const a of r.attempts) {
+      if (a.sentAt < from || a.outcome === "ok" || a.outcome === "error") continue;
+      bump(a.outcome);
+      bump(r.command);
+      bump(`+${Math.floor((a.sentAt - backAt) / 1000)}s`);
+    }
+  }
+  return counts;
+}
+
 /** A one-line summary of a drill for logs and failure messages. */
 export function describeDrill(report: DrillReport): string {
   const a = report.availability;
   return (
     `requests ${a.requests} (attempts ${a.attempts}, ok ${a.ok}, refused ${a.refused}, unknown ${a.unknown}); ` +
     `longest unavailability ${a.longestUnavailableMs} ms; longest wait after NATS back ${report.longestWaitAfterBackMs} ms; ` +
-    `unserved attempts after recovery ${report.unservedAfterRecovery}; ping back ${JSON.stringify(report.pingBackMs)}; ` +
+    `unserved attempts after recovery ${report.unservedAfterRecovery} ${JSON.stringify(report.unservedBreakdown)}; ping back ${JSON.stringify(report.pingBackMs)}; ` +
     `exits ${JSON.stringify(report.exits)}`
   );
 }
