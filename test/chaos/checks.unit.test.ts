@@ -1,0 +1,134 @@
+import { describe, expect, it } from "vitest";
+import { Subjects, type StoredMessage } from "../../src/events/index.ts";
+import { checkRun, VerdictBuilder } from "./checks.ts";
+import type { OpRecord, OpResult } from "./history.ts";
+
+const subjects = new Subjects("chk");
+const settings = { prefix: "chk", cooldownMs: 3000, maxTtlMs: 30_000 };
+const iso = (ms: number) => new Date(ms).toISOString();
+let ids = 0;
+
+function record(command: string, body: Record<string, unknown>, result: OpResult, invokeAt: number, returnAt: number | null): OpRecord {
+  const requestId = `r${++ids}`;
+  return {
+    id: ids,
+    client: "c",
+    command,
+    body: { ...body, requestId },
+    requestId,
+    invokeAt,
+    returnAt,
+    result,
+    attempts: [
+      {
+        sentAt: invokeAt,
+        endAt: returnAt ?? invokeAt + 2000,
+        outcome: result.status === "ok" ? "ok" : result.status === "error" ? "error" : "timeout",
+      },
+    ],
+  };
+}
+const lease = (owner: string, generation: number, etag: string, expiresAtMs: number) => ({
+  name: "db",
+  owner,
+  generation,
+  etag,
+  expiresAt: iso(expiresAtMs),
+  ttlMs: 1000,
+});
+const acquired = (r: OpRecord, seq: number, generation: number, atMs: number, previousOwner = ""): StoredMessage => ({
+  seq,
+  subject: subjects.event("lock", "db"),
+  time: atMs,
+  payload: new TextEncoder().encode(
+    JSON.stringify({
+      type: "LockAcquired",
+      v: 1,
+      at: iso(atMs),
+      kind: "lock",
+      id: "db",
+      requestId: r.requestId,
+      data: { owner: r.body.owner, generation, ttlMs: 1000, expiresAt: iso(atMs + 1000), previousOwner },
+    }),
+  ),
+});
+const T = Date.parse("2026-01-01T00:00:00.000Z");
+
+function verdictOf(records: OpRecord[], messages: StoredMessage[]) {
+  const v = new VerdictBuilder();
+  checkRun(records, messages, settings, v);
+  return v.build().violations;
+}
+
+describe("chaos checks", () => {
+  it("find nothing wrong in a sound run", () => {
+    const a = record(
+      "lock.acquire",
+      { name: "db", owner: "a", ttlMs: 1000 },
+      { status: "ok", body: { lease: lease("a", 1, "e1", T + 1005) } },
+      T,
+      T + 10,
+    );
+    const b = record(
+      "lock.acquire",
+      { name: "db", owner: "b", ttlMs: 1000 },
+      { status: "error", code: "LEASE_EXISTS", details: { owner: "a", expiresAt: iso(T + 1005) } },
+      T + 20,
+      T + 30,
+    );
+    const violations = verdictOf([a, b], [acquired(a, 1, 1, T + 5)]);
+    expect(Object.values(violations).every((n) => n === 0)).toBe(true);
+  });
+
+  it("catch an acknowledged acquire missing from the stream, an event nobody caused, and one requestId recorded twice", () => {
+    const a = record(
+      "lock.acquire",
+      { name: "db", owner: "a", ttlMs: 1000 },
+      { status: "ok", body: { lease: lease("a", 1, "e1", T + 1005) } },
+      T,
+      T + 10,
+    );
+    const stranger = { ...a, requestId: "nobody" } as OpRecord;
+    const v1 = verdictOf([a], []);
+    expect(v1["acknowledged-command-lost"]).toBe(1);
+    const v2 = verdictOf([a], [acquired(a, 1, 1, T + 5), acquired(stranger, 2, 2, T + 2000, "a")]);
+    expect(v2["event-without-cause"]).toBe(1);
+    const v3 = verdictOf([a], [acquired(a, 1, 1, T + 5), acquired(a, 2, 2, T + 2000, "a")]);
+    expect(v3["duplicate-event-for-requestId"]).toBe(1);
+  });
+
+  it("catch two live holders in the stream and a non-linearizable lock history from the clients", () => {
+    const a = record(
+      "lock.acquire",
+      { name: "db", owner: "a", ttlMs: 1000 },
+      { status: "ok", body: { lease: lease("a", 1, "e1", T + 1005) } },
+      T,
+      T + 10,
+    );
+    const b = record(
+      "lock.acquire",
+      { name: "db", owner: "b", ttlMs: 1000 },
+      { status: "ok", body: { lease: lease("b", 2, "e2", T + 1105) } },
+      T + 100,
+      T + 110,
+    );
+    const violations = verdictOf([a, b], [acquired(a, 1, 1, T + 5), acquired(b, 2, 2, T + 105, "a")]);
+    expect(violations["two-live-lock-holders"]).toBe(1);
+    expect(violations["lock-history-not-linearizable"]).toBe(1);
+  });
+
+  it("catch a route key answered with two hosts, and an operation never answered", () => {
+    const r1 = record("route.acquire", { route: "r", fp: "", model: "m" }, { status: "ok", body: { host: "h0", reused: true } }, T, T + 10);
+    const r2 = record(
+      "route.acquire",
+      { route: "r", fp: "", model: "m" },
+      { status: "ok", body: { host: "h1", reused: true } },
+      T + 20,
+      T + 30,
+    );
+    const lost = record("lock.get", { name: "x" }, { status: "unknown" }, T, null);
+    const violations = verdictOf([r1, r2, lost], []);
+    expect(violations["route-key-on-two-hosts"]).toBe(1);
+    expect(violations["request-unanswered"]).toBe(1);
+  });
+});
