@@ -50,6 +50,8 @@ export function actorEndpoint<Req extends { requestId?: string | undefined }>(
 /** The wire form of a turn's result. */
 export function toResponse(result: TurnResult): EndpointResponse {
   if (result.ok) return { ok: true, body: result.reply };
-  const { rejection } = result;
+  // A message may echo input (a JSON parse error quotes one UTF-16 unit, maybe half a pair): made well-formed
+  // so that the header, which is UTF-8, says exactly what `error.message` says.
+  const rejection = { ...result.rejection, message: result.rejection.message.toWellFormed() };
   return { ok: false, status: STATUS[rejection.code], message: rejection.message, body: errorBody(rejection) };
 }
