@@ -7,6 +7,7 @@ import { Option, type Command } from "commander";
 import { ACTOR_KINDS, type ActorKind } from "../events/index.ts";
 import { foldStream, parseCount, parseInstant, renderReplay, replayInstant, replayView, type ReplayRange } from "../tools/index.ts";
 import { addToolAction } from "./options.ts";
+import { terminalProgress } from "./progress.ts";
 
 /** Flags of `replay`. */
 export interface ReplayFlags {
@@ -28,10 +29,16 @@ export function addReplayCommand(program: Command): void {
         "(expiry evaluated at that instant). Needs only NATS: works with the service stopped.",
     )
     .option("--at <instant>", "show the state at this RFC 3339 instant: every event stored at or before it, expiry as of it (default: now)")
-    .option("--seq <n>", "fold up to and including stream sequence n (with --at: whichever comes first); without --at the state is shown as of that message's time")
+    .option(
+      "--seq <n>",
+      "fold up to and including stream sequence n (with --at: whichever comes first); without --at the state is shown as of that message's time",
+    )
     .addOption(new Option("--kind <kind>", "show only this kind").choices([...ACTOR_KINDS]))
     .option("--id <id>", "show only the actor(s) with this id (a proxy, host, route or lock name)")
-    .option("--json", "print one JSON object (proxies as proxy.list, hosts as host.list, routes as route.get, locks as lock.get answer them)")
+    .option(
+      "--json",
+      "print one JSON object (proxies as proxy.list, hosts as host.list, routes as route.get, locks as lock.get answer them)",
+    )
     .addHelpText(
       "after",
       "\nExamples:\n  leasehold replay --at 2026-11-30T19:14:10Z\n  leasehold replay --seq 120 --kind lock --id reports/nightly --json",
@@ -42,7 +49,8 @@ export function addReplayCommand(program: Command): void {
       toTime: flags.at === undefined ? undefined : parseInstant(flags.at, "--at"),
       toSeq: flags.seq === undefined ? undefined : parseCount(flags.seq, "--seq"),
     }),
-    async ({ log, subjects }, range, flags) => {
+    async ({ log: stream, subjects }, range, flags) => {
+      const { log } = await terminalProgress(stream, "replay", { toSeq: range.toSeq });
       const fold = await foldStream(log.readStream(range.toSeq === undefined ? {} : { toSeq: range.toSeq }), subjects, range);
       const view = replayView(fold, replayInstant(fold, range, Date.now()), { kind: flags.kind, id: flags.id });
       console.log(flags.json === true ? JSON.stringify(view, null, 2) : renderReplay(view, subjects.eventStream).join("\n"));

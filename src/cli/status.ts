@@ -6,6 +6,7 @@
 import type { Command } from "commander";
 import { collectStatus, parseCount, renderStatus } from "../tools/index.ts";
 import { addToolAction } from "./options.ts";
+import { terminalProgress } from "./progress.ts";
 
 /** Flags of `status`. */
 export interface StatusFlags {
@@ -30,7 +31,8 @@ export function addStatusCommand(program: Command): void {
   addToolAction(
     command,
     (flags: StatusFlags) => parseCount(flags.timeoutMs, "--timeout-ms", 1),
-    async ({ nc, log, subjects }, timeoutMs, flags) => {
+    async ({ nc, log: stream, subjects }, timeoutMs, flags) => {
+      const { log } = await terminalProgress(stream, "status: reading lock events");
       const status = await collectStatus(nc, log, subjects, Date.now, timeoutMs);
       console.log(flags.json === true ? JSON.stringify(status, null, 2) : renderStatus(status, flags.allLocks === true).join("\n"));
       return 0;

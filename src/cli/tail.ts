@@ -7,6 +7,7 @@ import { Option, type Command } from "commander";
 import { ACTOR_KINDS, type ActorKind } from "../events/index.ts";
 import { parseCount, parseSince, startTail, ToolUsageError, type TailOptions } from "../tools/index.ts";
 import { addToolAction } from "./options.ts";
+import { terminalProgress } from "./progress.ts";
 
 /** Flags of `tail`. */
 export interface TailFlags {
@@ -24,10 +25,15 @@ export interface TailFlags {
 export function addTailCommand(program: Command): void {
   const command = program
     .command("tail")
-    .description("Follow the event stream live: one readable line per event (<at> #<seq> <kind> <id> <Type> field=value ...), or raw JSON with --json. Needs only NATS.")
+    .description(
+      "Follow the event stream live: one readable line per event (<at> #<seq> <kind> <id> <Type> field=value ...), or raw JSON with --json. Needs only NATS.",
+    )
     .addOption(new Option("--kind <kind>", "only events of this kind").choices([...ACTOR_KINDS]))
     .option("--id <id>", "only events of the actor with this id (needs --kind)")
-    .option("--since <instant|duration>", "start with the events stored since an RFC 3339 instant, or a duration ago (10m, 2h, 1h30m); default: only new events")
+    .option(
+      "--since <instant|duration>",
+      "start with the events stored since an RFC 3339 instant, or a duration ago (10m, 2h, 1h30m); default: only new events",
+    )
     .option("--from-seq <n>", "start at this stream sequence (1: the whole stream)")
     .option("--limit <n>", "exit after printing n events")
     .option("--json", "one JSON object per event: {seq, subject, storedAt, event} (or unparsable and payload)")
@@ -35,7 +41,8 @@ export function addTailCommand(program: Command): void {
   addToolAction(
     command,
     (flags: TailFlags): { options: TailOptions; limit: number | undefined } => {
-      if (flags.id !== undefined && flags.kind === undefined) throw new ToolUsageError("--id needs --kind (an id names one actor of one kind)");
+      if (flags.id !== undefined && flags.kind === undefined)
+        throw new ToolUsageError("--id needs --kind (an id names one actor of one kind)");
       return {
         options: {
           kind: flags.kind,
@@ -47,17 +54,25 @@ export function addTailCommand(program: Command): void {
         limit: flags.limit === undefined ? undefined : parseCount(flags.limit, "--limit", 1),
       };
     },
-    async ({ log, subjects, nc }, { options, limit }) => {
+    async ({ log: stream, subjects, nc }, { options, limit }) => {
       let printed = 0;
       let finish!: () => void;
       const done = new Promise<void>((resolve) => (finish = resolve));
+      // Catching up from an old sequence can take a while: progress on a terminal until it reaches the end of the stream as it was.
+      const catchUp = options.fromSeq !== undefined || options.since !== undefined;
+      const { log, progress } = catchUp
+        ? await terminalProgress(stream, "tail: catching up", { fromSeq: options.fromSeq })
+        : { log: stream, progress: undefined };
       const following = await startTail(log, subjects, options, (line) => {
         if (limit !== undefined && printed >= limit) return;
+        progress?.clear();
         console.log(line);
         printed++;
         if (printed === limit) finish();
       });
-      console.error(`leasehold tail: following ${subjects.eventStream} (${following.filter}) from sequence ${following.fromSeq}; Ctrl-C stops`);
+      console.error(
+        `leasehold tail: following ${subjects.eventStream} (${following.filter}) from sequence ${following.fromSeq}; Ctrl-C stops`,
+      );
       const onSignal = () => finish();
       process.once("SIGINT", onSignal);
       process.once("SIGTERM", onSignal);
