@@ -52,10 +52,15 @@ export interface Availability {
   readonly ok: number;
   readonly refused: number;
   readonly unknown: number;
-  /** Longest time any logical operation waited for its definitive answer (unknown ones: until the end of the run). */
+  /** Longest time any logical operation waited for its definitive answer (unknown ones: until the client gave up, at its deadline). */
   readonly longestUnavailableMs: number;
   /** Attempts sent outside every outage that timed out, got no responder or UNAVAILABLE. */
   readonly unservedOutsideOutages: number;
+}
+
+/** When the operation ended: its answer, else its last attempt (the client gave up), else `endAt`. */
+function endOf(r: OpRecord, endAt: number): number {
+  return r.returnAt ?? r.attempts.at(-1)?.endAt ?? endAt;
 }
 
 /** Computes the availability figures; `endAt` closes operations that were never answered. */
@@ -64,7 +69,7 @@ export function availability(records: readonly OpRecord[], outages: readonly Out
   let unserved = 0;
   let attempts = 0;
   for (const r of records) {
-    longest = Math.max(longest, (r.returnAt ?? endAt) - r.invokeAt);
+    longest = Math.max(longest, endOf(r, endAt) - r.invokeAt);
     for (const a of r.attempts) {
       attempts++;
       if (a.outcome === "ok" || a.outcome === "error") continue;
@@ -85,12 +90,12 @@ export function availability(records: readonly OpRecord[], outages: readonly Out
 /**
  * The longest wait for a definitive answer counted from `backAt` (the moment
  * NATS was back): for operations still open then or started later,
- * answer time minus max(invoke, backAt); unknown ones count until `endAt`.
+ * answer time minus max(invoke, backAt); unknown ones count until the client gave up.
  */
 export function longestWaitAfter(records: readonly OpRecord[], backAt: number, endAt: number): number {
   let longest = 0;
   for (const r of records) {
-    const answered = r.returnAt ?? endAt;
+    const answered = endOf(r, endAt);
     if (answered < backAt) continue;
     longest = Math.max(longest, answered - Math.max(r.invokeAt, backAt));
   }
