@@ -161,7 +161,7 @@ describe("the packed tarball", () => {
     expect(help.stdout()).toMatch(/serve/);
 
     const port = await freePort();
-    const first = installed(app, ["serve", "--nats-port", String(port)], env);
+    const first = installed(app, ["serve", "--nats-port", String(port), "--http", "off"], env);
     await waitForLog(first, "leasehold serving");
     expect(await clientGeneration(app, port)).toBe(1);
     first.child.kill("SIGTERM");
@@ -173,7 +173,7 @@ describe("the packed tarball", () => {
 
     // npm ci removes node_modules and installs again: the lock's history is still there.
     await npmCi(app);
-    const second = installed(app, ["serve", "--nats-port", String(port)], env);
+    const second = installed(app, ["serve", "--nats-port", String(port), "--http", "off"], env);
     await waitForLog(second, "leasehold serving");
     expect(await clientGeneration(app, port)).toBe(2);
     second.child.kill("SIGTERM");

@@ -18,7 +18,8 @@ async function serveLocal(
   port: number,
   options: { cwd?: string; args?: string[] } = {},
 ): Promise<{ proc: Proc; servePid: number; natsPid: number }> {
-  const proc = leasehold(["serve", "--nats-port", String(port), ...(options.args ?? [])], { cwd: options.cwd });
+  // --http off: the dashboard's default port would be shared by every test that starts a local server.
+  const proc = leasehold(["serve", "--nats-port", String(port), "--http", "off", ...(options.args ?? [])], { cwd: options.cwd });
   const started = await waitForLog(proc, "started local nats-server");
   const serving = await waitForLog(proc, "leasehold serving");
   return { proc, servePid: serving.pid as number, natsPid: started.pid as number };
@@ -98,7 +99,7 @@ describe("serve with its own nats-server", () => {
   it("started through npx and sent SIGTERM (npx exits without passing it on), leaves no process behind", async () => {
     const dataDir = join(tempDir("npx"), "data");
     const port = await freePort();
-    const npx = run("npx", ["leasehold", "serve", "--nats-port", String(port), "--data-dir", dataDir], { cwd: ROOT });
+    const npx = run("npx", ["leasehold", "serve", "--nats-port", String(port), "--data-dir", dataDir, "--http", "off"], { cwd: ROOT });
     const started = await waitForLog(npx, "started local nats-server");
     const serving = await waitForLog(npx, "leasehold serving");
     const pids = [npx.child.pid!, serving.pid as number, started.pid as number];
