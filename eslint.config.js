@@ -1,4 +1,4 @@
-// Type-checked linting (CONVENTIONS.md): floating promises are errors, and
+// Type-checked linting: floating promises are errors, and
 // library code logs through pino, never console (the CLI may print).
 import js from "@eslint/js";
 import tseslint from "typescript-eslint";

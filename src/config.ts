@@ -1,5 +1,5 @@
 /**
- * The service's settings (PROTOCOL.md, "Running the service"), with their
+ * The service's settings (docs/protocol.md, "Running the service"), with their
  * defaults and the checks that make a bad setting fail at start rather than
  * on the first request.
  */
@@ -29,7 +29,7 @@ export interface ServiceConfig {
   readonly requestTimeoutMs: number;
 }
 
-/** Defaults of PROTOCOL.md. */
+/** Defaults of docs/protocol.md. */
 export const DEFAULTS: Omit<ServiceConfig, "nats"> = {
   prefix: "leasehold",
   cooldownMs: 900_000,

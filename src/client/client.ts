@@ -1,5 +1,5 @@
 /**
- * The typed leasehold client: one method per endpoint of PROTOCOL.md, grouped
+ * The typed leasehold client: one method per endpoint of docs/protocol.md, grouped
  * by kind, over NATS request/reply (`client.lock.acquire(...)`), and every
  * mutation again over the durable command stream (`client.durable.host.set(...)`).
  *

@@ -1,5 +1,5 @@
 /**
- * Durable commands (PROTOCOL.md, "Durable commands (JetStream)"): a mutation
+ * Durable commands (docs/protocol.md, "Durable commands (JetStream)"): a mutation
  * published to `<prefix>.cmd.<kind>.<op>` in the `<P>_COMMANDS` stream is
  * kept while no service runs and carried out exactly once. The client always
  * sets `requestId` (required there) and `Nats-Msg-Id` to it, so the one retry

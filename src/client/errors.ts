@@ -8,7 +8,7 @@
 import type { Msg } from "@nats-io/nats-core";
 import type { ProxyStats } from "./types.ts";
 
-/** The contract's error codes (PROTOCOL.md, "Error codes"). */
+/** The contract's error codes (docs/protocol.md, "Error codes"). */
 export type ErrorCode =
   | "BAD_REQUEST"
   | "TTL_EXCEEDS_MAX"

@@ -1,4 +1,4 @@
-/** The typed client of PROTOCOL.md: requests, durable commands, errors, the lock keeper and the proxy lease helper. */
+/** The typed client of docs/protocol.md: requests, durable commands, errors, the lock keeper and the proxy lease helper. */
 export * from "./types.ts";
 export * from "./errors.ts";
 export * from "./transport.ts";

@@ -1,5 +1,5 @@
 /**
- * Request and reply bodies of every endpoint, exactly as PROTOCOL.md writes
+ * Request and reply bodies of every endpoint, exactly as docs/protocol.md writes
  * them (the wire is already camelCase, so these are also the client's types).
  */
 

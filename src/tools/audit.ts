@@ -1,5 +1,5 @@
 /**
- * `leasehold audit`: a streaming checker of every invariant PROTOCOL.md puts
+ * `leasehold audit`: a streaming checker of every invariant docs/protocol.md puts
  * on the event stream. Each message is folded with the service's own
  * `evolve` (the fold is lenient: it must rebuild whatever was written), and
  * before that, checked against the state so far by rules that are strict

@@ -45,7 +45,7 @@ describe("JetStreamEventLog stream", () => {
     cleanup = undefined;
   });
 
-  it("creates the stream as PROTOCOL.md says: file storage, the dedup window, no delete, no purge", async () => {
+  it("creates the stream as docs/protocol.md says: file storage, the dedup window, no delete, no purge", async () => {
     const opened = await openLog(45_000);
     cleanup = opened.cleanup;
     const jsm = await jetstreamManager(opened.nc);

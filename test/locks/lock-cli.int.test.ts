@@ -1,5 +1,5 @@
 /**
- * `leasehold serve` as a supervisor runs it (PROTOCOL.md, "Running the
+ * `leasehold serve` as a supervisor runs it (docs/protocol.md, "Running the
  * service"): `node bin/leasehold.js serve` as a child process, ready when it
  * answers, logging its effective configuration, stopping cleanly on SIGTERM
  * with requests in flight, refusing bad settings, documenting its flags.

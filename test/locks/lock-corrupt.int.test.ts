@@ -1,5 +1,5 @@
 /**
- * CORRUPT (PROTOCOL.md, "Locks", defense in depth): events written straight
+ * CORRUPT (docs/protocol.md, "Locks", defense in depth): events written straight
  * into the stream, bypassing the service, that no honest writer produces make
  * the lock refuse every command but `lock.reset`; a reset frees it and the
  * generation keeps rising from the highest one in its history.

@@ -1,5 +1,5 @@
 /**
- * Input rules of PROTOCOL.md ("Limits", `BAD_REQUEST`) on the lock
+ * Input rules of docs/protocol.md ("Limits", `BAD_REQUEST`) on the lock
  * endpoints, and lock names that pass them, however unusual, working as
  * separate locks.
  */

@@ -1,5 +1,5 @@
 /**
- * The NATS service framework (PROTOCOL.md, "Conventions"): `$SRV.PING`,
+ * The NATS service framework (docs/protocol.md, "Conventions"): `$SRV.PING`,
  * `$SRV.INFO` and `$SRV.STATS` answer under the name `leasehold`, listing the
  * lock endpoints in the `leasehold` queue group and counting their traffic.
  */

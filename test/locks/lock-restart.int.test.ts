@@ -1,5 +1,5 @@
 /**
- * What survives a restart of the service (PROTOCOL.md: "the stream alone
+ * What survives a restart of the service (docs/protocol.md: "the stream alone
  * rebuilds every actor's state") and `requestId` idempotency, within one
  * instance and across a restart on the same prefix.
  */

@@ -1,5 +1,5 @@
 /**
- * Lock behaviour of PROTOCOL.md ("Locks") over NATS request/reply against a
+ * Lock behaviour of docs/protocol.md ("Locks") over NATS request/reply against a
  * real nats-server: acquire, renew, release, expiry, fencing generations,
  * concurrency on one lock and the TTL ceiling.
  */

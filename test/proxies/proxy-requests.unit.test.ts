@@ -1,5 +1,5 @@
 /**
- * Input rules of the proxy endpoints (PROTOCOL.md, Conventions and Proxies):
+ * Input rules of the proxy endpoints (docs/protocol.md, Conventions and Proxies):
  * every ill-formed field is BAD_REQUEST, BAD_REQUEST comes before any state
  * check, and every identifier the limits allow works.
  */

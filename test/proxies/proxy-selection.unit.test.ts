@@ -1,5 +1,5 @@
 /**
- * The Proxies section of PROTOCOL.md end to end through the real proxy module
+ * The Proxies section of docs/protocol.md end to end through the real proxy module
  * (selector, read model, actors, turn machine) on an in-memory log and a
  * manual clock: every selection rule and tie-break, exact stats, cooldown
  * scoping, retention, release/report idempotency, list and counts, requestId

@@ -1,6 +1,6 @@
 /**
- * The project's nats.conf, as `leasehold serve` runs it, enforces DESIGN.md's
- * least privilege: the service user (password from the environment) runs the
+ * The project's nats.conf, as `leasehold serve` runs it, enforces the least
+ * privilege of docs/operations.md: the service user (password from the environment) runs the
  * service; a client without credentials can send requests and durable
  * commands and read the event stream, but cannot append events, delete or
  * purge streams, take durable commands, or answer the service's subjects.

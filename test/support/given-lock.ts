@@ -13,7 +13,7 @@ import { iso, specEvent, T0 } from "./event-builders.ts";
 
 export { etagOf, iso, T0 };
 
-/** PROTOCOL.md's default lock settings. */
+/** docs/protocol.md's default lock settings. */
 export const DEFAULT_SETTINGS: LockSettings = { lockTtlMs: 30_000, maxTtlMs: 30_000 };
 /** The lock name specs use unless they name another. */
 export const LOCK = "orders.eu/primary";

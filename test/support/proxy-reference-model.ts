@@ -1,13 +1,13 @@
 /**
  * A reference model of the proxy contract for model-based tests: a direct,
- * readable port of the seed's in-memory store (seeds/proxy-lease-store.go.txt,
- * `Store`), plus the thin discovery layer the seed's caller plays (a registry
+ * readable port of a reference in-memory store written in Go (its `Store`),
+ * plus the thin discovery layer the seed's caller plays (a registry
  * of proxies that turns a request's `candidates`/`labels` into the candidate
  * list the store takes, and counts the unhealthy ones).
  *
  * It is deliberately naive and keeps the seed's shape (maps by id, by proxy,
- * cooldowns by (proxy, target)), so a reader can hold it next to the Go code.
- * The few places where PROTOCOL.md differs from the seed are marked.
+ * cooldowns by (proxy, target)), so a reader can hold it next to the Go original.
+ * The few places where docs/protocol.md differs from the seed are marked.
  */
 
 /** One leasable proxy as the caller hands it to the store (seed: `Candidate`). */
@@ -64,7 +64,7 @@ export class RefLeaseStore {
       eligible.push({ cand: c, active });
     }
     if (eligible.length === 0) return { lease: null, stats };
-    // PROTOCOL.md: names compare by UTF-16 code units (JS <), where the seed's
+    // docs/protocol.md: names compare by UTF-16 code units (JS <), where the seed's
     // strings.Compare compares UTF-8 bytes (they differ only for names mixing
     // U+E000..U+FFFF with characters beyond U+FFFF).
     eligible.sort(
@@ -170,7 +170,7 @@ const iso = (ms: number) => new Date(ms).toISOString();
  * The whole proxy contract as the seed's caller would build it on the store:
  * a registry of proxies, the candidate and label filter, the unhealthy count,
  * and the requestId memory of acquisitions. The store is swept before every
- * operation: PROTOCOL.md fixes retention as "until cooldownMs after expiry",
+ * operation: docs/protocol.md fixes retention as "until cooldownMs after expiry",
  * which is the seed's answer when its sweep has just run.
  */
 export class RefProxyService {

@@ -1,11 +1,11 @@
 /**
- * A reference model of route placement, ported from the seed's table
- * (`seeds/route-lease-table.go.txt`, `Table`) as directly as TypeScript
+ * A reference model of route placement, ported from a reference
+ * in-memory table written in Go (its `Table`) as directly as TypeScript
  * allows: one in-memory table of leases by (route, fp, model), pins and seen
  * sets, consulted with the same order of `Acquire`. The model-based
  * simulation runs it beside the real service and compares every answer.
  *
- * Where PROTOCOL.md and the issue deliberately differ from the seed, the
+ * Where docs/protocol.md and the issue deliberately differ from the seed, the
  * model follows them, and each difference is named here:
  * - seen sets survive a restart whole, and a move adds its target host
  *   (the seed rebuilds seen from lease rows only, and Move adds nothing);
