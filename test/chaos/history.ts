@@ -101,3 +101,22 @@ export function longestWaitAfter(records: readonly OpRecord[], backAt: number, e
   }
   return longest;
 }
+
+/**
+ * The attempts sent outside every outage that got no answer in time, counted
+ * by outcome, by command and by second since `origin` (where the time is
+ * written `+<s>s`): what the service's authors need to find the stall.
+ */
+export function unservedBreakdown(records: readonly OpRecord[], outages: readonly Outage[], origin: number): Record<string, number> {
+  const counts: Record<string, number> = {};
+  const bump = (k: string) => (counts[k] = (counts[k] ?? 0) + 1);
+  for (const r of records) {
+    for (const a of r.attempts) {
+      if (a.outcome === "ok" || a.outcome === "error" || outages.some((o) => a.sentAt >= o.from && a.sentAt < o.until)) continue;
+      bump(a.outcome);
+      bump(r.command);
+      bump(`+${Math.floor((a.sentAt - origin) / 1000)}s`);
+    }
+  }
+  return counts;
+}

@@ -51,7 +51,7 @@ const report: ChaosReport = await runChaos({
 console.log(
   `\nchaos ${report.passed ? "PASSED" : "FAILED"} (seed ${report.seed}${report.cluster ? ", cluster" : ""}): ${report.requests} requests ` +
     `(${report.attempts} attempts), ${report.events} events, ${report.faults.length} faults, longest unavailability seen by a client ${report.longestUnavailableMs} ms, ` +
-    `unserved attempts outside fault windows ${report.unservedOutsideFaults}`,
+    `unserved attempts outside fault windows ${report.unservedOutsideFaults} ${JSON.stringify(report.unservedBreakdown)}`,
 );
 for (const f of report.faults)
   console.log(

@@ -9,7 +9,7 @@
 import { randomUUID } from "node:crypto";
 import { startLocalCluster, type LocalNatsCluster } from "../../src/cluster/local-cluster.ts";
 import { CHAOS_CHECKS, checkRun, VerdictBuilder, type ChaosCheck } from "./checks.ts";
-import { availability, type Outage } from "./history.ts";
+import { availability, unservedBreakdown, type Outage } from "./history.ts";
 import { ServeProcess } from "./serve-process.ts";
 import { readWholeStream } from "./stream.ts";
 import { Rng, Workload, type RecordingClient } from "./workload.ts";
@@ -51,6 +51,8 @@ export interface ChaosReport {
   readonly longestUnavailableMs: number;
   /** Attempts outside the fault windows that got no answer in time. */
   readonly unservedOutsideFaults: number;
+  /** Those attempts by outcome, command and second since the load began. */
+  readonly unservedBreakdown: Record<string, number>;
   readonly events: number;
   readonly undecidedLocks: number;
   readonly examples: Partial<Record<ChaosCheck, string[]>>;
@@ -78,6 +80,7 @@ export async function runChaos(settings: ChaosSettings): Promise<ChaosReport> {
   const outages: Outage[] = [];
   const processes = new Set<ServeProcess>();
   let workload: Workload | undefined;
+  let t0 = Date.now();
   const cluster: LocalNatsCluster = await startLocalCluster({ size: settings.cluster ? 3 : 1 });
   log(
     `nats: ${cluster.urls.join(",")} (${settings.cluster ? "three-node cluster, replicas 3" : "single node"}), prefix ${prefix}, seed ${settings.seed}`,
@@ -113,7 +116,7 @@ export async function runChaos(settings: ChaosSettings): Promise<ChaosReport> {
       opDeadlineMs: 12_000,
     });
     await workload.setup();
-    const t0 = Date.now();
+    t0 = Date.now();
     workload.start();
     const at = (fraction: number) => t0 + Math.round(settings.durationMs * (fraction + (rng.next() - 0.5) * 0.06));
     const waitUntil = async (instant: number) => sleep(Math.max(0, instant - Date.now()));
@@ -186,6 +189,7 @@ export async function runChaos(settings: ChaosSettings): Promise<ChaosReport> {
       attempts: figures.attempts,
       longestUnavailableMs: figures.longestUnavailableMs,
       unservedOutsideFaults: figures.unservedOutsideOutages,
+      unservedBreakdown: unservedBreakdown(workload.records, outages, t0),
       events: messages.length,
       undecidedLocks: result.undecidedLocks,
       examples: result.examples,

@@ -8,7 +8,7 @@
 import { randomUUID } from "node:crypto";
 import { connect } from "@nats-io/transport-node";
 import { startLocalCluster, type LocalNatsCluster } from "../../src/cluster/local-cluster.ts";
-import { availability, longestWaitAfter, type Availability, type OpRecord } from "../chaos/history.ts";
+import { availability, longestWaitAfter, unservedBreakdown, type Availability, type OpRecord } from "../chaos/history.ts";
 import { ServeProcess, type ServeSettings } from "../chaos/serve-process.ts";
 import { Workload } from "../chaos/workload.ts";
 
@@ -111,7 +111,7 @@ export async function runRestartDrill(settings: DrillSettings): Promise<DrillRep
       availability: availability(records, [{ from: killAt, until: backAt + recoveryMs }], endAt),
       longestWaitAfterBackMs: longestWaitAfter(records, backAt, endAt),
       unservedAfterRecovery: availability(records, [{ from: 0, until: backAt + recoveryMs }], endAt).unservedOutsideOutages,
-      unservedBreakdown: breakdown(records, backAt + recoveryMs, backAt),
+      unservedBreakdown: unservedBreakdown(records, [{ from: 0, until: backAt + recoveryMs }], backAt),
       faults,
       killAt,
       backAt,
@@ -169,21 +169,6 @@ async function pingEveryInstance(
   } finally {
     await nc.close();
   }
-}
-
-/** Counts the attempts sent from `from` on that got no answer, by outcome, by command and by second after `backAt`. */
-function breakdown(records: readonly OpRecord[], from: number, backAt: number): Record<string, number> {
-  const counts: Record<string, number> = {};
-  const bump = (k: string) => (counts[k] = (counts[k] ?? 0) + 1);
-  for (const r of records) {
-    for (const a of r.attempts) {
-      if (a.sentAt < from || a.outcome === "ok" || a.outcome === "error") continue;
-      bump(a.outcome);
-      bump(r.command);
-      bump(`+${Math.floor((a.sentAt - backAt) / 1000)}s`);
-    }
-  }
-  return counts;
 }
 
 /** A one-line summary of a drill for logs and failure messages. */
