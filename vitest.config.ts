@@ -1,6 +1,6 @@
 import { defineConfig } from "vitest/config";
 
-// Three tiers (docs/operations.md, Testing): unit (no server), int (a real nats-server
+// Three tiers (docs/testing.md): unit (no server), int (a real nats-server
 // started once by globalSetup), sim (fast-check model runs on the in-memory log).
 export default defineConfig({
   test: {
