@@ -5,7 +5,7 @@
  */
 import type { EventEnvelope } from "../events/index.ts";
 
-/** The contract's error codes (PROTOCOL.md, "Error codes"), in precedence order. */
+/** The contract's error codes (docs/protocol.md, "Error codes"), in precedence order. */
 export const ERROR_CODES = [
   "BAD_REQUEST",
   "TTL_EXCEEDS_MAX",

@@ -1,5 +1,5 @@
 /**
- * Durable commands (PROTOCOL.md, "Durable commands (JetStream)"): commands
+ * Durable commands (docs/protocol.md, "Durable commands (JetStream)"): commands
  * published to `<prefix>.cmd.<kind>.<op>` are kept in the work-queue stream
  * `<P>_COMMANDS` while no service runs, and carried out exactly once by one
  * durable pull consumer shared by every instance.

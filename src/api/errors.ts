@@ -5,7 +5,7 @@
  */
 import type { ErrorCode, Rejection } from "../actors/decision.ts";
 
-/** HTTP-like status of each contract code (PROTOCOL.md, "Error codes"). */
+/** HTTP-like status of each contract code (docs/protocol.md, "Error codes"). */
 export const STATUS: Readonly<Record<ErrorCode, number>> = {
   BAD_REQUEST: 400,
   TTL_EXCEEDS_MAX: 400,

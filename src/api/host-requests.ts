@@ -1,4 +1,4 @@
-/** Request schemas of the host endpoints (PROTOCOL.md, Routes). */
+/** Request schemas of the host endpoints (docs/protocol.md, Routes). */
 import { z } from "zod";
 import { requestBase, requiredId } from "./validation.ts";
 

@@ -1,4 +1,4 @@
-/** The wire contract of PROTOCOL.md: request schemas, endpoints, error mapping, the service framework. */
+/** The wire contract of docs/protocol.md: request schemas, endpoints, error mapping, the service framework. */
 export * from "./errors.ts";
 export * from "./validation.ts";
 export * from "./micro-service.ts";

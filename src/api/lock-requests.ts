@@ -1,4 +1,4 @@
-/** Request schemas of the lock endpoints (PROTOCOL.md, Locks). */
+/** Request schemas of the lock endpoints (docs/protocol.md, Locks). */
 import { z } from "zod";
 import { positiveMs, requestBase, requiredId } from "./validation.ts";
 

@@ -1,4 +1,4 @@
-/** Request schemas of the proxy endpoints (PROTOCOL.md, Proxies). */
+/** Request schemas of the proxy endpoints (docs/protocol.md, Proxies). */
 import { z } from "zod";
 import { optionalId, positiveMs, requestBase, requiredId } from "./validation.ts";
 

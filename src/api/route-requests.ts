@@ -1,4 +1,4 @@
-/** Request schemas of the route endpoints (PROTOCOL.md, Routes). */
+/** Request schemas of the route endpoints (docs/protocol.md, Routes). */
 import { z } from "zod";
 import { optionalId, requestBase, requiredId } from "./validation.ts";
 

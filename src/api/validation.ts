@@ -1,5 +1,5 @@
 /**
- * Input rules shared by every endpoint (PROTOCOL.md, "Limits"): body size,
+ * Input rules shared by every endpoint (docs/protocol.md, "Limits"): body size,
  * UTF-8, JSON object, identifiers of at most 256 UTF-8 bytes that are valid
  * Unicode, and the optional `requestId`.
  */

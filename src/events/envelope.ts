@@ -1,5 +1,5 @@
 /**
- * The event envelope of PROTOCOL.md ("The event stream") and the decoding of
+ * The event envelope of docs/protocol.md ("The event stream") and the decoding of
  * what is read back from the stream. Everything read back is validated: a
  * message that does not parse never reaches an `evolve` as if it were an event.
  */

@@ -1,4 +1,4 @@
-/** Host events (PROTOCOL.md, "The event stream") and the schemas their `data` must satisfy when read back. */
+/** Host events (docs/protocol.md, "The event stream") and the schemas their `data` must satisfy when read back. */
 import { z } from "zod";
 import type { EventEnvelope } from "./envelope.ts";
 

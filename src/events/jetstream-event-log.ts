@@ -1,6 +1,6 @@
 /**
  * The production {@link EventLog}: one JetStream stream per prefix, created as
- * PROTOCOL.md says (file storage, a duplicate window, deleting and purging
+ * docs/protocol.md says (file storage, a duplicate window, deleting and purging
  * denied). Appends carry `Nats-Expected-Last-Subject-Sequence` and
  * `Nats-Msg-Id`; the stream is the arbiter of "one writer per actor".
  */

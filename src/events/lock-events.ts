@@ -1,5 +1,5 @@
 /**
- * Lock events (PROTOCOL.md, "The event stream" and "Locks") and the schemas
+ * Lock events (docs/protocol.md, "The event stream" and "Locks") and the schemas
  * their `data` must satisfy when read back.
  */
 import { z } from "zod";

@@ -1,12 +1,12 @@
 /**
- * Proxy events (PROTOCOL.md, "The event stream" and "Proxies") and the
+ * Proxy events (docs/protocol.md, "The event stream" and "Proxies") and the
  * schemas their `data` must satisfy when read back.
  */
 import { z } from "zod";
 import type { EventEnvelope } from "./envelope.ts";
 import { count, instant, positiveInt } from "./fields.ts";
 
-/** The acquisition statistics of PROTOCOL.md (`stats`), as a grant records them. */
+/** The acquisition statistics of docs/protocol.md (`stats`), as a grant records them. */
 export const proxyStatsSchema = z.object({ considered: count, unhealthy: count, inCooldown: count, atCapacity: count });
 
 /** `data` schemas of every proxy event, by type. */

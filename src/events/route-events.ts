@@ -1,5 +1,5 @@
 /**
- * Route events (PROTOCOL.md, "The event stream" and "Routes") and the schemas
+ * Route events (docs/protocol.md, "The event stream" and "Routes") and the schemas
  * their `data` must satisfy when read back. Any route event may carry `seen`:
  * the hosts the command added to the route's seen set.
  */

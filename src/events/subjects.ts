@@ -1,6 +1,6 @@
 /**
  * Every subject and stream name leasehold uses is built here, from the
- * configured prefix, so that the wire layout of PROTOCOL.md lives in one place.
+ * configured prefix, so that the wire layout of docs/protocol.md lives in one place.
  */
 import { encodeToken } from "./subject-token.ts";
 

@@ -90,7 +90,7 @@ function lease(owner: string, generation: number, seq: number, ttlMs: number, ex
   return { owner, generation, etag: etagOf(seq), ttlMs, expiresAt, expiresAtMs: Date.parse(expiresAt) };
 }
 
-/** The wire shape of a lease (`lease` in PROTOCOL.md's Locks section). */
+/** The wire shape of a lease (`lease` in docs/protocol.md's Locks section). */
 export interface LeaseView {
   readonly name: string;
   readonly owner: string;

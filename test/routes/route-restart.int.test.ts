@@ -1,5 +1,5 @@
 /**
- * What survives a restart (PROTOCOL.md: the stream alone rebuilds every
+ * What survives a restart (docs/protocol.md: the stream alone rebuilds every
  * actor's state): placements, pins, the whole seen set, and requestId answers.
  */
 import { describe, expect, it } from "vitest";
@@ -15,7 +15,12 @@ describe("restart", () => {
     const before = routeClient(first.nc, prefix);
     for (const host of ["a", "b", "c"]) ok(await before.setHost({ host, healthy: true }));
     const placed = new Map<string, string>();
-    for (const [route, fp] of [["r1", ""], ["r1", "c1"], ["r2", "x"], ["r3", ""]] as const) {
+    for (const [route, fp] of [
+      ["r1", ""],
+      ["r1", "c1"],
+      ["r2", "x"],
+      ["r3", ""],
+    ] as const) {
       placed.set(`${route}/${fp}`, ok(await before.acquire({ route, fp, model: "m", candidates: ["a", "b", "c"] })).host!);
     }
     ok(await before.pin({ route: "r2", host: "c" }));
@@ -33,7 +38,10 @@ describe("restart", () => {
     for (const [key, host] of placed) {
       const [route, fp] = key.split("/") as [string, string];
       const expected = route === "r2" ? "c" : host;
-      expect(ok(await after.acquire({ route, fp, model: "m", candidates: ["a", "b", "c"] })), key).toEqual({ host: expected, reused: route !== "r2" || host === "c" });
+      expect(ok(await after.acquire({ route, fp, model: "m", candidates: ["a", "b", "c"] })), key).toEqual({
+        host: expected,
+        reused: route !== "r2" || host === "c",
+      });
     }
     expect(ok(await after.get({ route: "r2" })).pinned).toBe("c");
     ok(await after.pin({ route: "r4", host: "only-a-candidate" }));

@@ -1,4 +1,4 @@
-/** The commands a host actor takes (PROTOCOL.md, Routes), already validated. */
+/** The commands a host actor takes (docs/protocol.md, Routes), already validated. */
 
 /** Record the host's health and draining flags. */
 export interface SetHost {

@@ -1,4 +1,4 @@
-/** The commands a lock actor takes (PROTOCOL.md, Locks), already validated. */
+/** The commands a lock actor takes (docs/protocol.md, Locks), already validated. */
 
 /** Take the lock if it is free or its lease has expired. */
 export interface AcquireLock {

@@ -1,5 +1,5 @@
 /**
- * The lock decider: PROTOCOL.md's Locks rules as a pure function of the
+ * The lock decider: docs/protocol.md's Locks rules as a pure function of the
  * lock's state, the command and the server's instant. Order of checks, as the
  * contract fixes it: TTL ceiling, then CORRUPT, then the state checks.
  */

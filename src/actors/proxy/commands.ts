@@ -1,4 +1,4 @@
-/** The commands a proxy actor takes (PROTOCOL.md, Proxies), already validated. */
+/** The commands a proxy actor takes (docs/protocol.md, Proxies), already validated. */
 import type { ProxyStats } from "../../events/index.ts";
 
 /** Register the proxy, or replace its registration (a removed proxy comes back). */

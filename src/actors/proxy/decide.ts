@@ -1,5 +1,5 @@
 /**
- * The proxy decider: PROTOCOL.md's Proxies rules for one proxy as a pure
+ * The proxy decider: docs/protocol.md's Proxies rules for one proxy as a pure
  * function of its state, the command and the server's instant. The rules
  * that span proxies (candidates, stats, tie-breaks) live in the selector;
  * here each proxy enforces its own cap, health and cooldowns, so a grant the

@@ -1,5 +1,5 @@
 /**
- * Selection across proxies (PROTOCOL.md, Proxies), as pure functions of the
+ * Selection across proxies (docs/protocol.md, Proxies), as pure functions of the
  * proxies' states at an instant: which proxies are considered, how each is
  * counted in `stats`, and the order in which eligible ones are asked.
  */

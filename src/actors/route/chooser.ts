@@ -28,7 +28,7 @@ export interface RouteChooser {
   choose(key: PlacementKey, eligible: readonly string[], loads: ReadonlyMap<string, number>): string | undefined;
 }
 
-/** PROTOCOL.md's default: the fewest active leases across all routes, ties by the smallest name (JS `<`). */
+/** docs/protocol.md's default: the fewest active leases across all routes, ties by the smallest name (JS `<`). */
 export const leastLoadedChooser: RouteChooser = {
   name: "least-loaded",
   needsLoads: true,

@@ -1,5 +1,5 @@
 /**
- * The commands a route actor takes (PROTOCOL.md, Routes), already validated.
+ * The commands a route actor takes (docs/protocol.md, Routes), already validated.
  * Whatever a decision needs from outside the route (host health, loads) is
  * carried in the command, so the decider stays pure and replayable.
  */

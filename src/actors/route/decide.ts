@@ -1,5 +1,5 @@
 /**
- * The route decider: PROTOCOL.md's Routes rules as a pure function of the
+ * The route decider: docs/protocol.md's Routes rules as a pure function of the
  * route's state, the command (which carries host health and loads) and the
  * server's instant. `route.acquire` follows the seed's order exactly:
  *
