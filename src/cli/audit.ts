@@ -42,9 +42,12 @@ export function addAuditCommand(program: Command): void {
       "Read the whole event stream (or --from/--to) and check every invariant of the contract; print each violation with its " +
         "sequence, actor and rule, then a summary. Exit 0 when clean, 1 on any violation, 2 on a usage or connection error. Needs only NATS.",
     )
-    .option("--from <seq|instant>", "report violations from this stream sequence or RFC 3339 instant on (what comes before is still folded, silently)")
+    .option(
+      "--from <seq|instant>",
+      "report violations from this stream sequence or RFC 3339 instant on (what comes before is still folded, silently)",
+    )
     .option("--to <seq|instant>", "stop after this stream sequence, or after the last message stored at or before this instant")
-    .option("--json", "print each violation as a JSON line, then a {\"summary\": ...} line")
+    .option("--json", 'print each violation as a JSON line, then a {"summary": ...} line')
     .option("--progress", "report progress on stderr even when it is not a terminal")
     .addOption(
       new Option("--cooldown-ms <ms>", "the service's --cooldown-ms: how long an expired proxy lease still resolves for report")
@@ -100,7 +103,15 @@ export function violationLine(v: Violation): string {
 }
 
 function violationJson(v: Violation): Record<string, unknown> {
-  return { seq: v.seq, at: v.at, subject: v.subject, kind: v.actor?.kind ?? null, id: v.actor?.id ?? null, rule: v.rule, message: v.message };
+  return {
+    seq: v.seq,
+    at: v.at,
+    subject: v.subject,
+    kind: v.actor?.kind ?? null,
+    id: v.actor?.id ?? null,
+    rule: v.rule,
+    message: v.message,
+  };
 }
 
 function summaryLines(s: AuditSummary, stream: string, url: string): string[] {
