@@ -124,6 +124,7 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
     description: "leasehold: proxy leases, route placement and fenced locks on JetStream",
     queue: SERVICE_NAME,
     metadata: { prefix: config.prefix },
+    onError: (err, subject) => logger.error({ err, subject }, `cannot serve ${subject}: ${err.message}`),
   });
   const endpoints = modules.flatMap((m) => m.endpoints);
   for (const endpoint of endpoints) {

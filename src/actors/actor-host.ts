@@ -118,15 +118,20 @@ export class ActorHost {
       snapshots: this.options.snapshots,
       snapshotEvery: this.options.snapshotEvery,
       opTimeoutMs: this.options.opTimeoutMs,
+      readTimeoutMs: this.requestTimeoutMs,
       replies: { horizonMs: 2 * this.options.dedupWindowMs },
     });
     const ports = this.portsFor(logic.kind, erased, projection);
     const machine = turnMachine.provide({
       actors: {
         append: fromPromise<AppendResult, AppendInput>(({ input }) => this.append(logic.kind, input)),
-        verify: fromPromise<void, CatchUpInput>(({ input }) => projection.fresh(input.timeoutMs)),
+        verify: fromPromise<void, CatchUpInput>(({ input }) =>
+          projection.freshSubject(subjects.event(logic.kind, input.id), input.timeoutMs),
+        ),
         catchUp: fromPromise<void, CatchUpInput>(({ input }) =>
-          input.seq > 0 ? projection.reached(input.seq, input.timeoutMs) : projection.fresh(input.timeoutMs),
+          input.seq > 0
+            ? projection.reached(input.seq, input.timeoutMs)
+            : projection.freshSubject(subjects.event(logic.kind, input.id), input.timeoutMs),
         ),
       },
     });

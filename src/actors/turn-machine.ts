@@ -78,8 +78,9 @@ export interface AppendInput {
   readonly timeoutMs: number;
 }
 
-/** What the verify and catch-up steps are given: wait until the projection holds `seq` (0: the stream's last of the kind). */
+/** What the verify and catch-up steps are given: wait until the projection holds `seq` (0: the last on the actor's subject). */
 export interface CatchUpInput {
+  readonly id: string;
   readonly seq: number;
   readonly timeoutMs: number;
 }
@@ -299,7 +300,7 @@ export const turnMachine = setup({
           // A reply or refusal is answered only once the projection is known to hold the subject's last event.
           invoke: {
             src: "verify",
-            input: ({ context }) => ({ seq: 0, timeoutMs: remaining(context) }),
+            input: ({ context }) => ({ id: context.id, seq: 0, timeoutMs: remaining(context) }),
             onDone: [{ guard: "baseUnchanged", target: "#actor.idle", actions: "answerDecision" }, { target: "deciding" }],
             onError: { target: "#actor.idle", actions: { type: "answerUnavailable", params: errorOf } },
           },
@@ -307,7 +308,7 @@ export const turnMachine = setup({
         catchingUp: {
           invoke: {
             src: "catchUp",
-            input: ({ context }) => ({ seq: context.turn!.waitSeq, timeoutMs: remaining(context) }),
+            input: ({ context }) => ({ id: context.id, seq: context.turn!.waitSeq, timeoutMs: remaining(context) }),
             onDone: [
               { guard: "ownFound", target: "#actor.idle", actions: "answerFound" },
               { guard: "outOfAttempts", target: "#actor.idle", actions: { type: "answerUnavailable", params: () => undefined } },

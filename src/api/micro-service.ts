@@ -19,6 +19,8 @@ export interface MicroServiceOptions {
   /** Queue group shared by every instance's endpoints. */
   readonly queue: string;
   readonly metadata?: Record<string, string>;
+  /** A subscription failed (e.g. a permission violation): told once per failure, never thrown. */
+  readonly onError?: (error: Error, subject: string) => void;
 }
 
 /** What an endpoint handler answers. */
@@ -57,7 +59,14 @@ export class MicroService {
   ) {
     for (const verb of ["PING", "INFO", "STATS"] as const) {
       for (const subject of [`$SRV.${verb}`, `$SRV.${verb}.${options.name}`, `$SRV.${verb}.${options.name}.${this.id}`]) {
-        this.control.push(nc.subscribe(subject, { callback: (_err, msg) => void msg.respond(json(this.controlReply(verb))) }));
+        this.control.push(
+          nc.subscribe(subject, {
+            callback: (err, msg) => {
+              if (err !== null) options.onError?.(err, subject);
+              else msg.respond(json(this.controlReply(verb)));
+            },
+          }),
+        );
       }
     }
   }
@@ -67,7 +76,10 @@ export class MicroService {
     const stats: EndpointStats = { name, subject, num_requests: 0, num_errors: 0, last_error: "", processing_time: 0 };
     const sub = this.nc.subscribe(subject, {
       queue: this.options.queue,
-      callback: (_err, msg) => void this.serve(msg, handler, stats),
+      callback: (err, msg) => {
+        if (err !== null) this.options.onError?.(err, subject);
+        else void this.serve(msg, handler, stats);
+      },
     });
     this.endpoints.push({ stats, sub });
   }
@@ -91,7 +103,12 @@ export class MicroService {
     try {
       response = await handler(msg.data);
     } catch (e) {
-      response = { ok: false, status: 500, message: (e as Error).message, body: { error: { code: "INTERNAL", message: (e as Error).message } } };
+      response = {
+        ok: false,
+        status: 500,
+        message: (e as Error).message,
+        body: { error: { code: "INTERNAL", message: (e as Error).message } },
+      };
     }
     stats.num_requests++;
     stats.processing_time += Number(process.hrtime.bigint() - start);

@@ -43,7 +43,10 @@ export function routeEndpoints(host: ActorHost, hosts: HostTable, routes: RouteT
       if (!request.ok) return request.result;
       const r = request.value;
       const requestedAt = options?.requestedAt;
-      const ready = Promise.all([hosts.fresh(), routes.fresh()]);
+      // Health must be read-your-writes across instances; the route's own
+      // history is checked by its actor (expected sequence), and loads only
+      // order the candidates, so the route table is not waited for here.
+      const ready = hosts.fresh();
       const result = await order.enter(r.route, ready, () => {
         const loads = new Map<string, number>();
         if (settings.chooser.needsLoads) for (const c of r.candidates) loads.set(c, routes.activeOn(c));

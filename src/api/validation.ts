@@ -19,7 +19,10 @@ export const optionalId = z
   .string()
   .refine((s) => s.isWellFormed(), "is not valid Unicode (lone surrogate)")
   // A UTF-16 code unit takes at most 3 UTF-8 bytes, so short strings skip the byte count.
-  .refine((s) => s.length * 3 <= MAX_ID_BYTES || Buffer.byteLength(s, "utf8") <= MAX_ID_BYTES, `is longer than ${MAX_ID_BYTES} bytes in UTF-8`);
+  .refine(
+    (s) => s.length * 3 <= MAX_ID_BYTES || Buffer.byteLength(s, "utf8") <= MAX_ID_BYTES,
+    `is longer than ${MAX_ID_BYTES} bytes in UTF-8`,
+  );
 
 /** An identifier that must not be empty (names, owners, hosts, routes, lease ids). */
 export const requiredId = optionalId.refine((s) => s.length > 0, "must not be empty");
@@ -55,7 +58,10 @@ export function parseBody(data: Uint8Array): { ok: true; value: Record<string, u
 }
 
 /** Validates a parsed body against a request schema. */
-export function validate<T>(schema: z.ZodType<T>, body: Record<string, unknown>): { ok: true; value: T } | { ok: false; rejection: Rejection } {
+export function validate<T>(
+  schema: z.ZodType<T>,
+  body: Record<string, unknown>,
+): { ok: true; value: T } | { ok: false; rejection: Rejection } {
   const result = schema.safeParse(body);
   if (result.success) return { ok: true, value: result.data };
   const first = result.error.issues[0];

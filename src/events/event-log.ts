@@ -46,6 +46,13 @@ export interface Following {
   stop(): Promise<void>;
   /** Drops the current subscription and re-creates it from the next sequence (a follower that stalled). */
   restart(): void;
+  /**
+   * Where the subscription stands on the server, asked now: the last stream
+   * sequence it has delivered and how many messages of its filter wait after
+   * it. Cheap (the server keeps both), unlike a wildcard "last by subject"
+   * whose cost grows with the stream when the filter's last message is old.
+   */
+  position(timeoutMs: number): Promise<{ readonly delivered: number; readonly pending: number }>;
 }
 
 /** How a follower reports trouble it recovers from by itself. */

@@ -15,6 +15,7 @@ import {
   StorageType,
   jetstreamManager,
   type JetStreamClient,
+  type Consumer,
   type ConsumerMessages,
   type JetStreamManager,
   type JsMsg,
@@ -170,10 +171,11 @@ export class JetStreamEventLog implements EventLog {
     const filter = options.filter ?? this.options.subjects;
     let next = Math.max(1, fromSeq);
     let stopped = false;
+    let consumer: Consumer | undefined;
     const open = async (): Promise<ConsumerMessages> => {
       // An ordered consumer: ephemeral, flow-controlled, and re-created by the
       // client on a gap; we re-create it too when it ends or the server forgot it.
-      const consumer = await withDeadline(
+      consumer = await withDeadline(
         this.js.consumers.get(this.options.stream, {
           filter_subjects: filter, // a string: see readStream
           deliver_policy: DeliverPolicy.StartSequence,
@@ -218,6 +220,11 @@ export class JetStreamEventLog implements EventLog {
         await withDeadline(loop, this.opTimeoutMs, "follower stop").catch(() => undefined);
       },
       restart: () => void close(),
+      position: async (timeoutMs) => {
+        if (consumer === undefined) throw new LogUnavailableError(`follow ${filter}: no subscription`, false);
+        const info = await withDeadline(consumer.info(false), timeoutMs, `position of follow ${filter}`);
+        return { delivered: info.delivered.stream_seq, pending: info.num_pending };
+      },
     };
   }
 

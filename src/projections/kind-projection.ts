@@ -85,6 +85,10 @@ export interface KindProjectionOptions<State> {
   readonly snapshotIntervalMs?: number;
   /** Deadline of each look at the stream, and how long the follower may stall while awaited (default 5000 ms). */
   readonly opTimeoutMs?: number;
+  /** Default deadline of {@link KindProjection.fresh} (the request timeout; default: `opTimeoutMs`). */
+  readonly readTimeoutMs?: number;
+  /** A follower awaited by someone that delivers nothing for this long is re-created (default 1000 ms). */
+  readonly stallMs?: number;
   /** How long a start may take to catch up with the stream before it fails (default 300 s). */
   readonly startTimeoutMs?: number;
   readonly replies?: ReplyMemoryLimits;
@@ -274,15 +278,47 @@ export class KindProjection<State> {
    * folded (read-your-writes across instances); rejects at `timeoutMs`.
    * Concurrent callers share looks at the stream.
    */
-  fresh(timeoutMs = this.opTimeoutMs): Promise<void> {
+  fresh(timeoutMs = this.options.readTimeoutMs ?? this.opTimeoutMs): Promise<void> {
     return withDeadline(this.sharedFresh(), timeoutMs, `the ${this.kind} projection to catch up`);
   }
 
   private readonly sharedFresh = batchedCatchUp(async () => {
-    // The leader's last sequence on the kind's filter, so this sees writes acknowledged to any instance.
+    // Where the follower's own consumer stands on the server: with nothing
+    // pending, everything of the kind stored before this look is at or before
+    // what it delivered. The server keeps both figures, so this costs the
+    // same on a long stream as on a short one.
+    const position = await this.following?.position(this.opTimeoutMs).catch(() => undefined);
+    if (position !== undefined && position.pending === 0) return this.reached(position.delivered, this.opTimeoutMs);
+    // Otherwise (messages pending, or the consumer is being re-created) the leader's last sequence on the filter.
     const last = await this.options.log.lastSubjectSeq(this.options.filter, this.opTimeoutMs);
     await this.reached(last, this.opTimeoutMs);
   });
+
+  /**
+   * Resolves once the projection holds the last event of one subject (an
+   * actor's), whoever wrote it; rejects at `timeoutMs`. Concurrent callers
+   * for the same subject share a look.
+   */
+  freshSubject(subject: string, timeoutMs = this.options.readTimeoutMs ?? this.opTimeoutMs): Promise<void> {
+    let shared = this.subjectLooks.get(subject);
+    if (shared === undefined) {
+      const look = batchedCatchUp(async () =>
+        this.reached(await this.options.log.lastSubjectSeq(subject, this.opTimeoutMs), this.opTimeoutMs),
+      );
+      shared = () => {
+        const run = look();
+        const forget = () => {
+          if (this.subjectLooks.get(subject) === shared) this.subjectLooks.delete(subject);
+        };
+        run.then(forget, forget);
+        return run;
+      };
+      this.subjectLooks.set(subject, shared);
+    }
+    return withDeadline(shared(), timeoutMs, `the ${this.kind} projection to catch up with ${subject}`);
+  }
+
+  private readonly subjectLooks = new Map<string, () => Promise<void>>();
 
   private async begin(): Promise<void> {
     const from = await this.restore();
@@ -294,7 +330,7 @@ export class KindProjection<State> {
         this.options.logger.warn({ err, kind: this.kind, nextSeq }, "projection follower re-created");
       },
     });
-    this.watchdog = setInterval(() => this.checkProgress(), this.opTimeoutMs);
+    this.watchdog = setInterval(() => this.checkProgress(), this.options.stallMs ?? 1000);
     this.watchdog.unref();
     const startTimeoutMs = this.options.startTimeoutMs ?? 300_000;
     const last = await this.options.log.lastSubjectSeq(this.options.filter, this.opTimeoutMs);
@@ -389,7 +425,7 @@ export class KindProjection<State> {
     for (const w of due) w.resolve();
   }
 
-  /** Re-creates the follower when someone waits on it and it did not move for a whole period. */
+  /** Re-creates the follower when someone waits on it and it did not move for a whole period (e.g. after a server restart). */
   private checkProgress(): void {
     const stalled = this.waiters.length > 0 && this.appliedSeq === this.lastProgressSeq;
     this.lastProgressSeq = this.appliedSeq;
