@@ -4,10 +4,18 @@
  * that does the same JetStream work per request (one publish with a message
  * id and an expected last subject sequence) and nothing else.
  *
- *   npx tsx bench/locks.ts [--duration-ms 5000] [--warmup-ms 1000]
+ *   npx tsx bench/locks.ts [--duration-ms 4000] [--warmup-ms 1000]
  *                          [--concurrency 1,64] [--repeats 3]
  *                          [--systems ceiling,leasehold] [--ttl-ms 10000]
+ *                          [--names cold,hot] [--nodes 1|3]
  *                          [--async-traces] [--json]
+ *
+ * Names: `cold` spreads the pairs over 10,000 distinct lock names (each
+ * worker walks its own share of them, so no two workers ever meet on a
+ * name); `hot` keeps 64 names (at 64 in flight each worker has its own).
+ * Each window uses names no earlier window used. `--nodes 3` runs on a
+ * local three-node JetStream cluster with every stream at three replicas,
+ * the ceiling's included.
  *
  * See bench/README.md for what the figures mean and the last recorded run.
  */
@@ -38,6 +46,11 @@ import {
 } from "./support.ts";
 
 type System = "ceiling" | "leasehold";
+type Names = "cold" | "hot";
+
+/** Distinct names per window: cold spreads over this many, hot over {@link HOT_NAMES}. */
+const COLD_NAMES = 10_000;
+const HOT_NAMES = 64;
 
 interface Settings extends CommonSettings {
   readonly systems: readonly System[];
@@ -47,12 +60,15 @@ interface Settings extends CommonSettings {
    * instead of `noAsyncTraces`, which `leasehold serve` uses.
    */
   readonly asyncTraces: boolean;
+  readonly names: readonly Names[];
+  readonly nodes: number;
   readonly json: boolean;
 }
 
 /** One timed window of one system at one concurrency. */
 interface Run extends WindowFigures {
   readonly system: System;
+  readonly names: Names;
   readonly concurrency: number;
   readonly repeat: number;
   readonly seconds: number;
@@ -66,15 +82,19 @@ interface Run extends WindowFigures {
 
 function parseSettings(): Settings {
   const { values, common } = parseBenchArgs(
-    "usage: npx tsx bench/locks.ts [--duration-ms N] [--warmup-ms N] [--concurrency 1,64] [--repeats N] [--systems ceiling,leasehold] [--ttl-ms N] [--async-traces] [--json]",
+    "usage: npx tsx bench/locks.ts [--duration-ms N] [--warmup-ms N] [--concurrency 1,64] [--repeats N] [--systems ceiling,leasehold] [--ttl-ms N] [--names cold,hot] [--nodes 1|3] [--async-traces] [--json]",
     {
       systems: { type: "string", default: "ceiling,leasehold" },
       "ttl-ms": { type: "string", default: "10000" },
+      names: { type: "string", default: "cold,hot" },
+      nodes: { type: "string", default: "1" },
       "async-traces": { type: "boolean", default: false },
     },
   );
   return {
     ...common,
+    names: listOf<Names>("names", "name set", values.names, ["cold", "hot"]),
+    nodes: positiveInt("nodes", values.nodes),
     systems: listOf<System>("systems", "system", values.systems, ["ceiling", "leasehold"]),
     ttlMs: positiveInt("ttl-ms", values["ttl-ms"]),
     asyncTraces: values["async-traces"],
@@ -82,13 +102,46 @@ function parseSettings(): Settings {
   };
 }
 
-/** Acquire then release, each worker on its own lock (a fresh one after a failure, so one bad turn cannot wedge a worker). */
-function leaseholdPair(nc: NatsConnection, prefix: string, concurrency: number, ttlMs: number): WorkFn {
+/**
+ * The lock name of each worker's next pair in one window (`tag` keeps
+ * windows apart). Cold: worker w walks the indices w, w+c, w+2c, ... below
+ * 10,000 and starts over, so the window's workers share 10,000 names and
+ * never the same one at once. Hot: 64 names, worker w on w mod 64 (at 1 in
+ * flight the one worker walks all 64). After a failure a worker's names get a
+ * new generation suffix, so one bad turn cannot wedge it.
+ */
+function nameChooser(tag: string, names: Names, concurrency: number): (worker: number) => { name: string; failed(): void } {
+  const step: number[] = [];
+  const generation: number[] = [];
+  return (worker) => {
+    const k = step[worker] ?? 0;
+    step[worker] = k + 1;
+    let index: number;
+    if (names === "cold") {
+      const share = Math.ceil((COLD_NAMES - worker) / concurrency);
+      index = worker + concurrency * (k % Math.max(1, share));
+    } else {
+      index = concurrency >= HOT_NAMES ? worker % HOT_NAMES : (worker + concurrency * k) % HOT_NAMES;
+    }
+    return {
+      name: `${tag}-${names}-${index}-g${generation[worker] ?? 0}`,
+      failed: () => (generation[worker] = (generation[worker] ?? 0) + 1),
+    };
+  };
+}
+
+/** Acquire then release on the worker's next name. */
+function leaseholdPair(
+  nc: NatsConnection,
+  prefix: string,
+  names: (worker: number) => { name: string; failed(): void },
+  ttlMs: number,
+): WorkFn {
   const acquire = `${prefix}.v1.lock.acquire`;
   const release = `${prefix}.v1.lock.release`;
-  const generation: number[] = [];
   return async (worker, sample) => {
-    const name = `c${concurrency}-w${worker}-g${generation[worker] ?? 0}`;
+    const chosen = names(worker);
+    const name = chosen.name;
     const failed = await requestPair(
       nc,
       sample,
@@ -96,17 +149,22 @@ function leaseholdPair(nc: NatsConnection, prefix: string, concurrency: number, 
       (body: { lease?: { etag?: unknown } }) => (typeof body.lease?.etag === "string" ? body.lease.etag : undefined),
       (etag) => ({ subject: release, body: json({ name, etag }) }),
     );
-    if (failed > 0) generation[worker] = (generation[worker] ?? 0) + 1;
+    if (failed > 0) chosen.failed();
     return failed;
   };
 }
 
-/** The same two requests against the ceiling responder (same bodies, same checks). */
-function ceilingPair(nc: NatsConnection, prefix: string, concurrency: number, ttlMs: number): WorkFn {
+/** The same two requests against the ceiling responder (same bodies, same names, so the same distinct subjects; same checks). */
+function ceilingPair(
+  nc: NatsConnection,
+  prefix: string,
+  names: (worker: number) => { name: string; failed(): void },
+  ttlMs: number,
+): WorkFn {
   const acquire = `${prefix}.ceiling.v1.acquire`;
   const release = `${prefix}.ceiling.v1.release`;
   return (worker, sample) => {
-    const name = `c${concurrency}-w${worker}`;
+    const name = names(worker).name;
     return requestPair(nc, sample, { subject: acquire, body: json({ name, owner: `bench-w${worker}`, ttlMs }) }, ceilingSeq, (etag) => ({
       subject: release,
       body: json({ name, etag }),
@@ -116,6 +174,7 @@ function ceilingPair(nc: NatsConnection, prefix: string, concurrency: number, tt
 
 /** The figures of one concurrency: medians over the repeats. */
 interface Summary {
+  readonly names: Names;
   readonly concurrency: number;
   readonly leasehold: SystemSummary | undefined;
   readonly ceiling: SystemSummary | undefined;
@@ -123,6 +182,8 @@ interface Summary {
   readonly ratio: number | undefined;
   /** The same with pairs per CPU-second of this process, which is less moved by other load on the machine. */
   readonly cpuRatio: number | undefined;
+  /** Median over repeats of leasehold's p50 latency divided by the ceiling's of the same repeat. */
+  readonly p50Ratio: number | undefined;
 }
 
 interface SystemSummary {
@@ -133,8 +194,8 @@ interface SystemSummary {
   readonly failedRequests: number;
 }
 
-function summarize(runs: readonly Run[], concurrency: number, repeats: number): Summary {
-  const mine = runs.filter((r) => r.concurrency === concurrency);
+function summarize(runs: readonly Run[], names: Names, concurrency: number, repeats: number): Summary {
+  const mine = runs.filter((r) => r.concurrency === concurrency && r.names === names);
   const of = (system: System): SystemSummary | undefined => {
     const its = mine.filter((r) => r.system === system);
     if (its.length === 0) return undefined;
@@ -147,11 +208,13 @@ function summarize(runs: readonly Run[], concurrency: number, repeats: number): 
     };
   };
   return {
+    names,
     concurrency,
     leasehold: of("leasehold"),
     ceiling: of("ceiling"),
     ratio: medianRatio(mine, repeats, (r) => r.pairsPerSec),
     cpuRatio: medianRatio(mine, repeats, (r) => r.pairsPerNodeCpuSec),
+    p50Ratio: medianRatio(mine, repeats, (r) => r.p50Ms),
   };
 }
 
@@ -160,6 +223,7 @@ function report(settings: Settings, machine: MachineInfo, runs: readonly Run[], 
   const n = (v: number | undefined, digits = 0) => (v === undefined || Number.isNaN(v) ? dash : v.toFixed(digits));
   const summaryTable = markdownTable(
     [
+      "names",
       "in flight",
       "leasehold pairs/s",
       "leasehold req/s",
@@ -171,9 +235,11 @@ function report(settings: Settings, machine: MachineInfo, runs: readonly Run[], 
       "ceiling p99 ms",
       "ratio leasehold/ceiling",
       "ratio per node CPU-s",
+      "p50 ratio leasehold/ceiling",
       "failed requests (leasehold / ceiling)",
     ],
     summaries.map((s) => [
+      s.names,
       s.concurrency,
       n(s.leasehold?.pairsPerSec),
       n(s.leasehold?.requestsPerSec),
@@ -185,12 +251,14 @@ function report(settings: Settings, machine: MachineInfo, runs: readonly Run[], 
       n(s.ceiling?.p99Ms, 2),
       n(s.ratio, 2),
       n(s.cpuRatio, 2),
+      n(s.p50Ratio, 2),
       `${s.leasehold?.failedRequests ?? dash} / ${s.ceiling?.failedRequests ?? dash}`,
     ]),
   );
   const runTable = markdownTable(
     [
       "repeat",
+      "names",
       "in flight",
       "system",
       "pairs/s",
@@ -204,6 +272,7 @@ function report(settings: Settings, machine: MachineInfo, runs: readonly Run[], 
     ],
     runs.map((r) => [
       r.repeat,
+      r.names,
       r.concurrency,
       r.system,
       n(r.pairsPerSec),
@@ -218,7 +287,7 @@ function report(settings: Settings, machine: MachineInfo, runs: readonly Run[], 
   );
   return reportText(
     machine,
-    `${settings.durationMs} ms per measurement after ${settings.warmupMs} ms warm-up, ${settings.repeats} interleaved repeats (medians; ratios = median of the per-repeat ratios), nats.js async traces ${settings.asyncTraces ? "on" : "off"}`,
+    `${settings.nodes === 1 ? "one nats-server" : `${settings.nodes}-node cluster, streams at ${settings.nodes} replicas`}, ${settings.durationMs} ms per measurement after ${settings.warmupMs} ms warm-up, ${settings.repeats} interleaved repeats (medians; ratios = median of the per-repeat ratios), nats.js async traces ${settings.asyncTraces ? "on" : "off"}`,
     summaryTable,
     runTable,
   );
@@ -227,13 +296,21 @@ function report(settings: Settings, machine: MachineInfo, runs: readonly Run[], 
 async function main(): Promise<void> {
   const settings = parseSettings();
   // Every connection is set up as src/cli/serve.ts sets up the service's, so the ceiling pays what the service pays.
-  await withBench({ noAsyncTraces: !settings.asyncTraces }, async (bench) => {
+  await withBench({ noAsyncTraces: !settings.asyncTraces, nodes: settings.nodes }, async (bench) => {
     const { prefix } = bench;
-    const config = resolveConfig({ prefix, nats: bench.nats.url, lockTtlMs: settings.ttlMs, maxTtlMs: Math.max(settings.ttlMs, 30_000) });
+    const replicas = Math.min(settings.nodes, 3);
+    const config = resolveConfig({
+      prefix,
+      nats: bench.nats.url,
+      lockTtlMs: settings.ttlMs,
+      maxTtlMs: Math.max(settings.ttlMs, 30_000),
+      replicas,
+    });
     if (settings.systems.includes("leasehold")) await bench.startService(config);
     if (settings.systems.includes("ceiling")) {
       await bench.startCeiling({
         dedupWindowMs: config.dedupWindowMs,
+        replicas,
         ops: ["acquire", "release"],
         keyField: "name",
         // The same shape and size as a LockAcquired envelope.
@@ -251,37 +328,41 @@ async function main(): Promise<void> {
 
     const runs: Run[] = [];
     for (let repeat = 1; repeat <= settings.repeats; repeat++) {
-      for (const concurrency of settings.concurrency) {
-        for (const system of alternate(settings.systems, repeat)) {
-          const pair =
-            system === "leasehold"
-              ? leaseholdPair(load, prefix, concurrency, settings.ttlMs)
-              : ceilingPair(load, prefix, concurrency, settings.ttlMs);
-          const w = await closedLoop(pair, concurrency, settings, bench.nats);
-          const run: Run = {
-            system,
-            concurrency,
-            repeat,
-            seconds: w.seconds,
-            pairs: w.completed,
-            failedRequests: w.failedRequests,
-            pairsPerSec: w.completed / w.seconds,
-            requestsPerSec: w.samples / w.seconds,
-            p50Ms: w.p50Ms,
-            p99Ms: w.p99Ms,
-            nodeCpuPct: w.nodeCpuPct,
-            pairsPerNodeCpuSec: w.completed / w.nodeCpuSeconds,
-            natsCpuPct: w.natsCpuPct,
-            loadAvg1m: w.loadAvg1m,
-          };
-          runs.push(run);
-          bench.progress(
-            `repeat ${repeat} in-flight ${concurrency} ${system}: ${round(run.pairsPerSec)} pairs/s, ${windowLine(run)}, failed ${run.failedRequests}`,
-          );
+      for (const names of settings.names) {
+        for (const concurrency of settings.concurrency) {
+          for (const system of alternate(settings.systems, repeat)) {
+            const chooser = nameChooser(`r${repeat}c${concurrency}`, names, concurrency);
+            const pair =
+              system === "leasehold"
+                ? leaseholdPair(load, prefix, chooser, settings.ttlMs)
+                : ceilingPair(load, prefix, chooser, settings.ttlMs);
+            const w = await closedLoop(pair, concurrency, settings, bench.nats);
+            const run: Run = {
+              system,
+              names,
+              concurrency,
+              repeat,
+              seconds: w.seconds,
+              pairs: w.completed,
+              failedRequests: w.failedRequests,
+              pairsPerSec: w.completed / w.seconds,
+              requestsPerSec: w.samples / w.seconds,
+              p50Ms: w.p50Ms,
+              p99Ms: w.p99Ms,
+              nodeCpuPct: w.nodeCpuPct,
+              pairsPerNodeCpuSec: w.completed / w.nodeCpuSeconds,
+              natsCpuPct: w.natsCpuPct,
+              loadAvg1m: w.loadAvg1m,
+            };
+            runs.push(run);
+            bench.progress(
+              `repeat ${repeat} ${names} in-flight ${concurrency} ${system}: ${round(run.pairsPerSec)} pairs/s, ${windowLine(run)}, failed ${run.failedRequests}`,
+            );
+          }
         }
       }
     }
-    const summaries = settings.concurrency.map((c) => summarize(runs, c, settings.repeats));
+    const summaries = settings.names.flatMap((names) => settings.concurrency.map((c) => summarize(runs, names, c, settings.repeats)));
     if (settings.json) {
       printJson({ argv: process.argv.slice(2), settings, machine: bench.machine, summaries, runs });
     } else {

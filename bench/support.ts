@@ -21,6 +21,7 @@ import { natsServerBinary } from "../src/cli/local-nats.ts";
 import type { ServiceConfig } from "../src/config.ts";
 import { JetStreamEventLog } from "../src/events/jetstream-event-log.ts";
 import { startService, type RunningService } from "../src/service.ts";
+import { startLocalCluster } from "../src/cluster/local-cluster.ts";
 
 /** A nats-server child process owned by a benchmark. */
 export interface BenchNats {
@@ -88,6 +89,53 @@ export async function startBenchNats(): Promise<BenchNats> {
       cleanup();
     },
   };
+}
+
+/**
+ * Starts a three-node (or `size`-node) JetStream cluster on free loopback
+ * ports through the project's local-cluster module, as a {@link BenchNats}:
+ * its URL lists every node and its CPU is the sum over the nodes.
+ */
+export async function startBenchCluster(size: number): Promise<BenchNats> {
+  const cluster = await startLocalCluster({ size });
+  const binary = await natsServerBinary();
+  const { stdout, stderr: versionErr } = await promisify(execFile)(binary, ["--version"]);
+  const version = (stdout || versionErr).trim().replace(/^nats-server:\s*/, "");
+  const pids = cluster.nodes.map((n) => n.pid!);
+  return {
+    url: cluster.urls.join(","),
+    binary,
+    version: `${version} (${size}-node cluster)`,
+    pid: pids[0]!,
+    cpuSeconds: () => {
+      const each = pids.map(processCpuSeconds);
+      return each.some((c) => c === undefined) ? undefined : each.reduce((a, b) => a! + b!, 0);
+    },
+    stop: () => cluster.stop(),
+  };
+}
+
+/**
+ * Waits until the machine's 1-minute load average is below `maxLoad`,
+ * checking every `intervalMs`, for at most `maxWaitMs`; then runs anyway.
+ * Resolves with the load at the end of the wait, so results can record it.
+ */
+export async function waitForQuietMachine(
+  progress: (line: string) => void,
+  { maxLoad = 1.5, intervalMs = 30_000, maxWaitMs = 600_000 } = {},
+): Promise<{ load1m: number; waitedMs: number; quiet: boolean }> {
+  const t0 = Date.now();
+  for (;;) {
+    const load1m = round(loadavg()[0] ?? 0, 2);
+    const waitedMs = Date.now() - t0;
+    if (load1m < maxLoad) return { load1m, waitedMs, quiet: true };
+    if (waitedMs + intervalMs > maxWaitMs) {
+      progress(`load ${load1m} still >= ${maxLoad} after ${Math.round(waitedMs / 1000)} s; running anyway`);
+      return { load1m, waitedMs, quiet: false };
+    }
+    progress(`load ${load1m} >= ${maxLoad}; waiting ${intervalMs / 1000} s`);
+    await sleep(intervalMs);
+  }
 }
 
 /** Linux's USER_HZ: /proc reports CPU time in these ticks (100 on every mainstream kernel). */
@@ -190,7 +238,8 @@ export class UsageError extends Error {
 
 /** The options every closed-loop benchmark takes. */
 export const BENCH_OPTIONS = {
-  "duration-ms": { type: "string", default: "5000" },
+  // 4 s windows keep a whole run (interleaved repeats of every case) within a few minutes on a shared machine.
+  "duration-ms": { type: "string", default: "4000" },
   "warmup-ms": { type: "string", default: "1000" },
   concurrency: { type: "string", default: "1,64" },
   repeats: { type: "string", default: "3" },
@@ -303,8 +352,13 @@ export interface BenchContext {
  * service, every connection and the server (also on Ctrl-C).
  * `noAsyncTraces`, when given, is set on every connection.
  */
-export async function withBench(connection: { noAsyncTraces?: boolean }, body: (bench: BenchContext) => Promise<void>): Promise<void> {
-  const nats = await startBenchNats();
+export async function withBench(
+  connection: { noAsyncTraces?: boolean; nodes?: number; waitForQuiet?: boolean },
+  body: (bench: BenchContext) => Promise<void>,
+): Promise<void> {
+  const { nodes = 1, waitForQuiet = process.env.BENCH_NO_LOAD_WAIT === undefined, ...connectionOptions } = connection;
+  if (waitForQuiet) await waitForQuietMachine((line) => process.stderr.write(`${line}\n`));
+  const nats = nodes === 1 ? await startBenchNats() : await startBenchCluster(nodes);
   const connections: NatsConnection[] = [];
   let service: RunningService | undefined;
   let ceiling: Stoppable | undefined;
@@ -321,7 +375,7 @@ export async function withBench(connection: { noAsyncTraces?: boolean }, body: (
     const progress = (line: string) => process.stderr.write(`${line}\n`);
     progress(`nats-server ${nats.version} at ${nats.url} (pid ${nats.pid})`);
     const connectAs = async (name: string) => {
-      const nc = await connect({ servers: nats.url, name, ...connection });
+      const nc = await connect({ servers: nats.url.split(","), name, ...connectionOptions });
       connections.push(nc);
       return nc;
     };
@@ -350,6 +404,8 @@ export async function withBench(connection: { noAsyncTraces?: boolean }, body: (
 export interface CeilingOptions {
   /** The duplicate window of its stream (as the event stream's). */
   readonly dedupWindowMs: number;
+  /** Replicas of its stream (as the event stream's; default 1). */
+  readonly replicas?: number;
   /** The ops it answers, each on `<prefix>.ceiling.v1.<op>`. */
   readonly ops: readonly string[];
   /** The request body field whose value names the subject to publish to (one per lock, proxy or route). */
@@ -373,6 +429,7 @@ async function startCeiling(nc: NatsConnection, prefix: string, options: Ceiling
     stream: `${prefix.toUpperCase().replace(/[^A-Z0-9]/g, "_")}_CEILING`,
     subjects: `${prefix}.ceiling.events.>`,
     dedupWindowMs: options.dedupWindowMs,
+    replicas: options.replicas ?? 1,
   });
   const js = jetstream(nc);
   const payload = json(options.event);
