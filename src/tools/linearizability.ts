@@ -145,23 +145,32 @@ function checkKey<S, I, O>(model: Model<S, I, O>, key: string, ops: readonly Ope
     last = e;
   }
 
-  const linearized = new Uint8Array(ops.length);
+  // The linearized set enters the memo key as a 64-bit Zobrist hash (two 32-bit halves, one random
+  // pair per operation, XORed in and out): O(1) per step instead of O(n). Two different sets collide
+  // with probability about 2^-64 per pair of cache entries, which would at worst prune one branch.
+  const zobrist = zobristTable(ops.length);
+  let setHash1 = 0;
+  let setHash2 = 0;
+  const toggle = (index: number) => {
+    setHash1 ^= zobrist[2 * index]!;
+    setHash2 ^= zobrist[2 * index + 1]!;
+  };
   const cache = new Set<string>();
   const stack: Frame<S, I, O>[] = [];
   let state = model.init(key);
   let at = -Infinity;
   let steps = 0;
   let longest: number[] = [];
-  const cacheKey = (s: S, t: number) => `${linearized.join("")}|${t}|${model.hash(s)}`;
+  const cacheKey = (s: S, t: number) => `${setHash1}:${setHash2}|${t}|${model.hash(s)}`;
 
   /** Tries choices[from..] of a call; on success applies it and returns true. */
   const tryChoices = (entry: Entry<I, O>, choices: readonly Step<S>[], from: number): boolean => {
     for (let i = from; i < choices.length; i++) {
       const c = choices[i]!;
-      linearized[entry.index] = 1;
+      toggle(entry.index);
       const k = cacheKey(c.state, c.at);
       if (cache.has(k)) {
-        linearized[entry.index] = 0;
+        toggle(entry.index);
         continue;
       }
       cache.add(k);
@@ -199,7 +208,7 @@ function checkKey<S, I, O>(model: Model<S, I, O>, key: string, ops: readonly Ope
         if (frame === undefined) return { key, ok: false, operations: ops.length, steps, longestPrefix: longest };
         state = frame.state;
         at = frame.at;
-        linearized[frame.entry.index] = 0;
+        toggle(frame.entry.index);
         unlift(frame.entry);
         if (tryChoices(frame.entry, frame.choices, frame.choice + 1)) {
           entry = head.next;
@@ -213,6 +222,20 @@ function checkKey<S, I, O>(model: Model<S, I, O>, key: string, ops: readonly Ope
     }
   }
   return { key, ok: true, operations: ops.length, steps, longestPrefix: [] };
+}
+
+/** Random 32-bit words, two per operation, from a fixed seed (so a verdict is reproducible). */
+function zobristTable(size: number): Uint32Array {
+  const table = new Uint32Array(2 * size);
+  let state = 0x9e3779b9;
+  for (let i = 0; i < table.length; i++) {
+    // xorshift32
+    state ^= state << 13;
+    state ^= state >>> 17;
+    state ^= state << 5;
+    table[i] = state >>> 0;
+  }
+  return table;
 }
 
 /** Takes a call and its return out of the list. */

@@ -86,7 +86,7 @@ export function checkRun(
   verdict: VerdictBuilder,
 ): void {
   checkStream(records, messages, settings, verdict);
-  checkLocks(records, verdict);
+  checkLocks(records, storedAtByRequestId(messages), verdict);
   checkRouteAnswers(records, verdict);
   for (const r of records) {
     if (r.result.status === "unknown" && !neverReceived(r)) {
@@ -164,11 +164,35 @@ function mustAppend(r: OpRecord): boolean {
   }
 }
 
-/** The lock history of the records, as the checker takes it. */
-export function lockHistory(records: readonly OpRecord[]): Operation<LockInput, LockOutput>[] {
+/** When the stream stored the (first) event of each requestId, epoch ms. */
+function storedAtByRequestId(messages: readonly StoredMessage[]): Map<string, number> {
+  const decoder = new TextDecoder();
+  const times = new Map<string, number>();
+  for (const m of messages) {
+    try {
+      const requestId = (JSON.parse(decoder.decode(m.payload)) as { requestId?: unknown }).requestId;
+      if (typeof requestId === "string" && !times.has(requestId)) times.set(requestId, m.time);
+    } catch {
+      // the audit names it
+    }
+  }
+  return times;
+}
+
+/**
+ * The lock history of the records, as the checker takes it. An operation
+ * whose outcome the client never learned is resolved with the stream when
+ * `storedAt` is given: no event with its requestId means it changed nothing
+ * (every lock change appends one), so it is left out; an event means it took
+ * effect no later than the stream stored it, which bounds its window. Both
+ * keep the search small without trusting the service's replies.
+ */
+export function lockHistory(records: readonly OpRecord[], storedAt?: ReadonlyMap<string, number>): Operation<LockInput, LockOutput>[] {
   const ops: Operation<LockInput, LockOutput>[] = [];
   for (const r of records) {
     if (!r.command.startsWith("lock.") || neverReceived(r)) continue;
+    const stored = storedAt?.get(r.requestId);
+    if (r.result.status === "unknown" && storedAt !== undefined && stored === undefined) continue;
     const b = r.body as Record<string, string | number | undefined>;
     let input: LockInput;
     switch (r.command) {
@@ -201,7 +225,14 @@ export function lockHistory(records: readonly OpRecord[]): Operation<LockInput, 
           ? { ok: false, code: r.result.code, holder: { owner: d.owner, expiresAtMs: Date.parse(d.expiresAt) } }
           : { ok: false, code: r.result.code };
     }
-    ops.push({ id: r.id, key: String(b.name), input, output, invokeAt: r.invokeAt, returnAt: output === undefined ? null : r.returnAt });
+    ops.push({
+      id: r.id,
+      key: String(b.name),
+      input,
+      output,
+      invokeAt: r.invokeAt,
+      returnAt: output === undefined ? (stored ?? null) : r.returnAt,
+    });
   }
   return ops;
 }
@@ -216,8 +247,8 @@ function leaseView(lease: Record<string, unknown>): LockLeaseView {
   };
 }
 
-function checkLocks(records: readonly OpRecord[], verdict: VerdictBuilder): void {
-  const history = lockHistory(records);
+function checkLocks(records: readonly OpRecord[], storedAt: ReadonlyMap<string, number>, verdict: VerdictBuilder): void {
+  const history = lockHistory(records, storedAt);
   const result = checkLinearizable(lockModel, history, { maxStepsPerKey: 2_000_000 });
   for (const key of result.keys) {
     if (key.ok === true) continue;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { Subjects, type StoredMessage } from "../../src/events/index.ts";
-import { checkRun, VerdictBuilder } from "./checks.ts";
+import { checkRun, lockHistory, VerdictBuilder } from "./checks.ts";
 import type { OpRecord, OpResult } from "./history.ts";
 
 const subjects = new Subjects("chk");
@@ -130,5 +130,14 @@ describe("chaos checks", () => {
     const violations = verdictOf([r1, r2, lost], []);
     expect(violations["route-key-on-two-hosts"]).toBe(1);
     expect(violations["request-unanswered"]).toBe(1);
+  });
+
+  it("resolve an unanswered lock command with the stream: no event, no effect; an event bounds when it took effect", () => {
+    const lost = record("lock.acquire", { name: "db", owner: "x", ttlMs: 1000 }, { status: "unknown" }, T, null);
+    const landed = record("lock.acquire", { name: "db", owner: "y", ttlMs: 1000 }, { status: "unknown" }, T + 5000, null);
+    const history = lockHistory([lost, landed], new Map([[landed.requestId, T + 5100]]));
+    expect(history.map((op) => [op.input, op.returnAt])).toEqual([[{ op: "acquire", owner: "y", ttlMs: 1000 }, T + 5100]]);
+    // Without the stream both stay open-ended.
+    expect(lockHistory([lost, landed]).map((op) => op.returnAt)).toEqual([null, null]);
   });
 });
