@@ -108,7 +108,7 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
   const ctx: KindContext = { host, log, subjects, config, clock, logger, newId: options.newId ?? secureId };
   const modules = KIND_MODULES.map((make) => make(ctx));
   const startedAt = performance.now();
-  await Promise.all(modules.map((module) => module.start?.()));
+  await Promise.all(modules.map(async (module) => module.start?.()));
   logger.info(
     {
       ms: Math.round(performance.now() - startedAt),
@@ -192,7 +192,7 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
         logger.warn({ err }, "stopped taking requests without the server's confirmation"),
       );
       const unanswered = await host.stop(left());
-      await withDeadline(Promise.all(modules.map((module) => module.stop?.())), left(), "stop projections").catch((err: Error) =>
+      await withDeadline(Promise.all(modules.map(async (module) => module.stop?.())), left(), "stop projections").catch((err: Error) =>
         logger.warn({ err }, "projections stopped without a last snapshot"),
       );
       return unanswered;

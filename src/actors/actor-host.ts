@@ -281,7 +281,7 @@ export class ActorHost {
         const r = projection.remembered(msgId);
         return r !== undefined && r.atMs >= since ? r : undefined;
       },
-      decide: (state, command, now) => logic.decide(state, command, now) as Decision,
+      decide: (state, command, now) => logic.decide(state, command, now),
       encode: (id, decision, now, requestId) => encode(kind, id, decision, now, requestId),
       applyOwn: (id, base: ProjectionRecord<unknown>, event: EncodedEvent, seq, msgId) => {
         const recorded: RecordedEvent = { seq, event: event.envelope, msgId };

@@ -479,7 +479,7 @@ function runLive(steps: readonly Step[], settings: LockSettings) {
     stored.push({ seq, bytes: encodeEvent(envelope) });
     state = evolveLock(state, { seq, event: envelope, msgId: `m${seq}` });
     if (state.lease !== null) etags.push(state.lease.etag);
-    if (decision.type === "LockAcquired") generations.push(decision.data.generation as number);
+    if (decision.type === "LockAcquired") generations.push(decision.data.generation);
     // An honest history is never corrupt and never records a lease beyond the ceiling.
     expect(state.corrupt).toBeNull();
     if (state.lease !== null) expect(state.lease.expiresAtMs - now).toBeLessThanOrEqual(settings.maxTtlMs);

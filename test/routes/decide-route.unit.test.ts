@@ -27,7 +27,9 @@ describe("route.acquire step 1: a pinned route", () => {
     const given = givenRoute([...history, placed("c1", "m", "a")]);
     given.when(acquire("c1", "m", { candidates: ["b"], hosts: hostsOf({ up: ["b"], down: ["a"] }) })).thenRejects("PINNED_DOWN");
     // A pin on a host never set counts as unhealthy too.
-    givenRoute(history).when(acquire("c1", "m", { candidates: ["b"], hosts: up("b") })).thenRejects("PINNED_DOWN");
+    givenRoute(history)
+      .when(acquire("c1", "m", { candidates: ["b"], hosts: up("b") }))
+      .thenRejects("PINNED_DOWN");
   });
 
   it("places a new key on the pin, ignoring the candidates and the chooser", () => {
@@ -58,12 +60,16 @@ describe("route.acquire step 1: a pinned route", () => {
 describe("route.acquire step 2: an existing lease", () => {
   it("is reused on a healthy host, without an event while its last use is recent", () => {
     const given = givenRoute([seen("a", "b"), placed("c1", "m", "a", T0)]);
-    given.when(acquire("c1", "m", { candidates: ["a", "b"], hosts: up("a", "b") }), T0 + IDLE_MS / 100 - 1).thenReplies({ host: "a", reused: true });
+    given
+      .when(acquire("c1", "m", { candidates: ["a", "b"], hosts: up("a", "b") }), T0 + IDLE_MS / 100 - 1)
+      .thenReplies({ host: "a", reused: true });
   });
 
   it("records the use once the recorded last use is routeIdleMs / 100 old", () => {
     const given = givenRoute([seen("a"), placed("c1", "m", "a", T0)]);
-    given.when(acquire("c1", "m", { candidates: ["a"], hosts: up("a") }), T0 + IDLE_MS / 100).thenRecords("RouteLeaseTouched", { fp: "c1", model: "m" });
+    given
+      .when(acquire("c1", "m", { candidates: ["a"], hosts: up("a") }), T0 + IDLE_MS / 100)
+      .thenRecords("RouteLeaseTouched", { fp: "c1", model: "m" });
     // The last touch, not the creation, is what counts.
     givenRoute([seen("a"), placed("c1", "m", "a", T0), touched("c1", "m", T0 + 5_000)])
       .when(acquire("c1", "m", { hosts: up("a") }), T0 + 5_000 + IDLE_MS / 100 - 1)
@@ -144,7 +150,14 @@ describe("route.acquire step 3: a fingerprinted key inherits the route's own hos
 describe("route.acquire step 4: the chooser", () => {
   it("picks the fewest active leases, then the smallest name (JS <), among healthy non-draining candidates", () => {
     const hosts = hostsOf({ up: ["a", "b", "c", "Z"], draining: ["d"], down: ["e"] });
-    const loads = new Map([["a", 2], ["b", 1], ["c", 1], ["Z", 3], ["d", 0], ["e", 0]]);
+    const loads = new Map([
+      ["a", 2],
+      ["b", 1],
+      ["c", 1],
+      ["Z", 3],
+      ["d", 0],
+      ["e", 0],
+    ]);
     givenRoute()
       .when(acquire("c1", "m", { candidates: ["a", "b", "c", "Z", "d", "e", "never-set"], hosts, loads }))
       .thenRecords("RouteLeasePlaced", {
@@ -166,7 +179,9 @@ describe("route.acquire step 4: the chooser", () => {
     givenRoute([seen("a", "b", "c")])
       .when(acquire("c1", "m", { candidates: ["a", "b", "c"], hosts: hostsOf({ draining: ["a"], down: ["b"] }) }))
       .thenRejects("NO_HOST");
-    givenRoute().when(acquire("c1", "m", { candidates: [], hosts: up("a") })).thenRejects("NO_HOST");
+    givenRoute()
+      .when(acquire("c1", "m", { candidates: [], hosts: up("a") }))
+      .thenRejects("NO_HOST");
   });
 
   it("with the rendezvous chooser picks the same host for a key whatever the order of candidates and loads", () => {
@@ -178,7 +193,7 @@ describe("route.acquire step 4: the chooser", () => {
       return d.data.host;
     };
     const first = hostFor(["h1", "h2", "h3", "h4"], new Map());
-    expect(hostFor(["h4", "h3", "h2", "h1"], new Map([[first as string, 100]]))).toBe(first);
+    expect(hostFor(["h4", "h3", "h2", "h1"], new Map([[first, 100]]))).toBe(first);
   });
 });
 
@@ -197,7 +212,7 @@ describe("route.move", () => {
       .thenRecords("RouteLeasePlaced", { fp: "c1", model: "m", host: "b", from: "a", reason: "ctx", reused: false, seen: ["b"] });
   });
 
-  it("records from \"\" when there was no lease, and always records, even onto the same host", () => {
+  it('records from "" when there was no lease, and always records, even onto the same host', () => {
     givenRoute([seen("a")])
       .when({ op: "move", fp: "c1", model: "m", host: "a" })
       .thenRecords("RouteLeasePlaced", { fp: "c1", model: "m", host: "a", from: "", reason: "ctx", reused: false });
@@ -209,15 +224,21 @@ describe("route.move", () => {
 
 describe("route.candidates", () => {
   it("records only hosts not yet seen, once each, and nothing when all were seen", () => {
-    givenRoute([seen("a")]).when({ op: "candidates", hosts: ["a", "b", "b", "c"] }).thenRecords("RouteCandidatesSeen", { seen: ["b", "c"] });
-    givenRoute([seen("a", "b")]).when({ op: "candidates", hosts: ["b", "a"] }).thenReplies({});
+    givenRoute([seen("a")])
+      .when({ op: "candidates", hosts: ["a", "b", "b", "c"] })
+      .thenRecords("RouteCandidatesSeen", { seen: ["b", "c"] });
+    givenRoute([seen("a", "b")])
+      .when({ op: "candidates", hosts: ["b", "a"] })
+      .thenReplies({});
     givenRoute().when({ op: "candidates", hosts: [] }).thenReplies({});
   });
 });
 
 describe("route.pin", () => {
   it("refuses a host the route has never seen with UNKNOWN_HOST", () => {
-    givenRoute([seen("a")]).when({ op: "pin", host: "b" }).thenRejects("UNKNOWN_HOST");
+    givenRoute([seen("a")])
+      .when({ op: "pin", host: "b" })
+      .thenRejects("UNKNOWN_HOST");
     givenRoute().when({ op: "pin", host: "a" }).thenRejects("UNKNOWN_HOST");
   });
 
@@ -240,7 +261,9 @@ describe("route.pin", () => {
   });
 
   it("records nothing when already pinned to the host with nothing to displace, and records a re-pin elsewhere", () => {
-    givenRoute([seen("a", "b"), pinned("a"), placed("c1", "m", "a")]).when({ op: "pin", host: "a" }).thenReplies({});
+    givenRoute([seen("a", "b"), pinned("a"), placed("c1", "m", "a")])
+      .when({ op: "pin", host: "a" })
+      .thenReplies({});
     givenRoute([seen("a", "b"), pinned("a"), placed("c1", "m", "a")])
       .when({ op: "pin", host: "b" })
       .thenRecords("RoutePinned", { host: "b", displaced: [{ fp: "c1", model: "m", host: "a" }] });
@@ -257,7 +280,9 @@ describe("route.unpin", () => {
   });
 
   it("records nothing for a route that is not pinned", () => {
-    givenRoute([seen("a"), placed("c1", "m", "a")]).when({ op: "unpin" }).thenReplies({});
+    givenRoute([seen("a"), placed("c1", "m", "a")])
+      .when({ op: "unpin" })
+      .thenReplies({});
   });
 });
 
@@ -271,24 +296,40 @@ describe("route.release", () => {
         { fp: "c2", model: "m", host: "a" },
       ],
     });
-    const after = givenRoute([...history, routeEvent("RouteReleased", { released: [{ fp: "c1", model: "m", host: "a" }, { fp: "c2", model: "m", host: "a" }] })]);
+    const after = givenRoute([
+      ...history,
+      routeEvent("RouteReleased", {
+        released: [
+          { fp: "c1", model: "m", host: "a" },
+          { fp: "c2", model: "m", host: "a" },
+        ],
+      }),
+    ]);
     expect(after.state.leases.size).toBe(0);
     expect(after.state.pinned).toBe("a");
   });
 
   it("answers released 0 without an event for a route without leases", () => {
-    givenRoute([seen("a"), pinned("a")]).when({ op: "release" }).thenReplies({ released: 0 });
+    givenRoute([seen("a"), pinned("a")])
+      .when({ op: "release" })
+      .thenReplies({ released: 0 });
   });
 });
 
 describe("idle expiry (the sweep's expire command)", () => {
   it("expires a lease unused for more than routeIdleMs, and not one unused for exactly that long", () => {
     const history = [seen("a"), placed("c1", "m", "a", T0), touched("c1", "m", T0 + 1000)];
-    givenRoute(history).when({ op: "expire", fp: "c1", model: "m" }, T0 + 1000 + IDLE_MS + 1).thenRecords("RouteLeaseExpired", { fp: "c1", model: "m", host: "a" });
-    givenRoute(history).when({ op: "expire", fp: "c1", model: "m" }, T0 + 1000 + IDLE_MS).thenReplies({ expired: false });
+    givenRoute(history)
+      .when({ op: "expire", fp: "c1", model: "m" }, T0 + 1000 + IDLE_MS + 1)
+      .thenRecords("RouteLeaseExpired", { fp: "c1", model: "m", host: "a" });
+    givenRoute(history)
+      .when({ op: "expire", fp: "c1", model: "m" }, T0 + 1000 + IDLE_MS)
+      .thenReplies({ expired: false });
   });
 
   it("does nothing for a lease that is gone", () => {
-    givenRoute([seen("a")]).when({ op: "expire", fp: "c1", model: "m" }, T0 + 10 * IDLE_MS).thenReplies({ expired: false });
+    givenRoute([seen("a")])
+      .when({ op: "expire", fp: "c1", model: "m" }, T0 + 10 * IDLE_MS)
+      .thenReplies({ expired: false });
   });
 });
