@@ -13,7 +13,7 @@ import {
   type LockOutput,
   type Operation,
 } from "../../src/tools/linearizability.ts";
-import type { OpRecord } from "./history.ts";
+import type { OpRecord, Outage } from "./history.ts";
 
 /** Every check of a chaos run, with what it forbids. */
 export const CHAOS_CHECKS = {
@@ -29,6 +29,8 @@ export const CHAOS_CHECKS = {
   "route-key-on-two-hosts": "a conversation key placed on two hosts (audit), or acquire answers naming two hosts for one key (clients)",
   "stream-audit": "any other rule of `leasehold audit` broken",
   "request-unanswered": "an operation whose outcome the client never learned before its deadline (retries by requestId included)",
+  "attempt-timed-out-outside-faults":
+    "a request sent outside every fault window (a kill until 5 s after its recovery) that got no reply at all within its deadline: a service must answer, if only UNAVAILABLE, rather than hang",
   "sigterm-exit": "an instance that did not exit 0 within 10 s of SIGTERM",
   "fresh-instance-disagrees": "a fresh instance started after the run answers a read differently from the survivor",
 } as const;
@@ -272,4 +274,15 @@ function checkRouteAnswers(records: readonly OpRecord[], verdict: VerdictBuilder
   }
   for (const [key, set] of hosts)
     if (set.size > 1) verdict.add("route-key-on-two-hosts", `key ${key} answered with hosts ${[...set].join(", ")}`, set.size - 1);
+}
+
+/** Attempts that got no reply at all while no fault excused it (a graceful SIGTERM excuses nothing). */
+export function checkTimeouts(records: readonly OpRecord[], outages: readonly Outage[], origin: number, verdict: VerdictBuilder): void {
+  for (const r of records) {
+    for (const a of r.attempts) {
+      if (a.outcome !== "timeout" && a.outcome !== "no-responders" && a.outcome !== "failed") continue;
+      if (outages.some((o) => a.sentAt >= o.from && a.sentAt < o.until)) continue;
+      verdict.add("attempt-timed-out-outside-faults", `${r.client} ${r.command} ${a.outcome} sent at +${a.sentAt - origin} ms`);
+    }
+  }
 }

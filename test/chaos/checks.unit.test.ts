@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { Subjects, type StoredMessage } from "../../src/events/index.ts";
-import { checkRun, lockHistory, VerdictBuilder } from "./checks.ts";
+import { checkRun, checkTimeouts, lockHistory, VerdictBuilder } from "./checks.ts";
 import type { OpRecord, OpResult } from "./history.ts";
 
 const subjects = new Subjects("chk");
@@ -139,5 +139,13 @@ describe("chaos checks", () => {
     expect(history.map((op) => [op.input, op.returnAt])).toEqual([[{ op: "acquire", owner: "y", ttlMs: 1000 }, T + 5100]]);
     // Without the stream both stay open-ended.
     expect(lockHistory([lost, landed]).map((op) => op.returnAt)).toEqual([null, null]);
+  });
+
+  it("excuse a timed-out attempt inside a fault window only", () => {
+    const during = record("lock.get", { name: "x" }, { status: "unknown" }, T + 1000, null);
+    const after = record("lock.get", { name: "x" }, { status: "unknown" }, T + 9000, null);
+    const v = new VerdictBuilder();
+    checkTimeouts([during, after], [{ from: T, until: T + 5000 }], T, v);
+    expect(v.build().violations["attempt-timed-out-outside-faults"]).toBe(1);
   });
 });

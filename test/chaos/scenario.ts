@@ -8,7 +8,7 @@
  */
 import { randomUUID } from "node:crypto";
 import { startLocalCluster, type LocalNatsCluster } from "../../src/cluster/local-cluster.ts";
-import { CHAOS_CHECKS, checkRun, VerdictBuilder, type ChaosCheck } from "./checks.ts";
+import { CHAOS_CHECKS, checkRun, checkTimeouts, VerdictBuilder, type ChaosCheck } from "./checks.ts";
 import { availability, unservedBreakdown, type Outage } from "./history.ts";
 import { ServeProcess } from "./serve-process.ts";
 import { readWholeStream } from "./stream.ts";
@@ -176,6 +176,7 @@ export async function runChaos(settings: ChaosSettings): Promise<ChaosReport> {
     // 5. The records and the stream.
     const messages = await readWholeStream(cluster.urls, stream);
     checkRun(workload.records, messages, { prefix, cooldownMs: COOLDOWN_MS, maxTtlMs: MAX_TTL_MS }, verdict);
+    checkTimeouts(workload.records, outages, t0, verdict);
     const figures = availability(workload.records, outages, loadEnd);
     const result = verdict.build();
     return {
