@@ -164,6 +164,17 @@ class Node implements LocalNatsNode {
     }
   }
 
+  /** The node's view of the JetStream meta group (`/jsz`); the leader's view lists the other peers. */
+  async metaCluster(): Promise<{ leader?: string; replicas?: { name: string; current: boolean }[] } | undefined> {
+    try {
+      const response = await fetch(`http://${HOST}:${this.monitorPort}/jsz`, { signal: AbortSignal.timeout(1000) });
+      return ((await response.json()) as { meta_cluster?: { leader?: string; replicas?: { name: string; current: boolean }[] } })
+        .meta_cluster;
+    } catch {
+      return undefined;
+    }
+  }
+
   private async healthy(): Promise<boolean> {
     try {
       const response = await fetch(`http://${HOST}:${this.monitorPort}/healthz`, { signal: AbortSignal.timeout(1000) });
@@ -280,12 +291,32 @@ class Cluster implements LocalNatsCluster {
     const n = this.node(node);
     if (n.running) await n.kill("SIGTERM");
     n.start();
-    await n.waitHealthy(Date.now() + this.readyTimeoutMs);
+    await this.waitReady();
   }
 
   async waitReady(timeoutMs = this.readyTimeoutMs): Promise<void> {
     const deadline = Date.now() + timeoutMs;
     for (const node of this.nodes) if (node.running) await node.waitHealthy(deadline);
+    if (this.nodes.length === 1) return;
+    // A meta leader alone is not enough: a stream at three replicas is placed only once the leader
+    // counts every running node as a current peer ("no suitable peers for placement" otherwise).
+    const running = this.nodes.filter((n) => n.running);
+    while (!(await this.metaPeersCurrent(running))) {
+      if (Date.now() > deadline)
+        throw new Error(`the JetStream meta group did not see all ${running.length} running nodes as current in time`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+
+  /** True when the meta leader reports every other running node as a current peer. */
+  private async metaPeersCurrent(running: readonly Node[]): Promise<boolean> {
+    for (const node of running) {
+      const meta = await node.metaCluster();
+      if (meta?.replicas === undefined) continue;
+      const current = new Set(meta.replicas.filter((r) => r.current).map((r) => r.name));
+      return running.every((n) => n.name === meta.leader || current.has(n.name));
+    }
+    return false;
   }
 
   async leaderOf(stream: string, timeoutMs = 10_000): Promise<number> {
