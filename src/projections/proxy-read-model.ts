@@ -3,12 +3,14 @@
  * same fold as the actors), plus the indexes the endpoints need without
  * scanning: lease id -> proxy (for release and report), and requestId ->
  * reply of the acquisition that granted a lease (an acquisition spans
- * proxies, so its idempotency cannot rest on one actor's memory).
+ * proxies, so its idempotency cannot rest on one actor's memory), and the
+ * selection index (proxies classified and ordered as selection sees them).
  */
 import type { HistoryEntry, ProxyEvent } from "../events/index.ts";
 import { isUnparsable } from "../events/index.ts";
 import type { KindProjection } from "./kind-projection.ts";
 import { ProjectedReadModel } from "./read-model.ts";
+import { ProxySelectionIndex } from "./proxy-selection-index.ts";
 import {
   acquireReplyOf,
   activeLeases,
@@ -42,14 +44,21 @@ export class ProxyReadModel extends ProjectedReadModel<ProxyState> {
   /** Grants this instance made that the fold has not reached yet (so concurrent selections count them). */
   private readonly unfolded = new Map<string, IndexedLease>();
   private readonly acquisitions = new Map<string, { reply: ProxyAcquireReply; atMs: number }>();
+  /** Proxies as selection classifies and orders them, kept current from the fold, grants and asks of this instance. */
+  readonly selection: ProxySelectionIndex;
 
   constructor(
     projection: KindProjection<ProxyState>,
     private readonly options: ProxyReadModelOptions,
   ) {
     super(projection);
-    projection.onFold((id, _state, entry) => this.index(id, entry));
+    this.selection = new ProxySelectionIndex({ stateOf: (name) => this.stateOf(name), states: () => this.states() });
+    projection.onFold((id, _state, entry) => {
+      this.index(id, entry);
+      this.selection.refresh(id);
+    });
     projection.onRestore(() => {
+      this.selection.invalidate();
       for (const [proxy, state] of projection.entries()) {
         for (const lease of state.leases.values()) this.leases.set(lease.id, { proxy, expiresAtMs: lease.expiresAtMs });
       }
@@ -114,16 +123,13 @@ export class ProxyReadModel extends ProjectedReadModel<ProxyState> {
     const lease = { proxy, expiresAtMs };
     this.leases.set(id, lease);
     this.unfolded.set(id, lease);
+    this.selection.addUnfolded(proxy, id, expiresAtMs);
     if (requestId !== undefined) this.remember(requestId, reply, expiresAtMs - ttlMs);
   }
 
-  /** Unexpired leases this instance granted that the fold has not reached yet, by proxy. */
-  unfoldedLoads(now: number): Map<string, number> {
-    const loads = new Map<string, number>();
-    for (const lease of this.unfolded.values()) {
-      if (now < lease.expiresAtMs) loads.set(lease.proxy, (loads.get(lease.proxy) ?? 0) + 1);
-    }
-    return loads;
+  /** Unexpired leases this instance granted on `proxy` that the fold has not reached yet. */
+  unfoldedOn(proxy: string, now: number): number {
+    return this.selection.unfoldedOn(proxy, now);
   }
 
   /** Drops from memory what no answer at or after `now` can depend on. */
@@ -132,6 +138,7 @@ export class ProxyReadModel extends ProjectedReadModel<ProxyState> {
     this.projection.compact((_id, state) => pruneProxy(state, now, retentionMs));
     for (const [id, lease] of this.leases) if (now > lease.expiresAtMs + retentionMs) this.leases.delete(id);
     for (const [id, lease] of this.unfolded) if (now >= lease.expiresAtMs) this.unfolded.delete(id);
+    this.selection.prune(now);
     // As the actor host keeps replies: twice the window (slack for clock skew
     // between instances), but the latest few regardless, for durable commands
     // redelivered after an outage longer than the window.
@@ -157,7 +164,7 @@ export class ProxyReadModel extends ProjectedReadModel<ProxyState> {
     const event = entry.event as ProxyEvent;
     if (event.type === "ProxyLeaseGranted") {
       const d = event.data;
-      this.unfolded.delete(d.leaseId);
+      if (this.unfolded.delete(d.leaseId)) this.selection.forgetUnfolded(proxy, d.leaseId);
       this.leases.set(d.leaseId, { proxy, expiresAtMs: Date.parse(d.expiresAt) });
       if (event.requestId !== undefined) this.remember(event.requestId, acquireReplyOf(proxy, d), Date.parse(event.at));
     } else if (event.type === "ProxyLeaseReleased") {

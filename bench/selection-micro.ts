@@ -1,0 +1,106 @@
+/**
+ * In-process micro-benchmark of selection cost: `proxy.acquire` + release
+ * with few and many proxies, `route.acquire` (reuse and new placement) with
+ * few and many hosts, through the real endpoints, actors and read models on
+ * the in-memory event log (no NATS), so what grows with the fleet shows
+ * alone. A developer's tool for before/after figures (docs/performance.md);
+ * not part of `npm run bench`.
+ *
+ *   npx tsx bench/selection-micro.ts [--ms 3000] [--concurrency 64] [--only proxies|routes]
+ */
+import { pino } from "pino";
+import { ActorHost, systemClock, type TurnResult } from "../src/actors/index.ts";
+import { proxyModule } from "../src/actors/proxy/module.ts";
+import { routeModule } from "../src/actors/route/module.ts";
+import { resolveConfig } from "../src/config.ts";
+import { MemoryEventLog, Subjects } from "../src/events/index.ts";
+import type { KindContext, KindModule } from "../src/kind-module.ts";
+
+const args = process.argv.slice(2);
+const arg = (name: string, fallback: string): string => {
+  const i = args.indexOf(`--${name}`);
+  return i >= 0 && args[i + 1] !== undefined ? args[i + 1]! : fallback;
+};
+const durationMs = Number(arg("ms", "3000"));
+const concurrency = Number(arg("concurrency", "64"));
+const only = arg("only", "");
+
+const encoder = new TextEncoder();
+const quiet = pino({ level: "silent" });
+
+function boot(make: (ctx: KindContext) => KindModule): { call: (op: string, body: unknown) => Promise<TurnResult>; module: KindModule } {
+  const config = resolveConfig({ prefix: "micro" });
+  const log = new MemoryEventLog();
+  const subjects = new Subjects(config.prefix);
+  let ids = 0;
+  const host = new ActorHost({ log, subjects, clock: systemClock, logger: quiet, dedupWindowMs: config.dedupWindowMs });
+  const module = make({ host, log, subjects, config, clock: systemClock, logger: quiet, newId: () => `id-${++ids}` });
+  const byOp = new Map(module.endpoints.map((e) => [`${e.kind}.${e.op}`, e]));
+  return {
+    module,
+    call(op, body) {
+      return byOp.get(op)!.run(encoder.encode(JSON.stringify(body)));
+    },
+  };
+}
+
+async function measure(work: (worker: number, i: number) => Promise<void>): Promise<number> {
+  let done = 0;
+  const warm = Date.now() + 300;
+  while (Date.now() < warm) await work(0, done++);
+  done = 0;
+  const start = performance.now();
+  // The in-memory log answers in microtasks, so a timer would never fire: each worker checks the time.
+  const end = start + durationMs;
+  await Promise.all(
+    Array.from({ length: concurrency }, async (_, w) => {
+      let i = 0;
+      while (performance.now() < end) {
+        await work(w, i++);
+        done++;
+      }
+    }),
+  );
+  return done / ((performance.now() - start) / 1000);
+}
+
+async function proxies(n: number): Promise<number> {
+  const s = boot(proxyModule);
+  await s.module.start?.();
+  for (let i = 0; i < n; i++) await s.call("proxy.register", { proxy: `p${i}`, maxLeases: 1_000_000, latencyMs: i % 7 });
+  return measure(async () => {
+    const r = await s.call("proxy.acquire", { ttlMs: 600_000 });
+    if (!r.ok) throw new Error(JSON.stringify(r.rejection));
+    await s.call("proxy.release", { leaseId: (r.reply as { lease: { id: string } }).lease.id });
+  });
+}
+
+async function routes(n: number, reuse: boolean): Promise<number> {
+  const s = boot(routeModule);
+  await s.module.start?.();
+  const candidates = Array.from({ length: n }, (_, i) => `h${i}`);
+  for (const host of candidates) await s.call("host.set", { host, healthy: true, draining: false });
+  let fresh = 0;
+  return measure(async (w) => {
+    const body = reuse ? { route: `r${w}`, fp: "", model: "m", candidates } : { route: `r${w}`, fp: `c${++fresh}`, model: "m", candidates };
+    const r = await s.call("route.acquire", body);
+    if (!r.ok) throw new Error(JSON.stringify(r.rejection));
+  });
+}
+
+const round = (x: number) => Math.round(x);
+if (only !== "routes") {
+  const small = await proxies(10);
+  const large = await proxies(1000);
+  console.log(`proxy.acquire+release/s  10 proxies ${round(small)}  1000 proxies ${round(large)}  ratio ${(large / small).toFixed(2)}`);
+}
+if (only !== "proxies") {
+  for (const reuse of [true, false]) {
+    const small = await routes(8, reuse);
+    const large = await routes(1000, reuse);
+    console.log(
+      `route.acquire/s ${reuse ? "reuse" : "new  "}  8 hosts ${round(small)}  1000 hosts ${round(large)}  ratio ${(large / small).toFixed(2)}`,
+    );
+  }
+}
+process.exit(0);
