@@ -49,7 +49,7 @@ export interface LocalClusterOptions {
   readonly binary?: string;
   /** Cluster name (default `leasehold-local`). */
   readonly name?: string;
-  /** How long start and restart may take, ms (default 20000). */
+  /** How long start and restart may take, ms (default 30000). */
   readonly readyTimeoutMs?: number;
   readonly logger?: Logger;
 }
@@ -254,7 +254,7 @@ export async function startLocalCluster(options: LocalClusterOptions = {}): Prom
     );
     return new Node(spec.name, spec.port, spec.clusterPort, spec.monitorPort, spec.storeDir, configFile, binary, options.logger);
   });
-  const readyTimeoutMs = options.readyTimeoutMs ?? 20_000;
+  const readyTimeoutMs = options.readyTimeoutMs ?? 30_000;
   const cluster = new Cluster(nodes, dir, ownDir, readyTimeoutMs);
   for (const node of nodes) node.start();
   try {
@@ -302,8 +302,12 @@ class Cluster implements LocalNatsCluster {
     // counts every running node as a current peer ("no suitable peers for placement" otherwise).
     const running = this.nodes.filter((n) => n.running);
     while (!(await this.metaPeersCurrent(running))) {
-      if (Date.now() > deadline)
-        throw new Error(`the JetStream meta group did not see all ${running.length} running nodes as current in time`);
+      if (Date.now() > deadline) {
+        const views = await Promise.all(running.map(async (n) => `${n.name}: ${JSON.stringify(await n.metaCluster())}`));
+        throw new Error(
+          `the JetStream meta group did not see all ${running.length} running nodes as current in time:\n${views.join("\n")}`,
+        );
+      }
       await new Promise((r) => setTimeout(r, 100));
     }
   }
