@@ -15,6 +15,8 @@ import { routeRequests } from "./route-requests.ts";
 import { parseRequest } from "./validation.ts";
 import type { z } from "zod";
 
+const NO_LOADS: ReadonlyMap<string, number> = new Map();
+
 /** Every route endpoint. */
 export function routeEndpoints(host: ActorHost, hosts: HostTable, routes: RouteTable, settings: RouteSettings): CommandEndpoint[] {
   const order = new ArrivalOrder();
@@ -48,8 +50,8 @@ export function routeEndpoints(host: ActorHost, hosts: HostTable, routes: RouteT
       // order the candidates, so the route table is not waited for here.
       const ready = hosts.fresh();
       const result = await order.enter(r.route, ready, () => {
-        const loads = new Map<string, number>();
-        if (settings.chooser.needsLoads) for (const c of r.candidates) loads.set(c, routes.activeOn(c));
+        // The table's own map, read when the actor decides (no copy per request); hosts without leases are absent (0).
+        const loads = settings.chooser.needsLoads ? routes.activeByHost() : NO_LOADS;
         const command: AcquireRoute = {
           op: "acquire",
           fp: r.fp,

@@ -2,7 +2,7 @@
  * Choosers: which host a new lease goes to, among the healthy, non-draining
  * candidates. Pure and deterministic, so a route decision is replayable.
  */
-import { createHash } from "node:crypto";
+import { hash } from "node:crypto";
 
 /** A conversation key. */
 export interface PlacementKey {
@@ -58,13 +58,19 @@ export const rendezvousChooser: RouteChooser = {
   name: "rendezvous",
   needsLoads: false,
   choose(key, eligible) {
+    // The 64-bit score compared as two 32-bit halves: no BigInt per host.
+    const prefix = `${key.route}\u0000${key.fp}\u0000${key.model}\u0000`;
     let best: string | undefined;
-    let bestScore = -1n;
+    let bestHigh = -1;
+    let bestLow = -1;
     for (const host of eligible) {
-      const score = rendezvousScore(key, host);
-      if (score > bestScore || (score === bestScore && best !== undefined && host < best)) {
+      const digest = sha256(prefix + host);
+      const high = digest.readUInt32BE(0);
+      const low = digest.readUInt32BE(4);
+      if (high > bestHigh || (high === bestHigh && (low > bestLow || (low === bestLow && best !== undefined && host < best)))) {
         best = host;
-        bestScore = score;
+        bestHigh = high;
+        bestLow = low;
       }
     }
     return best;
@@ -73,8 +79,12 @@ export const rendezvousChooser: RouteChooser = {
 
 /** The rendezvous score of `host` for `key` (see {@link rendezvousChooser}). */
 export function rendezvousScore(key: PlacementKey, host: string): bigint {
-  const digest = createHash("sha256").update(`${key.route}\u0000${key.fp}\u0000${key.model}\u0000${host}`, "utf8").digest();
-  return digest.readBigUInt64BE(0);
+  return sha256(`${key.route}\u0000${key.fp}\u0000${key.model}\u0000${host}`).readBigUInt64BE(0);
+}
+
+/** SHA-256 of the UTF-8 of `text`, one call (no Hash object per host). */
+function sha256(text: string): Buffer {
+  return hash("sha256", text, "buffer");
 }
 
 /** The chooser a configuration names. */

@@ -77,7 +77,6 @@ function decideAcquire(state: RouteState, command: AcquireRoute, now: number, se
   // Seen first, as the seed records candidates before anything can fail.
   const seen = newlySeen(state, command.candidates);
   const healthy = (host: string) => command.hosts.get(host)?.healthy === true;
-  const draining = (host: string) => command.hosts.get(host)?.draining === true;
   const placed = (host: string, from: string, reused: boolean) =>
     record("RouteLeasePlaced", { fp, model, host, from, reason: from === "" ? "new" : "unhealthy", reused, ...seenField(seen) });
   const existing = state.leases.get(leaseKey(fp, model));
@@ -103,7 +102,12 @@ function decideAcquire(state: RouteState, command: AcquireRoute, now: number, se
   }
 
   // 4. Choose among healthy, non-draining candidates.
-  const eligible = [...new Set(command.candidates)].filter((h) => healthy(h) && !draining(h));
+  // A candidate given twice is harmless to either chooser (same load, same score), so no dedup here.
+  const eligible: string[] = [];
+  for (const h of command.candidates) {
+    const health = command.hosts.get(h);
+    if (health !== undefined && health.healthy && !health.draining) eligible.push(h);
+  }
   const host = settings.chooser.choose({ route: state.route, fp, model }, eligible, command.loads);
   if (host === undefined) {
     return reject(
@@ -134,9 +138,11 @@ function reuse(
   return replyOnly({ host, reused: true });
 }
 
-/** The hosts of `hosts` not yet in the route's seen set, each once, in order. */
+/** The hosts of `hosts` not yet in the route's seen set, each once, in order (no allocation when all were seen: the usual case). */
 function newlySeen(state: RouteState, hosts: readonly string[]): string[] {
-  return [...new Set(hosts)].filter((h) => !state.seen.has(h));
+  let fresh: Set<string> | undefined;
+  for (const h of hosts) if (!state.seen.has(h)) (fresh ??= new Set()).add(h);
+  return fresh === undefined ? [] : [...fresh];
 }
 
 function seenField(seen: readonly string[]): { seen?: string[] } {
