@@ -47,12 +47,14 @@ export interface Following {
   /** Drops the current subscription and re-creates it from the next sequence (a follower that stalled). */
   restart(): void;
   /**
-   * Where the subscription stands on the server, asked now: the last stream
-   * sequence it has delivered and how many messages of its filter wait after
-   * it. Cheap (the server keeps both), unlike a wildcard "last by subject"
-   * whose cost grows with the stream when the filter's last message is old.
+   * Asks the server, now, whether this subscription has handed over every
+   * message of its filter the stream holds (nothing pending, and the last
+   * one the server delivered is the last one `onMessage` got). Cheap: the
+   * server keeps both figures, unlike a wildcard "last by subject" whose cost
+   * grows with the stream when the filter's last message is old. False when
+   * it cannot tell (messages in flight, or the subscription being re-created).
    */
-  position(timeoutMs: number): Promise<{ readonly delivered: number; readonly pending: number }>;
+  caughtUp(timeoutMs: number): Promise<boolean>;
 }
 
 /** How a follower reports trouble it recovers from by itself. */

@@ -172,7 +172,10 @@ export class JetStreamEventLog implements EventLog {
     let next = Math.max(1, fromSeq);
     let stopped = false;
     let consumer: Consumer | undefined;
+    /** The last delivery onMessage got: its consumer and that consumer's delivery sequence. */
+    let received: { consumer: string; dseq: number } | undefined;
     const open = async (): Promise<ConsumerMessages> => {
+      received = undefined;
       // An ordered consumer: ephemeral, flow-controlled, and re-created by the
       // client on a gap; we re-create it too when it ends or the server forgot it.
       consumer = await withDeadline(
@@ -201,6 +204,7 @@ export class JetStreamEventLog implements EventLog {
             if (m.seq < next) continue; // a re-created consumer may repeat what was delivered
             next = m.seq + 1;
             backoffMs = 50;
+            received = { consumer: m.info.consumer, dseq: m.info.deliverySequence };
             onMessage({ ...toStored(m), pending: m.info.pending });
           }
           if (!stopped) throw new Error("the subscription ended");
@@ -220,10 +224,14 @@ export class JetStreamEventLog implements EventLog {
         await withDeadline(loop, this.opTimeoutMs, "follower stop").catch(() => undefined);
       },
       restart: () => void close(),
-      position: async (timeoutMs) => {
-        if (consumer === undefined) throw new LogUnavailableError(`follow ${filter}: no subscription`, false);
-        const info = await withDeadline(consumer.info(false), timeoutMs, `position of follow ${filter}`);
-        return { delivered: info.delivered.stream_seq, pending: info.num_pending };
+      caughtUp: async (timeoutMs) => {
+        const current = consumer;
+        if (current === undefined || messages === undefined) return false;
+        const info = await withDeadline(current.info(false), timeoutMs, `position of follow ${filter}`);
+        if (info.num_pending > 0) return false;
+        const delivered = info.delivered.consumer_seq;
+        // (A filtered consumer's delivered *stream* sequence may run ahead over messages it skipped: count deliveries instead.)
+        return delivered === 0 || (received !== undefined && received.consumer === info.name && received.dseq >= delivered);
       },
     };
   }

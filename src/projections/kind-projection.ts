@@ -283,13 +283,12 @@ export class KindProjection<State> {
   }
 
   private readonly sharedFresh = batchedCatchUp(async () => {
-    // Where the follower's own consumer stands on the server: with nothing
-    // pending, everything of the kind stored before this look is at or before
-    // what it delivered. The server keeps both figures, so this costs the
-    // same on a long stream as on a short one.
-    const position = await this.following?.position(this.opTimeoutMs).catch(() => undefined);
-    if (position !== undefined && position.pending === 0) return this.reached(position.delivered, this.opTimeoutMs);
-    // Otherwise (messages pending, or the consumer is being re-created) the leader's last sequence on the filter.
+    // Ask the follower's own consumer first: when the server has nothing
+    // pending for it and we got everything it delivered, every event of the
+    // kind stored before this look is folded. That costs the same on a long
+    // stream as on a short one.
+    if (await this.following?.caughtUp(this.opTimeoutMs).catch(() => false)) return;
+    // Otherwise (messages pending or in flight, or the consumer being re-created) the leader's last sequence on the filter.
     const last = await this.options.log.lastSubjectSeq(this.options.filter, this.opTimeoutMs);
     await this.reached(last, this.opTimeoutMs);
   });
