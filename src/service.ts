@@ -117,6 +117,7 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
     "projections caught up with the stream",
   );
   let stopping = false;
+  const unavailableLog = throttledWarn(logger, "answered UNAVAILABLE", 5000);
 
   const micro = new MicroService(nc, {
     name: SERVICE_NAME,
@@ -132,7 +133,8 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
       const started = performance.now();
       const result = await endpoint.run(data);
       observer?.commandFinished(endpoint.kind, endpoint.op, outcomeOf(result), (performance.now() - started) / 1000);
-      if (!result.ok) {
+      if (!result.ok && result.rejection.code === "UNAVAILABLE") unavailableLog(endpoint.kind, endpoint.op, result.rejection.message);
+      else if (!result.ok) {
         logger.debug(
           { kind: endpoint.kind, op: endpoint.op, code: result.rejection.code, message: result.rejection.message },
           "command refused",
@@ -197,6 +199,26 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
       );
       return unanswered;
     },
+  };
+}
+
+/**
+ * Logs an UNAVAILABLE answer at warn so an operator sees an outage and its
+ * cause, but at most once per `periodMs`: the next line counts the ones
+ * left out (an outage at thousands of requests a second must not flood the log).
+ */
+function throttledWarn(logger: Logger, msg: string, periodMs: number): (kind: string, op: string, message: string) => void {
+  let lastAt = -Infinity;
+  let suppressed = 0;
+  return (kind, op, message) => {
+    const now = performance.now();
+    if (now - lastAt < periodMs) {
+      suppressed++;
+      return;
+    }
+    logger.warn({ kind, op, cause: message, suppressedSinceLast: suppressed }, msg);
+    lastAt = now;
+    suppressed = 0;
   };
 }
 
