@@ -1,7 +1,12 @@
 import { defineConfig } from "vitest/config";
 
-// Three tiers (docs/testing.md): unit (no server), int (a real nats-server
-// started once by globalSetup), sim (fast-check model runs on the in-memory log).
+// Four tiers (docs/testing.md): unit (no server), int (a real nats-server
+// started once by globalSetup), sim (fast-check model runs on the in-memory
+// log), and faults: drills that kill and restart nats-servers under load
+// with real `serve` processes. Their timing claims (answers within 5 s of
+// NATS being back) need the machine to themselves, so `npm test` runs them
+// after the other tiers, one file at a time.
+const FAULT_DRILLS = ["test/faults/**/*.int.test.ts", "test/chaos/**/*.int.test.ts"];
 export default defineConfig({
   test: {
     projects: [
@@ -15,8 +20,19 @@ export default defineConfig({
         test: {
           name: "int",
           include: ["test/**/*.int.test.ts"],
+          exclude: [...FAULT_DRILLS, "**/node_modules/**"],
           globalSetup: ["test/support/nats-global-setup.ts"],
           testTimeout: 60_000,
+          hookTimeout: 60_000,
+        },
+      },
+      {
+        test: {
+          name: "faults",
+          include: FAULT_DRILLS,
+          globalSetup: ["test/support/nats-global-setup.ts"],
+          fileParallelism: false,
+          testTimeout: 120_000,
           hookTimeout: 60_000,
         },
       },
