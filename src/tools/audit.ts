@@ -35,6 +35,7 @@ import {
 import { actorOfSubject, StreamFold, type ActorRef } from "./stream-fold.ts";
 import { cell } from "./table.ts";
 import { iso } from "./time.ts";
+import type { StreamSource } from "./stream-reader.ts";
 
 /** Every rule the audit checks, by its stable id, with what it forbids. */
 export const AUDIT_RULES = {
@@ -53,17 +54,21 @@ export const AUDIT_RULES = {
   "proxy-release-unknown-lease": "a release is recorded only for a lease that resolves on that proxy",
   "route-key-on-two-hosts":
     "a conversation key (route, fp, model) is on at most one host: a placement of a key that has a lease names that lease's host as `from`",
-  "route-placed-on-unhealthy-host": "acquire never places a lease (new, replacement, pin or inherited) on a host that is not healthy at that point of the stream",
+  "route-placed-on-unhealthy-host":
+    "acquire never places a lease (new, replacement, pin or inherited) on a host that is not healthy at that point of the stream",
   "route-new-on-draining-host": "acquire never newly chooses a draining host (the route's pin and inherited placements may be draining)",
   "route-placed-off-pin": "on a pinned route, acquire places leases only on the pin",
-  "route-unknown-lease": "a touch, expiry, release or displacement names a lease the route has, on the host it is on (and a placement's `from` is empty when the key had none)",
+  "route-unknown-lease":
+    "a touch, expiry, release or displacement names a lease the route has, on the host it is on (and a placement's `from` is empty when the key had none)",
   "lock-two-holders": "a lock is never acquired while its lease is unexpired (at the acquisition's instant): never two unexpired holders",
   "lock-generation-not-plus-one": "each acquisition's generation is exactly one more than the highest before it",
   "lock-generation-repeated": "no acquisition reuses a generation already granted (or carried by a reset)",
   "lock-renew-not-holder": "a renewal applies to the current lease: same owner and generation (what the current etag stands for)",
   "lock-release-not-holder": "a release applies to the current lease: same owner and generation",
-  "lock-previous-owner-mismatch": "an acquisition's previousOwner is the owner of the (expired) lease it replaces, or empty when the lock was free",
-  "lock-lease-beyond-max-ttl": "no lease ends more than maxTtlMs (`--max-ttl-ms`) after the event that wrote it (the service would answer CORRUPT)",
+  "lock-previous-owner-mismatch":
+    "an acquisition's previousOwner is the owner of the (expired) lease it replaces, or empty when the lock was free",
+  "lock-lease-beyond-max-ttl":
+    "no lease ends more than maxTtlMs (`--max-ttl-ms`) after the event that wrote it (the service would answer CORRUPT)",
 } as const;
 
 /** The id of an audit rule. */
@@ -261,7 +266,10 @@ export class Auditor {
         if (d.generation <= before.generation) {
           findings.push(["lock-generation-repeated", `generation ${d.generation} granted again (highest so far ${before.generation})`]);
         } else if (d.generation !== before.generation + 1) {
-          findings.push(["lock-generation-not-plus-one", `generation ${d.generation} after ${before.generation} (expected ${before.generation + 1})`]);
+          findings.push([
+            "lock-generation-not-plus-one",
+            `generation ${d.generation} after ${before.generation} (expected ${before.generation + 1})`,
+          ]);
         }
         const expected = held?.owner ?? "";
         if (d.previousOwner !== expected) {
@@ -284,7 +292,10 @@ export class Auditor {
       case "LockReleased": {
         const d = event.data;
         if (held === null || held.owner !== d.owner || held.generation !== d.generation) {
-          findings.push(["lock-release-not-holder", `released by ${cell(d.owner)} at generation ${d.generation}, but ${describeLease(held)}`]);
+          findings.push([
+            "lock-release-not-holder",
+            `released by ${cell(d.owner)} at generation ${d.generation}, but ${describeLease(held)}`,
+          ]);
         }
         break;
       }
@@ -296,7 +307,8 @@ export class Auditor {
   private checkTtl(type: string, expiresAt: string, atMs: number, findings: Finding[]): void {
     const ahead = Date.parse(expiresAt) - atMs;
     const { maxTtlMs } = this.options;
-    if (ahead > maxTtlMs) findings.push(["lock-lease-beyond-max-ttl", `${type} writes a lease ending ${ahead} ms after the event, above maxTtlMs ${maxTtlMs}`]);
+    if (ahead > maxTtlMs)
+      findings.push(["lock-lease-beyond-max-ttl", `${type} writes a lease ending ${ahead} ms after the event, above maxTtlMs ${maxTtlMs}`]);
   }
 
   private checkProxy(event: ProxyEvent, name: string, before: ProxyState, atMs: number, findings: Finding[]): void {
@@ -311,8 +323,14 @@ export class Auditor {
           if (!reg.healthy) findings.push(["proxy-grant-unhealthy", `lease ${d.leaseId} granted on a proxy registered as unhealthy`]);
           if (inCooldown(before, d.target, atMs)) {
             const global = before.cooldowns.get("");
-            const cooldown = global !== undefined && atMs < global.untilMs ? { what: "the global cooldown", until: global.untilAt } : { what: `the cooldown for ${JSON.stringify(d.target)}`, until: before.cooldowns.get(d.target)!.untilAt };
-            findings.push(["proxy-grant-in-cooldown", `lease ${d.leaseId} for target ${JSON.stringify(d.target)} granted during ${cooldown.what} (until ${cooldown.until})`]);
+            const cooldown =
+              global !== undefined && atMs < global.untilMs
+                ? { what: "the global cooldown", until: global.untilAt }
+                : { what: `the cooldown for ${JSON.stringify(d.target)}`, until: before.cooldowns.get(d.target)!.untilAt };
+            findings.push([
+              "proxy-grant-in-cooldown",
+              `lease ${d.leaseId} for target ${JSON.stringify(d.target)} granted during ${cooldown.what} (until ${cooldown.until})`,
+            ]);
           }
           const replaced = before.leases.get(d.leaseId);
           const active = activeLeases(before, atMs) - (replaced !== undefined && atMs < replaced.expiresAtMs ? 1 : 0) + 1;
@@ -338,7 +356,10 @@ export class Auditor {
         break;
       case "ProxyLeaseReleased":
         if (resolvableLease(before, event.data.leaseId, atMs, retentionMs) === undefined) {
-          findings.push(["proxy-release-unknown-lease", `release of lease ${event.data.leaseId}, ${this.whyUnresolved(event.data.leaseId, name, before, atMs)}`]);
+          findings.push([
+            "proxy-release-unknown-lease",
+            `release of lease ${event.data.leaseId}, ${this.whyUnresolved(event.data.leaseId, name, before, atMs)}`,
+          ]);
         }
         break;
       default:
@@ -377,7 +398,10 @@ export class Auditor {
         const existing = before.leases.get(leaseKey(d.fp, d.model));
         const key = keyText(route, d.fp, d.model);
         if (existing !== undefined && d.from !== existing.host) {
-          findings.push(["route-key-on-two-hosts", `${key} placed on ${cell(d.host)} from ${JSON.stringify(d.from)} while its lease is on ${cell(existing.host)}`]);
+          findings.push([
+            "route-key-on-two-hosts",
+            `${key} placed on ${cell(d.host)} from ${JSON.stringify(d.from)} while its lease is on ${cell(existing.host)}`,
+          ]);
         } else if (existing === undefined && d.from !== "") {
           findings.push(["route-unknown-lease", `${key} placed from ${cell(d.from)}, but the key had no lease`]);
         }
@@ -385,7 +409,10 @@ export class Auditor {
         if (d.reason === "ctx") break;
         if (!healthy(d.host)) {
           const why = hosts.get(d.host)?.set === true ? "unhealthy" : "never set (unhealthy)";
-          findings.push(["route-placed-on-unhealthy-host", `${key} placed (${d.reason}${d.reused ? ", inherited" : ""}) on ${cell(d.host)}, which is ${why}`]);
+          findings.push([
+            "route-placed-on-unhealthy-host",
+            `${key} placed (${d.reason}${d.reused ? ", inherited" : ""}) on ${cell(d.host)}, which is ${why}`,
+          ]);
         }
         if (before.pinned !== "" && d.host !== before.pinned) {
           findings.push(["route-placed-off-pin", `${key} placed on ${cell(d.host)} while the route is pinned to ${cell(before.pinned)}`]);
@@ -432,16 +459,31 @@ function keyText(route: string, fp: string, model: string): string {
 }
 
 /** Each `{fp, model, host}` an event names must be a lease the route has, on that host. */
-function checkRefs(state: RouteState, route: string, what: string, refs: readonly { fp: string; model: string; host: string }[], findings: Finding[]): void {
+function checkRefs(
+  state: RouteState,
+  route: string,
+  what: string,
+  refs: readonly { fp: string; model: string; host: string }[],
+  findings: Finding[],
+): void {
   for (const ref of refs) {
     const lease = state.leases.get(leaseKey(ref.fp, ref.model));
-    if (lease === undefined) findings.push(["route-unknown-lease", `${what} of ${keyText(route, ref.fp, ref.model)} on ${cell(ref.host)}, which has no lease`]);
-    else if (lease.host !== ref.host) findings.push(["route-unknown-lease", `${what} of ${keyText(route, ref.fp, ref.model)} on ${cell(ref.host)}, but its lease is on ${cell(lease.host)}`]);
+    if (lease === undefined)
+      findings.push(["route-unknown-lease", `${what} of ${keyText(route, ref.fp, ref.model)} on ${cell(ref.host)}, which has no lease`]);
+    else if (lease.host !== ref.host)
+      findings.push([
+        "route-unknown-lease",
+        `${what} of ${keyText(route, ref.fp, ref.model)} on ${cell(ref.host)}, but its lease is on ${cell(lease.host)}`,
+      ]);
   }
 }
 
 /** Audits `messages` (the stream from its start, in order) within the options' range. */
-export async function auditStream(messages: AsyncIterable<StoredMessage>, subjects: Subjects, options: AuditOptions): Promise<AuditSummary> {
+export async function auditStream(
+  messages: AsyncIterable<StoredMessage>,
+  subjects: Subjects,
+  options: AuditOptions,
+): Promise<AuditSummary> {
   const auditor = new Auditor(subjects, options);
   const every = options.progressEvery ?? 10_000;
   for await (const m of messages) {
@@ -451,5 +493,31 @@ export async function auditStream(messages: AsyncIterable<StoredMessage>, subjec
       options.onProgress({ read: auditor.messagesRead, seq: m.seq, violations: auditor.found });
     }
   }
+  return auditor.summary();
+}
+
+/**
+ * Audits the stream read from `source` (the tools' fast path: no per-message
+ * promise) within the options' range; `onMessage` sees each message checked
+ * (progress).
+ */
+export async function auditSource(
+  source: StreamSource,
+  subjects: Subjects,
+  options: AuditOptions,
+  onMessage?: (message: StoredMessage) => void,
+): Promise<AuditSummary> {
+  const auditor = new Auditor(subjects, options);
+  const { toTime, onProgress } = options;
+  const every = options.progressEvery ?? 10_000;
+  await source.read({ toSeq: options.toSeq }, (m) => {
+    if (toTime !== undefined && m.time > toTime) return false;
+    auditor.check(m);
+    onMessage?.(m);
+    if (onProgress !== undefined && auditor.messagesRead % every === 0) {
+      onProgress({ read: auditor.messagesRead, seq: m.seq, violations: auditor.found });
+    }
+    return true;
+  });
   return auditor.summary();
 }

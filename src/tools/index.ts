@@ -8,3 +8,4 @@ export * from "./audit.ts";
 export * from "./tail.ts";
 export * from "./status.ts";
 export * from "./connect.ts";
+export * from "./stream-reader.ts";

@@ -17,14 +17,22 @@ import {
   type ProxyView,
   type RouteLeaseView,
 } from "../projections/index.ts";
-import { StreamFold } from "./stream-fold.ts";
+import { StreamFold, actorOfSubject } from "./stream-fold.ts";
+import type { StreamSource } from "./stream-reader.ts";
 import { cell, renderTable } from "./table.ts";
 import { formatDuration, iso } from "./time.ts";
 
-/** Which actors to show: one kind, and within it (or across kinds) one id. */
+/** Which actors to show: one kind, and within it (or across kinds) one id; with `changed`, only actors it holds. */
 export interface ReplayFilter {
   readonly kind?: ActorKind | undefined;
   readonly id?: string | undefined;
+  /** Actors ({@link actorKey}) with a message since `--since`; absent: every actor. */
+  readonly changed?: ReadonlySet<string> | undefined;
+}
+
+/** The key of an actor in {@link ReplayFilter.changed} (a kind has no colon, so it cannot be ambiguous). */
+export function actorKey(kind: ActorKind, id: string): string {
+  return `${kind}:${id}`;
 }
 
 /** A lock as of the replay instant. */
@@ -89,6 +97,44 @@ export interface ReplayView {
 export interface ReplayRange {
   readonly toSeq?: number | undefined;
   readonly toTime?: number | undefined;
+  /** Note the actors with a message from this sequence on (`--since`)... */
+  readonly sinceSeq?: number | undefined;
+  /** ... or stored at or after this instant. */
+  readonly sinceTime?: number | undefined;
+}
+
+/** A replay's fold, and the actors with a message since `--since` (when given). */
+export interface ReplayFold {
+  readonly fold: StreamFold;
+  readonly changed: ReadonlySet<string> | undefined;
+}
+
+/**
+ * Folds the stream from its start through `range` as {@link foldStream}, read
+ * from `source` (the fast path of the tools: no per-message promise).
+ * `onMessage` sees each message folded (progress).
+ */
+export async function foldSource(
+  source: StreamSource,
+  subjects: Subjects,
+  range: ReplayRange = {},
+  onMessage?: (message: StoredMessage) => void,
+): Promise<ReplayFold> {
+  const fold = new StreamFold(subjects);
+  const { toTime, sinceSeq, sinceTime } = range;
+  const noting = sinceSeq !== undefined || sinceTime !== undefined;
+  const changed = noting ? new Set<string>() : undefined;
+  await source.read({ toSeq: range.toSeq }, (m) => {
+    if (toTime !== undefined && m.time > toTime) return false;
+    fold.apply(m);
+    if (changed !== undefined && ((sinceSeq !== undefined && m.seq >= sinceSeq) || (sinceTime !== undefined && m.time >= sinceTime))) {
+      const actor = actorOfSubject(subjects, m.subject);
+      if (actor !== null) changed.add(actorKey(actor.kind, actor.id));
+    }
+    onMessage?.(m);
+    return true;
+  });
+  return { fold, changed };
 }
 
 /**
@@ -117,7 +163,10 @@ export function replayInstant(fold: StreamFold, range: ReplayRange, now: number)
 
 /** The state of every actor the filter keeps, as of `atMs`. */
 export function replayView(fold: StreamFold, atMs: number, filter: ReplayFilter = {}): ReplayView {
-  const keep = (kind: ActorKind, id: string) => (filter.kind === undefined || filter.kind === kind) && (filter.id === undefined || filter.id === id);
+  const keep = (kind: ActorKind, id: string) =>
+    (filter.kind === undefined || filter.kind === kind) &&
+    (filter.id === undefined || filter.id === id) &&
+    (filter.changed === undefined || filter.changed.has(actorKey(kind, id)));
   const shows = (kind: ActorKind) => filter.kind === undefined || filter.kind === kind;
   const byName = <T>(map: ReadonlyMap<string, T>): [string, T][] => [...map].sort(([a], [b]) => compareCodeUnits(a, b));
   const { states } = fold;
@@ -130,7 +179,8 @@ export function replayView(fold: StreamFold, atMs: number, filter: ReplayFilter 
       if (!keep("proxy", name)) continue;
       if (state.registration !== null) view.proxies.push(proxyView(state, state.registration, atMs));
       for (const lease of [...state.leases.values()].sort((a, b) => compareCodeUnits(a.id, b.id))) {
-        if (atMs < lease.expiresAtMs) view.proxyLeases.push({ proxy: name, id: lease.id, target: lease.target, expiresAt: lease.expiresAt });
+        if (atMs < lease.expiresAtMs)
+          view.proxyLeases.push({ proxy: name, id: lease.id, target: lease.target, expiresAt: lease.expiresAt });
       }
     }
   }
@@ -184,7 +234,8 @@ export function renderReplay(view: ReplayView, streamName: string): string[] {
           `${p.latencyMs}ms`,
           yesNo(p.healthy),
           labelsText(p.labels),
-          p.cooldowns.map((c) => `${c.target === "" ? "(global)" : cell(c.target)} until ${c.untilAt} (${left(c.untilAt)})`).join(", ") || "-",
+          p.cooldowns.map((c) => `${c.target === "" ? "(global)" : cell(c.target)} until ${c.untilAt} (${left(c.untilAt)})`).join(", ") ||
+            "-",
         ]),
       ),
     );
@@ -215,13 +266,20 @@ export function renderReplay(view: ReplayView, streamName: string): string[] {
       ...renderTable(
         `ROUTES (${view.routes.length})`,
         ["ROUTE", "PINNED", "LEASES", "SEEN"],
-        view.routes.map((r) => [cell(r.route), r.pinned === "" ? "-" : cell(r.pinned), String(r.leases.length), r.seen.map(cell).join(",") || "-"]),
+        view.routes.map((r) => [
+          cell(r.route),
+          r.pinned === "" ? "-" : cell(r.pinned),
+          String(r.leases.length),
+          r.seen.map(cell).join(",") || "-",
+        ]),
       ),
       "",
       ...renderTable(
         `ROUTE LEASES (${view.routes.reduce((n, r) => n + r.leases.length, 0)})`,
         ["ROUTE", "FP", "MODEL", "HOST", "CREATED", "LAST USED"],
-        view.routes.flatMap((r) => r.leases.map((l) => [cell(r.route), cell(l.fp), cell(l.model), cell(l.host), l.createdAt, l.lastUsedAt])),
+        view.routes.flatMap((r) =>
+          r.leases.map((l) => [cell(r.route), cell(l.fp), cell(l.model), cell(l.host), l.createdAt, l.lastUsedAt]),
+        ),
       ),
     );
   }
