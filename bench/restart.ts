@@ -1,0 +1,434 @@
+/**
+ * Restart and memory benchmark: how long a fresh service takes to be ready
+ * (answering, and caught up with the stream) over 1,000,000 lock events of
+ * 100,000 locks, with and without a projection snapshot; how fast the fold
+ * runs against a raw ordered-consumer read of the same stream; and the RSS of
+ * the service's process, ready over that stream and with 100,000 live lock
+ * leases held.
+ *
+ *   npx tsx bench/restart.ts [--events 1000000] [--locks 100000] [--held 100000]
+ *                            [--repeats 2] [--data-dir DIR] [--rebuild] [--json]
+ *
+ * The stream is written once by direct JetStream publishes of valid lock
+ * events (each lock: acquire and release, generation after generation, so
+ * no lease is live at the end) into a nats-server whose store is kept in
+ * `--data-dir` (default `<tmp>/leasehold-bench-restart`) and reused by later
+ * runs. Each service runs alone in a child process (bench/restart-service.ts),
+ * so its RSS (read from /proc) is the service's and nothing else's.
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import { randomUUID } from "node:crypto";
+import { readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { setTimeout as sleep } from "node:timers/promises";
+import { parseArgs } from "node:util";
+import { connect } from "@nats-io/transport-node";
+import type { NatsConnection } from "@nats-io/nats-core";
+import { DeliverPolicy, jetstream, jetstreamManager, type JetStreamClient } from "@nats-io/jetstream";
+import { startLocalNatsServer } from "../src/cluster/local-cluster.ts";
+import { encodeEvent } from "../src/events/envelope.ts";
+import type { LockEvent } from "../src/events/lock-events.ts";
+import { JetStreamEventLog } from "../src/events/jetstream-event-log.ts";
+import { Subjects } from "../src/events/subjects.ts";
+import {
+  json,
+  machineInfo,
+  markdownTable,
+  median,
+  positiveInt,
+  printJson,
+  round,
+  runBench,
+  succeeded,
+  UsageError,
+  waitForQuietMachine,
+} from "./support.ts";
+
+const PREFIX = "rbench";
+const SERVICE_SCRIPT = fileURLToPath(new URL("./restart-service.ts", import.meta.url));
+
+interface Settings {
+  readonly events: number;
+  readonly locks: number;
+  readonly held: number;
+  readonly repeats: number;
+  readonly dataDir: string;
+  readonly rebuild: boolean;
+  readonly json: boolean;
+}
+
+function parseSettings(): Settings {
+  let values;
+  try {
+    ({ values } = parseArgs({
+      options: {
+        events: { type: "string", default: "1000000" },
+        locks: { type: "string", default: "100000" },
+        held: { type: "string", default: "100000" },
+        repeats: { type: "string", default: "2" },
+        "data-dir": { type: "string", default: join(tmpdir(), "leasehold-bench-restart") },
+        rebuild: { type: "boolean", default: false },
+        json: { type: "boolean", default: false },
+      },
+      strict: true,
+    }));
+  } catch (e) {
+    throw new UsageError((e as Error).message);
+  }
+  const events = positiveInt("events", values.events);
+  const locks = positiveInt("locks", values.locks);
+  if (events % (2 * locks) !== 0) throw new UsageError("--events must be a multiple of twice --locks (acquire + release per generation)");
+  return {
+    events,
+    locks,
+    held: positiveInt("held", values.held),
+    repeats: positiveInt("repeats", values.repeats),
+    dataDir: values["data-dir"],
+    rebuild: values.rebuild,
+    json: values.json,
+  };
+}
+
+const progress = (line: string) => process.stderr.write(`${line}\n`);
+
+/** Resident set size of a process in MB, from /proc. */
+function rssMb(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, "utf8");
+  const kb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? Number.NaN);
+  return round(kb / 1024, 1);
+}
+
+/**
+ * Writes `events` lock events over `locks` locks: generation g of every lock
+ * is acquired, then released, round after round, so the histories interleave
+ * as a busy service's would. Publishes are pipelined (a window of acks).
+ */
+async function writeStream(js: JetStreamClient, subjects: Subjects, events: number, locks: number): Promise<number> {
+  const t0 = performance.now();
+  const rounds = events / (2 * locks);
+  const window = 4096;
+  const pending = new Set<Promise<unknown>>();
+  let written = 0;
+  for (let g = 1; g <= rounds; g++) {
+    for (const type of ["LockAcquired", "LockReleased"] as const) {
+      const at = new Date();
+      for (let i = 0; i < locks; i++) {
+        const id = `lock-${i}`;
+        const event: LockEvent =
+          type === "LockAcquired"
+            ? {
+                type,
+                v: 1,
+                at: at.toISOString(),
+                kind: "lock",
+                id,
+                data: {
+                  owner: `owner-${i % 97}`,
+                  generation: g,
+                  ttlMs: 30_000,
+                  expiresAt: new Date(at.getTime() + 30_000).toISOString(),
+                  previousOwner: "",
+                },
+              }
+            : { type, v: 1, at: at.toISOString(), kind: "lock", id, data: { owner: `owner-${i % 97}`, generation: g } };
+        const p = js.publish(subjects.event("lock", id), encodeEvent(event), { timeout: 30_000 });
+        pending.add(p);
+        void p.finally(() => pending.delete(p));
+        if (pending.size >= window) await Promise.race(pending);
+        if (++written % 100_000 === 0) progress(`wrote ${written} events`);
+      }
+    }
+  }
+  await Promise.all(pending);
+  return performance.now() - t0;
+}
+
+/** A raw read of the lock events: an ordered consumer with the follower's filter and batch, touching each payload. */
+async function rawRead(js: JetStreamClient, stream: string, filter: string, lastSeq: number): Promise<{ ms: number; messages: number }> {
+  const t0 = performance.now();
+  const consumer = await js.consumers.get(stream, { filter_subjects: filter, deliver_policy: DeliverPolicy.All });
+  const messages = await consumer.consume({ max_messages: 1024 });
+  let n = 0;
+  let bytes = 0;
+  for await (const m of messages) {
+    n++;
+    bytes += m.data.length;
+    if (m.seq >= lastSeq) break;
+  }
+  await messages.close();
+  if (bytes === 0) throw new Error("read nothing");
+  return { ms: performance.now() - t0, messages: n };
+}
+
+/** A service child process and what it said. */
+interface ServiceChild {
+  readonly child: ChildProcess;
+  readonly lines: Record<string, unknown>[];
+  stderr: string;
+}
+
+function spawnService(url: string, prefix: string, maxTtlMs = 30_000): ServiceChild {
+  const child = spawn(
+    process.execPath,
+    ["--import", "tsx", SERVICE_SCRIPT, "--nats", url, "--prefix", prefix, "--max-ttl-ms", String(maxTtlMs)],
+    {
+      stdio: ["ignore", "pipe", "pipe"],
+    },
+  );
+  const service: ServiceChild = { child, lines: [], stderr: "" };
+  let buffered = "";
+  child.stdout.on("data", (c: Buffer) => {
+    buffered += c.toString();
+    let nl;
+    while ((nl = buffered.indexOf("\n")) >= 0) {
+      service.lines.push(JSON.parse(buffered.slice(0, nl)) as Record<string, unknown>);
+      buffered = buffered.slice(nl + 1);
+    }
+  });
+  child.stderr.on("data", (c: Buffer) => (service.stderr = (service.stderr + c.toString()).slice(-4000)));
+  return service;
+}
+
+/** Polls `subject` until it answers without an error header; ms from `since`. */
+async function firstAnswer(nc: NatsConnection, subject: string, body: unknown, since: number, child: ChildProcess): Promise<number> {
+  const deadline = performance.now() + 180_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`service exited (${child.exitCode}) before answering ${subject}`);
+    try {
+      const reply = await nc.request(subject, json(body), { timeout: 1000 });
+      if (succeeded(reply)) return performance.now() - since;
+    } catch {
+      // no responders yet, or a timeout: ask again
+    }
+    if (performance.now() > deadline) throw new Error(`${subject} not answered within 180 s`);
+    await sleep(5);
+  }
+}
+
+/** SIGTERM, then the child's stop figures (or SIGKILL after 20 s). */
+async function stopService(service: ServiceChild): Promise<{ exitCode: number | null; stopMs: number | undefined }> {
+  const exited = new Promise<void>((resolve) => service.child.once("exit", () => resolve()));
+  if (service.child.exitCode === null) {
+    service.child.kill("SIGTERM");
+    const timer = setTimeout(() => service.child.kill("SIGKILL"), 20_000);
+    await exited;
+    clearTimeout(timer);
+  }
+  const stop = service.lines.find((l) => "stopMs" in l);
+  return { exitCode: service.child.exitCode, stopMs: stop === undefined ? undefined : round(stop.stopMs as number) };
+}
+
+/** One start of a service over the big stream: ready figures, RSS, stop. */
+interface StartRun {
+  readonly snapshot: "none" | "present";
+  readonly repeat: number;
+  /** Spawn to the first successful `lock.get` (includes Node and tsx start-up). */
+  readonly spawnToLockGetMs: number;
+  /** Spawn to the first successful `host.list`. */
+  readonly spawnToHostListMs: number;
+  /** `startService` alone, in the child (resolves once every projection caught up). */
+  readonly startServiceMs: number | undefined;
+  readonly projections: unknown;
+  readonly rssReadyMb: number;
+  readonly stopMs: number | undefined;
+  readonly exitCode: number | null;
+  readonly warnings: string;
+}
+
+async function startOnce(
+  nc: NatsConnection,
+  url: string,
+  prefix: string,
+  snapshot: StartRun["snapshot"],
+  repeat: number,
+): Promise<StartRun> {
+  const t0 = performance.now();
+  const service = spawnService(url, prefix);
+  try {
+    const spawnToLockGetMs = await firstAnswer(nc, `${prefix}.v1.lock.get`, { name: "lock-7" }, t0, service.child);
+    const spawnToHostListMs = await firstAnswer(nc, `${prefix}.v1.host.list`, {}, t0, service.child);
+    // Answering may come a moment before startService resolves (its last step starts the durable-command consumer).
+    const deadline = performance.now() + 60_000;
+    while (!service.lines.some((l) => "startServiceMs" in l) && performance.now() < deadline && service.child.exitCode === null)
+      await sleep(5);
+    const started = service.lines.find((l) => "startServiceMs" in l);
+    const rssReadyMb = rssMb(service.child.pid!);
+    const stop = await stopService(service);
+    return {
+      snapshot,
+      repeat,
+      spawnToLockGetMs: round(spawnToLockGetMs),
+      spawnToHostListMs: round(spawnToHostListMs),
+      startServiceMs: started === undefined ? undefined : round(started.startServiceMs as number),
+      projections: started?.projections,
+      rssReadyMb,
+      stopMs: stop.stopMs,
+      exitCode: stop.exitCode,
+      warnings: service.stderr.trim().slice(-600),
+    };
+  } finally {
+    if (service.child.exitCode === null) service.child.kill("SIGKILL");
+  }
+}
+
+/** 100,000 lock leases acquired through a fresh service (its own prefix), and its RSS before, right after and 10 s later. */
+async function heldLeases(nc: NatsConnection, url: string, held: number) {
+  const prefix = `rbenchmem${randomUUID().slice(0, 8)}`;
+  const ttlMs = 600_000;
+  const t0 = performance.now();
+  const service = spawnService(url, prefix, ttlMs);
+  try {
+    await firstAnswer(nc, `${prefix}.v1.lock.get`, { name: "x" }, t0, service.child);
+    const rssEmptyMb = rssMb(service.child.pid!);
+    let next = 0;
+    let failed = 0;
+    const t1 = performance.now();
+    await Promise.all(
+      Array.from({ length: 64 }, async () => {
+        while (next < held) {
+          const i = next++;
+          try {
+            const reply = await nc.request(`${prefix}.v1.lock.acquire`, json({ name: `held-${i}`, owner: "bench", ttlMs }), {
+              timeout: 10_000,
+            });
+            if (!succeeded(reply)) failed++;
+          } catch {
+            failed++;
+          }
+          if (i % 20_000 === 0 && i > 0) progress(`acquired ${i} leases`);
+        }
+      }),
+    );
+    const acquireSeconds = (performance.now() - t1) / 1000;
+    const rssHeldMb = rssMb(service.child.pid!);
+    await sleep(10_000);
+    const rssHeld10sMb = rssMb(service.child.pid!);
+    const stop = await stopService(service);
+    return {
+      prefix,
+      held,
+      failed,
+      acquiresPerSec: round(held / acquireSeconds),
+      rssEmptyMb,
+      rssHeldMb,
+      rssHeld10sMb,
+      stopMs: stop.stopMs,
+      exitCode: stop.exitCode,
+      warnings: service.stderr.trim().slice(-600),
+    };
+  } finally {
+    if (service.child.exitCode === null) service.child.kill("SIGKILL");
+  }
+}
+
+async function main(): Promise<void> {
+  const settings = parseSettings();
+  const quiet = await waitForQuietMachine(progress);
+  const server = await startLocalNatsServer({ dir: settings.dataDir });
+  const url = server.urls[0]!;
+  const nc = await connect({ servers: url, name: "restart-bench", noAsyncTraces: true });
+  try {
+    const subjects = new Subjects(PREFIX);
+    const jsm = await jetstreamManager(nc, { timeout: 30_000 });
+    const js = jetstream(nc, { timeout: 30_000 });
+    let info = await jsm.streams.info(subjects.eventStream).catch(() => undefined);
+    let writeMs: number | undefined;
+    if (settings.rebuild || info === undefined || info.state.messages !== settings.events || info.state.last_seq !== settings.events) {
+      if (info !== undefined) await jsm.streams.delete(subjects.eventStream);
+      await jsm.streams.delete(`OBJ_${subjects.projectionBucket}`).catch(() => undefined);
+      // Created by the event log's own code, so it is the stream the service would create.
+      await JetStreamEventLog.open(nc, { stream: subjects.eventStream, subjects: subjects.allEvents, dedupWindowMs: 120_000 });
+      progress(`writing ${settings.events} events over ${settings.locks} locks`);
+      writeMs = await writeStream(js, subjects, settings.events, settings.locks);
+      progress(`wrote them in ${round(writeMs / 1000, 1)} s`);
+      info = await jsm.streams.info(subjects.eventStream);
+    } else {
+      progress(`reusing the stream in ${settings.dataDir} (${info.state.messages} events)`);
+    }
+    const lastSeq = info.state.last_seq;
+    const machine = machineInfo(nc.info?.version ?? "unknown");
+
+    // Empty stream: what start-up costs before any history (Node, tsx, connection, setup).
+    const empty = await startOnce(nc, url, `rbenchempty${randomUUID().slice(0, 8)}`, "none", 0);
+    progress(`empty stream: lock.get after ${empty.spawnToLockGetMs} ms, RSS ${empty.rssReadyMb} MB`);
+
+    const raw: { ms: number; messages: number }[] = [];
+    const starts: StartRun[] = [];
+    for (let repeat = 1; repeat <= settings.repeats; repeat++) {
+      raw.push(await rawRead(js, subjects.eventStream, subjects.eventsOfKind("lock"), lastSeq));
+      progress(`raw read ${raw.at(-1)!.messages} in ${round(raw.at(-1)!.ms)} ms`);
+      await jsm.streams.delete(`OBJ_${subjects.projectionBucket}`).catch(() => undefined);
+      for (const snapshot of ["none", "present"] as const) {
+        const run = await startOnce(nc, url, PREFIX, snapshot, repeat);
+        starts.push(run);
+        progress(
+          `snapshot ${snapshot}: lock.get after ${run.spawnToLockGetMs} ms, host.list after ${run.spawnToHostListMs} ms, startService ${run.startServiceMs} ms, RSS ${run.rssReadyMb} MB, stop ${run.stopMs} ms exit ${run.exitCode}`,
+        );
+      }
+    }
+    const memory = await heldLeases(nc, url, settings.held);
+    progress(`held ${memory.held} leases (${memory.failed} failed): RSS ${memory.rssHeldMb} MB, 10 s later ${memory.rssHeld10sMb} MB`);
+
+    const rawMs = median(raw.map((r) => r.ms));
+    const of = (s: StartRun["snapshot"]) => starts.filter((r) => r.snapshot === s);
+    const med = (rs: StartRun[], f: (r: StartRun) => number | undefined) =>
+      round(median(rs.map(f).filter((v): v is number => v !== undefined)));
+    const foldMs = med(of("none"), (r) => r.startServiceMs);
+    const summary = {
+      events: lastSeq,
+      locks: settings.locks,
+      rawReadMs: round(rawMs),
+      rawEventsPerSec: round(lastSeq / (rawMs / 1000)),
+      foldMsNoSnapshot: foldMs,
+      foldEventsPerSec: round(lastSeq / (foldMs / 1000)),
+      foldToRawRatio: round(rawMs / foldMs, 2),
+      readyNoSnapshotMs: med(of("none"), (r) => r.spawnToHostListMs),
+      readySnapshotMs: med(of("present"), (r) => r.spawnToHostListMs),
+      startServiceSnapshotMs: med(of("present"), (r) => r.startServiceMs),
+      readyEmptyStreamMs: empty.spawnToHostListMs,
+      rssEmptyMb: empty.rssReadyMb,
+      rssReadyOn1MMb: median(starts.map((r) => r.rssReadyMb)),
+      rssHeldMb: memory.rssHeldMb,
+      rssHeld10sMb: memory.rssHeld10sMb,
+    };
+    const result = { settings, machine, quiet, writeMs, summary, raw, empty, starts, memory };
+    if (settings.json) {
+      printJson(result);
+      return;
+    }
+    process.stdout.write(
+      [
+        `node ${process.version}, load at start ${quiet.load1m} (waited ${round(quiet.waitedMs / 1000)} s)`,
+        "",
+        markdownTable(
+          ["figure", "value"],
+          Object.entries(summary).map(([k, v]) => [k, v]),
+        ),
+        "",
+        markdownTable(
+          ["repeat", "snapshot", "spawn→lock.get ms", "spawn→host.list ms", "startService ms", "RSS ready MB", "stop ms", "exit"],
+          starts.map((r) => [
+            r.repeat,
+            r.snapshot,
+            r.spawnToLockGetMs,
+            r.spawnToHostListMs,
+            r.startServiceMs ?? "–",
+            r.rssReadyMb,
+            r.stopMs ?? "–",
+            String(r.exitCode),
+          ]),
+        ),
+        "",
+        `held leases: ${JSON.stringify(memory)}`,
+        "",
+      ].join("\n"),
+    );
+  } finally {
+    await nc.drain().catch(() => undefined);
+    await server.stop();
+  }
+}
+
+runBench(main);
