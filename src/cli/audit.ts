@@ -8,7 +8,8 @@ import { Option, type Command } from "commander";
 import { DEFAULTS } from "../config.ts";
 import {
   AUDIT_RULES,
-  auditStream,
+  auditSource,
+  natsSource,
   cell,
   parseCount,
   parsePosition,
@@ -18,6 +19,7 @@ import {
   type Violation,
 } from "../tools/index.ts";
 import { addToolAction } from "./options.ts";
+import { terminalReadProgress } from "./progress.ts";
 
 /** Flags of `audit`. */
 export interface AuditFlags {
@@ -25,6 +27,8 @@ export interface AuditFlags {
   prefix: string;
   from?: string;
   to?: string;
+  since?: string;
+  until?: string;
   json?: boolean;
   progress?: boolean;
   cooldownMs: string;
@@ -47,6 +51,8 @@ export function addAuditCommand(program: Command): void {
       "report violations from this stream sequence or RFC 3339 instant on (what comes before is still folded, silently)",
     )
     .option("--to <seq|instant>", "stop after this stream sequence, or after the last message stored at or before this instant")
+    .option("--since <seq|instant>", "the same as --from")
+    .option("--until <seq|instant>", "the same as --to")
     .option("--json", 'print each violation as a JSON line, then a {"summary": ...} line')
     .option("--progress", "report progress on stderr even when it is not a terminal")
     .addOption(
@@ -63,8 +69,10 @@ export function addAuditCommand(program: Command): void {
   addToolAction(
     command,
     (flags: AuditFlags): Omit<AuditOptions, "onViolation" | "onProgress"> => {
-      const from = flags.from === undefined ? undefined : parsePosition(flags.from, "--from");
-      const to = flags.to === undefined ? undefined : parsePosition(flags.to, "--to");
+      const since = flags.from ?? flags.since;
+      const until = flags.to ?? flags.until;
+      const from = since === undefined ? undefined : parsePosition(since, flags.from === undefined ? "--since" : "--from");
+      const to = until === undefined ? undefined : parsePosition(until, flags.to === undefined ? "--until" : "--to");
       return {
         cooldownMs: parseCount(flags.cooldownMs, "--cooldown-ms", 1),
         maxTtlMs: parseCount(flags.maxTtlMs, "--max-ttl-ms", 1),
@@ -74,22 +82,38 @@ export function addAuditCommand(program: Command): void {
         toTime: to !== undefined && "time" in to ? to.time : undefined,
       };
     },
-    async ({ log, subjects, url }, options, flags) => {
-      const total = options.toSeq ?? (await log.lastSeq());
+    async ({ nc, subjects, url }, options, flags) => {
+      const source = natsSource(nc, subjects);
+      const last = await source.lastSeq();
+      const total = Math.min(options.toSeq ?? last, last);
+      // On a terminal the shared progress line (events/s, ETA); --progress elsewhere writes a line every 10,000 messages.
+      const line = terminalReadProgress("audit", total);
       const tty = process.stderr.isTTY;
-      const showProgress = tty || flags.progress === true;
+      const showProgress = !tty && flags.progress === true;
       const started = Date.now();
       const progress = (p: AuditProgress) => {
         const rate = Math.round(p.read / Math.max(0.001, (Date.now() - started) / 1000));
         const line = `audit: ${p.read} of ${total} messages (${Math.floor((100 * p.seq) / Math.max(1, total))}%), ${p.violations} violations, ${rate} messages/s`;
         process.stderr.write(tty ? `\r${line}\u001b[K` : `${line}\n`);
       };
-      const summary = await auditStream(log.readStream({ toSeq: options.toSeq, toTime: options.toTime }), subjects, {
-        ...options,
-        onViolation: (v) => console.log(flags.json === true ? JSON.stringify(violationJson(v)) : violationLine(v)),
-        onProgress: showProgress ? progress : undefined,
-      });
-      if (showProgress && tty) process.stderr.write("\n");
+      let summary: AuditSummary;
+      try {
+        summary = await auditSource(
+          source,
+          subjects,
+          {
+            ...options,
+            onViolation: (v) => {
+              line?.clear();
+              console.log(flags.json === true ? JSON.stringify(violationJson(v)) : violationLine(v));
+            },
+            onProgress: showProgress ? progress : undefined,
+          },
+          line === undefined ? undefined : (m) => line.seen(m.seq),
+        );
+      } finally {
+        line?.done();
+      }
       console.log(flags.json === true ? JSON.stringify({ summary }) : summaryLines(summary, subjects.eventStream, url).join("\n"));
       return summary.violations > 0 ? 1 : 0;
     },

@@ -1,10 +1,12 @@
 /**
- * Progress of long stream reads (`replay`, `status`, `tail --from-seq`) on a
- * terminal: one line on stderr, rewritten in place at most every 100 ms, and
+ * Progress of long stream reads (`replay`, `audit`, `status`, `tail --from-seq`)
+ * on a terminal: one line on stderr (messages read, position, events/s and the
+ * time left at that rate), rewritten in place at most every 100 ms, and
  * cleared once the read is done. The tools read through an EventLog that
  * reports what passes through it, so they need no progress code of their own.
  */
 import type { EventLog, Following, FollowOptions, StoredMessage, StreamRange } from "../events/index.ts";
+import { formatDuration } from "../tools/index.ts";
 
 /** Where progress goes: a terminal's stderr in use; tests pass their own. */
 export interface ProgressSink {
@@ -17,6 +19,7 @@ export class ReadProgress {
   private read = 0;
   private shown = false;
   private finished = false;
+  private startedAt: number | undefined;
 
   constructor(
     private readonly label: string,
@@ -35,11 +38,23 @@ export class ReadProgress {
       return;
     }
     const t = this.now();
+    this.startedAt ??= t;
     if (t - this.lastWrite < this.everyMs) return;
     this.lastWrite = t;
     const percent = Math.floor((100 * seq) / Math.max(1, this.total));
-    this.sink.write(`\r${this.label}: ${this.read} messages read, at sequence ${seq} of ${this.total} (${percent}%)\u001b[K`);
+    this.sink.write(
+      `\r${this.label}: ${this.read} messages read, at sequence ${seq} of ${this.total} (${percent}%)${this.pace(seq, t)}\u001b[K`,
+    );
     this.shown = true;
+  }
+
+  /** `, <n> events/s, ETA <duration>` once some time has passed (nothing on the first update). */
+  private pace(seq: number, t: number): string {
+    const elapsedMs = t - (this.startedAt ?? t);
+    if (elapsedMs <= 0) return "";
+    const perSecond = this.read / (elapsedMs / 1000);
+    const leftMs = (Math.max(0, this.total - seq) / perSecond) * 1000;
+    return `, ${Math.round(perSecond)} events/s, ETA ${formatDuration(leftMs)}`;
   }
 
   /** Clears the line (if shown) so that other output can be printed; it comes back with the next update. */
@@ -91,6 +106,12 @@ export function withProgress(log: EventLog, progress: ReadProgress): EventLog {
       );
     },
   };
+}
+
+/** A progress line on stderr for a read of sequences `fromSeq..total`, when stderr is a terminal and the read is long enough to notice. */
+export function terminalReadProgress(label: string, total: number, fromSeq = 1): ReadProgress | undefined {
+  if (process.stderr.isTTY !== true || total - fromSeq < 1000) return undefined;
+  return new ReadProgress(label, total, process.stderr);
 }
 
 /** A progress reporter on stderr when it is a terminal and the read is long enough to notice; otherwise `log` itself. */

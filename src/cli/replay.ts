@@ -5,9 +5,21 @@
  */
 import { Option, type Command } from "commander";
 import { ACTOR_KINDS, type ActorKind } from "../events/index.ts";
-import { foldStream, parseCount, parseInstant, renderReplay, replayInstant, replayView, type ReplayRange } from "../tools/index.ts";
+import {
+  earlier,
+  foldSource,
+  natsSource,
+  parseBounds,
+  parseCount,
+  parseInstant,
+  renderReplay,
+  replayInstant,
+  replayView,
+  type ReplayFold,
+  type ReplayRange,
+} from "../tools/index.ts";
 import { addToolAction } from "./options.ts";
-import { terminalProgress } from "./progress.ts";
+import { terminalReadProgress } from "./progress.ts";
 
 /** Flags of `replay`. */
 export interface ReplayFlags {
@@ -15,6 +27,8 @@ export interface ReplayFlags {
   prefix: string;
   at?: string;
   seq?: string;
+  since?: string;
+  until?: string;
   kind?: ActorKind;
   id?: string;
   json?: boolean;
@@ -33,6 +47,11 @@ export function addReplayCommand(program: Command): void {
       "--seq <n>",
       "fold up to and including stream sequence n (with --at: whichever comes first); without --at the state is shown as of that message's time",
     )
+    .option("--until <seq|instant>", "the same as --seq (a whole number) or --at (an RFC 3339 instant); with both, whichever comes first")
+    .option(
+      "--since <seq|instant>",
+      "show only the actors with an event from this stream sequence, or stored at or after this instant, on (the state is still folded from the start)",
+    )
     .addOption(new Option("--kind <kind>", "show only this kind").choices([...ACTOR_KINDS]))
     .option("--id <id>", "show only the actor(s) with this id (a proxy, host, route or lock name)")
     .option(
@@ -41,18 +60,31 @@ export function addReplayCommand(program: Command): void {
     )
     .addHelpText(
       "after",
-      "\nExamples:\n  leasehold replay --at 2026-11-30T19:14:10Z\n  leasehold replay --seq 120 --kind lock --id reports/nightly --json",
+      "\nExamples:\n  leasehold replay --at 2026-11-30T19:14:10Z\n  leasehold replay --since 2026-11-30T19:00:00Z --until 2026-11-30T19:14:10Z\n  leasehold replay --seq 120 --kind lock --id reports/nightly --json",
     );
   addToolAction(
     command,
-    (flags: ReplayFlags): ReplayRange => ({
-      toTime: flags.at === undefined ? undefined : parseInstant(flags.at, "--at"),
-      toSeq: flags.seq === undefined ? undefined : parseCount(flags.seq, "--seq"),
-    }),
-    async ({ log: stream, subjects }, range, flags) => {
-      const { log } = await terminalProgress(stream, "replay", { toSeq: range.toSeq });
-      const fold = await foldStream(log.readStream(range.toSeq === undefined ? {} : { toSeq: range.toSeq }), subjects, range);
-      const view = replayView(fold, replayInstant(fold, range, Date.now()), { kind: flags.kind, id: flags.id });
+    (flags: ReplayFlags): ReplayRange => {
+      const bounds = parseBounds(flags.since, flags.until);
+      return {
+        toTime: earlier(flags.at === undefined ? undefined : parseInstant(flags.at, "--at"), bounds.untilTime),
+        toSeq: earlier(flags.seq === undefined ? undefined : parseCount(flags.seq, "--seq"), bounds.untilSeq),
+        sinceSeq: bounds.sinceSeq,
+        sinceTime: bounds.sinceTime,
+      };
+    },
+    async ({ nc, subjects }, range, flags) => {
+      const source = natsSource(nc, subjects);
+      const last = await source.lastSeq();
+      const progress = terminalReadProgress("replay", earlier(range.toSeq, last) ?? last);
+      let done: ReplayFold;
+      try {
+        done = await foldSource(source, subjects, range, progress === undefined ? undefined : (m) => progress.seen(m.seq));
+      } finally {
+        progress?.done();
+      }
+      const { fold, changed } = done;
+      const view = replayView(fold, replayInstant(fold, range, Date.now()), { kind: flags.kind, id: flags.id, changed });
       console.log(flags.json === true ? JSON.stringify(view, null, 2) : renderReplay(view, subjects.eventStream).join("\n"));
       return 0;
     },

@@ -12,7 +12,8 @@ const DURATION_UNITS: Readonly<Record<string, number>> = { ms: 1, s: 1000, m: 60
 /** Parses `10m`, `30s`, `1h30m`, `250ms`; throws {@link ToolUsageError} otherwise. */
 export function parseDuration(text: string, flag = "duration"): number {
   const parts = /^(\d+(?:\.\d+)?(?:ms|s|m|h|d))+$/.test(text.trim()) ? text.trim().match(/\d+(?:\.\d+)?(?:ms|s|m|h|d)/g) : null;
-  if (parts === null) throw new ToolUsageError(`${flag}: expected a duration such as 500ms, 30s, 10m, 2h or 1h30m, got ${JSON.stringify(text)}`);
+  if (parts === null)
+    throw new ToolUsageError(`${flag}: expected a duration such as 500ms, 30s, 10m, 2h or 1h30m, got ${JSON.stringify(text)}`);
   let total = 0;
   for (const part of parts) {
     const [, value, unit] = /^(\d+(?:\.\d+)?)(ms|s|m|h|d)$/.exec(part)!;
@@ -26,7 +27,8 @@ export function parseInstant(text: string, flag = "instant", now: () => number =
   if (text === "now") return now();
   // Date.parse accepts much more than RFC 3339; insist on a full date and time with a zone.
   const ms = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/.test(text) ? Date.parse(text) : NaN;
-  if (Number.isNaN(ms)) throw new ToolUsageError(`${flag}: expected an RFC 3339 instant such as 2026-11-30T19:14:08.647Z, got ${JSON.stringify(text)}`);
+  if (Number.isNaN(ms))
+    throw new ToolUsageError(`${flag}: expected an RFC 3339 instant such as 2026-11-30T19:14:08.647Z, got ${JSON.stringify(text)}`);
   return ms;
 }
 
@@ -45,9 +47,39 @@ export function parsePosition(text: string, flag: string, now: () => number = Da
   return { time: parseInstant(text, flag, now) };
 }
 
+/** `--since`/`--until`: where a tool starts looking and where it stops, each by sequence or by time (inclusive). */
+export interface StreamBounds {
+  readonly sinceSeq?: number | undefined;
+  readonly sinceTime?: number | undefined;
+  readonly untilSeq?: number | undefined;
+  readonly untilTime?: number | undefined;
+}
+
+/** Parses `--since` and `--until` (each a stream sequence or an RFC 3339 instant); refuses an empty interval. */
+export function parseBounds(since: string | undefined, until: string | undefined, now: () => number = Date.now): StreamBounds {
+  const from = since === undefined ? undefined : parsePosition(since, "--since", now);
+  const to = until === undefined ? undefined : parsePosition(until, "--until", now);
+  const bounds: StreamBounds = {
+    sinceSeq: from !== undefined && "seq" in from ? from.seq : undefined,
+    sinceTime: from !== undefined && "time" in from ? from.time : undefined,
+    untilSeq: to !== undefined && "seq" in to ? to.seq : undefined,
+    untilTime: to !== undefined && "time" in to ? to.time : undefined,
+  };
+  const seqs = bounds.sinceSeq !== undefined && bounds.untilSeq !== undefined && bounds.sinceSeq > bounds.untilSeq;
+  const times = bounds.sinceTime !== undefined && bounds.untilTime !== undefined && bounds.sinceTime > bounds.untilTime;
+  if (seqs || times) throw new ToolUsageError(`--since ${since} comes after --until ${until}: nothing lies between them`);
+  return bounds;
+}
+
+/** The earlier of two optional bounds. */
+export function earlier(a: number | undefined, b: number | undefined): number | undefined {
+  return a === undefined ? b : b === undefined ? a : Math.min(a, b);
+}
+
 /** Parses a positive whole number flag (`--seq`, `--limit`). */
 export function parseCount(text: string, flag: string, min = 0): number {
-  if (!/^\d+$/.test(text) || Number(text) < min) throw new ToolUsageError(`${flag}: expected a whole number${min > 0 ? ` >= ${min}` : ""}, got ${JSON.stringify(text)}`);
+  if (!/^\d+$/.test(text) || Number(text) < min)
+    throw new ToolUsageError(`${flag}: expected a whole number${min > 0 ? ` >= ${min}` : ""}, got ${JSON.stringify(text)}`);
   return Number(text);
 }
 

@@ -24,7 +24,7 @@ describe("ReadProgress", () => {
     progress.seen(500);
     expect(out.writes).toEqual([
       "\rreplay: 1 messages read, at sequence 1 of 1000 (0%)\u001b[K",
-      "\rreplay: 3 messages read, at sequence 500 of 1000 (50%)\u001b[K",
+      "\rreplay: 3 messages read, at sequence 500 of 1000 (50%), 20 events/s, ETA 25.0s\u001b[K",
     ]);
     progress.seen(1000);
     expect(out.writes.at(-1)).toBe("\r\u001b[K");
@@ -45,7 +45,7 @@ describe("ReadProgress", () => {
     expect(out.writes).toEqual([
       "\rtail: 1 messages read, at sequence 1 of 100 (1%)\u001b[K",
       "\r\u001b[K",
-      "\rtail: 2 messages read, at sequence 2 of 100 (2%)\u001b[K",
+      "\rtail: 2 messages read, at sequence 2 of 100 (2%), 200 events/s, ETA 490ms\u001b[K",
     ]);
   });
 
