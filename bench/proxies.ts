@@ -90,17 +90,41 @@ function leaseholdPair(nc: NatsConnection, prefix: string, ttlMs: number): WorkF
     );
 }
 
-/** The same two requests against the ceiling responder, each worker on proxy `worker % proxies`. */
-function ceilingPair(nc: NatsConnection, prefix: string, proxies: number, ttlMs: number): WorkFn {
+/**
+ * The same two requests against the ceiling responder, each worker on a
+ * subject of its own: one publish per request to distinct subjects, as the
+ * service's turns do. (Keying the subject by `worker % proxies` made 64
+ * workers collide on 10 subjects, so most ceiling publishes failed their
+ * expected-sequence check and the ratio meant nothing.)
+ */
+function ceilingPair(nc: NatsConnection, prefix: string, ttlMs: number): WorkFn {
   const acquire = `${prefix}.ceiling.v1.acquire`;
   const release = `${prefix}.ceiling.v1.release`;
   return (worker, sample) => {
-    const proxy = `proxy-${String(worker % proxies).padStart(3, "0")}`;
+    const proxy = `proxy-w${worker}`;
     return requestPair(nc, sample, { subject: acquire, body: json({ proxy, ttlMs }) }, ceilingSeq, (leaseId) => ({
       subject: release,
       body: json({ proxy, leaseId }),
     }));
   };
+}
+
+/** Medians per concurrency (pairs/s, p50) and the median of the per-repeat ratios, for the JSON output. */
+function summaryRows(settings: Settings, runs: readonly Run[]) {
+  return settings.concurrency.map((concurrency) => {
+    const mine = runs.filter((r) => r.concurrency === concurrency);
+    const of = (system: System) => mine.filter((r) => r.system === system);
+    return {
+      concurrency,
+      leasehold: median(of("leasehold").map((r) => r.pairsPerSec)),
+      leaseholdP50: median(of("leasehold").map((r) => r.p50Ms)),
+      ceiling: median(of("ceiling").map((r) => r.pairsPerSec)),
+      ceilingP50: median(of("ceiling").map((r) => r.p50Ms)),
+      ratio: medianRatio(mine, settings.repeats, (r) => r.pairsPerSec),
+      p50Ratio: medianRatio(mine, settings.repeats, (r) => r.p50Ms),
+      failed: mine.reduce((n, r) => n + r.failedRequests, 0),
+    };
+  });
 }
 
 function report(settings: Settings, machine: MachineInfo, runs: readonly Run[]): string {
@@ -179,7 +203,8 @@ function report(settings: Settings, machine: MachineInfo, runs: readonly Run[]):
 
 async function main(): Promise<void> {
   const settings = parseSettings();
-  await withBench({}, async (bench) => {
+  // Every connection as `leasehold serve` sets up its own (no async traces), as in bench/locks.ts.
+  await withBench({ noAsyncTraces: true }, async (bench) => {
     const { prefix } = bench;
     const config = resolveConfig({ prefix, nats: bench.nats.url });
     const load = await bench.connect("bench-load");
@@ -222,10 +247,7 @@ async function main(): Promise<void> {
     for (let repeat = 1; repeat <= settings.repeats; repeat++) {
       for (const concurrency of settings.concurrency) {
         for (const system of alternate(settings.systems, repeat)) {
-          const pair =
-            system === "leasehold"
-              ? leaseholdPair(load, prefix, settings.ttlMs)
-              : ceilingPair(load, prefix, settings.proxies, settings.ttlMs);
+          const pair = system === "leasehold" ? leaseholdPair(load, prefix, settings.ttlMs) : ceilingPair(load, prefix, settings.ttlMs);
           const w = await closedLoop(pair, concurrency, settings, bench.nats);
           const run: Run = {
             system,
@@ -247,7 +269,7 @@ async function main(): Promise<void> {
       }
     }
     if (settings.json) {
-      printJson({ argv: process.argv.slice(2), settings, machine: bench.machine, runs });
+      printJson({ argv: process.argv.slice(2), settings, machine: bench.machine, rows: summaryRows(settings, runs), runs });
     } else {
       process.stdout.write(report(settings, bench.machine, runs));
     }

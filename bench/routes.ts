@@ -118,7 +118,8 @@ function ceilingRequest(nc: NatsConnection, prefix: string, tag: string, candida
 
 async function main(): Promise<void> {
   const settings = parseSettings();
-  await withBench({}, async (bench) => {
+  // Every connection as `leasehold serve` sets up its own (no async traces), as in bench/locks.ts.
+  await withBench({ noAsyncTraces: true }, async (bench) => {
     const { prefix } = bench;
     const config = resolveConfig({ prefix, nats: bench.nats.url, routeChooser: settings.chooser });
     const service = await bench.startService(config);
@@ -199,6 +200,7 @@ async function main(): Promise<void> {
           ceiling: round(median(c.map((r) => r.requestsPerSec))),
           ceilingP50: round(median(c.map((r) => r.p50Ms)), 2),
           ratio: round(median(ratios), 2),
+          p50Ratio: round(median(l.map((r) => r.p50Ms / (c.find((x) => x.repeat === r.repeat)?.p50Ms ?? Number.NaN))), 2),
           failed: l.reduce((n, r) => n + r.failed, 0) + c.reduce((n, r) => n + r.failed, 0),
         };
       }),
