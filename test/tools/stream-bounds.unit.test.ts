@@ -1,0 +1,71 @@
+/**
+ * --since/--until for replay and audit on a hand-written history: bounds by
+ * sequence and by time, replay's "changed since" narrowing, the audit's
+ * reporting window, and an empty interval refused as a usage error.
+ */
+import { describe, expect, it } from "vitest";
+import { MemoryEventLog, Subjects } from "../../src/events/index.ts";
+import { auditSource, foldSource, logSource, parseBounds, replayView, ToolUsageError } from "../../src/tools/index.ts";
+
+const T0 = Date.parse("2026-06-01T00:00:00.000Z");
+
+/** Three hosts set a second apart (sequences 1..3, stored at T0, T0+1s, T0+2s). */
+function history(): { log: MemoryEventLog; subjects: Subjects } {
+  let t = T0;
+  const log = new MemoryEventLog({ now: () => t });
+  const subjects = new Subjects("b");
+  for (const host of ["h1", "h2", "h3"]) {
+    const event = {
+      type: "HostStateSet",
+      v: 1,
+      at: new Date(t).toISOString(),
+      kind: "host",
+      id: host,
+      data: { healthy: true, draining: false },
+    };
+    log.appendRaw(subjects.event("host", host), new TextEncoder().encode(JSON.stringify(event)));
+    t += 1000;
+  }
+  return { log, subjects };
+}
+
+describe("stream bounds", () => {
+  it("parses sequences and instants, and refuses --since after --until", () => {
+    expect(parseBounds("2", "2026-06-01T00:00:01Z")).toEqual({
+      sinceSeq: 2,
+      sinceTime: undefined,
+      untilSeq: undefined,
+      untilTime: T0 + 1000,
+    });
+    expect(() => parseBounds("5", "3")).toThrow(ToolUsageError);
+    expect(() => parseBounds("2026-06-02T00:00:00Z", "2026-06-01T00:00:00Z")).toThrow(ToolUsageError);
+  });
+
+  it("replay folds up to --until (time or sequence) and shows only actors changed --since", async () => {
+    const { log, subjects } = history();
+    const byTime = await foldSource(logSource(log), subjects, { toTime: T0 + 1000 });
+    expect(byTime.fold.seq).toBe(2);
+    expect(byTime.changed).toBeUndefined();
+
+    const since = await foldSource(logSource(log), subjects, { sinceTime: T0 + 1000 });
+    expect(since.fold.seq).toBe(3);
+    const view = replayView(since.fold, T0 + 5000, { changed: since.changed });
+    expect(view.hosts?.map((h) => h.host)).toEqual(["h2", "h3"]);
+
+    const window = await foldSource(logSource(log), subjects, { sinceSeq: 2, toSeq: 2 });
+    expect(replayView(window.fold, T0 + 5000, { changed: window.changed }).hosts?.map((h) => h.host)).toEqual(["h2"]);
+  });
+
+  it("audit checks from --since to --until, folding what comes before silently", async () => {
+    const { log, subjects } = history();
+    const byTime = await auditSource(logSource(log), subjects, {
+      cooldownMs: 1000,
+      maxTtlMs: 60_000,
+      fromTime: T0 + 1000,
+      toTime: T0 + 1000,
+    });
+    expect(byTime).toMatchObject({ read: 2, checked: 1, firstSeq: 2, lastSeq: 2, violations: 0 });
+    const bySeq = await auditSource(logSource(log), subjects, { cooldownMs: 1000, maxTtlMs: 60_000, fromSeq: 2 });
+    expect(bySeq).toMatchObject({ read: 3, checked: 2, firstSeq: 2, lastSeq: 3 });
+  });
+});
