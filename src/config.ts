@@ -12,6 +12,10 @@ export interface ServiceConfig {
   readonly nats: string | undefined;
   readonly prefix: string;
   readonly cooldownMs: number;
+  /** Each further cooldown of a (proxy, target) streak lasts this factor times the one before (1: no backoff). */
+  readonly cooldownBackoff: number;
+  /** The longest a cooldown may last. */
+  readonly maxCooldownMs: number;
   readonly routeIdleMs: number;
   readonly lockTtlMs: number;
   readonly maxTtlMs: number;
@@ -33,6 +37,8 @@ export interface ServiceConfig {
 export const DEFAULTS: Omit<ServiceConfig, "nats"> = {
   prefix: "leasehold",
   cooldownMs: 900_000,
+  cooldownBackoff: 1,
+  maxCooldownMs: 86_400_000,
   routeIdleMs: 1_800_000,
   lockTtlMs: 30_000,
   maxTtlMs: 30_000,
@@ -52,6 +58,8 @@ const schema = z
     nats: z.string().min(1).optional(),
     prefix: z.string().refine(isValidPrefix, "must be subject tokens of A-Z a-z 0-9 _ - separated by dots"),
     cooldownMs: ms,
+    cooldownBackoff: z.coerce.number().min(1, "must be a number of at least 1").max(1000),
+    maxCooldownMs: ms,
     routeIdleMs: ms,
     lockTtlMs: ms,
     maxTtlMs: ms,

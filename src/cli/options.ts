@@ -71,6 +71,12 @@ export function addServiceOptions(command: Command): Command {
     "how long a repeated requestId is answered from the first reply (also the stream's duplicate window when the service creates it)",
     DEFAULTS.dedupWindowMs,
   );
+  command.addOption(
+    new Option("--cooldown-backoff <factor>", "proxies: each further cooldown of a (proxy, target) streak lasts this factor times the one before (1: every cooldown lasts --cooldown-ms)")
+      .env("LEASEHOLD_COOLDOWN_BACKOFF")
+      .default(String(DEFAULTS.cooldownBackoff)),
+  );
+  ms("max-cooldown-ms", "LEASEHOLD_MAX_COOLDOWN_MS", "proxies: the longest a cooldown may last with backoff", DEFAULTS.maxCooldownMs);
   ms(
     "request-timeout-ms",
     "LEASEHOLD_REQUEST_TIMEOUT_MS",

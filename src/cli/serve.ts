@@ -34,6 +34,8 @@ export interface ServeFlags extends CommonFlags {
   commandAckWaitMs?: string;
   commandConcurrency?: string;
   requestTimeoutMs?: string;
+  cooldownBackoff?: string;
+  maxCooldownMs?: string;
   routeChooser?: string;
   /** `--http <host:port>` (health, metrics, dashboard). */
   http?: string;

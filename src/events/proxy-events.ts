@@ -32,6 +32,9 @@ export const proxyEventSchemas = {
     result: z.enum(["rate_limited", "banned"]),
     target: z.string(),
     untilAt: instant,
+    // 1.1 (backoff): the cooldown's length and its place in the pair's streak; absent in v1 events (length cooldownMs, streak 1).
+    cooldownMs: positiveInt.optional(),
+    streak: positiveInt.optional(),
   }),
 } satisfies Record<string, z.ZodType>;
 

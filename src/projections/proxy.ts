@@ -33,6 +33,8 @@ export interface ProxyLease {
 export interface ProxyCooldown {
   readonly untilAt: string;
   readonly untilMs: number;
+  /** Its place in the pair's streak of cooldowns (1: the first). */
+  readonly streak: number;
 }
 
 /** One proxy's state. */
@@ -95,7 +97,7 @@ export function evolveProxy(state: ProxyState, entry: HistoryEntry): ProxyState 
       const d = event.data;
       // As the seed: the pair's cooldown is set to the reported end (never merged with an older one).
       const cooldowns = new Map(state.cooldowns);
-      cooldowns.set(d.target, { untilAt: d.untilAt, untilMs: Date.parse(d.untilAt) });
+      cooldowns.set(d.target, { untilAt: d.untilAt, untilMs: Date.parse(d.untilAt), streak: d.streak ?? 1 });
       return { ...state, cooldowns };
     }
     default:
@@ -148,15 +150,18 @@ export function resolvableLease(state: ProxyState, leaseId: string, now: number,
 }
 
 /** Active cooldowns at `now`, sorted by target. */
-export function activeCooldowns(state: ProxyState, now: number): { target: string; untilAt: string }[] {
-  const out: { target: string; untilAt: string }[] = [];
-  for (const [target, cooldown] of state.cooldowns) if (now < cooldown.untilMs) out.push({ target, untilAt: cooldown.untilAt });
+export function activeCooldowns(state: ProxyState, now: number): { target: string; untilAt: string; streak: number }[] {
+  const out: { target: string; untilAt: string; streak: number }[] = [];
+  for (const [target, cooldown] of state.cooldowns) {
+    if (now < cooldown.untilMs) out.push({ target, untilAt: cooldown.untilAt, streak: cooldown.streak });
+  }
   return out.sort((a, b) => compareNames(a.target, b.target));
 }
 
 /**
  * Drops what can never matter again at or after `now`: leases past retention
- * and elapsed cooldowns. Every answer at any instant >= `now` is the same for
+ * and cooldowns that ended more than `retentionMs` (the server's cooldownMs)
+ * ago — until then a new report continues their streak. Every answer at any instant >= `now` is the same for
  * the pruned state as for the original. Returns `state` itself when nothing goes.
  */
 export function pruneProxy(state: ProxyState, now: number, retentionMs: number): ProxyState {
@@ -166,7 +171,7 @@ export function pruneProxy(state: ProxyState, now: number, retentionMs: number):
   }
   let cooldowns: Map<string, ProxyCooldown> | undefined;
   for (const [target, cooldown] of state.cooldowns) {
-    if (now >= cooldown.untilMs) (cooldowns ??= new Map(state.cooldowns)).delete(target);
+    if (now >= cooldown.untilMs + retentionMs) (cooldowns ??= new Map(state.cooldowns)).delete(target);
   }
   if (leases === undefined && cooldowns === undefined) return state;
   return { ...state, leases: leases ?? state.leases, cooldowns: cooldowns ?? state.cooldowns };
@@ -185,7 +190,7 @@ export interface ProxyView {
   readonly labels: Readonly<Record<string, string>>;
   readonly healthy: boolean;
   readonly active: number;
-  readonly cooldowns: { target: string; untilAt: string }[];
+  readonly cooldowns: { target: string; untilAt: string; streak: number }[];
 }
 
 /** The `proxy.list` entry of a registered proxy at `now`. */

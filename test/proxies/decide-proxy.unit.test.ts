@@ -275,13 +275,22 @@ describe("report", () => {
         result: "rate_limited",
         target: "a.example",
         untilAt: iso(T0 + S + COOLDOWN_MS),
+        cooldownMs: COOLDOWN_MS,
+        streak: 1,
       });
   });
 
   it("banned is recorded exactly as rate_limited is", () => {
     givenProxy(base)
       .when(report("L1", "banned"), T0 + S)
-      .thenRecords("ProxyCooldownStarted", { leaseId: "L1", result: "banned", target: "a.example", untilAt: iso(T0 + S + COOLDOWN_MS) });
+      .thenRecords("ProxyCooldownStarted", {
+        leaseId: "L1",
+        result: "banned",
+        target: "a.example",
+        untilAt: iso(T0 + S + COOLDOWN_MS),
+        cooldownMs: COOLDOWN_MS,
+        streak: 1,
+      });
   });
 
   it("the report's own target wins over the lease's", () => {
@@ -292,13 +301,22 @@ describe("report", () => {
         result: "rate_limited",
         target: "b.example",
         untilAt: iso(T0 + S + COOLDOWN_MS),
+        cooldownMs: COOLDOWN_MS,
+        streak: 1,
       });
   });
 
   it("with neither a report target nor a lease target the cooldown is global", () => {
     givenProxy(untargeted)
       .when(report("L0", "banned"), T0 + S)
-      .thenRecords("ProxyCooldownStarted", { leaseId: "L0", result: "banned", target: "", untilAt: iso(T0 + S + COOLDOWN_MS) });
+      .thenRecords("ProxyCooldownStarted", {
+        leaseId: "L0",
+        result: "banned",
+        target: "",
+        untilAt: iso(T0 + S + COOLDOWN_MS),
+        cooldownMs: COOLDOWN_MS,
+        streak: 1,
+      });
   });
 
   it("a report on an expired lease resolves until cooldownMs after its expiry, inclusive", () => {
@@ -309,6 +327,8 @@ describe("report", () => {
         result: "rate_limited",
         target: "a.example",
         untilAt: iso(T0 + 10 * S + 2 * COOLDOWN_MS),
+        cooldownMs: COOLDOWN_MS,
+        streak: 1,
       });
     givenProxy(base)
       .when(report("L1", "ok"), T0 + 10 * S + COOLDOWN_MS)
@@ -337,7 +357,14 @@ describe("report", () => {
   it("keeps resolving leases of a removed proxy", () => {
     givenProxy([...base, removed(3)])
       .when(report("L1", "banned"), T0 + S)
-      .thenRecords("ProxyCooldownStarted", { leaseId: "L1", result: "banned", target: "a.example", untilAt: iso(T0 + S + COOLDOWN_MS) });
+      .thenRecords("ProxyCooldownStarted", {
+        leaseId: "L1",
+        result: "banned",
+        target: "a.example",
+        untilAt: iso(T0 + S + COOLDOWN_MS),
+        cooldownMs: COOLDOWN_MS,
+        streak: 1,
+      });
   });
 });
 
@@ -362,7 +389,7 @@ describe("the proxy fold", () => {
     const state = history.reduce(evolveProxy, initialProxyState(PROXY));
     expect(state.registration).toEqual({ maxLeases: 1, latencyMs: 0, labels: {}, healthy: true });
     expect([...state.leases.keys()]).toEqual(["L1"]);
-    expect(activeCooldowns(state, T0)).toEqual([{ target: "t", untilAt: iso(T0 + COOLDOWN_MS) }]);
+    expect(activeCooldowns(state, T0)).toEqual([{ target: "t", untilAt: iso(T0 + COOLDOWN_MS), streak: 1 }]);
   });
 
   it("ignores a message that does not parse", () => {
@@ -381,18 +408,17 @@ describe("pruning (what the sweep drops from memory)", () => {
   ];
   const state = history.reduce(evolveProxy, initialProxyState(PROXY));
 
-  it("drops a lease only once past retention and a cooldown only once elapsed", () => {
+  it("drops a lease only once past retention, and a cooldown only once it ended cooldownMs ago (a report until then goes on with its streak)", () => {
     expect(pruneProxy(state, T0 + COOLDOWN_MS - 1, SETTINGS.cooldownMs)).toBe(state);
-    const atGlobalEnd = pruneProxy(state, T0 + COOLDOWN_MS, SETTINGS.cooldownMs);
-    expect([...atGlobalEnd.cooldowns.keys()]).toEqual(["t"]);
-    expect([...atGlobalEnd.leases.keys()]).toEqual(["L1", "L2"]);
     const retentionEnd = pruneProxy(state, T0 + 10 * S + COOLDOWN_MS, SETTINGS.cooldownMs);
     expect([...retentionEnd.leases.keys()]).toEqual(["L1", "L2"]);
-    expect([...retentionEnd.cooldowns.keys()]).toEqual([]);
+    expect([...retentionEnd.cooldowns.keys()]).toEqual(["", "t"]);
     const later = pruneProxy(state, T0 + 10 * S + COOLDOWN_MS + 1, SETTINGS.cooldownMs);
     expect([...later.leases.keys()]).toEqual(["L2"]);
-    expect([...later.cooldowns.keys()]).toEqual([]);
     expect(activeLeases(later, T0 + 11 * S)).toBe(activeLeases(state, T0 + 11 * S));
+    expect([...pruneProxy(state, T0 + 2 * COOLDOWN_MS - 1, SETTINGS.cooldownMs).cooldowns.keys()]).toEqual(["", "t"]);
+    expect([...pruneProxy(state, T0 + 2 * COOLDOWN_MS, SETTINGS.cooldownMs).cooldowns.keys()]).toEqual(["t"]);
+    expect([...pruneProxy(state, T0 + 5 * S + 2 * COOLDOWN_MS, SETTINGS.cooldownMs).cooldowns.keys()]).toEqual([]);
   });
 
   it("never changes a decision at or after the instant it pruned at", () => {

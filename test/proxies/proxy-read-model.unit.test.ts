@@ -4,16 +4,23 @@
  * before it called (that look may miss a write acknowledged just before).
  */
 import { describe, expect, it } from "vitest";
-import { MemoryEventLog, Subjects } from "../../src/events/index.ts";
+import { MemoryEventLog, Subjects, type Following } from "../../src/events/index.ts";
 import { ProxyReadModel } from "../../src/projections/proxy-read-model.ts";
 import { proxyLogic } from "../../src/actors/proxy/logic.ts";
 import { projectionOf } from "../support/projections.ts";
 
-/** A log whose lastSubjectSeq answers only when the test says so. */
+/**
+ * A log whose lastSubjectSeq answers only when the test says so, and whose
+ * followers never claim to be caught up (so every freshness check looks at the stream).
+ */
 class SlowLookLog extends MemoryEventLog {
   readonly looks: (() => void)[] = [];
   override lastSubjectSeq(subject: string): Promise<number> {
     return new Promise((resolve) => this.looks.push(() => void super.lastSubjectSeq(subject).then(resolve)));
+  }
+  override async follow(...args: Parameters<MemoryEventLog["follow"]>): Promise<Following> {
+    const following = await super.follow(...args);
+    return { ...following, caughtUp: () => Promise.resolve(false) };
   }
 }
 

@@ -43,7 +43,9 @@ describe("restart", () => {
     const forShop = expectOk(await proxies.call("acquire", { ttlMs: 120_000, target: "shop" }));
     expect(forShop.lease!.proxy).toBe("b");
     expect(forShop.stats).toEqual({ considered: 2, unhealthy: 0, inCooldown: 1, atCapacity: 0 });
-    expect(list.proxies!.find((p) => p.proxy === "a")!.cooldowns).toEqual([{ target: "shop", untilAt: cooldown.cooldownUntilAt }]);
+    expect(list.proxies!.find((p) => p.proxy === "a")!.cooldowns).toEqual([
+      { target: "shop", untilAt: cooldown.cooldownUntilAt, streak: 1 },
+    ]);
     // Leases from before the restart resolve (the removed proxy's too); the released one does not.
     expect(expectOk(await proxies.call("report", { leaseId: onGone.lease!.id, result: "ok" }))).toEqual({});
     expectFailure(await proxies.call("report", { leaseId: released.lease!.id, result: "ok" }), 404, "UNKNOWN_LEASE");

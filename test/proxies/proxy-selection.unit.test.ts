@@ -259,8 +259,8 @@ describe("cooldowns", () => {
     ]);
     const list = ok<{ proxies: { cooldowns: unknown[] }[] }>(await h.call("list", {}));
     expect(list.proxies[0]!.cooldowns).toEqual([
-      { target: "x.example", untilAt: iso(T0 + 2 * S + COOLDOWN_MS) },
-      { target: "y.example", untilAt: iso(T0 + S + COOLDOWN_MS) },
+      { target: "x.example", untilAt: iso(T0 + 2 * S + COOLDOWN_MS), streak: 2 },
+      { target: "y.example", untilAt: iso(T0 + S + COOLDOWN_MS), streak: 1 },
     ]);
   });
 
@@ -408,8 +408,8 @@ describe("list and counts", () => {
           healthy: true,
           active: 1,
           cooldowns: [
-            { target: "", untilAt: iso(T0 + 30 * S + COOLDOWN_MS) },
-            { target: "z", untilAt: iso(T0 + COOLDOWN_MS) },
+            { target: "", untilAt: iso(T0 + 30 * S + COOLDOWN_MS), streak: 1 },
+            { target: "z", untilAt: iso(T0 + COOLDOWN_MS), streak: 1 },
           ],
         },
       ],
@@ -417,7 +417,9 @@ describe("list and counts", () => {
     expect(ok(await h.call("counts", {}))).toEqual({ counts: { b: 1 } });
     h.clock.advance(COOLDOWN_MS - 30 * S);
     const later = ok<{ proxies: { proxy: string; cooldowns: unknown[] }[] }>(await h.call("list", {}));
-    expect(later.proxies.find((p) => p.proxy === "b")!.cooldowns).toEqual([{ target: "", untilAt: iso(T0 + 30 * S + COOLDOWN_MS) }]);
+    expect(later.proxies.find((p) => p.proxy === "b")!.cooldowns).toEqual([
+      { target: "", untilAt: iso(T0 + 30 * S + COOLDOWN_MS), streak: 1 },
+    ]);
     h.clock.advance(60 * S);
     expect(ok(await h.call("counts", {}))).toEqual({ counts: {} });
   });
@@ -598,7 +600,7 @@ describe("restart and the sweep", () => {
     expect(await script(restarted, () => restarted.restart())).toEqual(expected);
   });
 
-  it("the sweep drops leases past retention and elapsed cooldowns from the actors, the projection and the index", async () => {
+  it("the sweep drops leases past retention and cooldowns ended cooldownMs ago from the actors, the projection and the index", async () => {
     const h = await service();
     await register(h, "a");
     const lease = await acquire(h, { ttlMs: 10 * S });
@@ -613,11 +615,14 @@ describe("restart and the sweep", () => {
     };
     h.clock.advance(10 * S + COOLDOWN_MS);
     await h.sweep();
-    // Cooldown over, lease still within retention (inclusive).
-    expect(actorState()).toEqual({ leases: 1, cooldowns: 0 });
-    expect(projected()).toEqual({ leases: 1, cooldowns: 0 });
+    // Cooldown over (kept for its streak), lease still within retention (inclusive).
+    expect(actorState()).toEqual({ leases: 1, cooldowns: 1 });
+    expect(projected()).toEqual({ leases: 1, cooldowns: 1 });
     expect(h.module.model.indexSizes.leases).toBe(1);
     h.clock.advance(1);
+    await h.sweep();
+    expect(actorState()).toEqual({ leases: 0, cooldowns: 1 });
+    h.clock.advance(COOLDOWN_MS);
     await h.sweep();
     expect(actorState()).toEqual({ leases: 0, cooldowns: 0 });
     expect(projected()).toEqual({ leases: 0, cooldowns: 0 });

@@ -51,7 +51,7 @@ describe("proxy endpoints over NATS", () => {
         labels: { region: "eu" },
         healthy: true,
         active: 1,
-        cooldowns: [{ target: "shop.example", untilAt: reported.cooldownUntilAt }],
+        cooldowns: [{ target: "shop.example", untilAt: reported.cooldownUntilAt, streak: 1 }],
       },
       { proxy: "us 1", maxLeases: 1, latencyMs: 0, labels: {}, healthy: true, active: 0, cooldowns: [] },
     ]);
@@ -85,7 +85,14 @@ describe("proxy endpoints over NATS", () => {
         expiresAt: acquired.lease!.expiresAt,
         stats: acquired.stats,
       },
-      { leaseId: acquired.lease!.id, result: "rate_limited", target: "shop.example", untilAt: reported.cooldownUntilAt },
+      {
+        leaseId: acquired.lease!.id,
+        result: "rate_limited",
+        target: "shop.example",
+        untilAt: reported.cooldownUntilAt,
+        cooldownMs: expect.any(Number),
+        streak: 1,
+      },
       { leaseId: acquired.lease!.id },
       {},
     ]);

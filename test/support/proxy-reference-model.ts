@@ -38,6 +38,13 @@ export class RefLeaseStore {
   readonly byProxy = new Map<string, Map<string, RefLease>>();
   /** Cooldown end by (proxy, target); the key is `JSON.stringify([proxy, target])`. */
   readonly cooldowns = new Map<string, number>();
+  /**
+   * The 1.1 addition the seed lacks: each pair's latest cooldown end and its
+   * place in a streak (a report within cooldownMs of the previous end, or
+   * before it, goes on with the streak). Kept apart from `cooldowns`, which
+   * the seed's sweep prunes.
+   */
+  readonly streaks = new Map<string, { until: number; streak: number }>();
 
   constructor(
     readonly cooldownWindowMs: number,
@@ -97,8 +104,14 @@ export class RefLeaseStore {
     if (lease === undefined) return "unknown";
     if (result === "ok") return null;
     const scope = target === "" ? lease.target : target;
-    const until = this.now() + this.cooldownWindowMs;
-    this.cooldowns.set(JSON.stringify([lease.proxy, scope]), until);
+    const key = JSON.stringify([lease.proxy, scope]);
+    const previous = this.streaks.get(key);
+    const now = this.now();
+    const streak = previous !== undefined && now - previous.until < this.cooldownWindowMs ? previous.streak + 1 : 1;
+    // With the default backoff factor of 1 every cooldown lasts the window, as in the seed.
+    const until = now + this.cooldownWindowMs;
+    this.cooldowns.set(key, until);
+    this.streaks.set(key, { until, streak });
     return until;
   }
 
@@ -255,10 +268,10 @@ export class RefProxyService {
     const names = [...this.registry.keys()].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
     const proxies = names.map((proxy) => {
       const p = this.registry.get(proxy)!;
-      const cooldowns: { target: string; untilAt: string }[] = [];
+      const cooldowns: { target: string; untilAt: string; streak: number }[] = [];
       for (const [key, until] of this.store.cooldowns) {
         const [owner, target] = JSON.parse(key) as [string, string];
-        if (owner === proxy && now < until) cooldowns.push({ target, untilAt: iso(until) });
+        if (owner === proxy && now < until) cooldowns.push({ target, untilAt: iso(until), streak: this.store.streaks.get(key)!.streak });
       }
       cooldowns.sort((a, b) => (a.target < b.target ? -1 : a.target > b.target ? 1 : 0));
       return {

@@ -48,8 +48,20 @@ export type ProxyCommand = RegisterProxy | RemoveProxy | GrantProxyLease | Relea
 
 /** Server-side proxy settings. */
 export interface ProxySettings {
-  /** How long a reported (proxy, target) pair cools down, and how long an expired lease still resolves for report. */
+  /** How long a reported (proxy, target) pair cools down (the first of a streak), and how long an expired lease still resolves for report. */
   readonly cooldownMs: number;
+  /** Each further cooldown of a streak lasts this factor times the one before (>= 1; default 1: every cooldown lasts `cooldownMs`). */
+  readonly cooldownBackoff?: number;
+  /** The longest a cooldown may last (default 86,400,000 ms); never shorter than `cooldownMs`. */
+  readonly maxCooldownMs?: number;
+}
+
+/** The length of the `streak`-th cooldown of a streak: `cooldownMs × f^(streak−1)`, whole ms, within [cooldownMs, maxCooldownMs]. */
+export function cooldownLength(settings: ProxySettings, streak: number): number {
+  const factor = settings.cooldownBackoff ?? 1;
+  const cap = Math.max(settings.cooldownMs, settings.maxCooldownMs ?? 86_400_000);
+  const length = Math.round(settings.cooldownMs * factor ** (streak - 1));
+  return Math.max(settings.cooldownMs, Math.min(cap, Number.isFinite(length) ? length : cap));
 }
 
 /** Why a proxy refused a grant: the selector counts it as such and asks the next candidate. */

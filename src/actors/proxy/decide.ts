@@ -8,7 +8,7 @@
 import { type Decision, recorder, reject, replyOnly } from "../decision.ts";
 import type { ProxyEvent } from "../../events/index.ts";
 import { activeLeases, inCooldown, labelsMatch, resolvableLease, sameLabels, type ProxyState } from "../../projections/proxy.ts";
-import type { GrantRefusal, ProxyCommand, ProxySettings } from "./commands.ts";
+import { cooldownLength, type GrantRefusal, type ProxyCommand, type ProxySettings } from "./commands.ts";
 
 const record = recorder<ProxyEvent>();
 
@@ -55,11 +55,18 @@ export function decideProxy(state: ProxyState, command: ProxyCommand, now: numbe
       const lease = resolvableLease(state, command.leaseId, now, settings.cooldownMs);
       if (lease === undefined) return reject("UNKNOWN_LEASE", `lease ${command.leaseId} does not resolve`);
       if (command.result === "ok") return replyOnly({});
+      const target = command.target !== "" ? command.target : lease.target;
+      // A streak goes on while the pair's previous cooldown has not ended, or ended less than cooldownMs ago.
+      const previous = state.cooldowns.get(target);
+      const streak = previous !== undefined && now - previous.untilMs < settings.cooldownMs ? previous.streak + 1 : 1;
+      const cooldownMs = cooldownLength(settings, streak);
       return record("ProxyCooldownStarted", {
         leaseId: command.leaseId,
         result: command.result,
-        target: command.target !== "" ? command.target : lease.target,
-        untilAt: new Date(now + settings.cooldownMs).toISOString(),
+        target,
+        untilAt: new Date(now + cooldownMs).toISOString(),
+        cooldownMs,
+        streak,
       });
     }
   }

@@ -9,7 +9,8 @@ import type { ProxyCommand, ProxySettings } from "./commands.ts";
 export function proxyLogic(settings: ProxySettings): ActorLogic<ProxyState, ProxyCommand> {
   return {
     kind: "proxy",
-    foldVersion: 1,
+    // 2: cooldowns carry their streak and outlive their end by cooldownMs.
+    foldVersion: 2,
     initialState: initialProxyState,
     evolve: evolveProxy,
     decide: (state, command, now) => decideProxy(state, command, now, settings),

@@ -13,7 +13,9 @@ export interface ProxyModule extends KindModule {
 /** Registers the proxy actors with the host and returns the proxy endpoints. */
 export function proxyModule(ctx: KindContext): ProxyModule {
   const retentionMs = ctx.config.cooldownMs;
-  const projection = ctx.host.register(proxyLogic({ cooldownMs: retentionMs }));
+  const projection = ctx.host.register(
+    proxyLogic({ cooldownMs: retentionMs, cooldownBackoff: ctx.config.cooldownBackoff, maxCooldownMs: ctx.config.maxCooldownMs }),
+  );
   const model = new ProxyReadModel(projection, { retentionMs, dedupWindowMs: ctx.config.dedupWindowMs });
   const selector = new ProxySelector(ctx.host, model, ctx.clock, ctx.newId, ctx.config.dedupWindowMs);
   return {
