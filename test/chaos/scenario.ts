@@ -235,9 +235,16 @@ async function fixLocks(probe: RecordingClient, names: readonly string[]): Promi
   return fixed;
 }
 
+/** A read and when it was made (a lease's expiry decides what it may show). */
+interface TimedRead {
+  readonly body: unknown;
+  readonly invokeAt: number;
+  readonly returnAt: number;
+}
+
 /** What the reads answer: every lock, the proxies (without load), every route, the hosts. */
 interface View {
-  readonly locks: Map<string, unknown>;
+  readonly locks: Map<string, TimedRead>;
   readonly proxies: unknown;
   readonly routes: Map<string, unknown>;
   readonly hosts: unknown;
@@ -248,8 +255,12 @@ async function readView(probe: RecordingClient, workload: Workload): Promise<Vie
     const r = await probe.call(command, request);
     return r.result.status === "ok" ? r.result.body : { unanswered: r.result };
   };
-  const locks = new Map<string, unknown>();
-  for (const name of workload.lockNames) locks.set(name, await body("lock.get", { name }));
+  const locks = new Map<string, TimedRead>();
+  for (const name of workload.lockNames) {
+    const invokeAt = Date.now();
+    const read = await body("lock.get", { name });
+    locks.set(name, { body: read, invokeAt, returnAt: Date.now() });
+  }
   const routes = new Map<string, unknown>();
   for (const route of workload.routeNames) {
     const view = (await body("route.get", { route })) as { leases?: Record<string, unknown>[] };
@@ -273,8 +284,17 @@ function compareViews(survivor: View, fresh: View, fixed: FixedLocks, verdict: V
   };
   // Only the probe's 25 s leases are sure to outlive both reads; a lock the probe could not take is named by request-unanswered.
   for (const [name, lease] of fixed) {
-    same(`lock.get ${name}`, survivor.locks.get(name), fresh.locks.get(name));
-    same(`lock.get ${name} (the probe's lease)`, { lease }, fresh.locks.get(name));
+    // Each read must show the probe's lease while it is surely live, and nothing once it has surely expired.
+    const expiresAtMs = Date.parse(String(lease.expiresAt));
+    for (const [who, read] of [
+      ["survivor", survivor.locks.get(name)],
+      ["fresh", fresh.locks.get(name)],
+    ] as const) {
+      if (read === undefined) continue;
+      const expected = expiresAtMs > read.returnAt ? { lease } : expiresAtMs <= read.invokeAt ? { lease: null } : undefined;
+      if (expected !== undefined)
+        same(`lock.get ${name} (${who}, the probe's lease until ${String(lease.expiresAt)})`, expected, read.body);
+    }
   }
   for (const [route, view] of survivor.routes) same(`route.get ${route}`, view, fresh.routes.get(route));
   same("proxy.list", survivor.proxies, fresh.proxies);
