@@ -56,6 +56,8 @@ interface Settings {
   readonly repeats: number;
   readonly dataDir: string;
   readonly rebuild: boolean;
+  /** `ready` (starts over the big stream, raw read) and/or `memory` (held leases). */
+  readonly parts: readonly string[];
   readonly json: boolean;
 }
 
@@ -70,6 +72,7 @@ function parseSettings(): Settings {
         repeats: { type: "string", default: "2" },
         "data-dir": { type: "string", default: join(tmpdir(), "leasehold-bench-restart") },
         rebuild: { type: "boolean", default: false },
+        parts: { type: "string", default: "ready,memory" },
         json: { type: "boolean", default: false },
       },
       strict: true,
@@ -87,6 +90,7 @@ function parseSettings(): Settings {
     repeats: positiveInt("repeats", values.repeats),
     dataDir: values["data-dir"],
     rebuild: values.rebuild,
+    parts: values.parts.split(",").map((p) => p.trim()),
     json: values.json,
   };
 }
@@ -356,7 +360,7 @@ async function main(): Promise<void> {
 
     const raw: { ms: number; messages: number }[] = [];
     const starts: StartRun[] = [];
-    for (let repeat = 1; repeat <= settings.repeats; repeat++) {
+    for (let repeat = 1; repeat <= (settings.parts.includes("ready") ? settings.repeats : 0); repeat++) {
       raw.push(await rawRead(js, subjects.eventStream, subjects.eventsOfKind("lock"), lastSeq));
       progress(`raw read ${raw.at(-1)!.messages} in ${round(raw.at(-1)!.ms)} ms`);
       await jsm.streams.delete(`OBJ_${subjects.projectionBucket}`).catch(() => undefined);
@@ -368,8 +372,9 @@ async function main(): Promise<void> {
         );
       }
     }
-    const memory = await heldLeases(nc, url, settings.held);
-    progress(`held ${memory.held} leases (${memory.failed} failed): RSS ${memory.rssHeldMb} MB, 10 s later ${memory.rssHeld10sMb} MB`);
+    const memory = settings.parts.includes("memory") ? await heldLeases(nc, url, settings.held) : undefined;
+    if (memory !== undefined)
+      progress(`held ${memory.held} leases (${memory.failed} failed): RSS ${memory.rssHeldMb} MB, 10 s later ${memory.rssHeld10sMb} MB`);
 
     const rawMs = median(raw.map((r) => r.ms));
     const of = (s: StartRun["snapshot"]) => starts.filter((r) => r.snapshot === s);
@@ -390,8 +395,8 @@ async function main(): Promise<void> {
       readyEmptyStreamMs: empty.spawnToHostListMs,
       rssEmptyMb: empty.rssReadyMb,
       rssReadyOn1MMb: median(starts.map((r) => r.rssReadyMb)),
-      rssHeldMb: memory.rssHeldMb,
-      rssHeld10sMb: memory.rssHeld10sMb,
+      rssHeldMb: memory?.rssHeldMb,
+      rssHeld10sMb: memory?.rssHeld10sMb,
     };
     const result = { settings, machine, quiet, writeMs, summary, raw, empty, starts, memory };
     if (settings.json) {
@@ -404,7 +409,7 @@ async function main(): Promise<void> {
         "",
         markdownTable(
           ["figure", "value"],
-          Object.entries(summary).map(([k, v]) => [k, v]),
+          Object.entries(summary).map(([k, v]) => [k, v ?? "–"]),
         ),
         "",
         markdownTable(
@@ -421,7 +426,7 @@ async function main(): Promise<void> {
           ]),
         ),
         "",
-        `held leases: ${JSON.stringify(memory)}`,
+        `held leases: ${memory === undefined ? "not measured" : JSON.stringify(memory)}`,
         "",
       ].join("\n"),
     );
