@@ -6,7 +6,7 @@
  * alone. A developer's tool for before/after figures (docs/performance.md);
  * not part of `npm run bench`.
  *
- *   npx tsx bench/selection-micro.ts [--ms 3000] [--concurrency 64] [--only proxies|routes]
+ *   npx tsx bench/selection-micro.ts [--ms 3000] [--concurrency 64] [--only proxies|routes|rank]
  */
 import { pino } from "pino";
 import { ActorHost, systemClock, type TurnResult } from "../src/actors/index.ts";
@@ -15,6 +15,9 @@ import { routeModule } from "../src/actors/route/module.ts";
 import { resolveConfig } from "../src/config.ts";
 import { MemoryEventLog, Subjects } from "../src/events/index.ts";
 import type { KindContext, KindModule } from "../src/kind-module.ts";
+import { considerProxies, rankProxies } from "../src/actors/proxy/select.ts";
+import { ProxySelectionIndex } from "../src/projections/proxy-selection-index.ts";
+import { initialProxyState, type ProxyLease, type ProxyState } from "../src/projections/proxy.ts";
 
 const args = process.argv.slice(2);
 const arg = (name: string, fallback: string): string => {
@@ -88,7 +91,51 @@ async function routes(n: number, reuse: boolean): Promise<number> {
   });
 }
 
+/** The choosing alone, per acquisition: ranking every proxy (as before the index) against the index, same states. */
+function rankingCost(n: number): { scanUs: number; indexUs: number } {
+  const states = new Map<string, ProxyState>();
+  const now = Date.now();
+  for (let i = 0; i < n; i++) {
+    const name = `p${i}`;
+    const leases = new Map<string, ProxyLease>();
+    for (let j = 0; j < 3; j++) {
+      const id = `${name}-${j}`;
+      leases.set(id, { id, target: "", ttlMs: 60_000, expiresAt: new Date(now + 60_000).toISOString(), expiresAtMs: now + 60_000 });
+    }
+    states.set(name, { ...initialProxyState(name), registration: { maxLeases: 100, latencyMs: i % 7, labels: {}, healthy: true }, leases });
+  }
+  const stateOf = (name: string) => states.get(name)!;
+  const index = new ProxySelectionIndex({ stateOf, states: () => states.values() });
+  const time = (fn: () => void): number => {
+    const rounds = Math.max(200, Math.floor(2_000_000 / n));
+    for (let i = 0; i < rounds / 10; i++) fn();
+    const t0 = performance.now();
+    for (let i = 0; i < rounds; i++) fn();
+    return ((performance.now() - t0) * 1000) / rounds;
+  };
+  let k = 0;
+  const scanUs = time(() => {
+    const c = considerProxies(undefined, {}, stateOf, () => states.values());
+    if ("considered" in c) rankProxies(c.considered, "", now, { granted: () => 0, asking: () => 0 });
+  });
+  // Each round also moves one proxy's load up and down, as an acquisition's ask does.
+  const indexUs = time(() => {
+    const name = `p${k++ % n}`;
+    index.noteAsking(name, 1);
+    index.rank({}, "", now, 16);
+    index.noteAsking(name, -1);
+  });
+  return { scanUs, indexUs };
+}
+
 const round = (x: number) => Math.round(x);
+if (only === "rank") {
+  for (const n of [10, 1000, 10_000]) {
+    const { scanUs, indexUs } = rankingCost(n);
+    console.log(`choosing among ${n} proxies: every proxy ranked ${scanUs.toFixed(2)} us, index ${indexUs.toFixed(2)} us`);
+  }
+  process.exit(0);
+}
 if (only !== "routes") {
   const small = await proxies(10);
   const large = await proxies(1000);

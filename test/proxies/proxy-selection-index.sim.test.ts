@@ -99,7 +99,7 @@ describe("ProxySelectionIndex", () => {
             }
             case "cooldown": {
               const cooldowns = new Map(s.cooldowns);
-              cooldowns.set(TARGETS[o.target]!, { untilAt: new Date(now + o.ms).toISOString(), untilMs: now + o.ms });
+              cooldowns.set(TARGETS[o.target]!, { untilAt: new Date(now + o.ms).toISOString(), untilMs: now + o.ms, streak: 1 });
               set(name, { ...s, cooldowns });
               break;
             }
@@ -120,7 +120,7 @@ describe("ProxySelectionIndex", () => {
               now += o.ms;
               break;
           }
-          for (const labels of [{}, { zone: "eu" }]) {
+          for (const labels of [{}, { zone: "eu" }] as Record<string, string>[]) {
             for (const target of TARGETS) {
               const got = index.rank(labels, target, now, NAMES.length);
               const considered = considerProxies(undefined, labels, stateOf, () => states.values());
