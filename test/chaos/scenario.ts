@@ -162,7 +162,8 @@ export async function runChaos(settings: ChaosSettings): Promise<ChaosReport> {
     log(`load stopped after ${loadEnd - t0} ms: ${workload.records.length} operations`);
 
     // 4. A fresh instance must answer as the survivor did.
-    const probe = await workload.client("probe");
+    // Reads after the faults are owed quickly; a short deadline keeps a wedged service from stretching the run.
+    const probe = await workload.client("probe", 5000);
     const fixed = await fixLocks(probe, workload.lockNames);
     const survivorView = await readView(probe, workload);
     const fresh = await start("C");

@@ -159,8 +159,8 @@ export class Workload {
     this.routeNames = Array.from({ length: settings.routes ?? 6 }, (_, i) => `route-${i}`);
   }
 
-  /** A recording client on its own connection. */
-  async client(name: string): Promise<RecordingClient> {
+  /** A recording client on its own connection; `opDeadlineMs` overrides the workload's operation deadline. */
+  async client(name: string, opDeadlineMs?: number): Promise<RecordingClient> {
     const nc = await connect({
       servers: [...this.settings.servers],
       name: `chaos-${name}`,
@@ -176,7 +176,7 @@ export class Workload {
       this.records,
       () => ++this.ids,
       this.settings.attemptMs ?? 2000,
-      this.settings.opDeadlineMs ?? 12_000,
+      opDeadlineMs ?? this.settings.opDeadlineMs ?? 12_000,
     );
   }
 
