@@ -12,6 +12,7 @@ import { nuid } from "@nats-io/nats-core";
 import { createActor, fromPromise } from "xstate";
 import {
   encodeEvent,
+  requestMsgId,
   type ActorKind,
   type AppendResult,
   type EventEnvelope,
@@ -177,7 +178,7 @@ export class ActorHost {
         requestId,
         requestedAt,
         // The op is part of the id so a requestId reused for another operation is not mistaken for a repeat.
-        msgId: requestId === undefined ? this.newMsgId() : `${this.options.subjects.event(kind, id)}|${command.op}|${requestId}`,
+        msgId: requestId === undefined ? this.newMsgId() : requestMsgId(this.options.subjects.event(kind, id), command.op, requestId),
         deadline: this.monotonic() + this.requestTimeoutMs,
         resolve: (result) => {
           actor.pending--;

@@ -17,7 +17,7 @@
  * expiry is never a timer here: it is arithmetic on the decision's instant.
  */
 import { assign, fromPromise, setup, type ActorRefFrom } from "xstate";
-import { LogUnavailableError, WrongLastSequenceError, type AppendResult, type EventEnvelope } from "../events/index.ts";
+import { LogUnavailableError, msgIdVariant, WrongLastSequenceError, type AppendResult, type EventEnvelope } from "../events/index.ts";
 import type { ProjectionRecord } from "../projections/index.ts";
 import type { Command } from "./actor-logic.ts";
 import type { Decision } from "./decision.ts";
@@ -97,6 +97,10 @@ export interface Turn {
   readonly attempts: number;
   /** Appends that ended without knowing whether they were stored. */
   readonly uncertain: number;
+  /** The message id the next append uses: the request's, or a variant once JetStream held the request's id without the stream holding its event. */
+  readonly msgId: string;
+  /** The last append was answered "duplicate": if catching up does not find the event, the next attempt takes a variant id. */
+  readonly duplicate: boolean;
   /** The stream sequence to wait for before deciding again (0: the kind's last). */
   readonly waitSeq: number;
   /** The answer, once there is one; delivered when the machine is back in idle. */
@@ -161,6 +165,8 @@ export const turnMachine = setup({
         event: undefined,
         attempts: 0,
         uncertain: 0,
+        msgId: pending!.msgId,
+        duplicate: false,
         waitSeq: 0,
         result: undefined,
       };
@@ -187,11 +193,19 @@ export const turnMachine = setup({
     applyOwn: assign({
       turn: ({ context }, ack: AppendResult) => {
         const turn = context.turn!;
-        const reply = context.ports.applyOwn(context.id, turn.base, turn.event!, ack.seq, turn.pending.msgId);
+        const reply = context.ports.applyOwn(context.id, turn.base, turn.event!, ack.seq, turn.msgId);
         return settle(turn, { ok: true, reply });
       },
     }),
-    waitFor: assign({ turn: ({ context }, seq: number) => ({ ...context.turn!, waitSeq: seq }) }),
+    waitFor: assign({ turn: ({ context }, seq: number) => ({ ...context.turn!, waitSeq: seq, duplicate: false }) }),
+    waitForDuplicate: assign({ turn: ({ context }, seq: number) => ({ ...context.turn!, waitSeq: seq, duplicate: true }) }),
+    // The id is held by JetStream's duplicate window but no event carries it: try again under a variant.
+    renewMsgId: assign({
+      turn: ({ context }) => {
+        const turn = context.turn!;
+        return turn.duplicate ? { ...turn, duplicate: false, msgId: msgIdVariant(turn.pending.msgId, turn.attempts) } : turn;
+      },
+    }),
     noteLostAck: assign({ turn: ({ context }) => ({ ...context.turn!, uncertain: context.turn!.uncertain + 1, waitSeq: 0 }) }),
     answerDecision: assign({
       turn: ({ context }) => {
@@ -265,7 +279,7 @@ export const turnMachine = setup({
                 id: context.id,
                 event: turn.event!,
                 expectedSeq: turn.base.seq,
-                msgId: turn.pending.msgId,
+                msgId: turn.msgId,
                 timeoutMs: remaining(context),
               };
             },
@@ -274,7 +288,7 @@ export const turnMachine = setup({
               {
                 guard: { type: "duplicate", params: ({ event }) => event.output },
                 target: "catchingUp",
-                actions: { type: "waitFor", params: ({ event }) => event.output.seq },
+                actions: { type: "waitForDuplicate", params: ({ event }) => event.output.seq },
               },
               { target: "#actor.idle", actions: { type: "applyOwn", params: ({ event }) => event.output } },
             ],
@@ -312,7 +326,7 @@ export const turnMachine = setup({
             onDone: [
               { guard: "ownFound", target: "#actor.idle", actions: "answerFound" },
               { guard: "outOfAttempts", target: "#actor.idle", actions: { type: "answerUnavailable", params: () => undefined } },
-              { target: "deciding" },
+              { target: "deciding", actions: "renewMsgId" },
             ],
             onError: { target: "#actor.idle", actions: { type: "answerUnavailable", params: errorOf } },
           },

@@ -126,3 +126,31 @@ export class LogUnavailableError extends Error {
     super(message, options);
   }
 }
+
+/**
+ * The message id a request's event is appended with: `<subject>|<op>|<requestId>`
+ * (a repeated request gets the same one, so JetStream stores it once), or a
+ * unique id for a request without a `requestId`.
+ */
+export function requestMsgId(subject: string, op: string, requestId: string): string {
+  return `${subject}|${op}|${requestId}`;
+}
+
+/**
+ * A variant of `msgId` for the `n`-th new attempt of the same request, used
+ * when JetStream says the id was seen but the stream holds no event with it
+ * (a proposal lost in a leader change stays in the duplicate window). The
+ * expected-sequence check still lets at most one of the variants be stored.
+ */
+export function msgIdVariant(msgId: string, n: number): string {
+  const base = baseMsgId(msgId);
+  const bar = base.indexOf("|");
+  if (bar < 0) return `${base}#${n}`;
+  const second = base.indexOf("|", bar + 1);
+  return `${base.slice(0, second)}#${n}${base.slice(second)}`;
+}
+
+/** The message id a variant stands for (itself when it is not a variant). */
+export function baseMsgId(msgId: string): string {
+  return msgId.includes("|") ? msgId.replace(/^([^|]*\|[^|#]*)#\d+\|/, "$1|") : msgId.replace(/#\d+$/, "");
+}

@@ -17,6 +17,7 @@
  */
 import type { Logger } from "pino";
 import {
+  baseMsgId,
   decodeEvent,
   decodeToken,
   isUnparsable,
@@ -404,15 +405,16 @@ export class KindProjection<State> {
     const atMs = isUnparsable(entry) ? 0 : Date.parse(entry.event.at);
     this.records.set(id, { state, seq: message.seq, atMs: Math.max(atMs, before?.atMs ?? 0) });
     if (!isUnparsable(entry)) {
-      const wanted = entry.event.requestId !== undefined || (entry.msgId !== undefined && this.watched.has(entry.msgId));
+      const wanted = entry.event.requestId !== undefined || (entry.msgId !== undefined && this.watched.has(baseMsgId(entry.msgId)));
       if (wanted) this.noteReply(entry, fold.replyFor(state, entry), atMs);
     }
     for (const listener of this.listeners) listener(id, state, entry);
   }
 
   private noteReply(recorded: RecordedEvent, reply: unknown, atMs: number): void {
-    const msgId = recorded.msgId;
-    if (msgId === undefined) return;
+    if (recorded.msgId === undefined) return;
+    // A retry under a variant id answers for the request's own id.
+    const msgId = baseMsgId(recorded.msgId);
     if (recorded.event.requestId !== undefined) this.replyMemory.remember(msgId, reply, atMs);
     if (this.watched.has(msgId)) this.watched.set(msgId, { reply, seq: recorded.seq });
   }

@@ -6,7 +6,14 @@
  */
 import { describe, expect, it } from "vitest";
 import { createActor, fromPromise, SimulatedClock } from "xstate";
-import { LogUnavailableError, WrongLastSequenceError, encodeEvent, type AppendResult, type EventEnvelope } from "../../src/events/index.ts";
+import {
+  baseMsgId,
+  LogUnavailableError,
+  WrongLastSequenceError,
+  encodeEvent,
+  type AppendResult,
+  type EventEnvelope,
+} from "../../src/events/index.ts";
 import type { ProjectionRecord } from "../../src/projections/index.ts";
 import { lockLogic } from "../../src/actors/lock/logic.ts";
 import type { LockCommand } from "../../src/actors/lock/commands.ts";
@@ -152,6 +159,25 @@ describe("the turn machine", () => {
     f.found.set(f.appends[0]!.input.msgId, { reply: { lease: { owner: "alice", generation: 1, etag: "stored" } } });
     f.catchUps[0]!.resolve();
     expect(await result).toEqual({ ok: true, reply: { lease: { owner: "alice", generation: 1, etag: "stored" } } });
+  });
+
+  it("when JetStream calls the id a duplicate but the stream holds no event with it, tries again under a variant id", async () => {
+    const f = fixture();
+    const result = f.send({ op: "acquire", owner: "alice" }, "r1");
+    await settle();
+    // A proposal lost in a leader change stays in the duplicate window: the ack says duplicate, at no sequence.
+    f.appends[0]!.resolve({ seq: 0, duplicate: true });
+    await settle();
+    expect(f.catchUps.map((c) => c.input.seq)).toEqual([0]);
+    f.catchUps[0]!.resolve();
+    await settle();
+    expect(f.appends).toHaveLength(2);
+    const [first, second] = [f.appends[0]!.input.msgId, f.appends[1]!.input.msgId];
+    expect(second).not.toBe(first);
+    expect(baseMsgId(second)).toBe(first);
+    expect(f.appends[1]!.input.expectedSeq).toBe(f.appends[0]!.input.expectedSeq);
+    f.appends[1]!.resolve({ seq: 1, duplicate: false });
+    expect(await result).toMatchObject({ ok: true, reply: { lease: { owner: "alice" } } });
   });
 
   it("answers a read only once the projection is known to hold the subject's last event, deciding again when it moved", async () => {
