@@ -62,7 +62,7 @@ export function addServiceOptions(command: Command): Command {
   ms(
     "sweep-interval-ms",
     "LEASEHOLD_SWEEP_INTERVAL_MS",
-    "how often housekeeping runs (idle route expiry, retention, passivation)",
+    "how often housekeeping runs (idle route expiry, retention, remembered replies)",
     DEFAULTS.sweepIntervalMs,
   );
   ms(
