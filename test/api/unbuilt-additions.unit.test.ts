@@ -1,0 +1,25 @@
+/**
+ * The 1.1 additions this version does not carry out yet are refused, not
+ * silently ignored: a client asking to wait, or to cap a host, learns it at
+ * once instead of getting v1 behaviour it did not ask for.
+ */
+import { describe, expect, it } from "vitest";
+import { hostRequests } from "../../src/api/host-requests.ts";
+import { lockRequests } from "../../src/api/lock-requests.ts";
+import { parseRequest } from "../../src/api/validation.ts";
+
+const body = (o: unknown) => new TextEncoder().encode(JSON.stringify(o));
+
+describe("1.1 additions not built yet", () => {
+  it("refuses lock.acquire with waitMs > 0 as BAD_REQUEST, and takes waitMs 0 (the v1 behaviour)", () => {
+    const refused = parseRequest(lockRequests.acquire, body({ name: "a", owner: "o", waitMs: 1000 }));
+    expect(refused).toMatchObject({ ok: false, rejection: { code: "BAD_REQUEST", message: expect.stringContaining("waitMs") } });
+    expect(parseRequest(lockRequests.acquire, body({ name: "a", owner: "o", waitMs: 0 })).ok).toBe(true);
+  });
+
+  it("refuses host.set with a maxLeases cap as BAD_REQUEST, and takes null (no limit)", () => {
+    const refused = parseRequest(hostRequests.set, body({ host: "h", healthy: true, maxLeases: 2 }));
+    expect(refused).toMatchObject({ ok: false, rejection: { code: "BAD_REQUEST", message: expect.stringContaining("maxLeases") } });
+    expect(parseRequest(hostRequests.set, body({ host: "h", healthy: true, maxLeases: null })).ok).toBe(true);
+  });
+});
