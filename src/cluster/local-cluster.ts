@@ -101,6 +101,12 @@ function track(child: ChildProcess): void {
   }
 }
 
+/** The part of `/jsz`'s `meta_cluster` used here. */
+interface MetaCluster {
+  readonly leader?: string;
+  readonly replicas?: readonly { readonly name: string; readonly current: boolean }[];
+}
+
 class Node implements LocalNatsNode {
   private child: ChildProcess | undefined;
   private exited: Promise<void> = Promise.resolve();
@@ -165,11 +171,10 @@ class Node implements LocalNatsNode {
   }
 
   /** The node's view of the JetStream meta group (`/jsz`); the leader's view lists the other peers. */
-  async metaCluster(): Promise<{ leader?: string; replicas?: { name: string; current: boolean }[] } | undefined> {
+  async metaCluster(): Promise<MetaCluster | undefined> {
     try {
       const response = await fetch(`http://${HOST}:${this.monitorPort}/jsz`, { signal: AbortSignal.timeout(1000) });
-      return ((await response.json()) as { meta_cluster?: { leader?: string; replicas?: { name: string; current: boolean }[] } })
-        .meta_cluster;
+      return ((await response.json()) as { meta_cluster?: MetaCluster }).meta_cluster;
     } catch {
       return undefined;
     }
@@ -301,7 +306,20 @@ class Cluster implements LocalNatsCluster {
     // A meta leader alone is not enough: a stream at three replicas is placed only once the leader
     // counts every running node as a current peer ("no suitable peers for placement" otherwise).
     const running = this.nodes.filter((n) => n.running);
+    let nudgeAt = Date.now() + 8000;
     while (!(await this.metaPeersCurrent(running))) {
+      if (Date.now() > nudgeAt && Date.now() + 5000 < deadline) {
+        // Seen under load: two nodes bootstrap a meta group of two and the third, though it follows
+        // their leader, never becomes a peer. Restarting that node makes it join as one.
+        nudgeAt = Infinity;
+        const meta = await this.leaderView(running);
+        const peers = new Set([meta?.leader, ...(meta?.replicas ?? []).map((r) => r.name)]);
+        for (const n of running.filter((x) => !peers.has(x.name))) {
+          await n.kill("SIGTERM");
+          n.start();
+          await n.waitHealthy(deadline);
+        }
+      }
       if (Date.now() > deadline) {
         const views = await Promise.all(running.map(async (n) => `${n.name}: ${JSON.stringify(await n.metaCluster())}`));
         throw new Error(
@@ -314,13 +332,19 @@ class Cluster implements LocalNatsCluster {
 
   /** True when the meta leader reports every other running node as a current peer. */
   private async metaPeersCurrent(running: readonly Node[]): Promise<boolean> {
+    const meta = await this.leaderView(running);
+    if (meta === undefined) return false;
+    const current = new Set((meta.replicas ?? []).filter((r) => r.current).map((r) => r.name));
+    return running.every((n) => n.name === meta.leader || current.has(n.name));
+  }
+
+  /** The meta leader's view of the group (the only view listing the other peers), if a running node has it. */
+  private async leaderView(running: readonly Node[]): Promise<MetaCluster | undefined> {
     for (const node of running) {
       const meta = await node.metaCluster();
-      if (meta?.replicas === undefined) continue;
-      const current = new Set(meta.replicas.filter((r) => r.current).map((r) => r.name));
-      return running.every((n) => n.name === meta.leader || current.has(n.name));
+      if (meta?.replicas !== undefined) return meta;
     }
-    return false;
+    return undefined;
   }
 
   async leaderOf(stream: string, timeoutMs = 10_000): Promise<number> {
