@@ -19,6 +19,7 @@ import { resolveConfig } from "../../src/config.ts";
 import { startService, type RunningService } from "../../src/service.ts";
 import { JetStreamEventLog, Subjects } from "../../src/events/index.ts";
 import { call } from "../support/nats.ts";
+import { expectServiceOnlyWritesRefused } from "./service-only-writes.ts";
 
 const PASSWORD = "test-service-password";
 let dir: string;
@@ -70,9 +71,15 @@ describe("nats.conf least privilege", () => {
     try {
       const acquired = await call<{ lease: { generation: number } }>(nc, "leasehold", "lock.acquire", { name: "conf", owner: "me" });
       expect(acquired.body.lease.generation).toBe(1);
-      const ack = await jetstream(nc).publish("leasehold.cmd.lock.reset", JSON.stringify({ name: "conf", requestId: "r1" }), { msgID: "r1" });
+      const ack = await jetstream(nc).publish("leasehold.cmd.lock.reset", JSON.stringify({ name: "conf", requestId: "r1" }), {
+        msgID: "r1",
+      });
       expect(ack.stream).toBe("LEASEHOLD_COMMANDS");
-      const log = await JetStreamEventLog.attach(nc, { stream: "LEASEHOLD_EVENTS", subjects: "leasehold.events.>", dedupWindowMs: 120_000 });
+      const log = await JetStreamEventLog.attach(nc, {
+        stream: "LEASEHOLD_EVENTS",
+        subjects: "leasehold.events.>",
+        dedupWindowMs: 120_000,
+      });
       await vi.waitFor(async () => expect((await log.readSubject(new Subjects("leasehold").event("lock", "conf"), 1)).length).toBe(2));
     } finally {
       await nc.close();
@@ -94,11 +101,22 @@ describe("nats.conf least privilege", () => {
       })();
       // Taking a durable command: the pull request itself is refused, so nothing is delivered.
       // (The allow-list does not even let it look the consumer up.)
-      await expect(js.consumers.get("LEASEHOLD_COMMANDS", "leasehold-commands")).rejects.toThrow(/Permissions Violation.*CONSUMER\.INFO\.LEASEHOLD_COMMANDS/);
+      await expect(js.consumers.get("LEASEHOLD_COMMANDS", "leasehold-commands")).rejects.toThrow(
+        /Permissions Violation.*CONSUMER\.INFO\.LEASEHOLD_COMMANDS/,
+      );
       // Answering (or stealing) requests in the service's queue group.
       nc.subscribe("leasehold.v1.>", { queue: "leasehold" });
       await vi.waitFor(() => expect(violations.join("\n")).toMatch(/Subscription to "leasehold\.v1\.>"/));
       expect((await jsm.streams.info("LEASEHOLD_EVENTS")).state.messages).toBe(before);
+    } finally {
+      await nc.close();
+    }
+  });
+
+  it("refuses a client without credentials each write only the service may make, one by one: events, command errors, snapshots, streams, command consumers", async () => {
+    const nc = await anonymous();
+    try {
+      expect(await expectServiceOnlyWritesRefused(nc, serviceConn, new Subjects("leasehold"))).toBeGreaterThan(20);
     } finally {
       await nc.close();
     }

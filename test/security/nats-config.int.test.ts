@@ -21,6 +21,7 @@ import { JetStreamEventLog, Subjects } from "../../src/events/index.ts";
 import { auditStream } from "../../src/tools/index.ts";
 import { auditorUserOf, inboxPrefixOf, natsConfig, passwordEnvOf, serviceUserOf } from "../../src/security/nats-permissions.ts";
 import { call, quietLogger } from "../support/nats.ts";
+import { expectServiceOnlyWritesRefused } from "./service-only-writes.ts";
 
 const PREFIX = "acme.lh";
 const subjects = new Subjects(PREFIX);
@@ -164,6 +165,11 @@ describe(`nats-config --prefix ${PREFIX}`, () => {
     const bob = await as("bob");
     expect((await call<{ lease: null }>(bob, PREFIX, "lock.get", { name: "perm" })).body.lease).toBeNull();
     expect((await jsm.streams.info(subjects.eventStream)).state.messages).toBe(before);
+  });
+
+  it("refuses a client and the auditor every write only the service may make: events, command errors, snapshots, streams, command consumers, other inboxes", async () => {
+    expect(await expectServiceOnlyWritesRefused(await as("alice"), serviceConn, subjects, inboxPrefixOf("bob"))).toBeGreaterThan(20);
+    await expectServiceOnlyWritesRefused(await as(AUDITOR), serviceConn, subjects, inboxPrefixOf("alice"));
   });
 
   it("lets the auditor publish nothing: no command, durable command, event or discovery request", async () => {
