@@ -64,6 +64,8 @@ export interface StartServiceOptions {
   readonly newId?: () => string;
   /** Told of every command and append (metrics). */
   readonly observer?: ServiceObserver;
+  /** Called when the instance cannot serve (the server refused one of its subscriptions); it keeps running until stopped. */
+  readonly onFatal?: (error: Error) => void;
 }
 
 /** 128 bits from the CSPRNG: lease ids must be unguessable. */
@@ -125,7 +127,10 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
     description: "leasehold: proxy leases, route placement and fenced locks on JetStream",
     queue: SERVICE_NAME,
     metadata: { prefix: config.prefix },
-    onError: (err, subject) => logger.error({ err, subject }, `cannot serve ${subject}: ${err.message}`),
+    onError: (err, subject) => {
+      logger.error({ err, subject }, `cannot serve ${subject}: ${err.message}`);
+      options.onFatal?.(new Error(`cannot serve ${subject}: ${err.message}`, { cause: err }));
+    },
   });
   const endpoints = modules.flatMap((m) => m.endpoints);
   for (const endpoint of endpoints) {

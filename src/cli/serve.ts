@@ -84,7 +84,22 @@ export async function serve(flags: ServeFlags, logLevelGiven: boolean): Promise<
     if (shutdown.stopping) return;
     // The runtime reports every command and append to the metrics; /metrics exposes them.
     const metrics = new ServiceMetrics();
-    const service = await startService({ nc, config, logger, observer: metrics });
+    const service = await startService({
+      nc,
+      config,
+      logger,
+      observer: metrics,
+      // A subscription the server refuses (e.g. a second instance joining the local server without the service's credentials) is fatal: say so in one line and stop.
+      onFatal: (err) => {
+        if (shutdown.stopping) return;
+        reportFailure(
+          "serve",
+          new UsageError(`${err.message} (does this user have the service's permissions? see docs/operations.md)`, { cause: err }),
+          debug,
+        );
+        void shutdown.begin("subscription refused", EXIT.usage);
+      },
+    });
     shutdown.add(
       "service",
       async (ms) => {
@@ -127,6 +142,8 @@ export async function serve(flags: ServeFlags, logLevelGiven: boolean): Promise<
     );
     if (format === "text") console.error(readyLine(config, where, local !== undefined ? flags.dataDir : undefined, http?.url));
   } catch (e) {
+    // A stop already under way (a signal, or a fatal refusal reported above) is why start-up broke off: nothing more to say.
+    if (shutdown.stopping) return;
     const code = reportFailure("serve", e, debug);
     await shutdown.begin("start-up failed", code);
   }

@@ -61,6 +61,15 @@ describe("serve with its own nats-server", () => {
     expect(acquired.code, acquired.stderr).toBe(0);
     expect(JSON.parse(acquired.stdout)).toMatchObject({ lease: { name: "tour", owner: "me", generation: 1 } });
 
+    // Without the service's credentials a second instance is refused in one line, exit 2 (it used to crash with a stack trace).
+    const unauthorised = leasehold(["serve", "--nats", `nats://127.0.0.1:${port}`, "--http", "off"], { cwd });
+    const refused = await unauthorised.exited;
+    expect(refused.code, unauthorised.stderr()).toBe(2);
+    const lines = unauthorised.stderr().trim().split("\n");
+    expect(lines, unauthorised.stderr()).toHaveLength(1);
+    expect(lines[0]).toMatch(/^leasehold serve: /);
+    expect(unauthorised.stderr()).not.toMatch(/\n\s+at /);
+
     // The documented way to add an instance: the service user, its password from the data folder.
     const password = readFileSync(join(dataDir, "service-password"), "utf8").trim();
     const second = leasehold(["serve", "--nats", `nats://127.0.0.1:${port}`], {
