@@ -181,6 +181,12 @@ export class ActorHost {
         msgId: requestId === undefined ? this.newMsgId() : requestMsgId(this.options.subjects.event(kind, id), command.op, requestId),
         deadline: this.monotonic() + this.requestTimeoutMs,
         resolve: (result) => {
+          if (!result.ok && result.rejection.code === "UNAVAILABLE") {
+            this.options.logger.debug(
+              { kind, id, op: command.op, requestId, cause: result.rejection.message },
+              "turn answered UNAVAILABLE",
+            );
+          }
           actor.pending--;
           this.inFlight--;
           resolve(result);
@@ -314,7 +320,9 @@ export class ActorHost {
     } catch (e) {
       const conflict = (e as Error).name === "WrongLastSequenceError";
       this.options.observer?.appendFinished((this.monotonic() - started) / 1000, conflict ? "conflict" : "failed");
-      if (!conflict) this.options.logger.debug({ err: e, kind, id: input.id }, "append failed");
+      const fields = { kind, id: input.id, op: input.op, requestId: input.requestId };
+      if (conflict) this.options.logger.debug(fields, "append conflicted; catching up");
+      else this.options.logger.debug({ ...fields, err: e }, "append failed");
       throw e;
     }
   }

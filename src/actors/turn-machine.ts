@@ -75,6 +75,9 @@ export interface AppendInput {
   readonly event: EncodedEvent;
   readonly expectedSeq: number;
   readonly msgId: string;
+  /** The command's op and requestId, for the runtime's log lines. */
+  readonly op: string;
+  readonly requestId: string | undefined;
   readonly timeoutMs: number;
 }
 
@@ -280,6 +283,8 @@ export const turnMachine = setup({
                 event: turn.event!,
                 expectedSeq: turn.base.seq,
                 msgId: turn.msgId,
+                op: turn.pending.command.op,
+                requestId: turn.pending.requestId,
                 timeoutMs: remaining(context),
               };
             },
