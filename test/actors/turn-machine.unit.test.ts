@@ -95,6 +95,21 @@ function fixture() {
   return { clock, records, found, appends, verifies, catchUps, idle, actor, send };
 }
 
+/** Lock x's state after bob acquired it at stream sequence `seq`. */
+function heldByBob(seq: number) {
+  return logic.evolve(logic.initialState("x"), {
+    seq,
+    event: {
+      type: "LockAcquired",
+      v: 1,
+      at: new Date(T0).toISOString(),
+      kind: "lock",
+      id: "x",
+      data: { owner: "bob", generation: 1, ttlMs: 1000, expiresAt: new Date(T0 + 1000).toISOString(), previousOwner: "" },
+    },
+  });
+}
+
 /** Lets the promise callbacks run. */
 const settle = () => new Promise<void>((resolve) => setImmediate(resolve));
 
@@ -120,17 +135,7 @@ describe("the turn machine", () => {
     await settle();
     expect(f.catchUps.map((c) => c.input.seq)).toEqual([7]);
     // Meanwhile the follower folded the other writer's acquire and its release.
-    const other = logic.evolve(logic.initialState("x"), {
-      seq: 6,
-      event: {
-        type: "LockAcquired",
-        v: 1,
-        at: new Date(T0).toISOString(),
-        kind: "lock",
-        id: "x",
-        data: { owner: "bob", generation: 1, ttlMs: 1000, expiresAt: new Date(T0 + 1000).toISOString(), previousOwner: "" },
-      },
-    });
+    const other = heldByBob(6);
     const released = logic.evolve(other, {
       seq: 7,
       event: { type: "LockReleased", v: 1, at: new Date(T0).toISOString(), kind: "lock", id: "x", data: { owner: "bob", generation: 1 } },
@@ -186,17 +191,7 @@ describe("the turn machine", () => {
     await settle();
     expect(f.verifies).toHaveLength(1);
     // The check found a newer event: the record moved while it looked.
-    const held = logic.evolve(logic.initialState("x"), {
-      seq: 5,
-      event: {
-        type: "LockAcquired",
-        v: 1,
-        at: new Date(T0).toISOString(),
-        kind: "lock",
-        id: "x",
-        data: { owner: "bob", generation: 1, ttlMs: 1000, expiresAt: new Date(T0 + 1000).toISOString(), previousOwner: "" },
-      },
-    });
+    const held = heldByBob(5);
     f.records.set("x", { state: held, seq: 5, atMs: T0 });
     f.verifies[0]!.resolve();
     await settle();
