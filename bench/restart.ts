@@ -58,6 +58,8 @@ interface Settings {
   readonly rebuild: boolean;
   /** `ready` (starts over the big stream, raw read) and/or `memory` (held leases). */
   readonly parts: readonly string[];
+  /** Where each service child writes a `--cpu-prof` profile; none when undefined. */
+  readonly profileDir: string | undefined;
   readonly json: boolean;
 }
 
@@ -73,6 +75,7 @@ function parseSettings(): Settings {
         "data-dir": { type: "string", default: join(tmpdir(), "leasehold-bench-restart") },
         rebuild: { type: "boolean", default: false },
         parts: { type: "string", default: "ready,memory" },
+        "profile-dir": { type: "string" },
         json: { type: "boolean", default: false },
       },
       strict: true,
@@ -91,11 +94,15 @@ function parseSettings(): Settings {
     dataDir: values["data-dir"],
     rebuild: values.rebuild,
     parts: values.parts.split(",").map((p) => p.trim()),
+    profileDir: values["profile-dir"],
     json: values.json,
   };
 }
 
 const progress = (line: string) => process.stderr.write(`${line}\n`);
+
+/** `--cpu-prof` arguments for the service children (set from --profile-dir). */
+const childNodeArgs: string[] = [];
 
 /** Resident set size of a process in MB, from /proc. */
 function rssMb(pid: number): number {
@@ -176,7 +183,7 @@ interface ServiceChild {
 function spawnService(url: string, prefix: string, maxTtlMs = 30_000): ServiceChild {
   const child = spawn(
     process.execPath,
-    ["--import", "tsx", SERVICE_SCRIPT, "--nats", url, "--prefix", prefix, "--max-ttl-ms", String(maxTtlMs)],
+    [...childNodeArgs, "--import", "tsx", SERVICE_SCRIPT, "--nats", url, "--prefix", prefix, "--max-ttl-ms", String(maxTtlMs)],
     {
       stdio: ["ignore", "pipe", "pipe"],
     },
@@ -329,6 +336,7 @@ async function heldLeases(nc: NatsConnection, url: string, held: number) {
 
 async function main(): Promise<void> {
   const settings = parseSettings();
+  if (settings.profileDir !== undefined) childNodeArgs.push("--cpu-prof", "--cpu-prof-dir", settings.profileDir);
   const quiet = await waitForQuietMachine(progress);
   const server = await startLocalNatsServer({ dir: settings.dataDir });
   const url = server.urls[0]!;
