@@ -1,7 +1,11 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { NatsConnection } from "@nats-io/nats-core";
+import { jetstreamManager } from "@nats-io/jetstream";
+import { Subjects } from "../../src/events/index.ts";
 import { collect, createCommandStream, eventsOfKind, publishCommand, spawnServe, type ServeProcess } from "../support/durable.ts";
-import { call, connectNats, natsUrl, startTestService, uniquePrefix, type TestService } from "../support/nats.ts";
+import { call, connectNats, natsUrl, quietLogger, startTestService, uniquePrefix, type TestService } from "../support/nats.ts";
+import { resolveConfig } from "../../src/config.ts";
+import { startService } from "../../src/service.ts";
 
 const cleanups: (() => Promise<unknown>)[] = [];
 afterEach(async () => {
@@ -27,6 +31,30 @@ function serveProcess(prefix: string): ServeProcess {
   });
   return p;
 }
+/** A service instance whose connection counts the replies it publishes to `<prefix>.replies` (which instance answered). */
+async function repliesCounted(prefix: string): Promise<TestService & { replies(): number }> {
+  const nc = await connectNats();
+  let count = 0;
+  const publish = nc.publish.bind(nc);
+  nc.publish = (subject, ...rest) => {
+    if (subject === `${prefix}.replies`) count++;
+    publish(subject, ...rest);
+  };
+  const config = resolveConfig({ prefix, nats: natsUrl() });
+  const running = await startService({ nc, config, logger: quietLogger });
+  const s = {
+    service: running,
+    nc,
+    config,
+    stop: async () => {
+      await running.stop();
+      await nc.drain();
+    },
+    replies: () => count,
+  };
+  cleanups.push(() => s.stop());
+  return s;
+}
 const namesOf = (replies: { string(): string }[]) =>
   replies.map((m) => (JSON.parse(m.string()) as { lease?: { name: string } }).lease?.name).filter((n): n is string => n !== undefined);
 
@@ -37,7 +65,13 @@ describe("durable commands", () => {
     await createCommandStream(nc, prefix);
     const replies = collect(nc, `${prefix}.replies`);
     for (let i = 0; i < 20; i++) {
-      await publishCommand(nc, prefix, "lock.acquire", { requestId: `r${i}`, name: `n${i}`, owner: "o", ttlMs: 30000 }, `${prefix}.replies`);
+      await publishCommand(
+        nc,
+        prefix,
+        "lock.acquire",
+        { requestId: `r${i}`, name: `n${i}`, owner: "o", ttlMs: 30000 },
+        `${prefix}.replies`,
+      );
     }
     // A duplicate publish (same Nats-Msg-Id) is dropped by JetStream.
     await publishCommand(nc, prefix, "lock.acquire", { requestId: "r0", name: "n0", owner: "o", ttlMs: 30000 }, `${prefix}.replies`);
@@ -58,14 +92,20 @@ describe("durable commands", () => {
     await publishCommand(nc, prefix, "lock.acquire", { requestId: "bad-ttl", name: "x", owner: "o", ttlMs: -5 });
     await publishCommand(nc, prefix, "lock.fly", { requestId: "bad-op", name: "x" });
     await vi.waitFor(() => expect(errors.messages.length).toBe(3), { timeout: 10_000, interval: 20 });
-    expect(errors.messages.map((m) => m.subject).sort()).toEqual([`${prefix}.cmd-errors.lock.acquire`, `${prefix}.cmd-errors.lock.acquire`, `${prefix}.cmd-errors.lock.fly`]);
+    expect(errors.messages.map((m) => m.subject).sort()).toEqual([
+      `${prefix}.cmd-errors.lock.acquire`,
+      `${prefix}.cmd-errors.lock.acquire`,
+      `${prefix}.cmd-errors.lock.fly`,
+    ]);
     for (const m of errors.messages) {
       expect(m.headers?.get("Nats-Service-Error-Code")).toBe("400");
       expect((JSON.parse(m.string()) as { error: { code: string } }).error.code).toBe("BAD_REQUEST");
     }
     expect(replies.messages).toHaveLength(1);
     // Acknowledged: nothing pending or awaiting ack, so it will never come back.
-    await vi.waitFor(async () => expect(await s.service.commands.lag()).toMatchObject({ pending: 0, unacknowledged: 0 }), { timeout: 5000 });
+    await vi.waitFor(async () => expect(await s.service.commands.lag()).toMatchObject({ pending: 0, unacknowledged: 0 }), {
+      timeout: 5000,
+    });
     expect(await eventsOfKind(nc, prefix, "lock")).toHaveLength(0);
   });
 
@@ -76,14 +116,35 @@ describe("durable commands", () => {
     const replies = collect(nc, `${prefix}.replies`);
     const total = 1000;
     for (let i = 0; i < total; i++) {
-      await publishCommand(nc, prefix, "lock.acquire", { requestId: `k${i}`, name: `lock-${i}`, owner: `w${i % 7}`, ttlMs: 30000 }, `${prefix}.replies`);
+      await publishCommand(
+        nc,
+        prefix,
+        "lock.acquire",
+        { requestId: `k${i}`, name: `lock-${i}`, owner: `w${i % 7}`, ttlMs: 30000 },
+        `${prefix}.replies`,
+      );
     }
-    const first = serveProcess(prefix);
-    await vi.waitFor(() => expect(replies.messages.length).toBeGreaterThanOrEqual(150), { timeout: 20_000, interval: 5 });
-    first.child.kill("SIGKILL");
-    await first.exited;
-    const seenBeforeKill = replies.messages.length;
-    expect(seenBeforeKill).toBeLessThan(total); // the kill really landed mid-batch
+    const jsm = await jetstreamManager(nc);
+    const commandStream = new Subjects(prefix).commandStream;
+    // Kill instances until one dies with a command between its event's append and its acknowledgement
+    // (its event is in the stream, the command still in the work queue): the case the test is about.
+    const caughtMidCommand: number[] = [];
+    for (let round = 1; round <= 5 && caughtMidCommand.length === 0; round++) {
+      const instance = serveProcess(prefix);
+      const target = Math.min(total - 50, round * 150);
+      await vi.waitFor(() => expect(new Set(namesOf(replies.messages)).size).toBeGreaterThanOrEqual(target), {
+        timeout: 20_000,
+        interval: 5,
+      });
+      instance.child.kill("SIGKILL");
+      await instance.exited;
+      const appended = (await eventsOfKind(nc, prefix, "lock")).length;
+      const acknowledged = total - (await jsm.streams.info(commandStream)).state.messages;
+      expect(appended).toBeGreaterThanOrEqual(acknowledged);
+      expect(acknowledged).toBeLessThan(total); // the kill really landed mid-batch
+      if (appended > acknowledged) caughtMidCommand.push(appended - acknowledged);
+    }
+    expect(caughtMidCommand).toHaveLength(1);
 
     serveProcess(prefix);
     await vi.waitFor(() => expect(new Set(namesOf(replies.messages)).size).toBe(total), { timeout: 60_000, interval: 50 });
@@ -96,23 +157,32 @@ describe("durable commands", () => {
     for (const m of replies.messages) expect((JSON.parse(m.string()) as { lease: { generation: number } }).lease.generation).toBe(1);
   });
 
-  it("two instances draining one backlog never apply a command twice", async () => {
+  it("two instances draining one backlog never apply a command twice, and both take part", async () => {
     const prefix = uniquePrefix();
     const nc = await client();
     await createCommandStream(nc, prefix);
     const replies = collect(nc, `${prefix}.replies`);
-    // Acquire/release cycles on a few shared locks: double-applying would break generations.
+    // Both instances wait on the command stream before the backlog is published in one burst,
+    // so neither can drain it alone before the other has subscribed.
+    const a = await repliesCounted(prefix);
+    const b = await repliesCounted(prefix);
+    // Reset commands on a few shared locks: double-applying would add events.
     const total = 300;
-    for (let i = 0; i < total; i++) {
-      await publishCommand(nc, prefix, "lock.reset", { requestId: `c${i}`, name: `shared-${i % 5}` }, `${prefix}.replies`);
-    }
-    const [a, b] = await Promise.all([service(prefix), service(prefix)]);
+    await Promise.all(
+      Array.from({ length: total }, (_, i) =>
+        publishCommand(nc, prefix, "lock.reset", { requestId: `c${i}`, name: `shared-${i % 5}` }, `${prefix}.replies`),
+      ),
+    );
     await vi.waitFor(() => expect(replies.messages.length).toBeGreaterThanOrEqual(total), { timeout: 30_000, interval: 20 });
     const events = await eventsOfKind(nc, prefix, "lock");
     expect(events).toHaveLength(total);
     expect(new Set(events.map((e) => e.requestId)).size).toBe(total);
     const stats = await Promise.all([a, b].map((s) => s.service.commands.lag()));
     expect(stats.every((l) => l.pending === 0)).toBe(true);
+    // Both instances answered commands, and between them every one.
+    expect(a.replies()).toBeGreaterThan(0);
+    expect(b.replies()).toBeGreaterThan(0);
+    expect(a.replies() + b.replies()).toBe(replies.messages.length);
   });
 
   // One table, run through both paths: each step may use earlier replies (a lease id).
