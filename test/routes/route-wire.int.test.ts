@@ -5,6 +5,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { uniquePrefix } from "../support/nats.ts";
+import { srv } from "../support/lock-fixtures.ts";
 import { dataOf, eventsOfKind, failed, ok, routeClient, useRouteServices } from "../support/route-fixtures.ts";
 
 const h = useRouteServices();
@@ -92,15 +93,40 @@ describe("routes over NATS", () => {
     const a = await h.service(prefix);
     const b = await h.service(prefix);
     const viaA = routeClient(a.nc, prefix);
-    // b's own connection reaches both instances through the queue group; its
-    // requests are decided by whichever instance gets them.
     const viaB = routeClient(b.nc, prefix);
-    for (let i = 0; i < 6; i++) {
+    // The queue group picks the instance of each request; $SRV.STATS tells which one it was
+    // (asked after each change and the acquire that follows it, so nothing comes between them).
+    const HOST_SET = `${prefix}.v1.host.set`;
+    const ACQUIRE = `${prefix}.v1.route.acquire`;
+    let last = [new Map<string, number>(), new Map<string, number>()];
+    /** The instance (0 = a, 1 = b) that answered the one request of each of `subjects` since the last call. */
+    const answeredBy = async (...subjects: string[]) => {
+      const now = await Promise.all(
+        [a, b].map(
+          async (s) => new Map((await srv(s.nc, "STATS", s.service.micro.id)).endpoints!.map((e) => [e.subject, e.num_requests] as const)),
+        ),
+      );
+      const by = subjects.map((subject) => {
+        const grew = [0, 1].filter((i) => now[i]!.get(subject)! > (last[i]!.get(subject) ?? 0));
+        expect(grew).toHaveLength(1);
+        return grew[0]!;
+      });
+      last = now;
+      return by;
+    };
+    // Until each instance has decided an acquire after a health change (up and down) made through the other.
+    const crossed = new Set<string>();
+    for (let i = 0; i < 60 && crossed.size < 4; i++) {
       const host = `h${i}`;
       ok(await viaA.setHost({ host, healthy: true }));
       expect(ok(await viaB.acquire({ route: `r${i}`, fp: "", model: "m", candidates: [host] }))).toEqual({ host, reused: false });
+      const [upBy, acquiredBy] = await answeredBy(HOST_SET, ACQUIRE);
+      if (upBy !== acquiredBy) crossed.add(`up, decided by ${acquiredBy}`);
       ok(await viaB.setHost({ host, healthy: false }));
       failed(await viaA.acquire({ route: `r${i}`, fp: "", model: "m", candidates: [host] }), 503, "NO_HOST");
+      const [downBy, refusedBy] = await answeredBy(HOST_SET, ACQUIRE);
+      if (downBy !== refusedBy) crossed.add(`down, decided by ${refusedBy}`);
     }
+    expect([...crossed].sort()).toEqual(["down, decided by 0", "down, decided by 1", "up, decided by 0", "up, decided by 1"]);
   });
 });
