@@ -44,6 +44,8 @@ export interface Verdict {
   readonly examples: Partial<Record<ChaosCheck, string[]>>;
   /** Lock names whose linearizability search ran out of budget (counted as violations too). */
   readonly undecidedLocks: number;
+  /** Lock operations the linearizability check covered. */
+  readonly lockOperations: number;
 }
 
 /** Collects counts and examples. */
@@ -51,6 +53,7 @@ export class VerdictBuilder {
   private readonly counts = Object.fromEntries(Object.keys(CHAOS_CHECKS).map((k) => [k, 0])) as Record<ChaosCheck, number>;
   private readonly examples: Partial<Record<ChaosCheck, string[]>> = {};
   undecidedLocks = 0;
+  lockOperations = 0;
 
   add(check: ChaosCheck, example: string, count = 1): void {
     this.counts[check] += count;
@@ -59,7 +62,12 @@ export class VerdictBuilder {
   }
 
   build(): Verdict {
-    return { violations: { ...this.counts }, examples: this.examples, undecidedLocks: this.undecidedLocks };
+    return {
+      violations: { ...this.counts },
+      examples: this.examples,
+      undecidedLocks: this.undecidedLocks,
+      lockOperations: this.lockOperations,
+    };
   }
 }
 
@@ -251,6 +259,7 @@ function leaseView(lease: Record<string, unknown>): LockLeaseView {
 
 function checkLocks(records: readonly OpRecord[], storedAt: ReadonlyMap<string, number>, verdict: VerdictBuilder): void {
   const history = lockHistory(records, storedAt);
+  verdict.lockOperations = history.length;
   const result = checkLinearizable(lockModel, history, { maxStepsPerKey: 2_000_000 });
   for (const key of result.keys) {
     if (key.ok === true) continue;

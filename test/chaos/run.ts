@@ -50,7 +50,7 @@ const report: ChaosReport = await runChaos({
 
 console.log(
   `\nchaos ${report.passed ? "PASSED" : "FAILED"} (seed ${report.seed}${report.cluster ? ", cluster" : ""}): ${report.requests} requests ` +
-    `(${report.attempts} attempts), ${report.events} events, ${report.faults.length} faults, longest unavailability seen by a client ${report.longestUnavailableMs} ms, ` +
+    `(${report.attempts} attempts), ${report.events} events, ${report.lockOperations} lock operations checked for linearizability, ${report.faults.length} faults, longest unavailability seen by a client ${report.longestUnavailableMs} ms, ` +
     `unserved attempts outside fault windows ${report.unservedOutsideFaults} ${JSON.stringify(report.unservedBreakdown)}`,
 );
 for (const f of report.faults)

@@ -55,6 +55,8 @@ export interface ChaosReport {
   readonly unservedBreakdown: Record<string, number>;
   readonly events: number;
   readonly undecidedLocks: number;
+  /** Lock operations the linearizability check covered. */
+  readonly lockOperations: number;
   readonly examples: Partial<Record<ChaosCheck, string[]>>;
   /** True when every check held. */
   readonly passed: boolean;
@@ -194,6 +196,7 @@ export async function runChaos(settings: ChaosSettings): Promise<ChaosReport> {
       unservedBreakdown: unservedBreakdown(workload.records, outages, t0),
       events: messages.length,
       undecidedLocks: result.undecidedLocks,
+      lockOperations: result.lockOperations,
       examples: result.examples,
       passed: Object.values(result.violations).every((n) => n === 0),
     };
