@@ -92,13 +92,19 @@ describe("leasehold serve", () => {
       dedupWindowMs: 120_000,
     });
 
-    // Several requests on their way (some queued behind each other on one lock), then SIGTERM.
+    // Several requests on their way (some queued behind each other on one lock) when SIGTERM arrives:
+    // the process is frozen (SIGSTOP) while they are sent and the signal is queued, so none can be
+    // answered before it; then it runs again.
+    cli.child.kill("SIGSTOP");
+    let answered = 0;
     const inFlight = [
       ...Array.from({ length: 12 }, (_, i) => locks.acquire({ name: `inflight-${i}`, owner: "bob" })),
       ...Array.from({ length: 12 }, () => locks.renew({ name: "cli-lock", owner: "alice", etag: lease.etag, requestId: "one-renew" })),
-    ];
+    ].map((p) => p.finally(() => answered++));
     await nc.flush();
     cli.child.kill("SIGTERM");
+    expect(answered).toBe(0);
+    cli.child.kill("SIGCONT");
     const replies = await Promise.all(inFlight);
     for (const r of replies.slice(0, 12)) expect(expectLease(r).generation).toBe(1);
     const renewals = replies.slice(12).map((r) => expectLease(r));
