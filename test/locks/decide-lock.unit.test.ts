@@ -484,14 +484,22 @@ function runLive(steps: readonly Step[], settings: LockSettings) {
     expect(state.corrupt).toBeNull();
     if (state.lease !== null) expect(state.lease.expiresAtMs - now).toBeLessThanOrEqual(settings.maxTtlMs);
   }
-  return { state, stored, generations };
+  return { state, stored, generations, now };
 }
+
+/** A service restarted with a lower ceiling than the history was written under (leases beyond it are CORRUPT). */
+const LOWERED: LockSettings = { lockTtlMs: 10 * S, maxTtlMs: 10 * S };
 
 describe("replay", () => {
   it("rebuilds from the stored bytes exactly the state built live", () => {
+    let longest = 0;
+    let mostAcquisitions = 0;
     fc.assert(
-      fc.property(fc.array(stepArb, { maxLength: 60 }), (steps) => {
+      // size "max": lengths spread over 0..60 as written (fast-check's default size stops near 10).
+      fc.property(fc.array(stepArb, { maxLength: 60, size: "max" }), (steps) => {
         const live = runLive(steps, DEFAULT_SETTINGS);
+        longest = Math.max(longest, steps.length);
+        mostAcquisitions = Math.max(mostAcquisitions, live.generations.length);
         const history = live.stored.map((s) => decodeEvent(s.bytes, s.seq, `m${s.seq}`));
         expect(history.filter(isUnparsable)).toEqual([]);
         const replayed = history.reduce(evolveLock, initialLockState(LOCK));
@@ -501,19 +509,35 @@ describe("replay", () => {
       }),
       { numRuns: 300 },
     );
+    // The histories were as long as the property says.
+    expect(longest).toBeGreaterThanOrEqual(50);
+    expect(mostAcquisitions).toBeGreaterThanOrEqual(10);
   });
 
-  it("answers a replayed history exactly as the live one", () => {
+  it("answers a replayed history exactly as the live one, deciding while its lease may still be live", () => {
+    const compared = new Map<string, number>();
     fc.assert(
-      fc.property(fc.array(stepArb, { maxLength: 40 }), stepArb, (steps, next) => {
-        const live = runLive(steps, DEFAULT_SETTINGS);
-        const replayed = live.stored.map((s) => decodeEvent(s.bytes, s.seq)).reduce(evolveLock, initialLockState(LOCK));
-        const at = T0 + 3_600 * S + next.advanceMs;
-        const command = "etag" in next.command ? { ...next.command, etag: live.state.lease?.etag ?? "x" } : next.command;
-        expect(decideLock(replayed, command, at, DEFAULT_SETTINGS)).toEqual(decideLock(live.state, command, at, DEFAULT_SETTINGS));
-      }),
-      { numRuns: 200 },
+      fc.property(
+        fc.array(stepArb, { maxLength: 40, size: "max" }),
+        stepArb,
+        fc.constantFrom(DEFAULT_SETTINGS, LOWERED),
+        (steps, next, settings) => {
+          const live = runLive(steps, DEFAULT_SETTINGS);
+          const replayed = live.stored.map((s) => decodeEvent(s.bytes, s.seq)).reduce(evolveLock, initialLockState(LOCK));
+          // Right after the last step (0 to 45 s later): the lease is often live, and beyond a lowered ceiling.
+          const at = live.now + next.advanceMs;
+          const command = "etag" in next.command ? { ...next.command, etag: live.state.lease?.etag ?? "x" } : next.command;
+          const decision = decideLock(live.state, command, at, settings);
+          expect(decideLock(replayed, command, at, settings)).toEqual(decision);
+          const outcome = decision.outcome === "reject" ? decision.rejection.code : decision.outcome;
+          compared.set(outcome, (compared.get(outcome) ?? 0) + 1);
+        },
+      ),
+      { numRuns: 300 },
     );
+    // Both refusals that depend on a live lease were among the decisions compared.
+    expect(compared.get("LEASE_EXISTS") ?? 0).toBeGreaterThanOrEqual(5);
+    expect(compared.get("CORRUPT") ?? 0).toBeGreaterThanOrEqual(5);
   });
 });
 
@@ -559,7 +583,7 @@ describe("decideLock purity", () => {
 
   it("gives the same decision for the same inputs, every time", () => {
     fc.assert(
-      fc.property(fc.array(stepArb, { maxLength: 20 }), stepArb, (steps, next) => {
+      fc.property(fc.array(stepArb, { maxLength: 20, size: "max" }), stepArb, (steps, next) => {
         const { state } = runLive(steps, DEFAULT_SETTINGS);
         const at = T0 + next.advanceMs;
         expect(decideLock(state, next.command, at, DEFAULT_SETTINGS)).toEqual(decideLock(state, next.command, at, DEFAULT_SETTINGS));
