@@ -5,15 +5,33 @@ import { decodeToken, EMPTY_TOKEN, encodeToken, InvalidTokenError } from "../../
 const utf8 = new TextEncoder();
 const utf8Bytes = (s: string): number => utf8.encode(s).length;
 
-/** Identifiers the contract allows: well-formed Unicode, at most 256 UTF-8 bytes, empty included. */
-const anyIdentifier = fc.string({ unit: "binary", maxLength: 256 }).filter((s) => s.isWellFormed() && utf8Bytes(s) <= 256);
+/** The longest prefix of `s`, by whole code points, that fits in 256 UTF-8 bytes. */
+function fitTo256Bytes(s: string): string {
+  let out = "";
+  let bytes = 0;
+  for (const ch of s) {
+    bytes += utf8Bytes(ch);
+    if (bytes > 256) break;
+    out += ch;
+  }
+  return out;
+}
+/**
+ * Identifiers the contract allows: well-formed Unicode, at most 256 UTF-8 bytes, empty included.
+ * size "max" spreads lengths over the whole range (fast-check's default size stops near 10 characters).
+ */
+const anyIdentifier = fc
+  .string({ unit: "binary", maxLength: 256, size: "max" })
+  .map(fitTo256Bytes)
+  .filter((s) => s.isWellFormed());
 /** Identifiers dense in the characters that matter to subjects, so the interesting cases come up often. */
 const trickyIdentifier = fc
   .string({
     unit: fc.constantFrom(".", "*", ">", " ", "\t", "~", "/", "a", "Z", "0", "_", "-", "é", "😀", "\u0000", "\u00a0", "%"),
-    maxLength: 64,
+    maxLength: 256,
+    size: "max",
   })
-  .filter((s) => utf8Bytes(s) <= 256);
+  .map(fitTo256Bytes);
 const identifier = fc.oneof(anyIdentifier, trickyIdentifier);
 
 /** A single valid NATS subject token, ASCII only. */
@@ -24,13 +42,18 @@ function expectValidToken(token: string): void {
 }
 
 describe("subject-token encoding", () => {
-  it("decodes every encoded identifier back to itself", () => {
+  it("decodes every encoded identifier back to itself, identifiers of up to 256 UTF-8 bytes", () => {
+    const sizes: number[] = [];
     fc.assert(
       fc.property(identifier, (s) => {
+        sizes.push(utf8Bytes(s));
         expect(decodeToken(encodeToken(s))).toBe(s);
       }),
       { numRuns: 2000 },
     );
+    // The identifiers cover the range the contract allows, not just short ones.
+    expect(Math.max(...sizes)).toBeGreaterThanOrEqual(250);
+    expect(sizes.filter((n) => n > 128).length).toBeGreaterThanOrEqual(200);
   });
 
   it("encodes every identifier as one valid ASCII subject token", () => {
