@@ -5,6 +5,7 @@
  * service framework listing the proxy endpoints.
  */
 import { describe, expect, it } from "vitest";
+import { ManualClock } from "../../src/actors/clock.ts";
 import { uniquePrefix } from "../support/nats.ts";
 import { expectFailure, expectOk, proxyClient, proxyEvents, useProxyIntHarness } from "../support/proxy-fixtures.ts";
 
@@ -133,22 +134,35 @@ describe("proxy endpoints over NATS", () => {
 
   it("keep an expired lease answering report for cooldownMs, with the periodic sweep running", async () => {
     const prefix = uniquePrefix();
-    await h.service(prefix, { cooldownMs: 1500, sweepIntervalMs: 50 });
+    // The service's clock is the test's: the retention window is asserted at instants chosen inside and past it, however slow the machine.
+    const clock = new ManualClock(Date.parse("2026-03-01T12:00:00.000Z"));
+    await h.service(prefix, { cooldownMs: 1500, sweepIntervalMs: 50 }, clock);
     const proxies = proxyClient(await h.connect(), prefix);
     expectOk(await proxies.call("register", { proxy: "p", maxLeases: 1 }));
     const lease = expectOk(await proxies.call("acquire", { ttlMs: 100 })).lease!;
-    const retainedUntil = Date.parse(lease.expiresAt) + 1500;
-    await expect.poll(async () => expectOk(await proxies.call("counts", {})).counts, { timeout: 5000, interval: 20 }).toEqual({});
-    // Expired, not released: it still takes a report (unless this machine stalled past the window).
-    const report = await proxies.call("report", { leaseId: lease.id, result: "rate_limited" });
-    if (Date.now() <= retainedUntil) expect(expectOk(report).cooldownUntilAt).toBeDefined();
-    await expect
-      .poll(async () => (await proxies.call("report", { leaseId: lease.id, result: "ok" })).code, { timeout: 5000, interval: 50 })
-      .toBe("UNKNOWN_LEASE");
-    expect(Date.now()).toBeGreaterThan(retainedUntil);
+    const expiresAt = Date.parse(lease.expiresAt);
+    expect(expiresAt).toBe(clock.now() + 100);
+    expect(expectOk(await proxies.call("counts", {})).counts).toEqual({ p: 1 });
+    clock.set(expiresAt);
+    expect(expectOk(await proxies.call("counts", {})).counts).toEqual({});
+    // Expired, not released: until cooldownMs after its expiry (inclusive) it still takes a report.
+    clock.set(expiresAt + 1500);
+    const reported = expectOk(await proxies.call("report", { leaseId: lease.id, result: "rate_limited" }));
+    expect(reported.cooldownUntilAt).toBe(new Date(expiresAt + 3000).toISOString());
+    // One millisecond later it is forgotten, whether or not the sweep has pruned it yet.
+    clock.set(expiresAt + 1501);
+    expectFailure(await proxies.call("report", { leaseId: lease.id, result: "ok" }), 404, "UNKNOWN_LEASE");
+    expect(expectOk(await proxies.call("list", {})).proxies![0]!.cooldowns).toEqual([
+      { target: "", untilAt: reported.cooldownUntilAt, streak: 1 },
+    ]);
+    // The cooldown ends at its untilAt; the sweep prunes what the clock has passed, and the answers stay the same.
+    clock.set(expiresAt + 3000);
+    expect(expectOk(await proxies.call("list", {})).proxies![0]!.cooldowns).toEqual([]);
+    clock.set(expiresAt + 3000 + 1500);
     await expect
       .poll(async () => expectOk(await proxies.call("list", {})).proxies![0]!.cooldowns, { timeout: 5000, interval: 50 })
       .toEqual([]);
+    expectFailure(await proxies.call("report", { leaseId: lease.id, result: "ok" }), 404, "UNKNOWN_LEASE");
   });
 
   it("are listed by the service framework", async () => {
