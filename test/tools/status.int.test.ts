@@ -9,6 +9,7 @@ import { natsUrl, uniquePrefix } from "../support/nats.ts";
 import { useTestServices } from "../support/cleanup.ts";
 import { okSender } from "../support/replies.ts";
 import type { ServiceStatus } from "../../src/tools/index.ts";
+import { formatDuration } from "../../src/tools/time.ts";
 import { runCli } from "./support/cli.ts";
 
 const h = useTestServices();
@@ -27,19 +28,34 @@ describe("leasehold status", () => {
     await send("host.set", { host: "gpu-b", healthy: true, draining: true });
     await send("route.acquire", { route: "checkout", fp: "", model: "m1", candidates: ["gpu-a", "gpu-b"] });
     await send("route.acquire", { route: "checkout", fp: "conv 7", model: "m1", candidates: ["gpu-a"] });
-    await send("lock.acquire", { name: "db", owner: "worker-a", ttlMs: 20_000 });
+    const db = (await send("lock.acquire", { name: "db", owner: "worker-a", ttlMs: 30_000 })).lease as { expiresAt: string };
+    const cooldownUntil = Date.parse(
+      ((await send("proxy.list", {})).proxies as { cooldowns: { untilAt: string }[] }[])[0]!.cooldowns[0]!.untilAt,
+    );
     const done = (await send("lock.acquire", { name: "done", owner: "worker-b" })).lease as { etag: string };
     await send("lock.release", { name: "done", etag: done.etag });
 
-    const started = Date.now();
     const out = await runCli(["status", "--nats", natsUrl(), "--prefix", prefix]);
     expect(out.code, out.stderr).toBe(0);
     const text = out.stdout;
     expect(text).toMatch(new RegExp(`^leasehold status \\(prefix ${prefix}\\) at \\S+Z\\n`));
-    expect(text).toMatch(/PROXIES \(2\)\n {2}PROXY +LOAD +HEALTHY +LATENCY +LABELS +COOLDOWNS\n {2}eu-1 +2\/4 +yes +20ms +region=eu +shop\.example 9m\d\ds left\n {2}us-1 +0\/2 +no +40ms +- +-\n/);
+    // Time left is what the stated instants give, however long the run took: until − the status's own instant.
+    const at = Date.parse(/ at (\S+Z)\n/.exec(text)![1]!);
+    const left = (until: number) => formatDuration(until - at).replace(".", "\\.");
+    expect(text).toMatch(
+      new RegExp(
+        `PROXIES \\(2\\)\\n {2}PROXY +LOAD +HEALTHY +LATENCY +LABELS +COOLDOWNS\\n {2}eu-1 +2/4 +yes +20ms +region=eu +shop\\.example ${left(cooldownUntil)} left\\n {2}us-1 +0/2 +no +40ms +- +-\\n`,
+      ),
+    );
     expect(text).toMatch(/HOSTS \(2\)\n {2}HOST +HEALTHY +DRAINING +LEASES\n {2}gpu-a +yes +no +2\n {2}gpu-b +yes +yes +0\n/);
-    expect(text).toMatch(/ROUTE LEASES BY HOST \(2\)\n {2}HOST +ROUTE +FP +MODEL +IDLE\n {2}gpu-a +checkout +"" +m1 +\S+\n {2}gpu-a +checkout +"conv 7" +m1 +\S+\n/);
-    expect(text).toMatch(/LOCKS \(1 held of 2; 1 free or expired not shown, --all-locks lists them\)\n {2}LOCK +STATE +HOLDER +GENERATION +EXPIRES +LEFT\n {2}db +held +worker-a +1 +\S+Z +1\d\.\ds\n/);
+    expect(text).toMatch(
+      /ROUTE LEASES BY HOST \(2\)\n {2}HOST +ROUTE +FP +MODEL +IDLE\n {2}gpu-a +checkout +"" +m1 +\S+\n {2}gpu-a +checkout +"conv 7" +m1 +\S+\n/,
+    );
+    expect(text).toMatch(
+      new RegExp(
+        `LOCKS \\(1 held of 2; 1 free or expired not shown, --all-locks lists them\\)\\n {2}LOCK +STATE +HOLDER +GENERATION +EXPIRES +LEFT\\n {2}db +held +worker-a +1 +${db.expiresAt} +${left(Date.parse(db.expiresAt))}\\n`,
+      ),
+    );
     expect(text).not.toMatch(/\n {2}done /);
 
     const json = await runCli(["status", "--nats", natsUrl(), "--prefix", prefix, "--json", "--all-locks"]);
@@ -48,10 +64,11 @@ describe("leasehold status", () => {
     expect(status.proxies).toEqual((await send("proxy.list", {})).proxies);
     expect(status.hosts).toEqual((await send("host.list", {})).hosts);
     expect(status.routeLeases).toEqual((await send("route.snapshot", {})).leases);
-    const db = status.locks.find((l) => l.name === "db")!;
-    expect(db).toMatchObject({ state: "held", owner: "worker-a", generation: 1 });
-    expect(db.leftMs).toBeGreaterThan(20_000 - (Date.now() - started) - 1000);
-    expect(db.leftMs).toBeLessThanOrEqual(20_000);
+    const dbStatus = status.locks.find((l) => l.name === "db")!;
+    expect(dbStatus).toMatchObject({ state: "held", owner: "worker-a", generation: 1, expiresAt: db.expiresAt });
+    expect(dbStatus.leftMs).toBe(Date.parse(db.expiresAt) - Date.parse(status.at));
+    expect(dbStatus.leftMs).toBeGreaterThan(0);
+    expect(dbStatus.leftMs).toBeLessThanOrEqual(30_000);
     expect(status.locks.find((l) => l.name === "done")).toMatchObject({ state: "free", owner: null, leftMs: null });
 
     const all = await runCli(["status", "--nats", natsUrl(), "--prefix", prefix, "--all-locks"]);
@@ -60,6 +77,10 @@ describe("leasehold status", () => {
     await svc.stop();
     const gone = await runCli(["status", "--nats", natsUrl(), "--prefix", prefix, "--timeout-ms", "1000"]);
     expect(gone.code).toBe(2);
-    expect(gone.stderr).toMatch(new RegExp(`leasehold status: no leasehold service answered ${prefix}\\.v1\\.\\w+\\.\\w+ within 1000 ms .*start one with \`leasehold serve --prefix ${prefix}\``));
+    expect(gone.stderr).toMatch(
+      new RegExp(
+        `leasehold status: no leasehold service answered ${prefix}\\.v1\\.\\w+\\.\\w+ within 1000 ms .*start one with \`leasehold serve --prefix ${prefix}\``,
+      ),
+    );
   });
 });
