@@ -6,6 +6,7 @@
  * supervisor would do, not a fresh server).
  */
 import { spawn, type ChildProcess } from "node:child_process";
+import { randomBytes } from "node:crypto";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
@@ -47,7 +48,7 @@ export interface LocalClusterOptions {
   readonly ports?: readonly number[];
   /** nats-server binary; default the project's (scripts/nats-server.sh). */
   readonly binary?: string;
-  /** Cluster name (default `leasehold-local`). */
+  /** Cluster name (default `leasehold-<random>`, so that two local clusters never mistake each other's routes). */
   readonly name?: string;
   /** How long start and restart may take, ms (default 30000). */
   readonly readyTimeoutMs?: number;
@@ -160,16 +161,6 @@ class Node implements LocalNatsNode {
     this.logger?.info({ node: this.name, signal }, "nats-server stopped");
   }
 
-  /** Polls the monitoring port until JetStream is healthy on this node (which needs a meta leader on a cluster). */
-  async waitHealthy(deadline: number): Promise<void> {
-    for (;;) {
-      if (!this.running) throw new Error(`nats-server ${this.name} exited while starting:\n${this.logTail}`);
-      if (await this.healthy()) return;
-      if (Date.now() > deadline) throw new Error(`nats-server ${this.name} not healthy in time:\n${this.logTail}`);
-      await new Promise((r) => setTimeout(r, 100));
-    }
-  }
-
   /** The node's view of the JetStream meta group (`/jsz`); the leader's view lists the other peers. */
   async metaCluster(): Promise<MetaCluster | undefined> {
     try {
@@ -180,7 +171,8 @@ class Node implements LocalNatsNode {
     }
   }
 
-  private async healthy(): Promise<boolean> {
+  /** True when `/healthz` is ok and, on a cluster, the node knows a meta leader. */
+  async healthy(): Promise<boolean> {
     try {
       const response = await fetch(`http://${HOST}:${this.monitorPort}/healthz`, { signal: AbortSignal.timeout(1000) });
       if (!response.ok) return false;
@@ -246,6 +238,7 @@ export async function startLocalCluster(options: LocalClusterOptions = {}): Prom
       storeDir: join(dir, name, "store"),
     });
   }
+  const clusterName = options.name ?? `leasehold-${randomBytes(4).toString("hex")}`;
   const nodes = specs.map((spec) => {
     mkdirSync(spec.storeDir, { recursive: true });
     const configFile = join(dir, spec.name, "server.conf");
@@ -253,7 +246,7 @@ export async function startLocalCluster(options: LocalClusterOptions = {}): Prom
       configFile,
       nodeConfig(
         spec,
-        options.name ?? "leasehold-local",
+        clusterName,
         specs.filter((s) => s !== spec).map((s) => s.clusterPort),
       ),
     );
@@ -301,41 +294,50 @@ class Cluster implements LocalNatsCluster {
 
   async waitReady(timeoutMs = this.readyTimeoutMs): Promise<void> {
     const deadline = Date.now() + timeoutMs;
-    for (const node of this.nodes) if (node.running) await node.waitHealthy(deadline);
-    if (this.nodes.length === 1) return;
-    // A meta leader alone is not enough: a stream at three replicas is placed only once the leader
-    // counts every running node as a current peer ("no suitable peers for placement" otherwise).
     const running = this.nodes.filter((n) => n.running);
-    let nudgeAt = Date.now() + 8000;
-    while (!(await this.metaPeersCurrent(running))) {
-      if (Date.now() > nudgeAt && Date.now() + 5000 < deadline) {
-        // Seen under load: two nodes bootstrap a meta group of two and the third, though it follows
-        // their leader, never becomes a peer. Restarting that node makes it join as one.
+    let nudgeAt = Date.now() + 10_000;
+    for (;;) {
+      const { ready, suspects } = await this.readiness(running);
+      if (ready) return;
+      if (Date.now() > nudgeAt && suspects.length > 0 && Date.now() + 8000 < deadline) {
+        // Seen under load when three empty nodes start at once: two bootstrap the meta group and the
+        // third never gets in touch with its leader, or follows it without becoming a peer. A restart
+        // of that node makes it join.
         nudgeAt = Infinity;
-        const meta = await this.leaderView(running);
-        const peers = new Set([meta?.leader, ...(meta?.replicas ?? []).map((r) => r.name)]);
-        for (const n of running.filter((x) => !peers.has(x.name))) {
+        for (const n of suspects) {
           await n.kill("SIGTERM");
           n.start();
-          await n.waitHealthy(deadline);
         }
       }
       if (Date.now() > deadline) {
-        const views = await Promise.all(running.map(async (n) => `${n.name}: ${JSON.stringify(await n.metaCluster())}`));
+        const views = await Promise.all(
+          running.map(async (n) => `${n.name}: ${JSON.stringify(await n.metaCluster())}\n${n.logTail.slice(-600)}`),
+        );
         throw new Error(
-          `the JetStream meta group did not see all ${running.length} running nodes as current in time:\n${views.join("\n")}`,
+          `the nats-servers were not ready in time (JetStream healthy on each, every node a current peer of the meta leader):\n${views.join("\n")}`,
         );
       }
       await new Promise((r) => setTimeout(r, 100));
     }
   }
 
-  /** True when the meta leader reports every other running node as a current peer. */
-  private async metaPeersCurrent(running: readonly Node[]): Promise<boolean> {
+  /**
+   * Ready: every running node reports JetStream healthy and, on a cluster, the
+   * meta leader counts every running node as a current peer (a meta leader
+   * alone is not enough: a stream at three replicas is placed only then).
+   * Otherwise the nodes that hold it up, when they can be told.
+   */
+  private async readiness(running: readonly Node[]): Promise<{ ready: boolean; suspects: Node[] }> {
+    const healthy = await Promise.all(running.map((n) => n.healthy()));
+    const unhealthy = running.filter((_, i) => !healthy[i]);
+    for (const n of unhealthy) if (!n.running) throw new Error(`nats-server ${n.name} exited while starting:\n${n.logTail}`);
+    if (unhealthy.length > 0) return { ready: false, suspects: unhealthy };
+    if (this.nodes.length === 1) return { ready: true, suspects: [] };
     const meta = await this.leaderView(running);
-    if (meta === undefined) return false;
+    if (meta === undefined) return { ready: false, suspects: [] };
     const current = new Set((meta.replicas ?? []).filter((r) => r.current).map((r) => r.name));
-    return running.every((n) => n.name === meta.leader || current.has(n.name));
+    const behind = running.filter((n) => n.name !== meta.leader && !current.has(n.name));
+    return { ready: behind.length === 0, suspects: behind };
   }
 
   /** The meta leader's view of the group (the only view listing the other peers), if a running node has it. */

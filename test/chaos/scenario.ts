@@ -207,17 +207,14 @@ export async function runChaos(settings: ChaosSettings): Promise<ChaosReport> {
   }
 }
 
-/** Starts `serve` with every node's URL; a service that does not take a list yet gets the first alone. */
-async function startServe(cluster: LocalNatsCluster, name: string, prefix: string, replicas: number): Promise<ServeProcess> {
-  const settings = { name, prefix, replicas, args: ["--cooldown-ms", String(COOLDOWN_MS), "--max-ttl-ms", String(MAX_TTL_MS)] };
-  if (cluster.urls.length > 1) {
-    try {
-      return await ServeProcess.start({ ...settings, nats: cluster.urls.join(",") });
-    } catch {
-      // Fall through to one URL: the client learns the other nodes from the cluster.
-    }
-  }
-  return ServeProcess.start({ ...settings, nats: cluster.urls[0]! });
+/** Starts `serve` on every node of the cluster with the run's settings. */
+function startServe(cluster: LocalNatsCluster, name: string, prefix: string, replicas: number): Promise<ServeProcess> {
+  return ServeProcess.startOn(cluster, {
+    name,
+    prefix,
+    replicas,
+    args: ["--cooldown-ms", String(COOLDOWN_MS), "--max-ttl-ms", String(MAX_TTL_MS)],
+  });
 }
 
 /** A lease the probe holds on each lock for the comparison (long enough to outlive it), by name. */

@@ -6,6 +6,7 @@
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { fileURLToPath } from "node:url";
+import type { LocalNatsCluster } from "../../src/cluster/local-cluster.ts";
 
 /**
  * The `leasehold` entry to run: this checkout's, or another build's when
@@ -70,6 +71,11 @@ export class ServeProcess {
       }),
     );
     process.once("exit", () => this.child.kill("SIGKILL"));
+  }
+
+  /** Starts an instance connected to every node of a local cluster (`--nats a,b,c`) and waits until it serves. */
+  static startOn(cluster: LocalNatsCluster, settings: Omit<ServeSettings, "nats">): Promise<ServeProcess> {
+    return ServeProcess.start({ ...settings, nats: cluster.urls.join(",") });
   }
 
   /** Starts an instance and waits until it logs that it serves. */

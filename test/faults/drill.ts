@@ -9,7 +9,7 @@ import { randomUUID } from "node:crypto";
 import { connect } from "@nats-io/transport-node";
 import { startLocalCluster, type LocalNatsCluster } from "../../src/cluster/local-cluster.ts";
 import { availability, longestWaitAfter, unservedBreakdown, type Availability, type OpRecord } from "../chaos/history.ts";
-import { ServeProcess, type ServeSettings } from "../chaos/serve-process.ts";
+import { ServeProcess } from "../chaos/serve-process.ts";
 import { Workload } from "../chaos/workload.ts";
 
 /** Settings of one drill. */
@@ -75,7 +75,9 @@ export async function runRestartDrill(settings: DrillSettings): Promise<DrillRep
   try {
     const replicas = settings.nodes === 3 ? 3 : 1;
     instances.push(
-      ...(await Promise.all(["A", "B"].map((name) => startServe(cluster, { name, prefix, replicas, args: ["--cooldown-ms", "3000"] })))),
+      ...(await Promise.all(
+        ["A", "B"].map((name) => ServeProcess.startOn(cluster, { name, prefix, replicas, args: ["--cooldown-ms", "3000"] })),
+      )),
     );
     workload = new Workload({
       prefix,
@@ -125,22 +127,6 @@ export async function runRestartDrill(settings: DrillSettings): Promise<DrillRep
     await Promise.all(instances.map((p) => p.kill()));
     await cluster.stop();
   }
-}
-
-/**
- * Starts `serve` with every node's URL (`--nats a,b,c`); a service that does
- * not take a list yet gets the first URL alone (it learns the others from the
- * cluster).
- */
-export async function startServe(cluster: LocalNatsCluster, settings: Omit<ServeSettings, "nats">): Promise<ServeProcess> {
-  if (cluster.urls.length > 1) {
-    try {
-      return await ServeProcess.start({ ...settings, nats: cluster.urls.join(",") });
-    } catch {
-      // Fall through to one URL.
-    }
-  }
-  return ServeProcess.start({ ...settings, nats: cluster.urls[0]! });
 }
 
 /** Polls `$SRV.PING.leasehold.<id>` of each instance until it answers; ms after `backAt`, or null. */
