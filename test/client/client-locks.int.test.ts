@@ -156,13 +156,12 @@ describe("client.lock", () => {
     expect(t.requestId).toBe(silent.seen[0]!.body.requestId);
     expect(silent.seen.map((s) => s.body.requestId)).toEqual([t.requestId, t.requestId]);
 
-    // Nobody serves this prefix: answered at once by NATS, not after a timeout.
-    const nobody = await h.client(uniquePrefix(), { timeoutMs: 5000 });
-    const started = performance.now();
+    // Nobody serves this prefix: answered by NATS (no responders), not by the request's deadline, which is set
+    // past the test's own timeout so that waiting for it would fail the test.
+    const nobody = await h.client(uniquePrefix(), { timeoutMs: 120_000 });
     const error = await nobody.lock.get({ name: "x" }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(LeaseholdTransportError);
     expect(error).not.toBeInstanceOf(LeaseholdTimeoutError);
     expect((error as LeaseholdTransportError).noResponders).toBe(true);
-    expect(performance.now() - started).toBeLessThan(2000);
   });
 });
