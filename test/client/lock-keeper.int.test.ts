@@ -126,7 +126,7 @@ describe("client.lock.keep", () => {
     const watcher = await h.connect();
     const renews: { at: number; etag: string }[] = [];
     const sub = watcher.subscribe(`${prefix}.v1.lock.renew`, {
-      callback: (_e, m) => renews.push({ at: performance.now(), etag: m.json<{ etag: string }>().etag }),
+      callback: (_e, m) => void renews.push({ at: performance.now(), etag: m.json<{ etag: string }>().etag }),
     });
     h.defer(() => sub.unsubscribe());
     await watcher.flush();
