@@ -252,6 +252,8 @@ async function main(): Promise<void> {
     const section = [
       START,
       "",
+      "## Latest `npm run bench`",
+      "",
       `\`npm run bench\` (label ${values.label}), started ${started.toISOString()}; node ${machine?.node}, nats-server ${machine?.natsServer}, ${machine?.cpuModel} x ${machine?.cores}; load at start of the first bench ${machine?.loadAvgAtStart?.join(" ")}. Results: \`${file.slice(file.indexOf("bench/results"))}\`.`,
       "",
       table,
