@@ -66,9 +66,13 @@ try {
 
     const started = Date.now();
     const code = await new Promise<number | null>((resolve) => {
-      const child = spawn(process.execPath, [BIN, "audit", "--nats", nats.url, "--prefix", prefix, "--cooldown-ms", String(sim.config.cooldownMs)], {
-        stdio: ["ignore", "ignore", "inherit"],
-      });
+      const child = spawn(
+        process.execPath,
+        [BIN, "audit", "--nats", nats.url, "--prefix", prefix, "--cooldown-ms", String(sim.config.cooldownMs)],
+        {
+          stdio: ["ignore", "ignore", "inherit"],
+        },
+      );
       child.once("exit", resolve);
     });
     if (code !== 0) throw new Error(`leasehold audit exited ${code}`);
@@ -95,7 +99,11 @@ try {
       markdownTable(
         ["audit of the JetStream stream", "median of " + repeats, "events/s"],
         [
-          ["library (auditStream over JetStreamEventLog.readStream)", `${round(result.libraryMs / 1000, 2)} s`, result.libraryEventsPerSecond],
+          [
+            "library (auditStream over JetStreamEventLog.readStream)",
+            `${round(result.libraryMs / 1000, 2)} s`,
+            result.libraryEventsPerSecond,
+          ],
           ["`leasehold audit` command, end to end", `${round(result.commandMs / 1000, 2)} s`, result.commandEventsPerSecond],
         ],
       ),

@@ -49,7 +49,9 @@ try {
   console.log("health checker: gpu-1 is down, gpu-2 is draining (durable commands)");
   const down = await client.durable.host.set({ host: "gpu-1", healthy: false }, { awaitReply: true });
   const drain = await client.durable.host.set({ host: "gpu-2", healthy: true, draining: true }, { awaitReply: true });
-  console.log(`  stored as ${down.stream} #${down.seq} and #${drain.seq}, carried out: ${JSON.stringify(down.reply)} ${JSON.stringify(drain.reply)}`);
+  console.log(
+    `  stored as ${down.stream} #${down.seq} and #${drain.seq}, carried out: ${JSON.stringify(down.reply)} ${JSON.stringify(drain.reply)}`,
+  );
   await place("acme", "", "llama");
   await place("acme", "chat-101", "llama");
   await place("globex", "chat-201", "llama");

@@ -42,7 +42,16 @@ try {
   for (const p of proxies) await client.proxy.register({ ...p, maxLeases: 2, labels: { pool } });
   console.log(`registered ${proxies.map((p) => `${p.proxy} (${p.latencyMs} ms)`).join(", ")}`);
 
-  const pages = ["news.example/1", "shop.example/a", "shop.example/b", "shop.example/c", "news.example/2", "shop.example/d", "shop.example/e", "news.example/3"];
+  const pages = [
+    "news.example/1",
+    "shop.example/a",
+    "shop.example/b",
+    "shop.example/c",
+    "news.example/2",
+    "shop.example/d",
+    "shop.example/e",
+    "news.example/3",
+  ];
   for (const page of pages) {
     const url = new URL(`https://${page}`);
     try {
@@ -54,7 +63,9 @@ try {
     } catch (e) {
       if (!(e instanceof NoMatchError)) throw e;
       const s = e.stats;
-      console.log(`GET ${page}: no proxy available (NO_MATCH: considered ${s.considered}, in cooldown ${s.inCooldown}, at capacity ${s.atCapacity}, unhealthy ${s.unhealthy})`);
+      console.log(
+        `GET ${page}: no proxy available (NO_MATCH: considered ${s.considered}, in cooldown ${s.inCooldown}, at capacity ${s.atCapacity}, unhealthy ${s.unhealthy})`,
+      );
     }
   }
 

@@ -72,7 +72,10 @@ export function addServiceOptions(command: Command): Command {
     DEFAULTS.dedupWindowMs,
   );
   command.addOption(
-    new Option("--cooldown-backoff <factor>", "proxies: each further cooldown of a (proxy, target) streak lasts this factor times the one before (1: every cooldown lasts --cooldown-ms)")
+    new Option(
+      "--cooldown-backoff <factor>",
+      "proxies: each further cooldown of a (proxy, target) streak lasts this factor times the one before (1: every cooldown lasts --cooldown-ms)",
+    )
       .env("LEASEHOLD_COOLDOWN_BACKOFF")
       .default(String(DEFAULTS.cooldownBackoff)),
   );

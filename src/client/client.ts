@@ -116,7 +116,11 @@ export class ProxyApi {
    * releases, returning `fn`'s value; when `fn` throws, nothing is reported
    * and the lease is released (see {@link withProxyLease}).
    */
-  withLease<V>(request: T.ProxyAcquireRequest, fn: (lease: ProxyLeaseHandle) => Promise<ProxyOutcome<V>>, options?: CallOptions): Promise<V> {
+  withLease<V>(
+    request: T.ProxyAcquireRequest,
+    fn: (lease: ProxyLeaseHandle) => Promise<ProxyOutcome<V>>,
+    options?: CallOptions,
+  ): Promise<V> {
     return withProxyLease(this, request, fn, options);
   }
 }

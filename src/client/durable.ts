@@ -87,7 +87,10 @@ export class DurableApi {
 
   constructor(private readonly transport: Transport) {
     const m = <Req extends T.RequestBase, Reply>(kind: string, op: string) =>
-      ((request: Req, options?: DurableOptions | DurableReplyOptions) => this.send<Reply>(kind, op, request, options)) as DurableMethod<Req, Reply>;
+      ((request: Req, options?: DurableOptions | DurableReplyOptions) => this.send<Reply>(kind, op, request, options)) as DurableMethod<
+        Req,
+        Reply
+      >;
     this.lock = { acquire: m("lock", "acquire"), renew: m("lock", "renew"), release: m("lock", "release"), reset: m("lock", "reset") };
     this.proxy = {
       register: m("proxy", "register"),
@@ -144,7 +147,13 @@ export class DurableApi {
     }
   }
 
-  private async publish(subject: string, payload: string, requestId: string, h: ReturnType<typeof natsHeaders>, timeoutMs: number): Promise<PubAck> {
+  private async publish(
+    subject: string,
+    payload: string,
+    requestId: string,
+    h: ReturnType<typeof natsHeaders>,
+    timeoutMs: number,
+  ): Promise<PubAck> {
     this.js ??= jetstream(this.transport.nc);
     for (let attempt = 1; ; attempt++) {
       try {

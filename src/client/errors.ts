@@ -225,8 +225,7 @@ export const ERROR_HEADER = "Nats-Service-Error";
 /** Builds the contract error a failure reply describes (the right subclass, with its details). */
 export function errorFromReply(status: number, headerMessage: string | undefined, body: unknown, subject?: string): LeaseholdError {
   const error = (typeof body === "object" && body !== null ? (body as { error?: unknown }).error : undefined) as
-    | Record<string, unknown>
-    | undefined;
+    Record<string, unknown> | undefined;
   const code = typeof error?.code === "string" ? error.code : "UNKNOWN";
   const message = typeof error?.message === "string" ? error.message : (headerMessage ?? `service error ${status}`);
   const details: Record<string, unknown> = {};

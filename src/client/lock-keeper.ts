@@ -244,14 +244,17 @@ export class LockKeeper implements AsyncDisposable {
 
   private scheduleRenew(delayMs: number, requestId?: string): void {
     this.timers.clearTimeout(this.renewTimer);
-    this.renewTimer = this.timers.setTimeout(() => {
-      if (this.state !== "held") return;
-      const attempt = this.attempt(requestId ?? randomUUID());
-      this.inFlight = attempt;
-      void attempt.finally(() => {
-        if (this.inFlight === attempt) this.inFlight = undefined;
-      });
-    }, Math.max(0, delayMs));
+    this.renewTimer = this.timers.setTimeout(
+      () => {
+        if (this.state !== "held") return;
+        const attempt = this.attempt(requestId ?? randomUUID());
+        this.inFlight = attempt;
+        void attempt.finally(() => {
+          if (this.inFlight === attempt) this.inFlight = undefined;
+        });
+      },
+      Math.max(0, delayMs),
+    );
   }
 
   /**

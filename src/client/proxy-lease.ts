@@ -60,7 +60,10 @@ export class HeldProxyLease implements ProxyLeaseHandle, AsyncDisposable {
   ) {
     ({ id: this.id, proxy: this.proxy, target: this.target, expiresAt: this.expiresAt } = reply.lease);
     this.stats = reply.stats;
-    this.timer = setTimeout(() => this.expiry.abort(new Error(`proxy lease ${this.id} on ${this.proxy} has expired`)), Math.max(0, ttlLeftMs));
+    this.timer = setTimeout(
+      () => this.expiry.abort(new Error(`proxy lease ${this.id} on ${this.proxy} has expired`)),
+      Math.max(0, ttlLeftMs),
+    );
   }
 
   /** Aborted when the lease's TTL has run out (by the local clock, from when the acquire was sent). */

@@ -46,7 +46,8 @@ export class Transport {
     options: LeaseholdClientOptions = {},
   ) {
     const prefix = options.prefix ?? "leasehold";
-    if (!isValidPrefix(prefix)) throw new TypeError(`invalid prefix ${JSON.stringify(prefix)}: subject tokens of A-Z a-z 0-9 _ - separated by dots`);
+    if (!isValidPrefix(prefix))
+      throw new TypeError(`invalid prefix ${JSON.stringify(prefix)}: subject tokens of A-Z a-z 0-9 _ - separated by dots`);
     const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     if (!Number.isFinite(timeoutMs) || timeoutMs < 1) throw new TypeError(`timeoutMs must be at least 1, got ${timeoutMs}`);
     this.subjects = new Subjects(prefix);
@@ -54,7 +55,14 @@ export class Transport {
   }
 
   /** Sends one request (a mutation gets a requestId) and returns the success body; throws a LeaseholdError or a LeaseholdTransportError. */
-  async request<Reply>(kind: string, op: string, body: object, mutating: boolean, options: CallOptions = {}, repeatable = false): Promise<Reply> {
+  async request<Reply>(
+    kind: string,
+    op: string,
+    body: object,
+    mutating: boolean,
+    options: CallOptions = {},
+    repeatable = false,
+  ): Promise<Reply> {
     const subject = this.subjects.command(kind, op);
     const given = (body as { requestId?: string }).requestId;
     const requestId = given ?? (mutating && options.autoRequestId !== false ? randomUUID() : undefined);

@@ -50,12 +50,19 @@ export async function requestService<T>(nc: NatsConnection, subjects: Subjects, 
     );
   }
   const status = reply.headers?.get("Nats-Service-Error-Code");
-  if (status) throw new ToolConnectionError(`the service answered ${subject} with ${status} ${reply.headers?.get("Nats-Service-Error") ?? ""}`);
+  if (status)
+    throw new ToolConnectionError(`the service answered ${subject} with ${status} ${reply.headers?.get("Nats-Service-Error") ?? ""}`);
   return reply.json<T>();
 }
 
 /** Collects the live view: three read requests to the service, and the lock subjects of the stream folded at `now`. */
-export async function collectStatus(nc: NatsConnection, log: EventLog, subjects: Subjects, now: () => number, timeoutMs = 5000): Promise<ServiceStatus> {
+export async function collectStatus(
+  nc: NatsConnection,
+  log: EventLog,
+  subjects: Subjects,
+  now: () => number,
+  timeoutMs = 5000,
+): Promise<ServiceStatus> {
   const [proxies, hosts, snapshot] = await Promise.all([
     requestService<{ proxies: ProxyView[] }>(nc, subjects, "proxy.list", timeoutMs),
     requestService<{ hosts: HostReplayView[] }>(nc, subjects, "host.list", timeoutMs),
@@ -99,7 +106,9 @@ export function renderStatus(status: ServiceStatus, allLocks = false): string[] 
         yesNo(p.healthy),
         `${p.latencyMs}ms`,
         labelsText(p.labels),
-        p.cooldowns.map((c) => `${c.target === "" ? "(global)" : cell(c.target)} ${formatDuration(Date.parse(c.untilAt) - at)} left`).join(", ") || "-",
+        p.cooldowns
+          .map((c) => `${c.target === "" ? "(global)" : cell(c.target)} ${formatDuration(Date.parse(c.untilAt) - at)} left`)
+          .join(", ") || "-",
       ]),
     ),
     "",
@@ -114,7 +123,11 @@ export function renderStatus(status: ServiceStatus, allLocks = false): string[] 
       ["HOST", "ROUTE", "FP", "MODEL", "IDLE"],
       [...byHost.keys()]
         .sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))
-        .flatMap((host) => byHost.get(host)!.map((l) => [cell(host), cell(l.route), cell(l.fp), cell(l.model), formatDuration(at - Date.parse(l.lastUsedAt))])),
+        .flatMap((host) =>
+          byHost
+            .get(host)!
+            .map((l) => [cell(host), cell(l.route), cell(l.fp), cell(l.model), formatDuration(at - Date.parse(l.lastUsedAt))]),
+        ),
     ),
     "",
     ...renderTable(

@@ -6,7 +6,14 @@
  */
 import { describe, expect, it, vi } from "vitest";
 import { jetstreamManager } from "@nats-io/jetstream";
-import { LeaseExistsError, LeaseholdClient, LeaseholdTimeoutError, LeaseholdTransportError, UnknownHostError, type DurableAck } from "../../src/index.ts";
+import {
+  LeaseExistsError,
+  LeaseholdClient,
+  LeaseholdTimeoutError,
+  LeaseholdTransportError,
+  UnknownHostError,
+  type DurableAck,
+} from "../../src/index.ts";
 import { collect, createCommandStream, eventsOfKind } from "../support/durable.ts";
 import { startTestService, uniquePrefix } from "../support/nats.ts";
 import { expectRejects, useClientHarness } from "./harness.ts";
@@ -24,7 +31,10 @@ describe("client.durable", () => {
 
     const generated = await client.durable.host.set({ host: "h2", healthy: true, draining: true });
     expect(generated.requestId).toMatch(/^[0-9a-f-]{36}$/);
-    await vi.waitFor(async () => expect((await client.host.list()).hosts.map((x) => x.host)).toEqual(["h1", "h2"]), { timeout: 5000, interval: 20 });
+    await vi.waitFor(async () => expect((await client.host.list()).hosts.map((x) => x.host)).toEqual(["h1", "h2"]), {
+      timeout: 5000,
+      interval: 20,
+    });
     const events = await eventsOfKind(nc, prefix, "host");
     expect(events.map((e) => [e.id, e.requestId])).toEqual([
       ["h1", "set-h1"],
@@ -48,12 +58,17 @@ describe("client.durable", () => {
     expect((await d.proxy.register({ proxy: "p1", maxLeases: 2 }, reply)).reply).toEqual({ proxy: "p1" });
     const acquired = (await d.proxy.acquire({ ttlMs: 30_000, target: "t" }, reply)).reply;
     expect(acquired).toMatchObject({ lease: { proxy: "p1", target: "t" }, stats: { considered: 1 } });
-    expect((await d.proxy.report({ leaseId: acquired.lease.id, result: "rate_limited" }, reply)).reply.cooldownUntilAt).toEqual(expect.any(String));
+    expect((await d.proxy.report({ leaseId: acquired.lease.id, result: "rate_limited" }, reply)).reply.cooldownUntilAt).toEqual(
+      expect.any(String),
+    );
     expect((await d.proxy.release({ leaseId: acquired.lease.id }, reply)).reply).toEqual({});
     expect((await d.proxy.remove({ proxy: "p1" }, reply)).reply).toEqual({ proxy: "p1" });
 
     expect((await d.host.set({ host: "h1", healthy: true }, reply)).reply).toEqual({ host: "h1" });
-    expect((await d.route.acquire({ route: "r", fp: "", model: "m", candidates: ["h1"] }, reply)).reply).toEqual({ host: "h1", reused: false });
+    expect((await d.route.acquire({ route: "r", fp: "", model: "m", candidates: ["h1"] }, reply)).reply).toEqual({
+      host: "h1",
+      reused: false,
+    });
     expect((await d.route.move({ route: "r", fp: "x", model: "m", host: "h1" }, reply)).reply).toEqual({ from: "", host: "h1" });
     expect((await d.route.candidates({ route: "r", hosts: ["h2"] }, reply)).reply).toEqual({});
     // Pinned where its leases are, so none is displaced.
@@ -77,12 +92,15 @@ describe("client.durable", () => {
 
     await createCommandStream(nc, prefix);
     // Stored, but nobody answers yet: waiting for the reply times out, the command stays.
-    const unanswered = await client.durable.host.set({ host: "h0", healthy: true }, { awaitReply: true, replyTimeoutMs: 200 }).catch((e: unknown) => e);
+    const unanswered = await client.durable.host
+      .set({ host: "h0", healthy: true }, { awaitReply: true, replyTimeoutMs: 200 })
+      .catch((e: unknown) => e);
     expect(unanswered).toBeInstanceOf(LeaseholdTimeoutError);
     const replies = collect(nc, `${prefix}.replies`);
     h.defer(() => replies.stop());
     const acks: DurableAck[] = [];
-    for (const host of ["h1", "h2", "h3"]) acks.push(await client.durable.host.set({ host, healthy: true }, { replyTo: `${prefix}.replies` }));
+    for (const host of ["h1", "h2", "h3"])
+      acks.push(await client.durable.host.set({ host, healthy: true }, { replyTo: `${prefix}.replies` }));
     expect(acks.map((a) => a.seq)).toEqual([2, 3, 4]);
     const jsm = await jetstreamManager(nc);
     expect((await jsm.streams.info(`${prefix.toUpperCase()}_COMMANDS`)).state.messages).toBe(4);

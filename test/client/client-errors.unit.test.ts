@@ -27,7 +27,10 @@ function failure(code: ErrorCode, message: string, details?: Record<string, unkn
   const h = headers();
   h.set("Nats-Service-Error-Code", String(STATUS[code]));
   h.set("Nats-Service-Error", message);
-  return { data: encoder.encode(JSON.stringify(errorBody(details === undefined ? { code, message } : { code, message, details }))), headers: h };
+  return {
+    data: encoder.encode(JSON.stringify(errorBody(details === undefined ? { code, message } : { code, message, details }))),
+    headers: h,
+  };
 }
 
 describe("client errors", () => {

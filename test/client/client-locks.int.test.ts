@@ -56,7 +56,12 @@ describe("client.lock", () => {
     const bad = await expectRejects(client.lock.acquire({ name: "", owner: "alice" }), BadRequestError, "BAD_REQUEST", 400);
     expect(bad.message).toMatch(/name/);
 
-    const tooLong = await expectRejects(client.lock.acquire({ name: "l", owner: "alice", ttlMs: 20_001 }), TtlExceedsMaxError, "TTL_EXCEEDS_MAX", 400);
+    const tooLong = await expectRejects(
+      client.lock.acquire({ name: "l", owner: "alice", ttlMs: 20_001 }),
+      TtlExceedsMaxError,
+      "TTL_EXCEEDS_MAX",
+      400,
+    );
     expect([tooLong.ttlMs, tooLong.maxTtlMs]).toEqual([20_001, 20_000]);
     expect(tooLong.details).toEqual({ ttlMs: 20_001, maxTtlMs: 20_000 });
 

@@ -12,7 +12,9 @@ const h = useClientHarness();
 describe("client.proxy", () => {
   it("register, list, acquire, counts, report, release and remove answer the contract's typed replies", async () => {
     const { client } = await h.start({ cooldownMs: 60_000 });
-    expect(await client.proxy.register({ proxy: "p-eu", maxLeases: 2, latencyMs: 40, labels: { region: "eu" } })).toEqual({ proxy: "p-eu" });
+    expect(await client.proxy.register({ proxy: "p-eu", maxLeases: 2, latencyMs: 40, labels: { region: "eu" } })).toEqual({
+      proxy: "p-eu",
+    });
     expect(await client.proxy.register({ proxy: "p-us", maxLeases: 1, latencyMs: 10 })).toEqual({ proxy: "p-us" });
     expect(await client.proxy.list()).toEqual({
       proxies: [
@@ -52,7 +54,12 @@ describe("client.proxy", () => {
     await client.proxy.register({ proxy: "full", maxLeases: 0 });
     await client.proxy.register({ proxy: "sick", maxLeases: 5, healthy: false });
 
-    const unknown = await expectRejects(client.proxy.acquire({ ttlMs: 1000, candidates: ["full", "ghost", "wraith"] }), UnknownProxyError, "UNKNOWN_PROXY", 404);
+    const unknown = await expectRejects(
+      client.proxy.acquire({ ttlMs: 1000, candidates: ["full", "ghost", "wraith"] }),
+      UnknownProxyError,
+      "UNKNOWN_PROXY",
+      404,
+    );
     expect(unknown.proxies).toEqual(["ghost", "wraith"]);
     const removed = await expectRejects(client.proxy.remove({ proxy: "ghost" }), UnknownProxyError, "UNKNOWN_PROXY", 404);
     expect(removed.proxies).toEqual(["ghost"]);

@@ -23,12 +23,21 @@ describe("client.host and client.route", () => {
     });
 
     // Equal loads: the smallest name; the draining host is never chosen.
-    expect(await client.route.acquire({ route: "chat", fp: "", model: "m", candidates: ["h3", "h2", "h1"] })).toEqual({ host: "h1", reused: false });
-    expect(await client.route.acquire({ route: "chat", fp: "", model: "m", candidates: ["h3", "h2", "h1"] })).toEqual({ host: "h1", reused: true });
+    expect(await client.route.acquire({ route: "chat", fp: "", model: "m", candidates: ["h3", "h2", "h1"] })).toEqual({
+      host: "h1",
+      reused: false,
+    });
+    expect(await client.route.acquire({ route: "chat", fp: "", model: "m", candidates: ["h3", "h2", "h1"] })).toEqual({
+      host: "h1",
+      reused: true,
+    });
     // A fingerprinted conversation inherits the route's own host.
     expect(await client.route.acquire({ route: "chat", fp: "c1", model: "m", candidates: ["h2"] })).toEqual({ host: "h1", reused: true });
     // Another route goes to the least loaded host.
-    expect(await client.route.acquire({ route: "mail", fp: "", model: "m", candidates: ["h1", "h2"] })).toEqual({ host: "h2", reused: false });
+    expect(await client.route.acquire({ route: "mail", fp: "", model: "m", candidates: ["h1", "h2"] })).toEqual({
+      host: "h2",
+      reused: false,
+    });
 
     const chat = await client.route.get({ route: "chat" });
     expect(chat.pinned).toBe("");
@@ -78,7 +87,8 @@ describe("client.host and client.route", () => {
     await client.route.acquire({ route: "hot", fp: "", model: "m", candidates: ["h1"] });
     const subject = svc.service.subjects.event("route", "hot");
     const before = await svc.service.log.lastSubjectSeq(subject);
-    for (let i = 0; i < 5; i++) expect(await client.route.acquire({ route: "hot", fp: "", model: "m", candidates: ["h1"] })).toEqual({ host: "h1", reused: true });
+    for (let i = 0; i < 5; i++)
+      expect(await client.route.acquire({ route: "hot", fp: "", model: "m", candidates: ["h1"] })).toEqual({ host: "h1", reused: true });
     expect(await svc.service.log.lastSubjectSeq(subject)).toBe(before);
   });
 });

@@ -61,7 +61,14 @@ class ScriptedLocks implements KeeperLockApi {
   /** A fresh lease of generation 7 with a new etag. */
   lease(ttlMs = TTL): LockLease {
     this.serial++;
-    return { name: "job", owner: "me", generation: 7, etag: `e${this.serial}`, expiresAt: new Date(Date.now() + ttlMs).toISOString(), ttlMs };
+    return {
+      name: "job",
+      owner: "me",
+      generation: 7,
+      etag: `e${this.serial}`,
+      expiresAt: new Date(Date.now() + ttlMs).toISOString(),
+      ttlMs,
+    };
   }
 
   /** Answers the renew left hanging. */
@@ -79,7 +86,8 @@ class ScriptedLocks implements KeeperLockApi {
   }
 }
 
-const refusal = (Class: new (code: string, message: string, init: LeaseholdErrorInit) => LeaseholdError, code: string, status: number) => new Class(code, `${code} for the test`, { status });
+const refusal = (Class: new (code: string, message: string, init: LeaseholdErrorInit) => LeaseholdError, code: string, status: number) =>
+  new Class(code, `${code} for the test`, { status });
 
 beforeEach(() => {
   vi.useFakeTimers({ now: 1_000_000 });
@@ -112,10 +120,7 @@ describe("LockKeeper timing", () => {
     const api = new ScriptedLocks();
     const t0 = Date.now();
     const keeper = await keepLock(api, { name: "job", owner: "me", timers }, 5000);
-    api.script = [
-      { error: new LeaseholdTimeoutError("s", 100, 1, "x") },
-      { error: refusal(UnavailableError, "UNAVAILABLE", 503) },
-    ];
+    api.script = [{ error: new LeaseholdTimeoutError("s", 100, 1, "x") }, { error: refusal(UnavailableError, "UNAVAILABLE", 503) }];
     await vi.advanceTimersByTimeAsync(1500);
     const [first, second, third] = api.renews;
     expect([first!.at - t0, second!.at - t0, third!.at - t0]).toEqual([1000, 1166, 1332]);

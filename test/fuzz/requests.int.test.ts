@@ -126,12 +126,10 @@ const body: fc.Arbitrary<{ kind: string; bytes: Uint8Array }> = fc.oneof(
   },
   {
     weight: 2,
-    arbitrary: fc
-      .constantFrom(...FIELDS)
-      .map((f) => ({
-        kind: "surrogate",
-        bytes: encoder.encode(`{"${f}":"\\ud800","name":"\\udfff","owner":"o","proxy":"p","maxLeases":1,"host":"h","healthy":true}`),
-      })),
+    arbitrary: fc.constantFrom(...FIELDS).map((f) => ({
+      kind: "surrogate",
+      bytes: encoder.encode(`{"${f}":"\\ud800","name":"\\udfff","owner":"o","proxy":"p","maxLeases":1,"host":"h","healthy":true}`),
+    })),
   },
   {
     weight: 1,

@@ -9,7 +9,13 @@ import { jetstream, jetstreamManager, RetentionPolicy, StorageType } from "@nats
 import { decodeEvent, isUnparsable, Subjects, type EventEnvelope } from "../../src/events/index.ts";
 
 /** Publishes one durable command with `Nats-Msg-Id` = requestId and an optional reply subject. */
-export async function publishCommand(nc: NatsConnection, prefix: string, kindOp: string, body: Record<string, unknown>, replyTo?: string): Promise<void> {
+export async function publishCommand(
+  nc: NatsConnection,
+  prefix: string,
+  kindOp: string,
+  body: Record<string, unknown>,
+  replyTo?: string,
+): Promise<void> {
   const h = headers();
   if (typeof body.requestId === "string") h.set("Nats-Msg-Id", body.requestId);
   if (replyTo !== undefined) h.set("Leasehold-Reply-To", replyTo);

@@ -23,12 +23,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
   const dir = mkdtempSync(join(tmpdir(), "leasehold-nats-"));
   writeFileSync(
     join(dir, "server.conf"),
-    [
-      "listen: 127.0.0.1:-1",
-      `ports_file_dir: "${dir}"`,
-      "max_payload: 1MB",
-      `jetstream { store_dir: "${join(dir, "js")}" }`,
-    ].join("\n"),
+    ["listen: 127.0.0.1:-1", `ports_file_dir: "${dir}"`, "max_payload: 1MB", `jetstream { store_dir: "${join(dir, "js")}" }`].join("\n"),
   );
   const child = spawn(binary, ["-c", join(dir, "server.conf")], { stdio: ["ignore", "ignore", "pipe"] });
   let stderr = "";

@@ -96,7 +96,12 @@ export async function startRouteHarness(options: RouteHarnessOptions = {}): Prom
       await module.stop?.();
     },
     events(kind, id) {
-      const filter = kind === undefined ? `${subjects.prefix}.events.` : id === undefined ? `${subjects.prefix}.events.${kind}.` : subjects.event(kind, id);
+      const filter =
+        kind === undefined
+          ? `${subjects.prefix}.events.`
+          : id === undefined
+            ? `${subjects.prefix}.events.${kind}.`
+            : subjects.event(kind, id);
       const out: RecordedEvent[] = [];
       for (const m of log.messages) {
         if (id === undefined ? !m.subject.startsWith(filter) : m.subject !== filter) continue;

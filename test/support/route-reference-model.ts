@@ -226,7 +226,9 @@ export class RouteReferenceModel {
   /** The seed's `Snapshot`: every lease sorted by route, fp, model. */
   snapshot(): ModelLease[] {
     const cmp = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
-    return [...this.leases.values()].map((l) => ({ ...l })).sort((a, b) => cmp(a.route, b.route) || cmp(a.fp, b.fp) || cmp(a.model, b.model));
+    return [...this.leases.values()]
+      .map((l) => ({ ...l }))
+      .sort((a, b) => cmp(a.route, b.route) || cmp(a.fp, b.fp) || cmp(a.model, b.model));
   }
 
   /** `host.list`: every host ever set, with its active leases. */

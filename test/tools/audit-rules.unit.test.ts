@@ -19,7 +19,10 @@ function write(scenario: Scenario): MemoryEventLog {
   return log;
 }
 
-async function audit(messages: AsyncIterable<StoredMessage>, options: Partial<AuditOptions> = {}): Promise<{ violations: Violation[]; summary: Awaited<ReturnType<typeof auditStream>> }> {
+async function audit(
+  messages: AsyncIterable<StoredMessage>,
+  options: Partial<AuditOptions> = {},
+): Promise<{ violations: Violation[]; summary: Awaited<ReturnType<typeof auditStream>> }> {
   const violations: Violation[] = [];
   const summary = await auditStream(messages, subjects, { ...CRAFT_AUDIT, ...options, onViolation: (v) => violations.push(v) });
   return { violations, summary };
@@ -54,7 +57,12 @@ describe("audit rules on crafted histories", () => {
 
   it("subject-sequence: a sequence that does not rise along its subject", async () => {
     const [s] = scenarios().filter((x) => x.rule === "lock-two-holders");
-    const ok = s!.messages.map((m, i): StoredMessage => ({ seq: [5, 3, 9][i]!, subject: m.subject(subjects), payload: m.payload, time: CRAFT_T0 + i }));
+    const ok = s!.messages.map((m, i): StoredMessage => ({
+      seq: [5, 3, 9][i]!,
+      subject: m.subject(subjects),
+      payload: m.payload,
+      time: CRAFT_T0 + i,
+    }));
     const stream: AsyncIterable<StoredMessage> = {
       [Symbol.asyncIterator]: () => {
         const it = ok[Symbol.iterator]();

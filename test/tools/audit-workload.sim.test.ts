@@ -78,7 +78,13 @@ describe("audit of a simulated workload", () => {
       at: new Date(now).toISOString(),
       kind: "lock",
       id: live!.id,
-      data: { owner: "intruder", generation: live!.data.generation + 1, ttlMs: 1000, expiresAt: new Date(now + 1000).toISOString(), previousOwner: live!.data.owner },
+      data: {
+        owner: "intruder",
+        generation: live!.data.generation + 1,
+        ttlMs: 1000,
+        expiresAt: new Date(now + 1000).toISOString(),
+        previousOwner: live!.data.owner,
+      },
     };
     const seq = log.appendRaw(subjects.event("lock", live!.id), encodeEvent(forged));
     violations.length = 0;

@@ -45,7 +45,11 @@ beforeAll(async () => {
       for (const i of s.breaks) expected.push({ seq: offset + i + 1, rule: s.rule, subject: s.messages[i]!.subject(subjects) });
       offset += s.messages.length;
     }
-    const last = await publishRaw(nc, prefix, all.flatMap((s) => s.messages.map((m) => ({ subject: m.subject(subjects), payload: m.payload }))));
+    const last = await publishRaw(
+      nc,
+      prefix,
+      all.flatMap((s) => s.messages.map((m) => ({ subject: m.subject(subjects), payload: m.payload }))),
+    );
     expect(last).toBe(offset);
     crafted = { prefix, expected };
   } finally {
@@ -73,9 +77,13 @@ describe("leasehold audit on JetStream", () => {
     const lines = stdout.split("\n").filter((l) => l.startsWith("#"));
     expect(lines).toHaveLength(crafted.expected.length);
     for (const [i, e] of crafted.expected.entries()) {
-      expect(lines[i]).toMatch(new RegExp(`^#${e.seq} \\S+Z (lock|proxy|host|route|${crafted.prefix}\\.events\\.widget)\\S* .*${e.rule}: `));
+      expect(lines[i]).toMatch(
+        new RegExp(`^#${e.seq} \\S+Z (lock|proxy|host|route|${crafted.prefix}\\.events\\.widget)\\S* .*${e.rule}: `),
+      );
     }
-    expect(lines.find((l) => l.includes("lock-two-holders"))).toMatch(/^#\d+ 2026-05-01T00:00:05\.000Z lock "jet stream\.\d+\/lock" lock-two-holders: acquired by w2 \(generation 2\) while w1 holds generation 1 until 2026-05-01T00:00:10\.000Z$/);
+    expect(lines.find((l) => l.includes("lock-two-holders"))).toMatch(
+      /^#\d+ 2026-05-01T00:00:05\.000Z lock "jet stream\.\d+\/lock" lock-two-holders: acquired by w2 \(generation 2\) while w1 holds generation 1 until 2026-05-01T00:00:10\.000Z$/,
+    );
     expect(stdout).toContain(`  violations     ${crafted.expected.length}\n`);
     const counts = new Map<string, number>();
     for (const e of crafted.expected) counts.set(e.rule, (counts.get(e.rule) ?? 0) + 1);
@@ -86,16 +94,36 @@ describe("leasehold audit on JetStream", () => {
   it("--json prints the violations as JSON lines and a summary line; --from/--to narrow what is reported", async () => {
     const json = await runCli(["audit", "--nats", natsUrl(), "--prefix", crafted.prefix, "--cooldown-ms", "60000", "--json"]);
     expect(json.code).toBe(1);
-    const objects = json.stdout.trim().split("\n").map((l) => JSON.parse(l) as Record<string, unknown>);
+    const objects = json.stdout
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
     const summary = objects.pop() as { summary: { violations: number } };
     expect(summary.summary.violations).toBe(crafted.expected.length);
     expect(objects.map((o) => [o.seq, o.rule])).toEqual(crafted.expected.map((e) => [e.seq, e.rule]));
 
     const first = crafted.expected[0]!.seq;
     const second = crafted.expected.find((e) => e.seq > first)!.seq;
-    const narrow = await runCli(["audit", "--nats", natsUrl(), "--prefix", crafted.prefix, "--json", "--from", String(first + 1), "--to", String(second)]);
+    const narrow = await runCli([
+      "audit",
+      "--nats",
+      natsUrl(),
+      "--prefix",
+      crafted.prefix,
+      "--json",
+      "--from",
+      String(first + 1),
+      "--to",
+      String(second),
+    ]);
     expect(narrow.code).toBe(1);
-    expect(narrow.stdout.trim().split("\n").slice(0, -1).map((l) => (JSON.parse(l) as { seq: number }).seq)).toEqual([second]);
+    expect(
+      narrow.stdout
+        .trim()
+        .split("\n")
+        .slice(0, -1)
+        .map((l) => (JSON.parse(l) as { seq: number }).seq),
+    ).toEqual([second]);
   });
 
   it("passes a clean simulated history written into JetStream (exit 0), with progress on stderr", async () => {
@@ -124,7 +152,16 @@ describe("leasehold audit on JetStream", () => {
     expect(violations.slice(0, 5)).toEqual([]);
     expect(summary).toMatchObject({ read: events, violations: 0 });
 
-    const cli = await runCli(["audit", "--nats", natsUrl(), "--prefix", prefix, "--progress", "--cooldown-ms", String(sim.config.cooldownMs)]);
+    const cli = await runCli([
+      "audit",
+      "--nats",
+      natsUrl(),
+      "--prefix",
+      prefix,
+      "--progress",
+      "--cooldown-ms",
+      String(sim.config.cooldownMs),
+    ]);
     expect(cli.code, cli.stdout + cli.stderr).toBe(0);
     expect(cli.stdout).toMatch(/messages read {2}20000\n/);
     expect(cli.stdout).toContain("  violations     0");
@@ -136,7 +173,9 @@ describe("leasehold audit on JetStream", () => {
   it("exits 2 with a message for an unknown prefix, an unreachable server, and a bad flag", async () => {
     const missing = await runCli(["audit", "--nats", natsUrl(), "--prefix", uniquePrefix()]);
     expect(missing.code).toBe(2);
-    expect(missing.stderr).toMatch(/leasehold audit: no event stream T\w+_EVENTS on nats:\/\/.*: no leasehold service has run with --prefix t\w+ there/);
+    expect(missing.stderr).toMatch(
+      /leasehold audit: no event stream T\w+_EVENTS on nats:\/\/.*: no leasehold service has run with --prefix t\w+ there/,
+    );
 
     const down = await runCli(["audit", "--nats", "nats://127.0.0.1:1"]);
     expect(down.code).toBe(2);
@@ -148,7 +187,10 @@ describe("leasehold audit on JetStream", () => {
   });
 
   it("takes the connection from LEASEHOLD_NATS and LEASEHOLD_PREFIX, as serve does", async () => {
-    const { code, stdout } = await runCli(["audit", "--json", "--cooldown-ms", "60000"], { LEASEHOLD_NATS: natsUrl(), LEASEHOLD_PREFIX: crafted.prefix });
+    const { code, stdout } = await runCli(["audit", "--json", "--cooldown-ms", "60000"], {
+      LEASEHOLD_NATS: natsUrl(),
+      LEASEHOLD_PREFIX: crafted.prefix,
+    });
     expect(code).toBe(1);
     expect(stdout.trim().split("\n")).toHaveLength(crafted.expected.length + 1);
   });

@@ -31,7 +31,9 @@ async function record(sim: SimService, routes: readonly string[], locks: readonl
   const [proxies, counts, hosts, snapshot] = await Promise.all(
     ["proxy.list", "proxy.counts", "host.list", "route.snapshot"].map(async (op) => reply(await sim.call(op, {}))),
   );
-  const routeReplies = new Map(await Promise.all(routes.map(async (route) => [route, reply(await sim.call("route.get", { route }))] as const)));
+  const routeReplies = new Map(
+    await Promise.all(routes.map(async (route) => [route, reply(await sim.call("route.get", { route }))] as const)),
+  );
   const lockReplies = new Map(await Promise.all(locks.map(async (name) => [name, reply(await sim.call("lock.get", { name }))] as const)));
   return { at, seq: sim.log.messages.length, proxies, counts, hosts, snapshot, routes: routeReplies, locks: lockReplies };
 }

@@ -111,7 +111,10 @@ describe("leasehold replay", () => {
     await step("short proxy lease", () => send("proxy.acquire", { ttlMs: 300, labels: { region: "us" } }));
     // Nothing is written while the short lease runs out: only the clock moves.
     await step("short proxy lease expired", () =>
-      vi.waitFor(async () => expect((await call(nc, prefix, "proxy.counts", {})).body).toEqual({ counts: { "eu-1": 1 } }), { timeout: 10_000, interval: 50 }),
+      vi.waitFor(async () => expect((await call(nc, prefix, "proxy.counts", {})).body).toEqual({ counts: { "eu-1": 1 } }), {
+        timeout: 10_000,
+        interval: 50,
+      }),
     );
     await step("lock renewed, host draining, route pinned", async () => {
       etag = ((await send("lock.renew", { name: "db", owner: "worker-a", etag })) as { lease: { etag: string } }).lease.etag;
@@ -158,7 +161,9 @@ describe("leasehold replay", () => {
     // And as tables, narrowed to one lock, at the end.
     const table = await runCli(["replay", "--nats", natsUrl(), "--prefix", prefix, "--kind", "lock", "--id", "db"]);
     expect(table.code, table.stderr).toBe(0);
-    expect(table.stdout).toMatch(new RegExp(`^state of ${subjects.eventStream} at \\S+Z \\(through sequence \\d+, \\d+ messages folded\\)\\n\\nLOCKS \\(1\\)\\n`));
+    expect(table.stdout).toMatch(
+      new RegExp(`^state of ${subjects.eventStream} at \\S+Z \\(through sequence \\d+, \\d+ messages folded\\)\\n\\nLOCKS \\(1\\)\\n`),
+    );
     expect(table.stdout).toMatch(/\n {2}db +(held|expired) +worker-b +2 +\w{8} +\S+Z +\S+\n/);
     expect(table.stdout).not.toContain("PROXIES");
   });

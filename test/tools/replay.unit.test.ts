@@ -14,18 +14,40 @@ describe("replay", () => {
     const log = new MemoryEventLog({ now: () => t });
     const subjects = new Subjects("r");
     const put = (kind: "lock" | "host", id: string, type: string, data: Record<string, unknown>) =>
-      log.appendRaw(subjects.event(kind, id), new TextEncoder().encode(JSON.stringify({ type, v: 1, at: new Date(t).toISOString(), kind, id, data })));
-    put("lock", "a", "LockAcquired", { owner: "w1", generation: 1, ttlMs: 5000, expiresAt: new Date(t + 5000).toISOString(), previousOwner: "" });
+      log.appendRaw(
+        subjects.event(kind, id),
+        new TextEncoder().encode(JSON.stringify({ type, v: 1, at: new Date(t).toISOString(), kind, id, data })),
+      );
+    put("lock", "a", "LockAcquired", {
+      owner: "w1",
+      generation: 1,
+      ttlMs: 5000,
+      expiresAt: new Date(t + 5000).toISOString(),
+      previousOwner: "",
+    });
     t += 1000;
     put("host", "h1", "HostStateSet", { healthy: true, draining: false });
     t += 10_000;
-    put("lock", "b", "LockAcquired", { owner: "w2", generation: 1, ttlMs: 5000, expiresAt: new Date(t + 5000).toISOString(), previousOwner: "" });
+    put("lock", "b", "LockAcquired", {
+      owner: "w2",
+      generation: 1,
+      ttlMs: 5000,
+      expiresAt: new Date(t + 5000).toISOString(),
+      previousOwner: "",
+    });
 
     const atSeq2 = await foldStream(log.readStream(), subjects, { toSeq: 2 });
     const view = replayView(atSeq2, replayInstant(atSeq2, { toSeq: 2 }, Date.now()));
     expect(view).toMatchObject({ seq: 2, messages: 2, at: "2026-06-01T00:00:01.000Z" });
     expect(view.locks).toEqual([
-      { name: "a", state: "held", lease: expect.objectContaining({ owner: "w1", generation: 1 }) as unknown, recorded: expect.anything() as unknown, generation: 1, corrupt: null },
+      {
+        name: "a",
+        state: "held",
+        lease: expect.objectContaining({ owner: "w1", generation: 1 }) as unknown,
+        recorded: expect.anything() as unknown,
+        generation: 1,
+        corrupt: null,
+      },
     ]);
     expect(view.hosts).toEqual([{ host: "h1", healthy: true, draining: false, active: 0 }]);
 
@@ -36,6 +58,8 @@ describe("replay", () => {
 
     const lines = renderReplay(replayView(all, t), "R_EVENTS").join("\n");
     expect(lines).toContain("state of R_EVENTS at 2026-06-01T00:00:11.000Z (through sequence 3, 3 messages folded)");
-    expect(lines).toMatch(/LOCKS \(2\)\n\s+LOCK\s+STATE\s+OWNER\s+GENERATION\s+ETAG\s+EXPIRES\s+LEFT\n\s+a\s+expired\s+w1\s+1\s+00000001\s+2026-06-01T00:00:05.000Z\s+-6.0s\n\s+b\s+held\s+w2\s+1\s+00000003\s+2026-06-01T00:00:16.000Z\s+5.0s/);
+    expect(lines).toMatch(
+      /LOCKS \(2\)\n\s+LOCK\s+STATE\s+OWNER\s+GENERATION\s+ETAG\s+EXPIRES\s+LEFT\n\s+a\s+expired\s+w1\s+1\s+00000001\s+2026-06-01T00:00:05.000Z\s+-6.0s\n\s+b\s+held\s+w2\s+1\s+00000003\s+2026-06-01T00:00:16.000Z\s+5.0s/,
+    );
   });
 });

@@ -13,7 +13,11 @@ import { runCli, startCli, type CliProcess } from "./support/cli.ts";
 
 const h = useTestServices();
 
-async function setup(): Promise<{ prefix: string; nc: NatsConnection; send: (kindOp: string, body: unknown) => Promise<Record<string, unknown>> }> {
+async function setup(): Promise<{
+  prefix: string;
+  nc: NatsConnection;
+  send: (kindOp: string, body: unknown) => Promise<Record<string, unknown>>;
+}> {
   const prefix = uniquePrefix();
   await h.service(prefix);
   const nc = await h.connect();
@@ -26,7 +30,8 @@ function tail(args: string[]): CliProcess {
   return cli;
 }
 
-const ready = (cli: CliProcess) => vi.waitFor(() => expect(cli.stderr()).toContain("leasehold tail: following"), { timeout: 15_000, interval: 20 });
+const ready = (cli: CliProcess) =>
+  vi.waitFor(() => expect(cli.stderr()).toContain("leasehold tail: following"), { timeout: 15_000, interval: 20 });
 
 describe("leasehold tail", () => {
   it("follows new events of one kind live, one readable line each, and exits 0 after --limit", async () => {
@@ -35,7 +40,9 @@ describe("leasehold tail", () => {
     const cli = tail(["--prefix", prefix, "--kind", "lock", "--limit", "3"]);
     await ready(cli);
     expect(cli.stderr()).toMatch(new RegExp(`following T\\w+_EVENTS \\(${prefix}\\.events\\.lock\\.\\*\\) from sequence 2`));
-    const lease = (await send("lock.acquire", { name: "reports/nightly", owner: "worker-a", ttlMs: 15000, requestId: "r-17" })).lease as { etag: string };
+    const lease = (await send("lock.acquire", { name: "reports/nightly", owner: "worker-a", ttlMs: 15000, requestId: "r-17" })).lease as {
+      etag: string;
+    };
     await send("proxy.register", { proxy: "p1", maxLeases: 1 });
     await send("lock.renew", { name: "reports/nightly", owner: "worker-a", etag: lease.etag });
     await send("lock.release", { name: "reports/nightly", etag: "stale" }).catch(() => undefined);
@@ -43,7 +50,9 @@ describe("leasehold tail", () => {
     expect(await cli.exited).toBe(0);
     const lines = cli.stdout().trim().split("\n");
     expect(lines).toHaveLength(3);
-    expect(lines[0]).toMatch(/^\S+Z #2 lock reports\/nightly LockAcquired owner=worker-a generation=1 ttlMs=15000 expiresAt=\S+Z previousOwner="" requestId=r-17$/);
+    expect(lines[0]).toMatch(
+      /^\S+Z #2 lock reports\/nightly LockAcquired owner=worker-a generation=1 ttlMs=15000 expiresAt=\S+Z previousOwner="" requestId=r-17$/,
+    );
     expect(lines[1]).toMatch(/^\S+Z #4 lock reports\/nightly LockRenewed owner=worker-a generation=1 ttlMs=15000 expiresAt=\S+Z$/);
     expect(lines[2]).toMatch(/^\S+Z #5 lock db LockReset generation=0$/);
   });
@@ -51,7 +60,9 @@ describe("leasehold tail", () => {
   it("--since an instant prints what was stored since then, narrowed to one actor, as --json; --since a duration ago too", async () => {
     const { prefix, nc, send } = await setup();
     // Before the host is set this acquire fails, and records the candidate it saw.
-    expect((await call(nc, prefix, "route.acquire", { route: "checkout", fp: "", model: "m", candidates: ["gpu-a"] })).code).toBe("NO_HOST");
+    expect((await call(nc, prefix, "route.acquire", { route: "checkout", fp: "", model: "m", candidates: ["gpu-a"] })).code).toBe(
+      "NO_HOST",
+    );
     await send("host.set", { host: "gpu-a", healthy: true });
     const before = Date.now();
     await vi.waitFor(() => expect(Date.now()).toBeGreaterThan(before), { interval: 1 });
@@ -61,9 +72,27 @@ describe("leasehold tail", () => {
     await send("route.acquire", { route: "checkout", fp: "", model: "m", candidates: ["gpu-a"] });
     await send("route.pin", { route: "checkout", host: "gpu-a" });
 
-    const json = await runCli(["tail", "--nats", natsUrl(), "--prefix", prefix, "--kind", "route", "--id", "checkout", "--since", since, "--json", "--limit", "2"]);
+    const json = await runCli([
+      "tail",
+      "--nats",
+      natsUrl(),
+      "--prefix",
+      prefix,
+      "--kind",
+      "route",
+      "--id",
+      "checkout",
+      "--since",
+      since,
+      "--json",
+      "--limit",
+      "2",
+    ]);
     expect(json.code, json.stderr).toBe(0);
-    const events = json.stdout.trim().split("\n").map((l) => JSON.parse(l) as { seq: number; subject: string; storedAt: string; event: { type: string; id: string } });
+    const events = json.stdout
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as { seq: number; subject: string; storedAt: string; event: { type: string; id: string } });
     expect(events.map((e) => [e.seq, e.subject, e.event.type, e.event.id])).toEqual([
       [4, `${prefix}.events.route.checkout`, "RouteLeasePlaced", "checkout"],
       [5, `${prefix}.events.route.checkout`, "RoutePinned", "checkout"],
@@ -72,7 +101,12 @@ describe("leasehold tail", () => {
 
     const ago = await runCli(["tail", "--nats", natsUrl(), "--prefix", prefix, "--since", "1h", "--limit", "5"]);
     expect(ago.code, ago.stderr).toBe(0);
-    expect(ago.stdout.trim().split("\n").map((l) => l.split(" ").slice(1, 5).join(" "))).toEqual([
+    expect(
+      ago.stdout
+        .trim()
+        .split("\n")
+        .map((l) => l.split(" ").slice(1, 5).join(" ")),
+    ).toEqual([
       "#1 route checkout RouteCandidatesSeen",
       "#2 host gpu-a HostStateSet",
       "#3 route search RouteLeasePlaced",
@@ -86,7 +120,10 @@ describe("leasehold tail", () => {
     const cli = tail(["--prefix", prefix]);
     await ready(cli);
     await send("host.set", { host: "h", healthy: true });
-    await vi.waitFor(() => expect(cli.stdout()).toContain("host h HostStateSet healthy=true draining=false"), { timeout: 10_000, interval: 20 });
+    await vi.waitFor(() => expect(cli.stdout()).toContain("host h HostStateSet healthy=true draining=false"), {
+      timeout: 10_000,
+      interval: 20,
+    });
     cli.child.kill("SIGINT");
     expect(await cli.exited).toBe(0);
 

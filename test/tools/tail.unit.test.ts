@@ -6,14 +6,28 @@ import { formatEventJson, formatEventLine, startTail, tailFilter, ToolUsageError
 const subjects = new Subjects("leasehold");
 const encoder = new TextEncoder();
 
-function stored(seq: number, kind: "lock" | "route", id: string, type: string, data: Record<string, unknown>, requestId?: string): StoredMessage {
+function stored(
+  seq: number,
+  kind: "lock" | "route",
+  id: string,
+  type: string,
+  data: Record<string, unknown>,
+  requestId?: string,
+): StoredMessage {
   const event = { type, v: 1 as const, at: "2026-11-30T19:14:08.647Z", kind, id, ...(requestId === undefined ? {} : { requestId }), data };
   return { seq, subject: subjects.event(kind, id), payload: encodeEvent(event), time: Date.parse(event.at) + 2 };
 }
 
 describe("tail lines", () => {
   it("one readable line per event: instant, sequence, actor, type, data fields, requestId", () => {
-    const m = stored(42, "lock", "reports/nightly", "LockAcquired", { owner: "worker-a", generation: 1, ttlMs: 15000, expiresAt: "2026-11-30T19:14:23.647Z", previousOwner: "" }, "r-17");
+    const m = stored(
+      42,
+      "lock",
+      "reports/nightly",
+      "LockAcquired",
+      { owner: "worker-a", generation: 1, ttlMs: 15000, expiresAt: "2026-11-30T19:14:23.647Z", previousOwner: "" },
+      "r-17",
+    );
     expect(formatEventLine(m, subjects)).toBe(
       '2026-11-30T19:14:08.647Z #42 lock reports/nightly LockAcquired owner=worker-a generation=1 ttlMs=15000 expiresAt=2026-11-30T19:14:23.647Z previousOwner="" requestId=r-17',
     );
@@ -21,13 +35,26 @@ describe("tail lines", () => {
 
   it("quotes names and values with spaces, and writes arrays as JSON", () => {
     const m = stored(7, "route", "my route", "RouteReleased", { released: [{ fp: "a", model: "m", host: "h 1" }], seen: ["h 1"] });
-    expect(formatEventLine(m, subjects)).toBe('2026-11-30T19:14:08.647Z #7 route "my route" RouteReleased released=[{"fp":"a","model":"m","host":"h 1"}] seen=["h 1"]');
+    expect(formatEventLine(m, subjects)).toBe(
+      '2026-11-30T19:14:08.647Z #7 route "my route" RouteReleased released=[{"fp":"a","model":"m","host":"h 1"}] seen=["h 1"]',
+    );
   });
 
   it("says UNPARSABLE, with the stored time, for a message that is not an event", () => {
-    const m: StoredMessage = { seq: 9, subject: subjects.event("lock", "x"), payload: encoder.encode("{oops"), time: Date.parse("2026-11-30T19:00:00.000Z") };
+    const m: StoredMessage = {
+      seq: 9,
+      subject: subjects.event("lock", "x"),
+      payload: encoder.encode("{oops"),
+      time: Date.parse("2026-11-30T19:00:00.000Z"),
+    };
     expect(formatEventLine(m, subjects)).toMatch(/^2026-11-30T19:00:00\.000Z #9 lock x UNPARSABLE not JSON: /);
-    expect(JSON.parse(formatEventJson(m))).toEqual({ seq: 9, subject: "leasehold.events.lock.x", storedAt: "2026-11-30T19:00:00.000Z", unparsable: expect.stringMatching(/^not JSON/) as string, payload: "{oops" });
+    expect(JSON.parse(formatEventJson(m))).toEqual({
+      seq: 9,
+      subject: "leasehold.events.lock.x",
+      storedAt: "2026-11-30T19:00:00.000Z",
+      unparsable: expect.stringMatching(/^not JSON/) as string,
+      payload: "{oops",
+    });
   });
 
   it("--json: sequence, subject, stored time and the event as stored", () => {

@@ -51,7 +51,14 @@ describe("tool time parsing", () => {
   });
 
   it("formats durations short", () => {
-    expect([850, 12_345, 245_000, 7_620_000, 273_600_000, -6000].map(formatDuration)).toEqual(["850ms", "12.3s", "4m05s", "2h07m", "3d04h", "-6.0s"]);
+    expect([850, 12_345, 245_000, 7_620_000, 273_600_000, -6000].map(formatDuration)).toEqual([
+      "850ms",
+      "12.3s",
+      "4m05s",
+      "2h07m",
+      "3d04h",
+      "-6.0s",
+    ]);
   });
 });
 

@@ -46,7 +46,10 @@ export function startCli(args: readonly string[], env: Record<string, string> = 
 }
 
 /** Runs `leasehold <args>` to completion. */
-export async function runCli(args: readonly string[], env: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
+export async function runCli(
+  args: readonly string[],
+  env: Record<string, string> = {},
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const cli = startCli(args, env);
   const code = await cli.exited;
   return { code, stdout: cli.stdout(), stderr: cli.stderr() };

@@ -80,10 +80,12 @@ const route = {
   placed: (name: string, s: number, fp: string, model: string, on: string, from = "", reason = "new", reused = false) =>
     event("route", name, "RouteLeasePlaced", s, { fp, model, host: on, from, reason, reused }),
   touched: (name: string, s: number, fp: string, model: string) => event("route", name, "RouteLeaseTouched", s, { fp, model }),
-  expired: (name: string, s: number, fp: string, model: string, on: string) => event("route", name, "RouteLeaseExpired", s, { fp, model, host: on }),
+  expired: (name: string, s: number, fp: string, model: string, on: string) =>
+    event("route", name, "RouteLeaseExpired", s, { fp, model, host: on }),
   pinned: (name: string, s: number, on: string, displaced: { fp: string; model: string; host: string }[] = []) =>
     event("route", name, "RoutePinned", s, { host: on, displaced }),
-  released: (name: string, s: number, released: { fp: string; model: string; host: string }[]) => event("route", name, "RouteReleased", s, { released }),
+  released: (name: string, s: number, released: { fp: string; model: string; host: string }[]) =>
+    event("route", name, "RouteReleased", s, { released }),
 };
 
 /** Builds one scenario with `n` making its names unique. */
@@ -96,7 +98,14 @@ const BUILDERS: readonly ScenarioOf[] = [
     messages: [
       raw("lock", n("lock"), "{not json"),
       json("lock", n("lock"), { type: "LockStolen", v: 1, at: at(1), kind: "lock", id: n("lock"), data: {} }),
-      json("lock", n("lock"), { type: "LockAcquired", v: 1, at: at(2), kind: "lock", id: n("lock"), data: { owner: "w1", generation: "one" } }),
+      json("lock", n("lock"), {
+        type: "LockAcquired",
+        v: 1,
+        at: at(2),
+        kind: "lock",
+        id: n("lock"),
+        data: { owner: "w1", generation: "one" },
+      }),
     ],
     breaks: [0, 1, 2],
   }),
@@ -107,10 +116,19 @@ const BUILDERS: readonly ScenarioOf[] = [
       json("lock", n("lock"), { type: "LockReleased", at: at(1), kind: "lock", id: n("lock"), data: { owner: "w1", generation: 1 } }),
       json("lock", n("lock"), { type: "ProxyRemoved", v: 1, at: at(2), kind: "proxy", id: n("lock"), data: {} }),
       json("lock", n("lock"), { type: "LockReset", v: 1, at: at(3), kind: "lock", id: n("other"), data: { generation: 0 } }),
-      json("lock", n("lock"), { type: "HostStateSet", v: 1, at: at(4), kind: "lock", id: n("lock"), data: { healthy: true, draining: false } }),
+      json("lock", n("lock"), {
+        type: "HostStateSet",
+        v: 1,
+        at: at(4),
+        kind: "lock",
+        id: n("lock"),
+        data: { healthy: true, draining: false },
+      }),
       {
         subject: (s) => `${s.prefix}.events.widget.${s.event("lock", n("lock")).split(".").pop()!}`,
-        payload: encoder.encode(JSON.stringify({ type: "LockReset", v: 1, at: at(5), kind: "lock", id: n("lock"), data: { generation: 0 } })),
+        payload: encoder.encode(
+          JSON.stringify({ type: "LockReset", v: 1, at: at(5), kind: "lock", id: n("lock"), data: { generation: 0 } }),
+        ),
       },
     ],
     breaks: [0, 1, 2, 3, 4],
@@ -124,7 +142,12 @@ const BUILDERS: readonly ScenarioOf[] = [
   (n) => ({
     rule: "proxy-over-capacity",
     title: "a second unexpired lease on a proxy of maxLeases 1 (a third, after both expired, is fine)",
-    messages: [proxy.register(n("p"), 0, 1), proxy.grant(n("p"), 1, n("l1")), proxy.grant(n("p"), 2, n("l2")), proxy.grant(n("p"), 100, n("l3"))],
+    messages: [
+      proxy.register(n("p"), 0, 1),
+      proxy.grant(n("p"), 1, n("l1")),
+      proxy.grant(n("p"), 2, n("l2")),
+      proxy.grant(n("p"), 100, n("l3")),
+    ],
     breaks: [2],
   }),
   (n) => ({
@@ -157,13 +180,23 @@ const BUILDERS: readonly ScenarioOf[] = [
   (n) => ({
     rule: "proxy-grant-unhealthy",
     title: "a grant on a proxy registered unhealthy (once registered healthy again, grants are fine)",
-    messages: [proxy.register(n("p"), 0, 5, false), proxy.grant(n("p"), 1, n("l1")), proxy.register(n("p"), 2, 5, true), proxy.grant(n("p"), 3, n("l2"))],
+    messages: [
+      proxy.register(n("p"), 0, 5, false),
+      proxy.grant(n("p"), 1, n("l1")),
+      proxy.register(n("p"), 2, 5, true),
+      proxy.grant(n("p"), 3, n("l2")),
+    ],
     breaks: [1],
   }),
   (n) => ({
     rule: "proxy-lease-id-reused",
     title: "the same lease id granted on two proxies",
-    messages: [proxy.register(n("p"), 0, 5), proxy.register(n("q"), 0, 5), proxy.grant(n("p"), 1, n("same")), proxy.grant(n("q"), 2, n("same"))],
+    messages: [
+      proxy.register(n("p"), 0, 5),
+      proxy.register(n("q"), 0, 5),
+      proxy.grant(n("p"), 1, n("same")),
+      proxy.grant(n("q"), 2, n("same")),
+    ],
     breaks: [3],
   }),
   (n) => ({
@@ -247,7 +280,8 @@ const BUILDERS: readonly ScenarioOf[] = [
   }),
   (n) => ({
     rule: "route-unknown-lease",
-    title: "an expiry of a key with no lease, a release naming the wrong host, a touch of no lease, a placement from a host the key was never on",
+    title:
+      "an expiry of a key with no lease, a release naming the wrong host, a touch of no lease, a placement from a host the key was never on",
     messages: [
       host(n("h1"), 0, true),
       host(n("h2"), 0, true),
@@ -262,7 +296,11 @@ const BUILDERS: readonly ScenarioOf[] = [
   (n) => ({
     rule: "lock-two-holders",
     title: "an acquisition while the previous lease is unexpired (after expiry it is fine)",
-    messages: [lock.acquire(n("lock"), 0, "w1", 1), lock.acquire(n("lock"), 5, "w2", 2, 10_000, "w1"), lock.acquire(n("lock"), 20, "w3", 3, 10_000, "w2")],
+    messages: [
+      lock.acquire(n("lock"), 0, "w1", 1),
+      lock.acquire(n("lock"), 5, "w2", 2, 10_000, "w1"),
+      lock.acquire(n("lock"), 20, "w3", 3, 10_000, "w2"),
+    ],
     breaks: [1],
   }),
   (n) => ({
@@ -321,7 +359,11 @@ const BUILDERS: readonly ScenarioOf[] = [
   (n) => ({
     rule: "lock-lease-beyond-max-ttl",
     title: "a lease ending an hour after its acquisition, a renewal ending a minute after (exactly maxTtlMs is fine)",
-    messages: [lock.acquire(n("lock"), 0, "w1", 1, 3_600_000), lock.renew(n("lock"), 1, "w1", 1, 60_000), lock.renew(n("lock"), 2, "w1", 1, 30_000)],
+    messages: [
+      lock.acquire(n("lock"), 0, "w1", 1, 3_600_000),
+      lock.renew(n("lock"), 1, "w1", 1, 60_000),
+      lock.renew(n("lock"), 2, "w1", 1, 30_000),
+    ],
     breaks: [0, 1],
   }),
 ];

@@ -84,7 +84,12 @@ export async function simulateWorkload(options: WorkloadOptions): Promise<SimSer
         const name = pick(locks);
         const h = held.get(name);
         if (h === undefined) return;
-        const r = await sim.call("lock.renew", { name, owner: h.owner, etag: h.etag, ...(random() < 0.5 ? { ttlMs: 1000 + int(20_000) } : {}) });
+        const r = await sim.call("lock.renew", {
+          name,
+          owner: h.owner,
+          etag: h.etag,
+          ...(random() < 0.5 ? { ttlMs: 1000 + int(20_000) } : {}),
+        });
         if (r.ok) held.set(name, { owner: h.owner, etag: (r.reply as { lease: { etag: string } }).lease.etag });
       },
     ],
