@@ -124,6 +124,8 @@ export class KindProjection<State> {
   private sinceSnapshot = 0;
   private lastSnapshotAt = 0;
   private saving: Promise<void> | undefined;
+  /** Set once the start has caught up: snapshots are not taken while folding the backlog (each would encode every record). */
+  private caughtUp = false;
   private readonly opTimeoutMs: number;
   /** How often the follower was re-created (diagnostics, tests). */
   restarts = 0;
@@ -335,7 +337,10 @@ export class KindProjection<State> {
     const startTimeoutMs = this.options.startTimeoutMs ?? 300_000;
     const last = await this.options.log.lastSubjectSeq(this.options.filter, this.opTimeoutMs);
     await this.reached(last, startTimeoutMs);
+    this.caughtUp = true;
     this.lastSnapshotAt = Date.now();
+    // One snapshot for a long backlog folded at start, so the next start does not fold it again.
+    if (this.sinceSnapshot >= (this.options.snapshotEvery ?? 10_000)) void this.saveSnapshot();
     this.options.logger.debug({ kind: this.kind, fromSeq: from, seq: this.appliedSeq, ids: this.records.size }, "projection caught up");
   }
 
@@ -448,7 +453,7 @@ export class KindProjection<State> {
   /** Saves the projection as it is now (a consistent cut: taken synchronously); one save at a time. */
   saveSnapshot(): Promise<void> {
     const store = this.options.snapshots;
-    if (store === undefined || this.saving !== undefined || this.started === undefined) return this.saving ?? Promise.resolve();
+    if (store === undefined || this.saving !== undefined || !this.caughtUp) return this.saving ?? Promise.resolve();
     const taken = this.sinceSnapshot;
     this.sinceSnapshot = 0;
     this.lastSnapshotAt = Date.now();

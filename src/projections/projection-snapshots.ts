@@ -6,6 +6,7 @@
  * beyond the stream is ignored (with a warning) and the stream is folded from
  * the start instead.
  */
+import { deserialize, serialize } from "node:v8";
 import type { NatsConnection } from "@nats-io/nats-core";
 import { Objm, type ObjectStore } from "@nats-io/obj";
 import { StorageType } from "@nats-io/jetstream";
@@ -29,7 +30,7 @@ export interface ProjectionSnapshot {
 }
 
 /** Marks a projection snapshot (and its encoding's version). */
-export const SNAPSHOT_FORMAT = "leasehold.projection.v1";
+export const SNAPSHOT_FORMAT = "leasehold.projection.v2";
 
 /** Where projection snapshots are kept: the latest one per kind. */
 export interface ProjectionSnapshotStore {
@@ -38,18 +39,14 @@ export interface ProjectionSnapshotStore {
   save(kind: ActorKind, bytes: Uint8Array): Promise<void>;
 }
 
-const encoder = new TextEncoder();
-const decoder = new TextDecoder();
-
-/** Serializes a snapshot; Maps and Sets (states use them) are tagged so they come back as such. */
+/**
+ * Serializes a snapshot with V8's structured serialization: it keeps the
+ * Maps and Sets the states use, and encodes and decodes 100,000 records
+ * several times faster than JSON with a reviver. A snapshot written by
+ * another Node version that cannot be read is ignored like any other.
+ */
 export function encodeProjectionSnapshot(snapshot: ProjectionSnapshot): Uint8Array {
-  return encoder.encode(
-    JSON.stringify(snapshot, (_key, value: unknown) => {
-      if (value instanceof Map) return { $map: [...value.entries()] };
-      if (value instanceof Set) return { $set: [...value.values()] };
-      return value;
-    }),
-  );
+  return serialize(snapshot);
 }
 
 /** Why a snapshot cannot be used, or the snapshot. */
@@ -60,15 +57,7 @@ export type DecodedSnapshot =
 export function decodeProjectionSnapshot(bytes: Uint8Array, kind: ActorKind, foldVersion: number): DecodedSnapshot {
   let parsed: unknown;
   try {
-    parsed = JSON.parse(decoder.decode(bytes), (_key, value: unknown) => {
-      if (value !== null && typeof value === "object" && !Array.isArray(value)) {
-        const keys = Object.keys(value);
-        const tagged = (value as Record<string, unknown>)[keys[0] ?? ""];
-        if (keys.length === 1 && keys[0] === "$map" && Array.isArray(tagged)) return new Map(tagged as [unknown, unknown][]);
-        if (keys.length === 1 && keys[0] === "$set" && Array.isArray(tagged)) return new Set(tagged);
-      }
-      return value;
-    });
+    parsed = deserialize(bytes);
   } catch (e) {
     return { ok: false, reason: `does not decode: ${(e as Error).message}` };
   }

@@ -65,7 +65,7 @@ describe("projection snapshots", () => {
       // A snapshot that claims the lock is free, stamped with a fold version nobody runs.
       const store = await new Objm(nc).open(first.service.subjects.projectionBucket);
       const forged = encodeProjectionSnapshot({
-        format: "leasehold.projection.v1",
+        format: "leasehold.projection.v2",
         kind: "lock",
         foldVersion: 999,
         seq: lastSeq,

@@ -90,7 +90,7 @@ describe("KindProjection", () => {
       "carries another fold version",
       () =>
         encodeProjectionSnapshot({
-          format: "leasehold.projection.v1",
+          format: "leasehold.projection.v2",
           kind: "lock",
           foldVersion: 2,
           seq: 1,
@@ -104,7 +104,7 @@ describe("KindProjection", () => {
       "lies beyond the stream",
       () =>
         encodeProjectionSnapshot({
-          format: "leasehold.projection.v1",
+          format: "leasehold.projection.v2",
           kind: "lock",
           foldVersion: 1,
           seq: 999,
