@@ -13,3 +13,11 @@ type Data<T extends keyof typeof hostEventSchemas> = z.infer<(typeof hostEventSc
 export type HostStateSet = EventEnvelope<"HostStateSet", Data<"HostStateSet">>;
 /** Any host event. */
 export type HostEvent = HostStateSet;
+
+/**
+ * Narrows an event read back to the host events: its type is one a host
+ * writes (and {@link decodeEvent} checked its data against that type's schema).
+ */
+export function isHostEvent(event: EventEnvelope): event is HostEvent {
+  return Object.hasOwn(hostEventSchemas, event.type);
+}

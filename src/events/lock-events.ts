@@ -30,3 +30,11 @@ export type LockReleased = EventEnvelope<"LockReleased", Data<"LockReleased">>;
 export type LockReset = EventEnvelope<"LockReset", Data<"LockReset">>;
 /** Any lock event. */
 export type LockEvent = LockAcquired | LockRenewed | LockReleased | LockReset;
+
+/**
+ * Narrows an event read back to the lock events: its type is one a lock
+ * writes (and {@link decodeEvent} checked its data against that type's schema).
+ */
+export function isLockEvent(event: EventEnvelope): event is LockEvent {
+  return Object.hasOwn(lockEventSchemas, event.type);
+}

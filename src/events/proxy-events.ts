@@ -55,3 +55,11 @@ export type ProxyLeaseReleased = EventEnvelope<"ProxyLeaseReleased", Data<"Proxy
 export type ProxyCooldownStarted = EventEnvelope<"ProxyCooldownStarted", Data<"ProxyCooldownStarted">>;
 /** Any proxy event. */
 export type ProxyEvent = ProxyRegistered | ProxyRemoved | ProxyLeaseGranted | ProxyLeaseReleased | ProxyCooldownStarted;
+
+/**
+ * Narrows an event read back to the proxy events: its type is one a proxy
+ * writes (and {@link decodeEvent} checked its data against that type's schema).
+ */
+export function isProxyEvent(event: EventEnvelope): event is ProxyEvent {
+  return Object.hasOwn(proxyEventSchemas, event.type);
+}

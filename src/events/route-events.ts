@@ -54,3 +54,11 @@ export type RouteReleased = EventEnvelope<"RouteReleased", Data<"RouteReleased">
 /** Any route event. */
 export type RouteEvent =
   RouteLeasePlaced | RouteLeaseTouched | RouteLeaseExpired | RouteCandidatesSeen | RoutePinned | RouteUnpinned | RouteReleased;
+
+/**
+ * Narrows an event read back to the route events: its type is one a route
+ * writes (and {@link decodeEvent} checked its data against that type's schema).
+ */
+export function isRouteEvent(event: EventEnvelope): event is RouteEvent {
+  return Object.hasOwn(routeEventSchemas, event.type);
+}

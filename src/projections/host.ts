@@ -3,8 +3,8 @@
  * Shared by the host actor, the host table the route endpoints read, and
  * `host.list`.
  */
-import type { HistoryEntry, HostEvent } from "../events/index.ts";
-import { isUnparsable } from "../events/index.ts";
+import type { HistoryEntry } from "../events/index.ts";
+import { isHostEvent, isUnparsable } from "../events/index.ts";
 
 /** What placement needs to know of a host. */
 export interface HostHealth {
@@ -27,7 +27,7 @@ export function initialHostState(host: string): HostState {
 /** Applies one history entry; messages that do not parse change nothing. */
 export function evolveHost(state: HostState, entry: HistoryEntry): HostState {
   if (isUnparsable(entry)) return state;
-  const event = entry.event as HostEvent;
-  if (event.type !== "HostStateSet") return state;
+  const event = entry.event;
+  if (!isHostEvent(event)) return state;
   return { host: state.host, set: true, healthy: event.data.healthy, draining: event.data.draining };
 }

@@ -3,8 +3,8 @@
  * Shared by the lock actor (hydration), the read endpoints and the tools, so
  * none of them can disagree about what a history means.
  */
-import type { HistoryEntry, LockEvent } from "../events/index.ts";
-import { isUnparsable } from "../events/index.ts";
+import type { HistoryEntry } from "../events/index.ts";
+import { isLockEvent, isUnparsable } from "../events/index.ts";
 
 /** The lease a lock currently records (expired or not: expiry is a function of now). */
 export interface LockLease {
@@ -45,8 +45,9 @@ export function evolveLock(state: LockState, entry: HistoryEntry): LockState {
   if (isUnparsable(entry)) {
     return { ...state, corrupt: `event at sequence ${entry.seq} does not parse (${entry.reason})` };
   }
-  const event = entry.event as LockEvent;
+  const event = entry.event;
   const seq = entry.seq;
+  if (!isLockEvent(event)) return { ...state, corrupt: `event at sequence ${seq} has a type no lock writes (${event.type})` };
   switch (event.type) {
     case "LockAcquired": {
       const d = event.data;
@@ -81,8 +82,6 @@ export function evolveLock(state: LockState, entry: HistoryEntry): LockState {
     case "LockReset":
       // A reset is the operator's word: nothing before it counts any more.
       return { ...state, corrupt: null, lease: null, generation: Math.max(state.generation, event.data.generation) };
-    default:
-      return { ...state, corrupt: `event at sequence ${seq} has a type no lock writes (${(event as { type: string }).type})` };
   }
 }
 

@@ -6,8 +6,8 @@
  * proxies, so its idempotency cannot rest on one actor's memory), and the
  * selection index (proxies classified and ordered as selection sees them).
  */
-import type { HistoryEntry, ProxyEvent } from "../events/index.ts";
-import { isUnparsable } from "../events/index.ts";
+import type { HistoryEntry } from "../events/index.ts";
+import { isProxyEvent, isUnparsable } from "../events/index.ts";
 import type { KindProjection } from "./kind-projection.ts";
 import { ProjectedReadModel } from "./read-model.ts";
 import { ProxySelectionIndex } from "./proxy-selection-index.ts";
@@ -161,7 +161,8 @@ export class ProxyReadModel extends ProjectedReadModel<ProxyState> {
 
   private index(proxy: string, entry: HistoryEntry): void {
     if (isUnparsable(entry)) return;
-    const event = entry.event as ProxyEvent;
+    const event = entry.event;
+    if (!isProxyEvent(event)) return;
     if (event.type === "ProxyLeaseGranted") {
       const d = event.data;
       if (this.unfolded.delete(d.leaseId)) this.selection.forgetUnfolded(proxy, d.leaseId);

@@ -9,8 +9,8 @@
  * `now <= expiresAt + retention` (the seed's sweep drops it only once
  * `now > expiresAt + retention`). Nothing here depends on when memory is pruned.
  */
-import type { HistoryEntry, ProxyEvent, ProxyLeaseGranted, ProxyStats } from "../events/index.ts";
-import { isUnparsable } from "../events/index.ts";
+import type { HistoryEntry, ProxyLeaseGranted, ProxyStats } from "../events/index.ts";
+import { isProxyEvent, isUnparsable } from "../events/index.ts";
 
 /** What a registration says about a proxy. */
 export interface ProxyRegistration {
@@ -63,7 +63,8 @@ export function initialProxyState(name: string): ProxyState {
  */
 export function evolveProxy(state: ProxyState, entry: HistoryEntry): ProxyState {
   if (isUnparsable(entry)) return state;
-  const event = entry.event as ProxyEvent;
+  const event = entry.event;
+  if (!isProxyEvent(event)) return state;
   switch (event.type) {
     case "ProxyRegistered": {
       const d = event.data;

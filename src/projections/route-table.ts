@@ -3,8 +3,8 @@
  * by the route {@link KindProjection}, with an index of active leases per host (the
  * least-loaded chooser's loads and `host.list`'s `active`).
  */
-import type { HistoryEntry, RouteEvent } from "../events/index.ts";
-import { isUnparsable } from "../events/index.ts";
+import type { HistoryEntry } from "../events/index.ts";
+import { isRouteEvent, isUnparsable } from "../events/index.ts";
 import type { KindProjection } from "./kind-projection.ts";
 import { ProjectedReadModel } from "./read-model.ts";
 import { leaseKey, type RouteLease, type RouteState } from "./route.ts";
@@ -71,7 +71,8 @@ export class RouteTable extends ProjectedReadModel<RouteState> {
 /** The lease keys an event may have changed. */
 function mentioned(entry: HistoryEntry): readonly { fp: string; model: string }[] {
   if (isUnparsable(entry)) return [];
-  const event = entry.event as RouteEvent;
+  const event = entry.event;
+  if (!isRouteEvent(event)) return [];
   switch (event.type) {
     case "RouteLeasePlaced":
     case "RouteLeaseExpired":

@@ -4,8 +4,8 @@
  * (hydration), the read endpoints (`route.get`, `route.snapshot`), the load
  * index and the idle sweep.
  */
-import type { HistoryEntry, RouteEvent } from "../events/index.ts";
-import { isUnparsable } from "../events/index.ts";
+import type { HistoryEntry } from "../events/index.ts";
+import { isRouteEvent, isUnparsable } from "../events/index.ts";
 
 /** One conversation's placement within a route. */
 export interface RouteLease {
@@ -43,7 +43,8 @@ export function initialRouteState(route: string): RouteState {
 /** Applies one history entry; messages that do not parse, or that no route writes, change nothing. */
 export function evolveRoute(state: RouteState, entry: HistoryEntry): RouteState {
   if (isUnparsable(entry)) return state;
-  const event = entry.event as RouteEvent;
+  const event = entry.event;
+  if (!isRouteEvent(event)) return state;
   const at = event.at;
   const atMs = Date.parse(at);
   switch (event.type) {

@@ -9,6 +9,9 @@
  */
 import {
   hostEventSchemas,
+  isLockEvent,
+  isProxyEvent,
+  isRouteEvent,
   isUnparsable,
   lockEventSchemas,
   proxyEventSchemas,
@@ -203,13 +206,13 @@ export class Auditor {
         this.lastAtOf.set(message.subject, Math.max(lastAt ?? atMs, atMs));
         switch (actor.kind) {
           case "lock":
-            this.checkLock(event as LockEvent, before as LockState, atMs, findings);
+            if (isLockEvent(event)) this.checkLock(event, before as LockState, atMs, findings);
             break;
           case "proxy":
-            this.checkProxy(event as ProxyEvent, actor.id, before as ProxyState, atMs, findings);
+            if (isProxyEvent(event)) this.checkProxy(event, actor.id, before as ProxyState, atMs, findings);
             break;
           case "route":
-            this.checkRoute(event as RouteEvent, actor.id, before as RouteState, findings);
+            if (isRouteEvent(event)) this.checkRoute(event, actor.id, before as RouteState, findings);
             break;
           case "host":
             break;

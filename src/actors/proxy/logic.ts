@@ -1,6 +1,6 @@
 /** The proxy actor's logic: the proxy projection plus the proxy decider. */
 import type { ActorLogic } from "../actor-logic.ts";
-import type { ProxyEvent } from "../../events/index.ts";
+import { isProxyEvent, type ProxyEvent } from "../../events/index.ts";
 import { acquireReplyOf, evolveProxy, initialProxyState, type ProxyState } from "../../projections/proxy.ts";
 import { decideProxy } from "./decide.ts";
 import type { ProxyCommand, ProxySettings } from "./commands.ts";
@@ -14,7 +14,7 @@ export function proxyLogic(settings: ProxySettings): ActorLogic<ProxyState, Prox
     initialState: initialProxyState,
     evolve: evolveProxy,
     decide: (state, command, now) => decideProxy(state, command, now, settings),
-    replyFor: (state, recorded) => proxyReplyFor(state.name, recorded.event as ProxyEvent),
+    replyFor: (state, recorded) => (isProxyEvent(recorded.event) ? proxyReplyFor(state.name, recorded.event) : {}),
   };
 }
 

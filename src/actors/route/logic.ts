@@ -1,6 +1,6 @@
 /** The route actor's logic: the route projection plus the route decider. */
 import type { ActorLogic } from "../actor-logic.ts";
-import type { RouteEvent } from "../../events/index.ts";
+import { isRouteEvent } from "../../events/index.ts";
 import { evolveRoute, initialRouteState, leaseKey, type RouteState } from "../../projections/route.ts";
 import type { RouteCommand, RouteSettings } from "./commands.ts";
 import { decideRoute } from "./decide.ts";
@@ -14,7 +14,8 @@ export function routeLogic(settings: RouteSettings): ActorLogic<RouteState, Rout
     evolve: evolveRoute,
     decide: (state, command, now) => decideRoute(state, command, now, settings),
     replyFor: (state, recorded) => {
-      const event = recorded.event as RouteEvent;
+      const event = recorded.event;
+      if (!isRouteEvent(event)) return {};
       switch (event.type) {
         case "RouteLeasePlaced":
           return event.data.reason === "ctx"
