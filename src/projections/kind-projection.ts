@@ -22,6 +22,7 @@ import {
   decodeToken,
   isUnparsable,
   LogUnavailableError,
+  pause,
   withDeadline,
   type ActorKind,
   type EventLog,
@@ -323,20 +324,28 @@ export class KindProjection<State> {
   private readonly subjectLooks = new Map<string, () => Promise<void>>();
 
   private async begin(): Promise<void> {
-    const from = await this.restore();
+    const startTimeoutMs = this.options.startTimeoutMs ?? 300_000;
+    const startDeadline = performance.now() + startTimeoutMs;
+    // A stream just created on a cluster, or a leader being elected, may not answer at once: retry each look until the start's deadline.
+    const patiently = <T>(what: string, look: () => Promise<T>) =>
+      retryUntil(startDeadline, look, (err) => this.options.logger.warn({ err, kind: this.kind }, `${what} failed; retrying`));
+    const from = await this.restore(patiently);
     this.startedFromSeq = from;
-    this.following = await this.options.log.follow(from + 1, (m) => this.onMessage(m), {
-      filter: this.options.filter,
-      onRestart: (err, nextSeq) => {
-        this.restarts++;
-        this.options.logger.warn({ err, kind: this.kind, nextSeq }, "projection follower re-created");
-      },
-    });
+    this.following = await patiently("following the stream", () =>
+      this.options.log.follow(from + 1, (m) => this.onMessage(m), {
+        filter: this.options.filter,
+        onRestart: (err, nextSeq) => {
+          this.restarts++;
+          this.options.logger.warn({ err, kind: this.kind, nextSeq }, "projection follower re-created");
+        },
+      }),
+    );
     this.watchdog = setInterval(() => this.checkProgress(), this.options.stallMs ?? 1000);
     this.watchdog.unref();
-    const startTimeoutMs = this.options.startTimeoutMs ?? 300_000;
-    const last = await this.options.log.lastSubjectSeq(this.options.filter, this.opTimeoutMs);
-    await this.reached(last, startTimeoutMs);
+    const last = await patiently("reading the stream's last sequence", () =>
+      this.options.log.lastSubjectSeq(this.options.filter, this.opTimeoutMs),
+    );
+    await this.reached(last, Math.max(1, startDeadline - performance.now()));
     this.caughtUp = true;
     this.lastSnapshotAt = Date.now();
     // One snapshot for a long backlog folded at start, so the next start does not fold it again.
@@ -345,7 +354,7 @@ export class KindProjection<State> {
   }
 
   /** Loads the latest usable snapshot; returns the sequence it covers (0 without one). */
-  private async restore(): Promise<number> {
+  private async restore(patiently: <T>(what: string, look: () => Promise<T>) => Promise<T>): Promise<number> {
     const store = this.options.snapshots;
     if (store === undefined) return 0;
     const { logger, fold } = this.options;
@@ -363,7 +372,7 @@ export class KindProjection<State> {
       return 0;
     }
     const snapshot = decoded.snapshot;
-    const last = await this.options.log.lastSeq();
+    const last = await patiently("reading the stream's last sequence", () => this.options.log.lastSeq());
     if (snapshot.seq > last) {
       logger.warn(
         { kind: this.kind, snapshotSeq: snapshot.seq, streamSeq: last },
@@ -484,5 +493,20 @@ export class KindProjection<State> {
       )
       .finally(() => (this.saving = undefined));
     return this.saving;
+  }
+}
+
+/** Runs `look` until it succeeds, pausing between tries, until `deadline` (performance.now()); then the last error. */
+async function retryUntil<T>(deadline: number, look: () => Promise<T>, onRetry: (err: unknown) => void): Promise<T> {
+  let pauseMs = 100;
+  for (;;) {
+    try {
+      return await look();
+    } catch (err) {
+      if (performance.now() + pauseMs >= deadline) throw err;
+      onRetry(err);
+      await pause(pauseMs);
+      pauseMs = Math.min(2 * pauseMs, 2000);
+    }
   }
 }
