@@ -4,7 +4,7 @@ import js from "@eslint/js";
 import tseslint from "typescript-eslint";
 
 export default tseslint.config(
-  { ignores: ["dist/", "node_modules/", ".tools/", ".leasehold/", "coverage/", "bin/", "eslint.config.js"] },
+  { ignores: ["dist/", "node_modules/", ".tools/", ".leasehold/", "coverage/", "bin/", "eslint.config.js", "stryker.config.mjs", ".stryker-tmp/", "reports/"] },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {
