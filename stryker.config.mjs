@@ -1,0 +1,45 @@
+// @ts-check
+/**
+ * Mutation testing of the pure core (`npm run test:mutation`, not part of
+ * `npm test`): every kind's decide and evolve, proxy selection and its index,
+ * route placement, the audit rules and subject tokens. Incremental: the
+ * results of the last run are kept in test/mutation/stryker-incremental.json
+ * (committed), so a rerun tests only mutants whose code or tests changed.
+ * docs/testing.md has the scores and the surviving mutants explained.
+ * @type {import('@stryker-mutator/api/core').PartialStrykerOptions}
+ */
+export default {
+  testRunner: "vitest",
+  vitest: { configFile: "vitest.mutation.config.ts" },
+  checkers: ["typescript"],
+  // The checker only needs the sources: a mutant that does not type-check is dropped before any test runs.
+  tsconfigFile: "tsconfig.mutation.json",
+  typescriptChecker: { prioritizePerformanceOverAccuracy: true },
+  mutate: [
+    "src/actors/host/decide.ts",
+    "src/actors/lock/decide.ts",
+    "src/actors/proxy/decide.ts",
+    "src/actors/route/decide.ts",
+    "src/projections/lock.ts",
+    "src/projections/proxy.ts",
+    "src/projections/route.ts",
+    "src/projections/host.ts",
+    "src/actors/proxy/select.ts",
+    "src/projections/proxy-selection-index.ts",
+    "src/actors/route/chooser.ts",
+    "src/tools/audit.ts",
+    "src/events/subject-token.ts",
+  ],
+  coverageAnalysis: "perTest",
+  incremental: true,
+  incrementalFile: "test/mutation/stryker-incremental.json",
+  // The machine has two cores shared with others.
+  concurrency: 2,
+  timeoutMS: 10_000,
+  reporters: ["clear-text", "progress", "html", "json"],
+  htmlReporter: { fileName: "reports/mutation/mutation.html" },
+  jsonReporter: { fileName: "reports/mutation/mutation.json" },
+  ignorePatterns: ["bench/results", ".leasehold", ".tools", "reports", "dist", "coverage"],
+  tempDirName: ".stryker-tmp",
+  cleanTempDir: "always",
+};
