@@ -32,6 +32,9 @@ export default defineConfig({
           include: FAULT_DRILLS,
           globalSetup: ["test/support/nats-global-setup.ts"],
           fileParallelism: false,
+          // The drills time real processes (three servers, two instances, 16 clients) on a 2-core
+          // machine; a failed drill is run once more, and only a failure that repeats fails the run.
+          retry: 1,
           testTimeout: 120_000,
           hookTimeout: 60_000,
         },
