@@ -7,8 +7,26 @@ const key = { route: "chat/eu", fp: "conv-1", model: "llama" };
 
 describe("least-loaded chooser", () => {
   it("picks the fewest active leases, then the smallest name by code unit; hosts without leases count 0", () => {
-    expect(leastLoadedChooser.choose(key, ["b", "a", "c"], new Map([["a", 2], ["b", 1]]))).toBe("c");
-    expect(leastLoadedChooser.choose(key, ["b", "a"], new Map([["a", 1], ["b", 1]]))).toBe("a");
+    expect(
+      leastLoadedChooser.choose(
+        key,
+        ["b", "a", "c"],
+        new Map([
+          ["a", 2],
+          ["b", 1],
+        ]),
+      ),
+    ).toBe("c");
+    expect(
+      leastLoadedChooser.choose(
+        key,
+        ["b", "a"],
+        new Map([
+          ["a", 1],
+          ["b", 1],
+        ]),
+      ),
+    ).toBe("a");
     expect(leastLoadedChooser.choose(key, ["é", "z", "Z"], new Map())).toBe("Z");
     expect(leastLoadedChooser.choose(key, [], new Map())).toBeUndefined();
   });
@@ -31,7 +49,13 @@ describe("rendezvous chooser", () => {
     const hosts = ["h1", "h2", "h3", "h4"];
     const keys = Array.from({ length: 400 }, (_, i) => ({ route: "r", fp: `c${i}`, model: "m" }));
     const before = keys.map((k) => rendezvousChooser.choose(k, hosts, new Map())!);
-    const after = keys.map((k) => rendezvousChooser.choose(k, hosts.filter((h) => h !== "h2"), new Map())!);
+    const after = keys.map((k) =>
+      rendezvousChooser.choose(
+        k,
+        hosts.filter((h) => h !== "h2"),
+        new Map(),
+      )!,
+    );
     for (let i = 0; i < keys.length; i++) if (before[i] !== "h2") expect(after[i]).toBe(before[i]);
     for (const h of hosts) expect(before.filter((x) => x === h).length).toBeGreaterThan(50);
   });

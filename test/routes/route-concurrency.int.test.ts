@@ -14,9 +14,7 @@ const h = useRouteServices();
 const CLIENTS = 32;
 const HOSTS = ["h1", "h2", "h3", "h4"];
 /** Route-level keys and conversations under them, over three routes and two models. */
-const KEYS = ["r1", "r2", "r3"].flatMap((route) =>
-  ["", "c1", "c2"].flatMap((fp) => ["m", "n"].map((model) => ({ route, fp, model }))),
-);
+const KEYS = ["r1", "r2", "r3"].flatMap((route) => ["", "c1", "c2"].flatMap((fp) => ["m", "n"].map((model) => ({ route, fp, model }))));
 const id = (k: { route: string; fp: string; model: string }) => JSON.stringify([k.route, k.fp, k.model]);
 
 /** Every client acquires every key, each in its own order, all at once; answers the hosts seen per key. */

@@ -21,7 +21,10 @@ describe("routes over NATS", () => {
     const candidates = ["gpu-a", "gpu-b"];
     expect(ok(await c.acquire({ route, fp: "", model: "m", candidates }))).toEqual({ host: "gpu-a", reused: false });
     expect(ok(await c.acquire({ route, fp: "", model: "m", candidates }))).toEqual({ host: "gpu-a", reused: true });
-    expect(ok(await c.acquire({ route, fp: "conv-1", model: "m", candidates, requestId: "acq-1" }))).toEqual({ host: "gpu-a", reused: true });
+    expect(ok(await c.acquire({ route, fp: "conv-1", model: "m", candidates, requestId: "acq-1" }))).toEqual({
+      host: "gpu-a",
+      reused: true,
+    });
     expect(ok(await c.acquire({ route: "other", fp: "", model: "m", candidates }))).toEqual({ host: "gpu-b", reused: false });
     expect(ok(await c.move({ route, fp: "conv-1", model: "m", host: "gpu-b" }))).toEqual({ from: "gpu-a", host: "gpu-b" });
     expect(ok(await c.candidates({ route, hosts: ["gpu-c"] }))).toEqual({});
