@@ -225,16 +225,6 @@ export class ActorHost {
     return left;
   }
 
-  /**
-   * Replaces the state of every actor of `kind` with `fn(state)`:
-   * housekeeping (dropping what is past retention) that must leave every
-   * decision unchanged. Returns how many changed.
-   */
-  compact<S>(kind: ActorKind, fn: (state: S) => S): number {
-    const projection = this.kinds.get(kind)?.projection;
-    return projection === undefined ? 0 : projection.compact((_id, state) => fn(state as S));
-  }
-
   /** How many actors are in memory (busy or kept warm). */
   get activeActors(): number {
     return this.actors.size;

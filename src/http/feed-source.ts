@@ -6,21 +6,14 @@
  * models' lag and readiness above all) through `overrides`.
  */
 import type { NatsConnection } from "@nats-io/nats-core";
-import { ACTOR_KINDS, type ActorKind } from "../events/index.ts";
+import { ACTOR_KINDS } from "../events/index.ts";
 import type { DashboardFeed } from "./dashboard-feed.ts";
 import type { MetricsSource, PerKind } from "./metrics.ts";
-
-/** The part of the actor host the source reads. */
-export interface PeekableHost {
-  peek(kind: ActorKind, id: string): unknown;
-}
 
 /** Settings of {@link feedMetricsSource}. */
 export interface FeedSourceOptions {
   readonly feed: DashboardFeed;
   readonly connection: ConnectionWatch;
-  /** The actor host whose in-memory actors are counted (none: 0 for every kind). */
-  readonly host?: PeekableHost;
   /** What the runtime reports itself; each replaces the feed's estimate. */
   readonly overrides?: Partial<MetricsSource>;
 }
@@ -48,18 +41,10 @@ export class ConnectionWatch {
 
 /** The source: feed and connection, with the runtime's own numbers where it gives them. */
 export function feedMetricsSource(options: FeedSourceOptions): MetricsSource {
-  const { feed, connection, host } = options;
+  const { feed, connection } = options;
   const base: MetricsSource = {
-    activeActors(): PerKind {
-      const out: PerKind = {};
-      if (host === undefined) return out;
-      for (const kind of ACTOR_KINDS) {
-        let n = 0;
-        for (const id of feed.states[kind].keys()) if (host.peek(kind, id) !== undefined) n++;
-        out[kind] = n;
-      }
-      return out;
-    },
+    // Only the runtime knows its actors in memory (its `status` overrides this); the stream says nothing of them.
+    activeActors: (): PerKind => ({}),
     liveLeases: (now) => feed.liveLeases(now),
     streamLastSeq: () => feed.lastSeq,
     readModelLag(): PerKind {

@@ -6,7 +6,7 @@ import type { NatsConnection } from "@nats-io/nats-core";
 import type { Logger } from "pino";
 import type { EventLog, Subjects } from "../events/index.ts";
 import { DashboardFeed } from "./dashboard-feed.ts";
-import { ConnectionWatch, feedMetricsSource, type PeekableHost } from "./feed-source.ts";
+import { ConnectionWatch, feedMetricsSource } from "./feed-source.ts";
 import type { MetricsSource, PerKind, ServiceMetrics } from "./metrics.ts";
 import { startHttpServer } from "./server.ts";
 
@@ -23,8 +23,6 @@ export interface HttpServiceParts {
   readonly nc: NatsConnection;
   readonly log: EventLog;
   readonly subjects: Subjects;
-  /** The instance's actor host (counted for `leasehold_active_actors` when there is no `status`). */
-  readonly host?: PeekableHost;
   /** What the runtime reports of itself; replaces the stream fold's estimates of actors, lag and readiness. */
   readonly status?: {
     activeActors(): PerKind;
@@ -65,7 +63,6 @@ export async function startHttp(options: {
   const source = feedMetricsSource({
     feed,
     connection: new ConnectionWatch(service.nc),
-    ...(service.host === undefined ? {} : { host: service.host }),
     overrides,
   });
   metrics.attach(source);

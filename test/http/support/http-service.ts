@@ -23,7 +23,7 @@ export function startHttpFor(test: TestService, metrics: ServiceMetrics): Promis
   const { service, nc } = test;
   return startHttp({
     listen: "127.0.0.1:0",
-    service: { nc, log: service.log, subjects: service.subjects, host: service.host, status: service.status },
+    service: { nc, log: service.log, subjects: service.subjects, status: service.status },
     metrics,
     logger: quietLogger,
   });
