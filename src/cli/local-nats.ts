@@ -126,7 +126,7 @@ export async function startLocalNats(options: LocalNatsOptions): Promise<LocalNa
     detached: true,
     stdio: ["pipe", "pipe", "pipe"],
     // nats.conf names an auditor too: its password is the operator's (LEASEHOLD_AUDITOR_PASSWORD) or unusable.
-    env: { LEASEHOLD_AUDITOR_PASSWORD: randomBytes(24).toString("base64url"), ...process.env, LEASEHOLD_SERVICE_PASSWORD: password },
+    env: { LEASEHOLD_AUDITOR_PASSWORD: `pw${randomBytes(24).toString("hex")}`, ...process.env, LEASEHOLD_SERVICE_PASSWORD: password },
   });
   const exited = new Promise<number | null>((done) => wrapper.once("exit", (code) => done(code)));
   const stop = (graceMs = 5000) => stopWrapper(wrapper, exited, graceMs);
@@ -183,7 +183,7 @@ function servicePassword(dataDir: string): string {
     const kept = readFileSync(file, "utf8").trim();
     if (kept !== "") return kept;
   }
-  const password = randomBytes(24).toString("base64url");
+  const password = `pw${randomBytes(24).toString("hex")}`;
   writeFileSync(file, `${password}\n`, { mode: 0o600 });
   chmodSync(file, 0o600);
   return password;
