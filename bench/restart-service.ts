@@ -12,7 +12,7 @@ import { parseArgs } from "node:util";
 import { connect } from "@nats-io/transport-node";
 import { pino } from "pino";
 import { resolveConfig } from "../src/config.ts";
-import { startService, type RunningService } from "../src/service.ts";
+import { startService, type RunningService } from "../src/service/start-service.ts";
 
 const { values } = parseArgs({
   options: {
@@ -50,7 +50,10 @@ ready.service = startService({ nc, config, logger });
 const service = await ready.service;
 const startServiceMs = performance.now() - t0;
 // The runtime before projection snapshots has no projections() on its host: report what there is.
-const host = service.host as unknown as { projections?: () => { kind: string; size: number; seq: number; startedFromSeq?: number }[] };
+const host = ((service as unknown as { runtime?: unknown; host?: unknown }).runtime ??
+  (service as unknown as { host?: unknown }).host) as unknown as {
+  projections?: () => { kind: string; size: number; seq: number; startedFromSeq?: number }[];
+};
 line({
   startServiceMs,
   projections: host.projections?.().map((p) => ({ kind: p.kind, ids: p.size, seq: p.seq, fromSnapshotSeq: p.startedFromSeq })),

@@ -31,7 +31,7 @@ import { startLocalNatsServer } from "../src/cluster/local-cluster.ts";
 import { encodeEvent } from "../src/events/envelope.ts";
 import type { LockEvent } from "../src/events/lock-events.ts";
 import { JetStreamEventLog } from "../src/events/jetstream-event-log.ts";
-import { Subjects } from "../src/events/subjects.ts";
+import { Subjects } from "../src/contract/subjects.ts";
 import {
   json,
   machineInfo,

@@ -9,12 +9,12 @@
  *   npx tsx bench/selection-micro.ts [--ms 3000] [--concurrency 64] [--only proxies|routes|rank]
  */
 import { pino } from "pino";
-import { ActorHost, systemClock, type TurnResult } from "../src/actors/index.ts";
-import { proxyModule } from "../src/actors/proxy/module.ts";
-import { routeModule } from "../src/actors/route/module.ts";
+import { ActorRuntime, systemClock, type TurnResult } from "../src/actors/index.ts";
+import { proxyModule } from "../src/service/proxy-module.ts";
+import { routeModule } from "../src/service/route-module.ts";
 import { resolveConfig } from "../src/config.ts";
 import { MemoryEventLog, Subjects } from "../src/events/index.ts";
-import type { KindContext, KindModule } from "../src/kind-module.ts";
+import type { KindContext, KindModule } from "../src/service/kind-module.ts";
 import { considerProxies, rankProxies } from "../src/actors/proxy/select.ts";
 import { ProxySelectionIndex } from "../src/projections/proxy-selection-index.ts";
 import { initialProxyState, type ProxyLease, type ProxyState } from "../src/projections/proxy.ts";
@@ -36,8 +36,8 @@ function boot(make: (ctx: KindContext) => KindModule): { call: (op: string, body
   const log = new MemoryEventLog();
   const subjects = new Subjects(config.prefix);
   let ids = 0;
-  const host = new ActorHost({ log, subjects, clock: systemClock, logger: quiet, dedupWindowMs: config.dedupWindowMs });
-  const module = make({ host, log, subjects, config, clock: systemClock, logger: quiet, newId: () => `id-${++ids}` });
+  const runtime = new ActorRuntime({ log, subjects, clock: systemClock, logger: quiet, dedupWindowMs: config.dedupWindowMs });
+  const module = make({ runtime, log, subjects, config, clock: systemClock, logger: quiet, newId: () => `id-${++ids}` });
   const byOp = new Map(module.endpoints.map((e) => [`${e.kind}.${e.op}`, e]));
   return {
     module,

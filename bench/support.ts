@@ -20,7 +20,7 @@ import { pino } from "pino";
 import { natsServerBinary } from "../src/cli/local-nats.ts";
 import type { ServiceConfig } from "../src/config.ts";
 import { JetStreamEventLog } from "../src/events/jetstream-event-log.ts";
-import { startService, type RunningService } from "../src/service.ts";
+import { startService, type RunningService } from "../src/service/start-service.ts";
 import { startLocalCluster } from "../src/cluster/local-cluster.ts";
 
 /** A nats-server child process owned by a benchmark. */

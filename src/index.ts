@@ -29,5 +29,5 @@ export { HeldProxyLease } from "./client/proxy-lease.ts";
 export type { ProxyLeaseHandle, ProxyOutcome } from "./client/proxy-lease.ts";
 export { DurableApi } from "./client/durable.ts";
 export type { DurableAck, DurableMethod, DurableOptions, DurableReplyOptions } from "./client/durable.ts";
-export type * from "./client/types.ts";
+export type * from "./contract/messages.ts";
 export { VERSION } from "./version.ts";

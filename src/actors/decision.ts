@@ -3,34 +3,8 @@
  * anything, or record one event. Deciders are pure: state + command + now in,
  * decision out.
  */
+import type { ErrorCode, Rejection } from "../contract/errors.ts";
 import type { EventEnvelope } from "../events/index.ts";
-
-/** The contract's error codes (docs/protocol.md, "Error codes"), in precedence order. */
-export const ERROR_CODES = [
-  "BAD_REQUEST",
-  "TTL_EXCEEDS_MAX",
-  "CORRUPT",
-  "UNKNOWN_LEASE",
-  "UNKNOWN_PROXY",
-  "UNKNOWN_HOST",
-  "NO_MATCH",
-  "LEASE_EXISTS",
-  "NOT_HELD",
-  "ALREADY_RELEASED",
-  "NO_HOST",
-  "PINNED_DOWN",
-  "UNAVAILABLE",
-] as const;
-
-/** One of the contract's error codes. */
-export type ErrorCode = (typeof ERROR_CODES)[number];
-
-/** A refusal the client is told about; `details` are merged into the error body. */
-export interface Rejection {
-  readonly code: ErrorCode;
-  readonly message: string;
-  readonly details?: Readonly<Record<string, unknown>>;
-}
 
 /** A decision to record one event of the union `E`: its type and the data that type carries. */
 export type Append<E extends EventEnvelope = EventEnvelope> = E extends EventEnvelope

@@ -4,7 +4,7 @@ export * from "./actor-logic.ts";
 export * from "./turn-result.ts";
 export * from "./clock.ts";
 export * from "./turn-machine.ts";
-export * from "./actor-host.ts";
+export * from "./actor-runtime.ts";
 export * from "./lock/index.ts";
 export * from "./host/index.ts";
 export * from "./route/index.ts";

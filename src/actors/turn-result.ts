@@ -5,7 +5,7 @@
  * wire sees it as the contract's `UNAVAILABLE`, and the durable command
  * consumer naks with that delay.
  */
-import type { Rejection } from "./decision.ts";
+import type { Rejection } from "../contract/errors.ts";
 
 /** Why a turn could not finish, and when to try again. */
 export interface Unavailable {
@@ -25,6 +25,17 @@ export function unavailable(cause: string, retryAfterMs: number): TurnResult {
     rejection: { code: "UNAVAILABLE", message: `the event stream could not be used in time: ${cause}` },
     unavailable: { cause, retryAfterMs },
   };
+}
+
+/** How soon a client may retry after a read of the stream failed. */
+const READ_RETRY_AFTER_MS = 500;
+
+/**
+ * The retryable outcome for a step that threw: a read of the stream that
+ * failed or missed its deadline (the only way code below the api throws).
+ */
+export function unavailableAfter(error: unknown): TurnResult {
+  return unavailable(error instanceof Error ? error.message : String(error), READ_RETRY_AFTER_MS);
 }
 
 /** Is `result` the retryable outcome (whoever built it)? */

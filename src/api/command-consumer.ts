@@ -24,11 +24,11 @@ import {
   type JsMsg,
 } from "@nats-io/jetstream";
 import type { Logger } from "pino";
-import type { TurnResult } from "../actors/index.ts";
+import { isUnavailable, type TurnResult } from "../actors/turn-result.ts";
 import type { Subjects } from "../events/index.ts";
-import type { CommandEndpoint } from "./command-endpoint.ts";
-import { toResponse } from "./command-endpoint.ts";
-import { badRequest } from "./errors.ts";
+import type { Endpoint } from "./endpoint.ts";
+import { replyHeaders, toResponse } from "./replies.ts";
+import { badRequest } from "../contract/errors.ts";
 import { parseBody, requestId as requestIdSchema } from "./validation.ts";
 import { pause, withDeadline } from "../events/index.ts";
 
@@ -40,14 +40,11 @@ export const COMMAND_CONSUMER = "leasehold-commands";
 /** Header naming where a durable command's reply goes. */
 export const REPLY_TO_HEADER = "Leasehold-Reply-To";
 
-/** Ops that only read: they have no place on the durable path. */
-const READ_OPS = new Set(["get", "list", "counts", "snapshot"]);
-
 /** Settings of the command consumer. */
 export interface CommandConsumerOptions {
   readonly nc: NatsConnection;
   readonly subjects: Subjects;
-  readonly endpoints: readonly CommandEndpoint[];
+  readonly endpoints: readonly Endpoint[];
   readonly logger: Logger;
   readonly dedupWindowMs: number;
   readonly replicas: number;
@@ -68,14 +65,15 @@ export class CommandConsumer {
   private inFlight = 0;
   private wake: (() => void) | undefined;
   private loop: Promise<void> | undefined;
-  private readonly byKey = new Map<string, CommandEndpoint>();
+  private readonly byKey = new Map<string, Endpoint>();
   private readonly encoder = new TextEncoder();
 
   private constructor(
     private readonly jsm: JetStreamManager,
     private readonly options: CommandConsumerOptions,
   ) {
-    for (const e of options.endpoints) if (!READ_OPS.has(e.op)) this.byKey.set(`${e.kind}.${e.op}`, e);
+    // Reads have no place on the durable path.
+    for (const e of options.endpoints) if (!e.reads) this.byKey.set(`${e.kind}.${e.op}`, e);
   }
 
   /** Creates the stream and the durable consumer when missing, and starts consuming. */
@@ -190,7 +188,7 @@ export class CommandConsumer {
           ? { ok: false, rejection: missing }
           : await endpoint.run(m.data, { requestedAt: Number(BigInt(m.info.timestampNanos) / 1_000_000n) });
     }
-    if (!result.ok && result.rejection.code === "UNAVAILABLE") {
+    if (!result.ok && isUnavailable(result)) {
       // Retryable: leave it to a later delivery rather than answer (its requestId makes a redelivery safe).
       const delayMs = Math.max(100, result.unavailable?.retryAfterMs ?? 1000);
       this.options.logger.warn({ subject: m.subject, seq: m.seq, delayMs, message: result.rejection.message }, "durable command postponed");
@@ -222,10 +220,7 @@ export class CommandConsumer {
     const h = natsHeaders();
     h.set("Leasehold-Command-Subject", m.subject);
     h.set("Leasehold-Command-Seq", String(m.seq));
-    if (!response.ok) {
-      h.set("Nats-Service-Error-Code", String(response.status));
-      h.set("Nats-Service-Error", response.message.replace(/[\r\n]+/g, " "));
-    }
+    replyHeaders(response, h);
     this.options.nc.publish(subject, this.encoder.encode(JSON.stringify(response.body)), { headers: h });
   }
 }

@@ -9,7 +9,8 @@
  * accept our connection. The protocol is small and this keeps one nats-core.
  */
 import type { Msg, NatsConnection, Subscription } from "@nats-io/nats-core";
-import { headers as natsHeaders, nuid } from "@nats-io/nats-core";
+import { nuid } from "@nats-io/nats-core";
+import { replyHeaders, type EndpointResponse } from "./replies.ts";
 
 /** Identity of a service. */
 export interface MicroServiceOptions {
@@ -22,11 +23,6 @@ export interface MicroServiceOptions {
   /** A subscription failed (e.g. a permission violation): told once per failure, never thrown. */
   readonly onError?: (error: Error, subject: string) => void;
 }
-
-/** What an endpoint handler answers. */
-export type EndpointResponse =
-  | { readonly ok: true; readonly body: unknown }
-  | { readonly ok: false; readonly status: number; readonly message: string; readonly body: unknown };
 
 /** Handles one request; never throws (a throw is answered as a 500). */
 export type EndpointHandler = (data: Uint8Array) => Promise<EndpointResponse>;
@@ -69,6 +65,16 @@ export class MicroService {
         );
       }
     }
+  }
+
+  /**
+   * A group of endpoints under one subject prefix, as the service framework
+   * has them: `addGroup("p.v1.lock").addEndpoint("acquire", ...)` serves
+   * `p.v1.lock.acquire`, named `lock_acquire` in `$SRV.INFO` and `$SRV.STATS`.
+   */
+  addGroup(prefix: string): { addEndpoint(name: string, handler: EndpointHandler): void } {
+    const group = prefix.slice(prefix.lastIndexOf(".") + 1);
+    return { addEndpoint: (name, handler) => this.addEndpoint(`${group}_${name}`, `${prefix}.${name}`, handler) };
   }
 
   /** Serves `subject` in the queue group with `handler`. */
@@ -117,11 +123,7 @@ export class MicroService {
     } else {
       stats.num_errors++;
       stats.last_error = `${response.status}:${response.message}`;
-      const h = natsHeaders();
-      h.set("Nats-Service-Error-Code", String(response.status));
-      // Header values are one line; the full text is in the body.
-      h.set("Nats-Service-Error", response.message.replace(/[\r\n]+/g, " "));
-      msg.respond(json(response.body), { headers: h });
+      msg.respond(json(response.body), { headers: replyHeaders(response) });
     }
     if (--this.inFlight === 0 && this.idleWaiters.length > 0) {
       for (const resolve of this.idleWaiters.splice(0)) resolve();

@@ -4,8 +4,7 @@
  * Unicode, and the optional `requestId`.
  */
 import { z } from "zod";
-import type { Rejection } from "../actors/decision.ts";
-import { badRequest } from "./errors.ts";
+import { badRequest, type Rejection } from "../contract/errors.ts";
 
 /** Largest accepted request body, bytes. */
 export const MAX_BODY_BYTES = 64 * 1024;

@@ -8,7 +8,7 @@
 import { relative } from "node:path";
 import type { NatsConnection } from "@nats-io/nats-core";
 import { ConfigError, resolveConfig, type ServiceConfig } from "../config.ts";
-import { startService } from "../service.ts";
+import { startService } from "../service/start-service.ts";
 import { VERSION } from "../version.ts";
 import { EXIT, reportFailure, UsageError } from "./cli-errors.ts";
 import { connectTo, natsServers, natsTarget, type NatsTarget } from "./connection-options.ts";

@@ -15,7 +15,7 @@ import { DurableApi } from "./durable.ts";
 import { keepLock, type KeepOptions, type LockKeeper } from "./lock-keeper.ts";
 import { leaseProxy, withProxyLease, type HeldProxyLease, type ProxyLeaseHandle, type ProxyOutcome } from "./proxy-lease.ts";
 import { Transport, type CallOptions, type LeaseholdClientOptions } from "./transport.ts";
-import type * as T from "./types.ts";
+import type * as T from "../contract/messages.ts";
 
 /** `lock.*`: fenced distributed locks, and a keeper that renews one. */
 export class LockApi {

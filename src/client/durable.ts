@@ -11,7 +11,7 @@ import { jetstream, type JetStreamClient, type PubAck } from "@nats-io/jetstream
 import { TimeoutError } from "@nats-io/nats-core";
 import { decodeReply, LeaseholdTimeoutError, LeaseholdTransportError } from "./errors.ts";
 import type { Transport } from "./transport.ts";
-import type * as T from "./types.ts";
+import type * as T from "../contract/messages.ts";
 
 /** Header naming where the service publishes a durable command's reply. */
 export const REPLY_TO_HEADER = "Leasehold-Reply-To";

@@ -6,23 +6,10 @@
  * when it timed out), never mistaken for a domain answer.
  */
 import type { Msg } from "@nats-io/nats-core";
-import type { ProxyStats } from "./types.ts";
+import { ERROR_MESSAGE_HEADER, ERROR_STATUS_HEADER, type ErrorCode } from "../contract/errors.ts";
+import type { ProxyStats } from "../contract/messages.ts";
 
-/** The contract's error codes (docs/protocol.md, "Error codes"). */
-export type ErrorCode =
-  | "BAD_REQUEST"
-  | "TTL_EXCEEDS_MAX"
-  | "UNKNOWN_LEASE"
-  | "UNKNOWN_PROXY"
-  | "UNKNOWN_HOST"
-  | "NO_MATCH"
-  | "LEASE_EXISTS"
-  | "NOT_HELD"
-  | "ALREADY_RELEASED"
-  | "CORRUPT"
-  | "NO_HOST"
-  | "PINNED_DOWN"
-  | "UNAVAILABLE";
+export type { ErrorCode };
 
 /** Where and how a contract error was answered. */
 export interface LeaseholdErrorInit {
@@ -217,11 +204,6 @@ export class LeaseholdTimeoutError extends LeaseholdTransportError {
   }
 }
 
-/** The header carrying a failure's HTTP-like status. */
-export const ERROR_CODE_HEADER = "Nats-Service-Error-Code";
-/** The header carrying a failure's message. */
-export const ERROR_HEADER = "Nats-Service-Error";
-
 /** Builds the contract error a failure reply describes (the right subclass, with its details). */
 export function errorFromReply(status: number, headerMessage: string | undefined, body: unknown, subject?: string): LeaseholdError {
   const error = (typeof body === "object" && body !== null ? (body as { error?: unknown }).error : undefined) as
@@ -237,7 +219,7 @@ export function errorFromReply(status: number, headerMessage: string | undefined
 
 /** Decodes a reply message: the success body, or throws the contract error it carries. */
 export function decodeReply<T>(msg: Pick<Msg, "data" | "headers">, subject?: string): T {
-  const statusHeader = msg.headers?.get(ERROR_CODE_HEADER);
+  const statusHeader = msg.headers?.get(ERROR_STATUS_HEADER);
   let body: unknown;
   try {
     body = msg.data.length === 0 ? {} : JSON.parse(new TextDecoder().decode(msg.data));
@@ -249,6 +231,6 @@ export function decodeReply<T>(msg: Pick<Msg, "data" | "headers">, subject?: str
       cause: e,
     });
   }
-  if (statusHeader) throw errorFromReply(Number(statusHeader), msg.headers?.get(ERROR_HEADER) || undefined, body, subject);
+  if (statusHeader) throw errorFromReply(Number(statusHeader), msg.headers?.get(ERROR_MESSAGE_HEADER) || undefined, body, subject);
   return body as T;
 }

@@ -1,5 +1,5 @@
 /** The typed client of docs/protocol.md: requests, durable commands, errors, the lock keeper and the proxy lease helper. */
-export * from "./types.ts";
+export * from "../contract/messages.ts";
 export * from "./errors.ts";
 export * from "./transport.ts";
 export * from "./client.ts";

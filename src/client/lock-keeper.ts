@@ -13,7 +13,14 @@
 import { randomUUID } from "node:crypto";
 import { LeaseholdError, LeaseholdTransportError } from "./errors.ts";
 import type { CallOptions } from "./transport.ts";
-import type { EmptyReply, LockAcquireRequest, LockLease, LockLeaseReply, LockReleaseRequest, LockRenewRequest } from "./types.ts";
+import type {
+  EmptyReply,
+  LockAcquireRequest,
+  LockLease,
+  LockLeaseReply,
+  LockReleaseRequest,
+  LockRenewRequest,
+} from "../contract/messages.ts";
 
 /** The clock and timers a keeper runs on (real ones by default; fakes in tests). */
 export interface KeeperTimers {

@@ -15,7 +15,7 @@ import type {
   ProxyReportRequest,
   ProxyResult,
   ProxyStats,
-} from "./types.ts";
+} from "../contract/messages.ts";
 
 /** The lease handed to a `withLease` function. */
 export interface ProxyLeaseHandle extends ProxyLease {

@@ -5,7 +5,7 @@
  */
 import { randomUUID } from "node:crypto";
 import { TimeoutError, type Msg, type NatsConnection } from "@nats-io/nats-core";
-import { Subjects, isValidPrefix } from "../events/index.ts";
+import { Subjects, isValidPrefix } from "../contract/subjects.ts";
 import { decodeReply, LeaseholdTimeoutError, LeaseholdTransportError } from "./errors.ts";
 
 /** Options of one call. */

@@ -4,7 +4,7 @@
  * message that does not parse never reaches an `evolve` as if it were an event.
  */
 import { z } from "zod";
-import type { ActorKind } from "./subjects.ts";
+import type { ActorKind } from "../contract/subjects.ts";
 import { lockEventSchemas } from "./lock-events.ts";
 import { proxyEventSchemas } from "./proxy-events.ts";
 import { hostEventSchemas } from "./host-events.ts";

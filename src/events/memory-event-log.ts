@@ -2,7 +2,7 @@
  * An in-memory {@link EventLog} with the same semantics as the JetStream one
  * (expected-sequence conflicts, message-id dedup within a window), for
  * simulations and unit tests. Faults can be injected to exercise the
- * ambiguous-append paths of the actor host.
+ * ambiguous-append paths of the actor runtime.
  */
 import type { AppendOptions, AppendResult, EventLog, FollowOptions, Following, StoredMessage, StreamRange } from "./event-log.ts";
 import { LogUnavailableError, WrongLastSequenceError } from "./event-log.ts";

@@ -1,7 +1,7 @@
 /**
  * A {@link MetricsSource} built from what is visible outside the runtime: the
  * dashboard's fold of the stream (live leases, last sequence, its own lag),
- * the connection's status, and which actors the actor host holds in memory
+ * the connection's status, and which actors the actor runtime holds in memory
  * (`peek`). The runtime may override any part with its own numbers (its read
  * models' lag and readiness above all) through `overrides`.
  */

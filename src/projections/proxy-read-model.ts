@@ -139,7 +139,7 @@ export class ProxyReadModel extends ProjectedReadModel<ProxyState> {
     for (const [id, lease] of this.leases) if (now > lease.expiresAtMs + retentionMs) this.leases.delete(id);
     for (const [id, lease] of this.unfolded) if (now >= lease.expiresAtMs) this.unfolded.delete(id);
     this.selection.prune(now);
-    // As the actor host keeps replies: twice the window (slack for clock skew
+    // As the actor runtime keeps replies: twice the window (slack for clock skew
     // between instances), but the latest few regardless, for durable commands
     // redelivered after an outage longer than the window.
     for (const [requestId, remembered] of this.acquisitions) {

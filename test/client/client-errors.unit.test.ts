@@ -5,8 +5,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { headers } from "@nats-io/nats-core";
-import { ERROR_CODES } from "../../src/actors/decision.ts";
-import { STATUS, errorBody } from "../../src/api/errors.ts";
+import { ERROR_CODES, STATUS, errorBody } from "../../src/contract/errors.ts";
 import { REPLY_TO_HEADER as SERVER_REPLY_TO } from "../../src/api/command-consumer.ts";
 import {
   ERROR_CLASSES,

@@ -5,7 +5,7 @@ import { Subjects } from "../../src/events/index.ts";
 import { collect, createCommandStream, eventsOfKind, publishCommand, spawnServe, type ServeProcess } from "../support/durable.ts";
 import { call, connectNats, natsUrl, quietLogger, startTestService, uniquePrefix, type TestService } from "../support/nats.ts";
 import { resolveConfig } from "../../src/config.ts";
-import { startService } from "../../src/service.ts";
+import { startService } from "../../src/service/start-service.ts";
 
 const cleanups: (() => Promise<unknown>)[] = [];
 afterEach(async () => {

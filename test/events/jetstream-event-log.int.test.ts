@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { nanos, type NatsConnection } from "@nats-io/nats-core";
 import { jetstreamManager, StorageType } from "@nats-io/jetstream";
 import { JetStreamEventLog } from "../../src/events/jetstream-event-log.ts";
-import { Subjects } from "../../src/events/subjects.ts";
+import { Subjects } from "../../src/contract/subjects.ts";
 import { eventLogContract } from "../support/contract-event-log.ts";
 import { connectNats, uniquePrefix } from "../support/nats.ts";
 

@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { decodeToken, EMPTY_TOKEN, encodeToken, InvalidTokenError } from "../../src/events/subject-token.ts";
+import { decodeToken, EMPTY_TOKEN, encodeToken, InvalidTokenError } from "../../src/contract/subject-token.ts";
 
 const utf8 = new TextEncoder();
 const utf8Bytes = (s: string): number => utf8.encode(s).length;

@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import fc from "fast-check";
 import type { NatsConnection } from "@nats-io/nats-core";
 import { JetStreamEventLog, Subjects } from "../../src/events/index.ts";
-import { STATUS } from "../../src/api/errors.ts";
+import { STATUS } from "../../src/contract/errors.ts";
 import { auditStream } from "../../src/tools/index.ts";
 import { connectNats, natsUrl, uniquePrefix } from "../support/nats.ts";
 import { startCli, type CliProcess } from "../tools/support/cli.ts";

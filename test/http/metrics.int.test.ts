@@ -98,9 +98,9 @@ describe("/metrics", () => {
     running.push(other);
     // Both instances decide on the same last sequence at once, taking turns at going first:
     // the one that publishes second loses the race and catches up.
-    const resetOn = (host: typeof other.service.host) => host.execute("lock", "raced", { op: "reset" });
+    const resetOn = (host: typeof other.service.runtime) => host.execute("lock", "raced", { op: "reset" });
     for (let i = 0; i < 20; i++) {
-      const pair = i % 2 === 0 ? [s.test.service.host, other.service.host] : [other.service.host, s.test.service.host];
+      const pair = i % 2 === 0 ? [s.test.service.runtime, other.service.runtime] : [other.service.runtime, s.test.service.runtime];
       const results = await Promise.all(pair.map(resetOn));
       expect(results.map((r) => r.ok)).toEqual([true, true]);
     }

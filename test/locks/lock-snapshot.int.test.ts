@@ -45,7 +45,7 @@ describe("projection snapshots", () => {
     const second = await startTestService(prefix);
     running.push(second);
     // It folded nothing before the snapshot's sequence: the state came from the snapshot.
-    expect(second.service.host.projection("lock").startedFromSeq).toBe(lastSeq);
+    expect(second.service.runtime.projection("lock").startedFromSeq).toBe(lastSeq);
     const renewed = await call<Lease>(second.nc, prefix, "lock.renew", { name: "hot", owner: "w", etag });
     expect(renewed.status).toBeUndefined();
     expect(renewed.body.lease.generation).toBe(1);
@@ -81,7 +81,7 @@ describe("projection snapshots", () => {
 
     const second = await startTestService(prefix);
     running.push(second);
-    expect(second.service.host.projection("lock").startedFromSeq).toBe(0);
+    expect(second.service.runtime.projection("lock").startedFromSeq).toBe(0);
     const got = await call<Lease>(second.nc, prefix, "lock.get", { name: "a" });
     expect(got.body.lease).toMatchObject({ generation: held.generation, etag: held.etag });
   });

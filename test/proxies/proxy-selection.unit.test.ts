@@ -606,7 +606,7 @@ describe("restart and the sweep", () => {
     const lease = await acquire(h, { ttlMs: 10 * S });
     ok(await h.call("report", { leaseId: lease.lease.id, result: "banned" }));
     const actorState = () => {
-      const s = h.host.peek<{ leases: Map<string, unknown>; cooldowns: Map<string, unknown> }>("proxy", "a")!;
+      const s = h.runtime.peek<{ leases: Map<string, unknown>; cooldowns: Map<string, unknown> }>("proxy", "a")!;
       return { leases: s.leases.size, cooldowns: s.cooldowns.size };
     };
     const projected = () => {

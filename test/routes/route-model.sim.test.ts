@@ -2,7 +2,7 @@
  * Model-based simulation: random sequences of host changes, acquires (with
  * and without requestId, and repeats of one), moves, candidates, pins,
  * unpins, releases, clock advances, sweeps and restarts, run against the
- * real route module (endpoints, tables, ActorHost, MemoryEventLog,
+ * real route module (endpoints, tables, ActorRuntime, MemoryEventLog,
  * ManualClock) and against the reference model ported from the seed. Every
  * answer, every placement's reason and origin, the snapshot, the pins and
  * host.list must agree after every step.

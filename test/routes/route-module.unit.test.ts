@@ -1,11 +1,11 @@
 /**
  * The route module as the service runs it (endpoints, host and route tables,
- * actor host, sweep) on an in-memory log and a manual clock: what each
+ * actor runtime, sweep) on an in-memory log and a manual clock: what each
  * command appends, requestId idempotency, the failed acquire's candidates,
  * coalesced last use, idle expiry, arrival order, reads and restarts.
  */
 import { afterEach, describe, expect, it } from "vitest";
-import { expireIdleLeases } from "../../src/actors/route/module.ts";
+import { expireIdleLeases } from "../../src/app/idle-expiry.ts";
 import { RouteTable } from "../../src/projections/route-table.ts";
 import { routeLogic } from "../../src/actors/route/logic.ts";
 import { chooserNamed } from "../../src/actors/route/chooser.ts";
@@ -235,10 +235,10 @@ describe("idle expiry", () => {
     const table = new RouteTable(projectionOf(h.log, h.subjects, routeLogic({ routeIdleMs: IDLE, chooser: chooserNamed("least-loaded") })));
     await table.start();
     // The table is asked at an instant when the lease looks idle; the actor decides at the clock's instant.
-    expect(await expireIdleLeases(h.host, table, T0 + IDLE + 1, { routeIdleMs: IDLE })).toBe(0);
+    expect(await expireIdleLeases(h.runtime, table, T0 + IDLE + 1, { routeIdleMs: IDLE })).toBe(0);
     expect(types(h, "r")).toEqual(["RouteLeasePlaced"]);
     h.clock.advance(IDLE + 1);
-    expect(await expireIdleLeases(h.host, table, h.clock.now(), { routeIdleMs: IDLE })).toBe(1);
+    expect(await expireIdleLeases(h.runtime, table, h.clock.now(), { routeIdleMs: IDLE })).toBe(1);
     await table.stop();
   });
 });

@@ -16,7 +16,7 @@ import { connect } from "@nats-io/transport-node";
 import type { NatsConnection } from "@nats-io/nats-core";
 import { jetstream, jetstreamManager } from "@nats-io/jetstream";
 import { resolveConfig } from "../../src/config.ts";
-import { startService, type RunningService } from "../../src/service.ts";
+import { startService, type RunningService } from "../../src/service/start-service.ts";
 import { JetStreamEventLog, Subjects } from "../../src/events/index.ts";
 import { auditStream } from "../../src/tools/index.ts";
 import { auditorUserOf, inboxPrefixOf, natsConfig, passwordEnvOf, serviceUserOf } from "../../src/security/nats-permissions.ts";

@@ -3,7 +3,8 @@
  * expect of one decision (records an event, replies, or rejects with a code).
  */
 import { expect } from "vitest";
-import type { Decision, ErrorCode } from "../../src/actors/decision.ts";
+import type { ErrorCode } from "../../src/contract/errors.ts";
+import type { Decision } from "../../src/actors/decision.ts";
 import type { EventEnvelope } from "../../src/events/index.ts";
 
 /** What a spec expects of a decision of an actor whose events are `E`. */

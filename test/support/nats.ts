@@ -9,7 +9,7 @@ import { connect } from "@nats-io/transport-node";
 import type { NatsConnection } from "@nats-io/nats-core";
 import { pino } from "pino";
 import { resolveConfig, type ServiceConfig } from "../../src/config.ts";
-import { startService, type RunningService } from "../../src/service.ts";
+import { startService, type RunningService } from "../../src/service/start-service.ts";
 import type { Clock } from "../../src/actors/index.ts";
 
 /** The URL of the test nats-server. */

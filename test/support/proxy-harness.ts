@@ -1,18 +1,18 @@
 /**
  * An in-memory proxy service for unit and simulation tests: the real actor
- * host (and its turn machine), the real proxy module (selector, read model,
+ * runtime (and its turn machine), the real proxy module (leasing, read model,
  * endpoints, sweep) on a {@link MemoryEventLog} and a {@link ManualClock}.
- * `restart()` drops the host and module and builds new ones on the same log,
+ * `restart()` drops the runtime and module and builds new ones on the same log,
  * as a service restart on the same stream would.
  */
 import { pino } from "pino";
-import { ActorHost, ManualClock } from "../../src/actors/index.ts";
-import { proxyModule, type ProxyModule } from "../../src/actors/proxy/module.ts";
+import { ActorRuntime, ManualClock } from "../../src/actors/index.ts";
+import { proxyModule, type ProxyModule } from "../../src/service/proxy-module.ts";
 import type { TurnResult } from "../../src/actors/index.ts";
 import { resolveConfig, type ServiceConfig } from "../../src/config.ts";
 import { MemoryEventLog, Subjects, type EventEnvelope, type RecordedEvent } from "../../src/events/index.ts";
-import type { KindContext } from "../../src/kind-module.ts";
-import type { RunOptions } from "../../src/api/command-endpoint.ts";
+import type { KindContext } from "../../src/service/kind-module.ts";
+import type { Delivery } from "../../src/api/endpoint.ts";
 import { decodeOrThrow, T0 } from "./event-builders.ts";
 
 /** Settings of an in-memory proxy service. */
@@ -34,12 +34,12 @@ export interface ProxyHarness {
   readonly subjects: Subjects;
   /** The current module (a new one after each restart). */
   readonly module: ProxyModule;
-  readonly host: ActorHost;
+  readonly runtime: ActorRuntime;
   /** Runs `proxy.<op>` with `body` (a JSON value, or raw text) as the endpoint would; `options` as a durable command's. */
-  call(op: string, body: unknown, options?: RunOptions): Promise<TurnResult>;
+  call(op: string, body: unknown, options?: Delivery): Promise<TurnResult>;
   /** Runs the module's periodic sweep now. */
   sweep(): Promise<void>;
-  /** Stops the module and host and starts new ones on the same log. */
+  /** Stops the module and runtime and starts new ones on the same log. */
   restart(): Promise<void>;
   /** Every proxy event in the log, in order. */
   events(): RecordedEvent<EventEnvelope>[];
@@ -69,8 +69,8 @@ export async function startProxyHarness(options: ProxyHarnessOptions = {}): Prom
   const instance = ++harnesses;
   let msgIds = 0;
 
-  const build = async (): Promise<{ host: ActorHost; module: ProxyModule }> => {
-    const host = new ActorHost({
+  const build = async (): Promise<{ runtime: ActorRuntime; module: ProxyModule }> => {
+    const runtime = new ActorRuntime({
       log,
       subjects,
       clock,
@@ -78,10 +78,10 @@ export async function startProxyHarness(options: ProxyHarnessOptions = {}): Prom
       dedupWindowMs: config.dedupWindowMs,
       newMsgId: () => `msg-${instance}-${++msgIds}`,
     });
-    const ctx: KindContext = { host, log, subjects, config, clock, logger: quiet, newId };
+    const ctx: KindContext = { runtime, log, subjects, config, clock, logger: quiet, newId };
     const module = proxyModule(ctx);
     await module.start?.();
-    return { host, module };
+    return { runtime, module };
   };
   let current = await build();
 
@@ -93,8 +93,8 @@ export async function startProxyHarness(options: ProxyHarnessOptions = {}): Prom
     get module() {
       return current.module;
     },
-    get host() {
-      return current.host;
+    get runtime() {
+      return current.runtime;
     },
     call(op, body, options) {
       const endpoint = current.module.endpoints.find((e) => e.op === op);
@@ -103,7 +103,7 @@ export async function startProxyHarness(options: ProxyHarnessOptions = {}): Prom
     },
     sweep: () => current.module.sweep?.() ?? Promise.resolve(),
     async restart() {
-      await current.host.drain();
+      await current.runtime.drain();
       await current.module.stop?.();
       current = await build();
     },
@@ -112,7 +112,7 @@ export async function startProxyHarness(options: ProxyHarnessOptions = {}): Prom
       return log.messages.filter((m) => m.subject.startsWith(filter)).map((m) => decodeOrThrow(m, "unparsable proxy event"));
     },
     async stop() {
-      await current.host.drain();
+      await current.runtime.drain();
       await current.module.stop?.();
     },
   };

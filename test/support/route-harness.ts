@@ -2,15 +2,15 @@
  * The route module as the service runs it (host and route actors, host and
  * route tables, endpoints, sweep), on an in-memory log and a manual clock:
  * requests go through the real endpoints as JSON bytes, and a restart is a
- * new actor host and module on the same log.
+ * new actor runtime and module on the same log.
  */
 import { pino } from "pino";
-import { ActorHost, ManualClock, type TurnResult } from "../../src/actors/index.ts";
-import { routeModule } from "../../src/actors/route/module.ts";
-import type { CommandEndpoint } from "../../src/api/command-endpoint.ts";
+import { ActorRuntime, ManualClock, type TurnResult } from "../../src/actors/index.ts";
+import { routeModule } from "../../src/service/route-module.ts";
+import type { Endpoint } from "../../src/api/endpoint.ts";
 import { resolveConfig, type ServiceConfig } from "../../src/config.ts";
 import { MemoryEventLog, Subjects, type ActorKind, type RecordedEvent } from "../../src/events/index.ts";
-import type { KindModule } from "../../src/kind-module.ts";
+import type { KindModule } from "../../src/service/kind-module.ts";
 import { decodeOrThrow, T0 } from "./event-builders.ts";
 
 export { T0 };
@@ -29,13 +29,13 @@ export interface RouteHarness {
   readonly log: MemoryEventLog;
   readonly subjects: Subjects;
   readonly config: ServiceConfig;
-  /** The current actor host (replaced by {@link RouteHarness.restart}). */
-  readonly host: ActorHost;
+  /** The current actor runtime (replaced by {@link RouteHarness.restart}). */
+  readonly runtime: ActorRuntime;
   /** Sends `body` (JSON value, or raw text) to the `kind.op` endpoint. */
   call(kindOp: string, body: unknown, requestedAt?: number): Promise<TurnResult>;
   /** Runs the module's sweep once. */
   sweep(): Promise<void>;
-  /** Stops the module and starts a new actor host and module on the same log. */
+  /** Stops the module and starts a new actor runtime and module on the same log. */
   restart(): Promise<void>;
   stop(): Promise<void>;
   /** Every event of `kind` (and `id`, when given), decoded; fails on a message that does not parse. */
@@ -58,12 +58,12 @@ export async function startRouteHarness(options: RouteHarnessOptions = {}): Prom
   const logger = pino({ level: "silent" });
   let ids = 0;
 
-  let host!: ActorHost;
+  let runtime!: ActorRuntime;
   let module!: KindModule;
-  let endpoints = new Map<string, CommandEndpoint>();
+  let endpoints = new Map<string, Endpoint>();
   const boot = async () => {
-    host = new ActorHost({ log, subjects, clock, logger, dedupWindowMs: config.dedupWindowMs });
-    module = routeModule({ host, log, subjects, config, clock, logger, newId: () => `id-${++ids}` });
+    runtime = new ActorRuntime({ log, subjects, clock, logger, dedupWindowMs: config.dedupWindowMs });
+    module = routeModule({ runtime, log, subjects, config, clock, logger, newId: () => `id-${++ids}` });
     endpoints = new Map(module.endpoints.map((e) => [`${e.kind}.${e.op}`, e]));
     await module.start?.();
   };
@@ -74,8 +74,8 @@ export async function startRouteHarness(options: RouteHarnessOptions = {}): Prom
     log,
     subjects,
     config,
-    get host() {
-      return host;
+    get runtime() {
+      return runtime;
     },
     call(kindOp, body, requestedAt) {
       const endpoint = endpoints.get(kindOp);
@@ -87,12 +87,12 @@ export async function startRouteHarness(options: RouteHarnessOptions = {}): Prom
       await module.sweep?.();
     },
     async restart() {
-      await host.drain();
+      await runtime.drain();
       await module.stop?.();
       await boot();
     },
     async stop() {
-      await host.drain();
+      await runtime.drain();
       await module.stop?.();
     },
     events(kind, id) {

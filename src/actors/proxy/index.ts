@@ -3,4 +3,4 @@ export * from "./commands.ts";
 export * from "./decide.ts";
 export * from "./logic.ts";
 export * from "./select.ts";
-export * from "./selector.ts";
+export * from "../../app/proxy-leasing.ts";

@@ -4,7 +4,7 @@
  */
 import { connect } from "@nats-io/transport-node";
 import { resolveConfig, type ServiceConfig } from "../../../src/config.ts";
-import { startService, type RunningService } from "../../../src/service.ts";
+import { startService, type RunningService } from "../../../src/service/start-service.ts";
 import { startHttp, ServiceMetrics, type RunningHttp } from "../../../src/http/index.ts";
 import { natsUrl, quietLogger, type TestService } from "../../support/nats.ts";
 

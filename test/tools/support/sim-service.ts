@@ -1,19 +1,19 @@
 /**
- * A whole leasehold service in memory: the real actor host and the real lock,
+ * A whole leasehold service in memory: the real actor runtime and the real lock,
  * proxy and route modules (deciders, selector, read models, endpoints,
  * sweeps) on a {@link MemoryEventLog} and a {@link ManualClock}. Requests go
  * through the endpoints as JSON bytes, so what it writes is exactly what the
  * service writes: a valid history, produced quickly.
  */
 import { pino } from "pino";
-import { ActorHost, ManualClock, type TurnResult } from "../../../src/actors/index.ts";
-import { lockModule } from "../../../src/actors/lock/module.ts";
-import { proxyModule } from "../../../src/actors/proxy/module.ts";
-import { routeModule } from "../../../src/actors/route/module.ts";
-import type { CommandEndpoint } from "../../../src/api/command-endpoint.ts";
+import { ActorRuntime, ManualClock, type TurnResult } from "../../../src/actors/index.ts";
+import { lockModule } from "../../../src/service/lock-module.ts";
+import { proxyModule } from "../../../src/service/proxy-module.ts";
+import { routeModule } from "../../../src/service/route-module.ts";
+import type { Endpoint } from "../../../src/api/endpoint.ts";
 import { resolveConfig, type ServiceConfig } from "../../../src/config.ts";
 import { MemoryEventLog, Subjects } from "../../../src/events/index.ts";
-import type { KindModule } from "../../../src/kind-module.ts";
+import type { KindModule } from "../../../src/service/kind-module.ts";
 
 /** The instant simulations start at. */
 export const SIM_T0 = Date.parse("2026-03-01T00:00:00.000Z");
@@ -41,11 +41,11 @@ export async function startSimService(settings: Partial<ServiceConfig> = {}, clo
   const logger = pino({ level: "silent" });
   let ids = 0;
   let msgIds = 0;
-  const host = new ActorHost({ log, subjects, clock, logger, dedupWindowMs: config.dedupWindowMs, newMsgId: () => `m${++msgIds}` });
-  const ctx = { host, log, subjects, config, clock, logger, newId: () => `lease-${++ids}` };
+  const runtime = new ActorRuntime({ log, subjects, clock, logger, dedupWindowMs: config.dedupWindowMs, newMsgId: () => `m${++msgIds}` });
+  const ctx = { runtime, log, subjects, config, clock, logger, newId: () => `lease-${++ids}` };
   const modules: KindModule[] = [lockModule(ctx), proxyModule(ctx), routeModule(ctx)];
   for (const m of modules) await m.start?.();
-  const endpoints = new Map<string, CommandEndpoint>(modules.flatMap((m) => m.endpoints.map((e) => [`${e.kind}.${e.op}`, e] as const)));
+  const endpoints = new Map<string, Endpoint>(modules.flatMap((m) => m.endpoints.map((e) => [`${e.kind}.${e.op}`, e] as const)));
   return {
     clock,
     log,
@@ -60,7 +60,7 @@ export async function startSimService(settings: Partial<ServiceConfig> = {}, clo
       for (const m of modules) await m.sweep?.();
     },
     async stop() {
-      await host.drain();
+      await runtime.drain();
       for (const m of modules) await m.stop?.();
     },
   };

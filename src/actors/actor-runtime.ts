@@ -42,7 +42,7 @@ export interface RuntimeObserver {
 }
 
 /** Settings of the actor runtime. */
-export interface ActorHostOptions {
+export interface ActorRuntimeOptions {
   readonly log: EventLog;
   readonly subjects: Subjects;
   readonly clock: Clock;
@@ -68,6 +68,18 @@ export interface ActorHostOptions {
   readonly observer?: RuntimeObserver;
 }
 
+/** How a command arrived, beyond its content. */
+export interface Arrival {
+  /** The request's idempotency key: a repeat within the dedup window gets the first answer. */
+  readonly requestId?: string | undefined;
+  /**
+   * Durable commands: when the command was first sent (epoch ms); a reply
+   * remembered for its `requestId` at or after that instant answers it,
+   * however long ago.
+   */
+  readonly requestedAt?: number | undefined;
+}
+
 /** The map key of an actor (NUL cannot occur in a kind). */
 const actorKey = (kind: ActorKind, id: string): string => `${kind}\u0000${id}`;
 
@@ -85,7 +97,7 @@ interface KindRuntime {
 }
 
 /** Runs every actor of every registered kind on this instance. */
-export class ActorHost {
+export class ActorRuntime {
   private readonly kinds = new Map<ActorKind, KindRuntime>();
   private readonly actors = new Map<string, LiveActor>();
   /** Idle actors, least recently used first. */
@@ -99,7 +111,7 @@ export class ActorHost {
   private idleWaiters: (() => void)[] = [];
   private stopping = false;
 
-  constructor(private readonly options: ActorHostOptions) {
+  constructor(private readonly options: ActorRuntimeOptions) {
     this.maxAttempts = options.maxAttempts ?? 32;
     this.requestTimeoutMs = options.requestTimeoutMs ?? 3000;
     this.maxWarmActors = options.maxWarmActors ?? 4096;
@@ -152,11 +164,12 @@ export class ActorHost {
 
   /**
    * Runs one command through the actor `kind`/`id`; resolves with its reply,
-   * refusal or UNAVAILABLE, within the request timeout. `requestedAt`
-   * (durable commands) is when the command was first sent: a reply remembered
-   * for its `requestId` at or after that instant answers it, however long ago.
+   * refusal or UNAVAILABLE, within the request timeout. The command enters
+   * the actor's mailbox before this returns, so commands given in order are
+   * decided in order.
    */
-  execute<C extends Command>(kind: ActorKind, id: string, command: C, requestId?: string, requestedAt?: number): Promise<TurnResult> {
+  execute<C extends Command>(kind: ActorKind, id: string, command: C, arrival: Arrival = {}): Promise<TurnResult> {
+    const { requestId, requestedAt } = arrival;
     if (this.stopping) return Promise.resolve(unavailable("the service instance is stopping", 100));
     const runtime = this.kindRuntime(kind);
     const key = actorKey(kind, id);

@@ -1,22 +1,31 @@
 /**
- * The proxy selector: carries out `proxy.acquire`, which spans proxies. It
- * reads the proxies' loads from the read model, asks the best candidate's
- * actor for a grant, and on refusal (the proxy filled up, went into cooldown,
- * became unhealthy or was removed meanwhile) asks the next. Each actor checks
- * its own cap against its own history, so no cap is ever exceeded, whatever
- * the concurrency and however many instances run; the read model only decides
- * the order of asking.
+ * Proxy leasing, the commands that span proxies or reach a proxy through the
+ * read model rather than by name.
+ *
+ * `acquire` reads the proxies' loads from the read model, asks the best
+ * candidate's actor for a grant, and on refusal (the proxy filled up, went
+ * into cooldown, became unhealthy or was removed meanwhile) asks the next.
+ * Each actor checks its own cap against its own history, so no cap is ever
+ * exceeded, whatever the concurrency and however many instances run; the
+ * read model only decides the order of asking. `release` and `report` find
+ * the lease's proxy through the lease-id index.
+ *
+ * Durable commands of this kind run one after another, in the command
+ * stream's order: they reach their actor through the read model, not
+ * straight into a mailbox, so nothing else would keep that order.
  */
-import type { ProxyStats } from "../../events/index.ts";
-import type { ActorHost } from "../actor-host.ts";
-import type { TurnResult } from "../turn-result.ts";
-import type { Clock } from "../clock.ts";
-import type { Rejection } from "../decision.ts";
-import type { ProxyReadModel } from "../../projections/proxy-read-model.ts";
-import type { ProxyAcquireReply } from "../../projections/proxy.ts";
-import { GRANT_REFUSED, refusalOf } from "./decide.ts";
-import type { GrantProxyLease } from "./commands.ts";
-import { considerProxies, rankProxies, type Ranking } from "./select.ts";
+import type { ProxyStats } from "../events/index.ts";
+import type { ActorRuntime, Arrival } from "../actors/actor-runtime.ts";
+import type { TurnResult } from "../actors/turn-result.ts";
+import type { Clock } from "../actors/clock.ts";
+import type { Rejection } from "../contract/errors.ts";
+import type { ProxyReadModel } from "../projections/proxy-read-model.ts";
+import type { ProxyAcquireReply } from "../projections/proxy.ts";
+import { GRANT_REFUSED, refusalOf } from "../actors/proxy/decide.ts";
+import type { GrantProxyLease, ProxyCommand, ReportProxyLease } from "../actors/proxy/commands.ts";
+import { considerProxies, rankProxies, type Ranking } from "../actors/proxy/select.ts";
+import { unavailableAfter } from "../actors/turn-result.ts";
+import { KeyedSequencer } from "./keyed-sequencer.ts";
 
 /** A validated `proxy.acquire` request. */
 export interface AcquireProxyLease {
@@ -38,13 +47,17 @@ const fail = (rejection: Rejection): TurnResult => ({ ok: false, rejection });
  */
 const SNAPSHOT_SIZE = 16;
 
-/** Chooses proxies for acquisitions on one service instance. */
-export class ProxySelector {
-  /** The latest acquisition per requestId in progress here: a repeat waits for it, then finds its answer. */
-  private readonly byRequestId = new Map<string, Promise<TurnResult>>();
+/** The key under which durable proxy commands are sequenced. */
+const DURABLE = "durable";
+
+/** Proxy commands of one service instance. */
+export class ProxyLeasing {
+  /** Durable commands in stream order (one key); repeats of an acquisition by requestId (their own keys). */
+  private readonly durable = new KeyedSequencer();
+  private readonly repeats = new KeyedSequencer();
 
   constructor(
-    private readonly host: ActorHost,
+    private readonly runtime: ActorRuntime,
     private readonly model: ProxyReadModel,
     private readonly clock: Clock,
     private readonly newId: () => string,
@@ -54,20 +67,53 @@ export class ProxySelector {
 
   /**
    * Grants a lease on the best eligible proxy, or says why none could take
-   * one; never throws. `requestedAt` (durable commands) is when the command
-   * was first sent: a grant recorded for its requestId since then answers it.
+   * one. A durable command's `requestedAt` is when it was first sent: a
+   * grant recorded for its requestId since then answers it. A repeat of an
+   * acquisition in progress here waits for it, then finds its answer.
    */
-  acquire(request: AcquireProxyLease, requestId?: string, requestedAt?: number): Promise<TurnResult> {
-    if (requestId === undefined) return this.select(request, undefined, undefined);
-    const previous = this.byRequestId.get(requestId);
-    const go = () => this.select(request, requestId, requestedAt);
-    const run = previous === undefined ? go() : previous.then(go, go);
-    this.byRequestId.set(requestId, run);
-    const forget = () => {
-      if (this.byRequestId.get(requestId) === run) this.byRequestId.delete(requestId);
-    };
-    run.then(forget, forget);
-    return run;
+  acquire(request: AcquireProxyLease, arrival: Arrival = {}): Promise<TurnResult> {
+    const { requestId } = arrival;
+    const go = () => this.select(request, arrival);
+    return this.inOrder(arrival, () => (requestId === undefined ? go() : this.repeats.run(requestId, go)));
+  }
+
+  /** Releases a lease (idempotent: an id that never resolved is released already). */
+  release(leaseId: string, arrival: Arrival = {}): Promise<TurnResult> {
+    return this.inOrder(arrival, async () => {
+      const proxy = await this.proxyOfLease(leaseId);
+      if (proxy === undefined) return { ok: true, reply: {} };
+      return this.runtime.execute("proxy", proxy, { op: "release", leaseId }, arrival);
+    });
+  }
+
+  /** Reports how a lease went (`success`, `rate_limited`, `banned`, ...). */
+  report(command: Omit<ReportProxyLease, "op">, arrival: Arrival = {}): Promise<TurnResult> {
+    return this.inOrder(arrival, async () => {
+      const proxy = await this.proxyOfLease(command.leaseId);
+      if (proxy === undefined) {
+        return { ok: false, rejection: { code: "UNKNOWN_LEASE", message: `lease ${command.leaseId} does not resolve` } };
+      }
+      return this.runtime.execute("proxy", proxy, { op: "report", ...command }, arrival);
+    });
+  }
+
+  /** A command for one named proxy (register, remove). */
+  command(proxy: string, command: ProxyCommand, arrival: Arrival = {}): Promise<TurnResult> {
+    return this.inOrder(arrival, () => this.runtime.execute("proxy", proxy, command, arrival));
+  }
+
+  /** Runs a durable command after the durable commands taken before it; any other at once. A throw is UNAVAILABLE. */
+  private inOrder(arrival: Arrival, run: () => Promise<TurnResult>): Promise<TurnResult> {
+    const guarded = () => run().catch(unavailableAfter);
+    return arrival.requestedAt === undefined ? guarded() : this.durable.run(DURABLE, guarded);
+  }
+
+  /** The proxy a lease was granted on; catches up with the stream before saying it knows none. */
+  private async proxyOfLease(leaseId: string): Promise<string | undefined> {
+    const known = this.model.proxyOfLease(leaseId);
+    if (known !== undefined) return known;
+    await this.model.fresh();
+    return this.model.proxyOfLease(leaseId);
   }
 
   /**
@@ -90,14 +136,15 @@ export class ProxySelector {
     });
   }
 
-  private async select(request: AcquireProxyLease, requestId: string | undefined, requestedAt: number | undefined): Promise<TurnResult> {
+  private async select(request: AcquireProxyLease, arrival: Arrival): Promise<TurnResult> {
+    const { requestId, requestedAt } = arrival;
     if (this.clock.now() + request.ttlMs > MAX_INSTANT_MS) {
       return fail({ code: "BAD_REQUEST", message: `ttlMs ${request.ttlMs} puts the lease's expiry past the year 9999` });
     }
     try {
       await this.model.fresh();
     } catch (e) {
-      return fail({ code: "UNAVAILABLE", message: `the event stream could not be read: ${(e as Error).message}` });
+      return unavailableAfter(e);
     }
     const now = this.clock.now();
     if (requestId !== undefined) {
@@ -130,7 +177,7 @@ export class ProxySelector {
         this.model.selection.noteAsking(name, 1);
         let result: TurnResult;
         try {
-          result = await this.host.execute("proxy", name, command, requestId, requestedAt);
+          result = await this.runtime.execute("proxy", name, command, arrival);
         } finally {
           this.model.selection.noteAsking(name, -1);
         }

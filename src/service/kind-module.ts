@@ -3,14 +3,15 @@
  * and optional lifecycle hooks (start followers, periodic sweep, stop).
  */
 import type { Logger } from "pino";
-import type { ActorHost, Clock } from "./actors/index.ts";
-import type { CommandEndpoint } from "./api/command-endpoint.ts";
-import type { EventLog, Subjects } from "./events/index.ts";
-import type { ServiceConfig } from "./config.ts";
+import type { ActorRuntime } from "../actors/actor-runtime.ts";
+import type { Clock } from "../actors/clock.ts";
+import type { Endpoint } from "../api/endpoint.ts";
+import type { EventLog, Subjects } from "../events/index.ts";
+import type { ServiceConfig } from "../config.ts";
 
 /** What every kind module is given by the service. */
 export interface KindContext {
-  readonly host: ActorHost;
+  readonly runtime: ActorRuntime;
   readonly log: EventLog;
   readonly subjects: Subjects;
   readonly config: ServiceConfig;
@@ -22,7 +23,7 @@ export interface KindContext {
 
 /** One kind's contribution to a service instance. */
 export interface KindModule {
-  readonly endpoints: readonly CommandEndpoint[];
+  readonly endpoints: readonly Endpoint[];
   /** Called once before endpoints are served (e.g. start stream followers). */
   start?(): Promise<void>;
   /** Called every `--sweep-interval-ms` (housekeeping; nothing may depend on when). */

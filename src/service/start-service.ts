@@ -1,26 +1,26 @@
 /**
  * Assembles one service instance on a NATS connection: the event log, the
- * actor host with every kind's logic, the endpoints in the `leasehold` queue
+ * actor runtime with every kind's logic, the endpoints in the `leasehold` queue
  * group, and the housekeeping sweep. Several instances may share a prefix.
  */
 import type { NatsConnection } from "@nats-io/nats-core";
 import type { Logger } from "pino";
 import { randomBytes } from "node:crypto";
-import { ActorHost, systemClock, type Clock, type TurnResult } from "./actors/index.ts";
-import { lockModule } from "./actors/lock/module.ts";
-import { routeModule } from "./actors/route/module.ts";
-import { proxyModule } from "./actors/proxy/module.ts";
-import { MicroService, toResponse } from "./api/index.ts";
-import { CommandConsumer } from "./api/command-consumer.ts";
+import { ActorRuntime, isUnavailable, systemClock, type Clock, type TurnResult } from "../actors/index.ts";
+import { lockModule } from "./lock-module.ts";
+import { routeModule } from "./route-module.ts";
+import { proxyModule } from "./proxy-module.ts";
+import { MicroService, toResponse } from "../api/index.ts";
+import { CommandConsumer } from "../api/command-consumer.ts";
 import type { KindContext, KindModule } from "./kind-module.ts";
-import { ACTOR_KINDS, JetStreamEventLog, SERVICE_NAME, Subjects, withDeadline, type ActorKind, type EventLog } from "./events/index.ts";
-import { ObjectProjectionSnapshotStore } from "./projections/index.ts";
-import type { ServiceConfig } from "./config.ts";
-import { VERSION } from "./version.ts";
+import { ACTOR_KINDS, JetStreamEventLog, SERVICE_NAME, Subjects, withDeadline, type ActorKind, type EventLog } from "../events/index.ts";
+import { ObjectProjectionSnapshotStore } from "../projections/index.ts";
+import type { ServiceConfig } from "../config.ts";
+import { VERSION } from "../version.ts";
 
 /** What a running instance exposes to its owner (the CLI, tests). */
 export interface RunningService {
-  readonly host: ActorHost;
+  readonly runtime: ActorRuntime;
   readonly log: EventLog;
   readonly subjects: Subjects;
   readonly micro: MicroService;
@@ -91,7 +91,7 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
   });
   const snapshots = await ObjectProjectionSnapshotStore.open(nc, subjects.projectionBucket, config.replicas);
   const observer = options.observer;
-  const host = new ActorHost({
+  const runtime = new ActorRuntime({
     log,
     subjects,
     clock,
@@ -107,14 +107,14 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
       },
     },
   });
-  const ctx: KindContext = { host, log, subjects, config, clock, logger, newId: options.newId ?? secureId };
+  const ctx: KindContext = { runtime, log, subjects, config, clock, logger, newId: options.newId ?? secureId };
   const modules = KIND_MODULES.map((make) => make(ctx));
   const startedAt = performance.now();
   await Promise.all(modules.map(async (module) => module.start?.()));
   logger.info(
     {
       ms: Math.round(performance.now() - startedAt),
-      projections: host.projections().map((p) => ({ kind: p.kind, ids: p.size, seq: p.seq, fromSnapshotSeq: p.startedFromSeq })),
+      projections: runtime.projections().map((p) => ({ kind: p.kind, ids: p.size, seq: p.seq, fromSnapshotSeq: p.startedFromSeq })),
     },
     "projections caught up with the stream",
   );
@@ -133,12 +133,15 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
     },
   });
   const endpoints = modules.flatMap((m) => m.endpoints);
+  const groups = new Map<string, ReturnType<MicroService["addGroup"]>>();
   for (const endpoint of endpoints) {
-    micro.addEndpoint(`${endpoint.kind}_${endpoint.op}`, subjects.command(endpoint.kind, endpoint.op), async (data) => {
+    let group = groups.get(endpoint.kind);
+    if (group === undefined) groups.set(endpoint.kind, (group = micro.addGroup(subjects.commandGroup(endpoint.kind))));
+    group.addEndpoint(endpoint.op, async (data) => {
       const started = performance.now();
       const result = await endpoint.run(data);
       observer?.commandFinished(endpoint.kind, endpoint.op, outcomeOf(result), (performance.now() - started) / 1000);
-      if (!result.ok && result.rejection.code === "UNAVAILABLE") unavailableLog(endpoint.kind, endpoint.op, result.rejection.message);
+      if (!result.ok && isUnavailable(result)) unavailableLog(endpoint.kind, endpoint.op, result.rejection.message);
       else if (!result.ok) {
         logger.debug(
           { kind: endpoint.kind, op: endpoint.op, code: result.rejection.code, message: result.rejection.message },
@@ -178,15 +181,15 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
   sweep.unref();
 
   return {
-    host,
+    runtime,
     log,
     subjects,
     micro,
     commands,
     status: {
-      activeActors: () => host.activeByKind(),
-      readModelLag: () => perKind((kind) => host.projection(kind).lag),
-      foldedSeq: () => Math.max(0, ...host.projections().map((p) => p.seq)),
+      activeActors: () => runtime.activeByKind(),
+      readModelLag: () => perKind((kind) => runtime.projection(kind).lag),
+      foldedSeq: () => Math.max(0, ...runtime.projections().map((p) => p.seq)),
       ready: () => !stopping,
     },
     async stop(timeoutMs = 10_000) {
@@ -198,7 +201,7 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
       await withDeadline(Promise.all([micro.stop(), commands.stop()]), left() / 2, "stop taking requests").catch((err: Error) =>
         logger.warn({ err }, "stopped taking requests without the server's confirmation"),
       );
-      const unanswered = await host.stop(left());
+      const unanswered = await runtime.stop(left());
       await withDeadline(Promise.all(modules.map(async (module) => module.stop?.())), left(), "stop projections").catch((err: Error) =>
         logger.warn({ err }, "projections stopped without a last snapshot"),
       );
@@ -230,7 +233,7 @@ function throttledWarn(logger: Logger, msg: string, periodMs: number): (kind: st
 /** The `outcome` of a command for metrics: `ok`, its error code, or `unavailable`. */
 function outcomeOf(result: TurnResult): string {
   if (result.ok) return "ok";
-  return result.rejection.code === "UNAVAILABLE" ? "unavailable" : result.rejection.code;
+  return isUnavailable(result) ? "unavailable" : result.rejection.code;
 }
 
 /** A record with one value per actor kind. */

@@ -63,9 +63,14 @@ export class Subjects {
     return `${this.prefix}.cmd-errors.${kindOp}`;
   }
 
+  /** The subject prefix of one kind's request/reply endpoints, `<prefix>.v1.<kind>`. */
+  commandGroup(kind: string): string {
+    return `${this.prefix}.v1.${kind}`;
+  }
+
   /** The request/reply subject of a command, `<prefix>.v1.<kind>.<op>`. */
   command(kind: string, op: string): string {
-    return `${this.prefix}.v1.${kind}.${op}`;
+    return `${this.commandGroup(kind)}.${op}`;
   }
 }
 

@@ -12,8 +12,8 @@ import {
   type StreamRange,
 } from "../../src/events/event-log.ts";
 import { MemoryEventLog } from "../../src/events/memory-event-log.ts";
-import { Subjects } from "../../src/events/subjects.ts";
-import { ActorHost } from "../../src/actors/actor-host.ts";
+import { Subjects } from "../../src/contract/subjects.ts";
+import { ActorRuntime } from "../../src/actors/actor-runtime.ts";
 import type { TurnResult } from "../../src/actors/turn-result.ts";
 import { ManualClock } from "../../src/actors/clock.ts";
 import type { LockCommand } from "../../src/actors/lock/commands.ts";
@@ -29,14 +29,14 @@ interface LeaseReply {
   lease: { name: string; owner: string; generation: number; etag: string; expiresAt: string; ttlMs: number } | null;
 }
 
-/** An in-memory log on the test's clock, as the host and the stream would share one notion of the dedup window. */
+/** An in-memory log on the test's clock, as the runtime and the stream would share one notion of the dedup window. */
 function newLog(clock: ManualClock): MemoryEventLog {
   return new MemoryEventLog({ now: () => clock.now(), dedupWindowMs: DEDUP_WINDOW_MS });
 }
 
 /** A runtime with the lock kind, its projection caught up with `log`. */
-async function newHost(log: EventLog, clock: ManualClock, requestTimeoutMs?: number): Promise<ActorHost> {
-  const host = new ActorHost({
+async function newRuntime(log: EventLog, clock: ManualClock, requestTimeoutMs?: number): Promise<ActorRuntime> {
+  const runtime = new ActorRuntime({
     log,
     subjects,
     clock,
@@ -45,12 +45,12 @@ async function newHost(log: EventLog, clock: ManualClock, requestTimeoutMs?: num
     requestTimeoutMs,
     opTimeoutMs: requestTimeoutMs,
   });
-  await host.register(lockLogic(DEFAULT_SETTINGS)).start();
-  return host;
+  await runtime.register(lockLogic(DEFAULT_SETTINGS)).start();
+  return runtime;
 }
 
-function lock(host: ActorHost, name: string, command: LockCommand, requestId?: string): Promise<TurnResult> {
-  return host.execute("lock", name, command, requestId);
+function lock(runtime: ActorRuntime, name: string, command: LockCommand, requestId?: string): Promise<TurnResult> {
+  return runtime.execute("lock", name, command, { requestId });
 }
 
 function leaseOf(result: TurnResult): NonNullable<LeaseReply["lease"]> {
@@ -115,24 +115,24 @@ class GatedLog implements EventLog {
   }
 }
 
-describe("ActorHost mailbox", () => {
+describe("ActorRuntime mailbox", () => {
   it("answers one actor's commands in order, one at a time, while other actors go on", async () => {
     const clock = new ManualClock(T0);
     const memory = newLog(clock);
     const log = new GatedLog(memory);
-    const host = await newHost(log, clock);
+    const runtime = await newRuntime(log, clock);
     const subjectA = subjects.event("lock", "a");
     log.hold(subjectA);
 
     const answered: number[] = [];
     const track = (i: number, p: Promise<TurnResult>) => p.then((r) => (answered.push(i), r));
-    const first = track(0, lock(host, "a", { op: "acquire", owner: "alice" }));
-    const second = track(1, lock(host, "a", { op: "acquire", owner: "bob" }));
-    const third = track(2, lock(host, "a", { op: "get" }));
+    const first = track(0, lock(runtime, "a", { op: "acquire", owner: "alice" }));
+    const second = track(1, lock(runtime, "a", { op: "acquire", owner: "bob" }));
+    const third = track(2, lock(runtime, "a", { op: "get" }));
     await vi.waitFor(() => expect(log.waiting(subjectA)).toBe(1), { timeout: 2000, interval: 1 });
 
     // Another actor is served while "a" waits on its append.
-    const other = await lock(host, "b", { op: "acquire", owner: "carol" });
+    const other = await lock(runtime, "b", { op: "acquire", owner: "carol" });
     expect(leaseOf(other)).toMatchObject({ owner: "carol", generation: 1 });
     expect(answered).toEqual([]);
     // The commands queued behind the pending append have not been decided on the old state.
@@ -153,11 +153,11 @@ describe("ActorHost mailbox", () => {
   it("runs a burst of commands to one lock in the order they were sent", async () => {
     const clock = new ManualClock(T0);
     const log = newLog(clock);
-    const host = await newHost(log, clock);
+    const runtime = await newRuntime(log, clock);
     const owners = ["o0", "o1", "o2", "o3", "o4", "o5"];
     // Each acquire is followed by a reset, so every acquire succeeds, in send order.
     const results = await Promise.all(
-      owners.flatMap((owner) => [lock(host, "burst", { op: "acquire", owner }), lock(host, "burst", { op: "reset" })]),
+      owners.flatMap((owner) => [lock(runtime, "burst", { op: "acquire", owner }), lock(runtime, "burst", { op: "reset" })]),
     );
     const acquisitions = results.filter((_, i) => i % 2 === 0).map(leaseOf);
     expect(acquisitions.map((l) => l.owner)).toEqual(owners);
@@ -168,28 +168,28 @@ describe("ActorHost mailbox", () => {
   it("keeps different actors independent", async () => {
     const clock = new ManualClock(T0);
     const log = newLog(clock);
-    const host = await newHost(log, clock);
+    const runtime = await newRuntime(log, clock);
     const [a, b] = await Promise.all([
-      lock(host, "a", { op: "acquire", owner: "alice" }),
-      lock(host, "b", { op: "acquire", owner: "alice" }),
+      lock(runtime, "a", { op: "acquire", owner: "alice" }),
+      lock(runtime, "b", { op: "acquire", owner: "alice" }),
     ]);
     expect(leaseOf(a)).toMatchObject({ name: "a", generation: 1 });
     expect(leaseOf(b)).toMatchObject({ name: "b", generation: 1 });
-    expect(host.activeActors).toBe(2);
+    expect(runtime.activeActors).toBe(2);
   });
 });
 
-describe("ActorHost with another writer on the same log", () => {
+describe("ActorRuntime with another writer on the same log", () => {
   it("catches up and decides again when its append conflicts: a stale acquire gets LEASE_EXISTS", async () => {
     const clock = new ManualClock(T0);
     const log = newLog(clock);
-    const hostA = await newHost(log, clock);
-    const hostB = await newHost(log, clock);
+    const runtimeA = await newRuntime(log, clock);
+    const runtimeB = await newRuntime(log, clock);
     // B activates the actor first, so it holds the (soon stale) free state.
-    expect(await lock(hostB, "x", { op: "get" })).toEqual({ ok: true, reply: { lease: null } });
+    expect(await lock(runtimeB, "x", { op: "get" })).toEqual({ ok: true, reply: { lease: null } });
 
-    const won = await lock(hostA, "x", { op: "acquire", owner: "alice" });
-    const lost = await lock(hostB, "x", { op: "acquire", owner: "bob" });
+    const won = await lock(runtimeA, "x", { op: "acquire", owner: "alice" });
+    const lost = await lock(runtimeB, "x", { op: "acquire", owner: "bob" });
     expect(lost).toMatchObject({
       ok: false,
       rejection: { code: "LEASE_EXISTS", details: { owner: "alice", expiresAt: leaseOf(won).expiresAt } },
@@ -200,13 +200,13 @@ describe("ActorHost with another writer on the same log", () => {
   it("decides again on the caught-up state: the generation continues from the other writer's", async () => {
     const clock = new ManualClock(T0);
     const log = newLog(clock);
-    const hostA = await newHost(log, clock);
-    const hostB = await newHost(log, clock);
-    await lock(hostB, "x", { op: "get" });
+    const runtimeA = await newRuntime(log, clock);
+    const runtimeB = await newRuntime(log, clock);
+    await lock(runtimeB, "x", { op: "get" });
 
-    const a = leaseOf(await lock(hostA, "x", { op: "acquire", owner: "alice" }));
-    expect(await lock(hostA, "x", { op: "release", etag: a.etag })).toEqual({ ok: true, reply: {} });
-    const b = leaseOf(await lock(hostB, "x", { op: "acquire", owner: "bob" }));
+    const a = leaseOf(await lock(runtimeA, "x", { op: "acquire", owner: "alice" }));
+    expect(await lock(runtimeA, "x", { op: "release", etag: a.etag })).toEqual({ ok: true, reply: {} });
+    const b = leaseOf(await lock(runtimeB, "x", { op: "acquire", owner: "bob" }));
     expect(b).toMatchObject({ owner: "bob", generation: 2 });
     expect(eventsOf(log, "x").map((e) => e.event.data)).toEqual([
       expect.objectContaining({ owner: "alice", generation: 1 }),
@@ -218,18 +218,18 @@ describe("ActorHost with another writer on the same log", () => {
   it("does not answer a read from a stale state", async () => {
     const clock = new ManualClock(T0);
     const log = newLog(clock);
-    const hostA = await newHost(log, clock);
-    const hostB = await newHost(log, clock);
-    await lock(hostB, "x", { op: "get" });
-    const a = leaseOf(await lock(hostA, "x", { op: "acquire", owner: "alice" }));
-    expect(leaseOf(await lock(hostB, "x", { op: "get" }))).toEqual(a);
+    const runtimeA = await newRuntime(log, clock);
+    const runtimeB = await newRuntime(log, clock);
+    await lock(runtimeB, "x", { op: "get" });
+    const a = leaseOf(await lock(runtimeA, "x", { op: "acquire", owner: "alice" }));
+    expect(leaseOf(await lock(runtimeB, "x", { op: "get" }))).toEqual(a);
   });
 
   it("catches up on an event appended directly to the log", async () => {
     const clock = new ManualClock(T0);
     const log = newLog(clock);
-    const host = await newHost(log, clock);
-    await lock(host, "x", { op: "get" });
+    const runtime = await newRuntime(log, clock);
+    await lock(runtime, "x", { op: "get" });
     const envelope: EventEnvelope = {
       type: "LockAcquired",
       v: 1,
@@ -239,35 +239,35 @@ describe("ActorHost with another writer on the same log", () => {
       data: { owner: "zed", generation: 1, ttlMs: 30_000, expiresAt: iso(T0 + 30_000), previousOwner: "" },
     };
     const direct = await log.append(subjects.event("lock", "x"), encodeEvent(envelope), { expectedLastSubjectSeq: 0, msgId: "direct" });
-    expect(await lock(host, "x", { op: "acquire", owner: "bob" })).toMatchObject({ ok: false, rejection: { code: "LEASE_EXISTS" } });
-    expect(await lock(host, "x", { op: "release", etag: etagOf(direct.seq) })).toEqual({ ok: true, reply: {} });
+    expect(await lock(runtime, "x", { op: "acquire", owner: "bob" })).toMatchObject({ ok: false, rejection: { code: "LEASE_EXISTS" } });
+    expect(await lock(runtime, "x", { op: "release", etag: etagOf(direct.seq) })).toEqual({ ok: true, reply: {} });
     expect(eventsOf(log, "x").map((e) => e.event.type)).toEqual(["LockAcquired", "LockReleased"]);
   });
 });
 
-describe("ActorHost with lost acknowledgements", () => {
+describe("ActorRuntime with lost acknowledgements", () => {
   it("answers success once when the append was stored but its acknowledgement was lost", async () => {
     const clock = new ManualClock(T0);
     const log = newLog(clock);
-    const host = await newHost(log, clock);
+    const runtime = await newRuntime(log, clock);
     log.injectFaults("timeout-after-store");
-    const result = await lock(host, "x", { op: "acquire", owner: "alice" });
+    const result = await lock(runtime, "x", { op: "acquire", owner: "alice" });
     const lease = leaseOf(result);
     const events = eventsOf(log, "x");
     expect(events).toHaveLength(1);
     expect(lease).toMatchObject({ owner: "alice", generation: 1, etag: etagOf(events[0]!.seq) });
     // The actor carries on from the stored event.
-    expect(leaseOf(await lock(host, "x", { op: "get" }))).toEqual(lease);
-    expect(await lock(host, "x", { op: "acquire", owner: "alice" })).toMatchObject({ ok: false, rejection: { code: "LEASE_EXISTS" } });
+    expect(leaseOf(await lock(runtime, "x", { op: "get" }))).toEqual(lease);
+    expect(await lock(runtime, "x", { op: "acquire", owner: "alice" })).toMatchObject({ ok: false, rejection: { code: "LEASE_EXISTS" } });
     expect(eventsOf(log, "x")).toHaveLength(1);
   });
 
   it("answers success when the first attempt was stored and the retry's answer was lost too", async () => {
     const clock = new ManualClock(T0);
     const log = newLog(clock);
-    const host = await newHost(log, clock);
+    const runtime = await newRuntime(log, clock);
     log.injectFaults("timeout-after-store", "timeout-before-store");
-    const lease = leaseOf(await lock(host, "x", { op: "acquire", owner: "alice" }, "req-1"));
+    const lease = leaseOf(await lock(runtime, "x", { op: "acquire", owner: "alice" }, "req-1"));
     expect(eventsOf(log, "x")).toHaveLength(1);
     expect(lease.etag).toBe(etagOf(eventsOf(log, "x")[0]!.seq));
   });
@@ -275,9 +275,9 @@ describe("ActorHost with lost acknowledgements", () => {
   it("stores one event when the first attempt was lost before the store and the retry succeeds", async () => {
     const clock = new ManualClock(T0);
     const log = newLog(clock);
-    const host = await newHost(log, clock);
+    const runtime = await newRuntime(log, clock);
     log.injectFaults("timeout-before-store");
-    const lease = leaseOf(await lock(host, "x", { op: "acquire", owner: "alice" }));
+    const lease = leaseOf(await lock(runtime, "x", { op: "acquire", owner: "alice" }));
     expect(lease).toMatchObject({ owner: "alice", generation: 1 });
     expect(eventsOf(log, "x")).toHaveLength(1);
   });
@@ -285,9 +285,9 @@ describe("ActorHost with lost acknowledgements", () => {
   it("after two ambiguous failures that did not store, looks at the stream, decides again and stores one event", async () => {
     const clock = new ManualClock(T0);
     const log = newLog(clock);
-    const host = await newHost(log, clock);
+    const runtime = await newRuntime(log, clock);
     log.injectFaults("timeout-before-store", "timeout-before-store");
-    const lease = leaseOf(await lock(host, "x", { op: "acquire", owner: "alice" }, "req-1"));
+    const lease = leaseOf(await lock(runtime, "x", { op: "acquire", owner: "alice" }, "req-1"));
     expect(lease).toMatchObject({ owner: "alice", generation: 1 });
     expect(eventsOf(log, "x")).toHaveLength(1);
   });
@@ -300,16 +300,16 @@ describe("ActorHost with lost acknowledgements", () => {
         return Promise.reject(new LogUnavailableError("no answer (test)", true));
       }
     })(memory);
-    const host = await newHost(dead, clock, 200);
+    const runtime = await newRuntime(dead, clock, 200);
     const started = performance.now();
-    const result = await lock(host, "x", { op: "acquire", owner: "alice" }, "req-1");
+    const result = await lock(runtime, "x", { op: "acquire", owner: "alice" }, "req-1");
     expect(codeOf(result)).toBe("UNAVAILABLE");
     expect(performance.now() - started).toBeLessThan(5000);
     expect(memory.messages).toHaveLength(0);
   });
 });
 
-describe("ActorHost when the log cannot be read", () => {
+describe("ActorRuntime when the log cannot be read", () => {
   it("answers a read UNAVAILABLE while it cannot check the stream, and recovers when it can", async () => {
     const clock = new ManualClock(T0);
     const memory = newLog(clock);
@@ -323,35 +323,35 @@ describe("ActorHost when the log cannot be read", () => {
         return super.lastSubjectSeq(subject);
       }
     })(memory);
-    const host = await newHost(flaky, clock);
+    const runtime = await newRuntime(flaky, clock);
     failReads = 1;
-    expect(codeOf(await lock(host, "x", { op: "get" }))).toBe("UNAVAILABLE");
-    expect(leaseOf(await lock(host, "x", { op: "acquire", owner: "alice" }))).toMatchObject({ owner: "alice", generation: 1 });
-    expect(leaseOf(await lock(host, "x", { op: "get" }))).toMatchObject({ owner: "alice", generation: 1 });
+    expect(codeOf(await lock(runtime, "x", { op: "get" }))).toBe("UNAVAILABLE");
+    expect(leaseOf(await lock(runtime, "x", { op: "acquire", owner: "alice" }))).toMatchObject({ owner: "alice", generation: 1 });
+    expect(leaseOf(await lock(runtime, "x", { op: "get" }))).toMatchObject({ owner: "alice", generation: 1 });
   });
 });
 
-describe("ActorHost idempotency (requestId)", () => {
+describe("ActorRuntime idempotency (requestId)", () => {
   it("answers a repeated requestId with the same reply and records nothing new", async () => {
     const clock = new ManualClock(T0);
     const log = newLog(clock);
-    const host = await newHost(log, clock);
-    const first = await lock(host, "x", { op: "acquire", owner: "alice" }, "req-1");
+    const runtime = await newRuntime(log, clock);
+    const first = await lock(runtime, "x", { op: "acquire", owner: "alice" }, "req-1");
     clock.advance(1_000);
-    const again = await lock(host, "x", { op: "acquire", owner: "alice" }, "req-1");
+    const again = await lock(runtime, "x", { op: "acquire", owner: "alice" }, "req-1");
     expect(again).toEqual(first);
     expect(eventsOf(log, "x")).toHaveLength(1);
     expect(eventsOf(log, "x")[0]!.event.requestId).toBe("req-1");
     // Without it, the same command is decided afresh: acquire is not re-entrant.
-    expect(codeOf(await lock(host, "x", { op: "acquire", owner: "alice" }))).toBe("LEASE_EXISTS");
+    expect(codeOf(await lock(runtime, "x", { op: "acquire", owner: "alice" }))).toBe("LEASE_EXISTS");
   });
 
-  it("answers a repeated requestId from a new host on the same log (a restart)", async () => {
+  it("answers a repeated requestId from a new runtime on the same log (a restart)", async () => {
     const clock = new ManualClock(T0);
     const log = newLog(clock);
-    const first = await lock(await newHost(log, clock), "x", { op: "acquire", owner: "alice" }, "req-1");
+    const first = await lock(await newRuntime(log, clock), "x", { op: "acquire", owner: "alice" }, "req-1");
     clock.advance(5_000);
-    const restarted = await newHost(log, clock);
+    const restarted = await newRuntime(log, clock);
     expect(await lock(restarted, "x", { op: "acquire", owner: "alice" }, "req-1")).toEqual(first);
     expect(eventsOf(log, "x")).toHaveLength(1);
   });
@@ -359,44 +359,44 @@ describe("ActorHost idempotency (requestId)", () => {
   it("answers a repeat that reaches an instance whose state is stale", async () => {
     const clock = new ManualClock(T0);
     const log = newLog(clock);
-    const hostA = await newHost(log, clock);
-    const hostB = await newHost(log, clock);
-    await lock(hostB, "x", { op: "get" });
-    const first = await lock(hostA, "x", { op: "acquire", owner: "alice" }, "req-1");
-    expect(await lock(hostB, "x", { op: "acquire", owner: "alice" }, "req-1")).toEqual(first);
+    const runtimeA = await newRuntime(log, clock);
+    const runtimeB = await newRuntime(log, clock);
+    await lock(runtimeB, "x", { op: "get" });
+    const first = await lock(runtimeA, "x", { op: "acquire", owner: "alice" }, "req-1");
+    expect(await lock(runtimeB, "x", { op: "acquire", owner: "alice" }, "req-1")).toEqual(first);
     expect(eventsOf(log, "x")).toHaveLength(1);
   });
 
   it("decides a failed command again when it is repeated", async () => {
     const clock = new ManualClock(T0);
     const log = newLog(clock);
-    const host = await newHost(log, clock);
-    const alice = leaseOf(await lock(host, "x", { op: "acquire", owner: "alice" }));
-    expect(codeOf(await lock(host, "x", { op: "acquire", owner: "bob" }, "req-b"))).toBe("LEASE_EXISTS");
-    await lock(host, "x", { op: "release", etag: alice.etag });
-    expect(leaseOf(await lock(host, "x", { op: "acquire", owner: "bob" }, "req-b"))).toMatchObject({ owner: "bob", generation: 2 });
+    const runtime = await newRuntime(log, clock);
+    const alice = leaseOf(await lock(runtime, "x", { op: "acquire", owner: "alice" }));
+    expect(codeOf(await lock(runtime, "x", { op: "acquire", owner: "bob" }, "req-b"))).toBe("LEASE_EXISTS");
+    await lock(runtime, "x", { op: "release", etag: alice.etag });
+    expect(leaseOf(await lock(runtime, "x", { op: "acquire", owner: "bob" }, "req-b"))).toMatchObject({ owner: "bob", generation: 2 });
   });
 
   it("does not take a requestId reused for another operation as a repeat", async () => {
     const clock = new ManualClock(T0);
     const log = newLog(clock);
-    const host = await newHost(log, clock);
-    const lease = leaseOf(await lock(host, "x", { op: "acquire", owner: "alice" }, "same"));
-    expect(await lock(host, "x", { op: "release", etag: lease.etag }, "same")).toEqual({ ok: true, reply: {} });
+    const runtime = await newRuntime(log, clock);
+    const lease = leaseOf(await lock(runtime, "x", { op: "acquire", owner: "alice" }, "same"));
+    expect(await lock(runtime, "x", { op: "release", etag: lease.etag }, "same")).toEqual({ ok: true, reply: {} });
     expect(eventsOf(log, "x").map((e) => e.event.type)).toEqual(["LockAcquired", "LockReleased"]);
   });
 
   it("remembers a requestId for the dedup window and decides it again after", async () => {
     const clock = new ManualClock(T0);
     const log = newLog(clock);
-    const host = await newHost(log, clock);
-    const first = await lock(host, "x", { op: "acquire", owner: "alice" }, "req-1");
+    const runtime = await newRuntime(log, clock);
+    const first = await lock(runtime, "x", { op: "acquire", owner: "alice" }, "req-1");
     clock.advance(DEDUP_WINDOW_MS - 1);
-    expect(await lock(host, "x", { op: "acquire", owner: "alice" }, "req-1")).toEqual(first);
+    expect(await lock(runtime, "x", { op: "acquire", owner: "alice" }, "req-1")).toEqual(first);
     expect(eventsOf(log, "x")).toHaveLength(1);
 
     clock.advance(2);
-    const later = await lock(host, "x", { op: "acquire", owner: "alice" }, "req-1");
+    const later = await lock(runtime, "x", { op: "acquire", owner: "alice" }, "req-1");
     // The first lease expired long ago, so deciding again grants the next generation.
     expect(leaseOf(later)).toMatchObject({ owner: "alice", generation: 2 });
     expect(eventsOf(log, "x")).toHaveLength(2);
@@ -407,55 +407,55 @@ describe("ActorHost idempotency (requestId)", () => {
     let serverNow = T0;
     const log = new MemoryEventLog({ now: () => serverNow, dedupWindowMs: DEDUP_WINDOW_MS });
     const slow = new ManualClock(T0 - 5_000);
-    const first = await lock(await newHost(log, slow), "x", { op: "acquire", owner: "alice" }, "req-1");
+    const first = await lock(await newRuntime(log, slow), "x", { op: "acquire", owner: "alice" }, "req-1");
     serverNow = T0 + DEDUP_WINDOW_MS - 2_000;
     const fast = new ManualClock(serverNow);
-    expect(await lock(await newHost(log, fast), "x", { op: "acquire", owner: "alice" }, "req-1")).toEqual(first);
+    expect(await lock(await newRuntime(log, fast), "x", { op: "acquire", owner: "alice" }, "req-1")).toEqual(first);
     expect(eventsOf(log, "x")).toHaveLength(1);
   });
 
-  it("decides a requestId again after the dedup window on a new host too", async () => {
+  it("decides a requestId again after the dedup window on a new runtime too", async () => {
     const clock = new ManualClock(T0);
     const log = newLog(clock);
-    await lock(await newHost(log, clock), "x", { op: "acquire", owner: "alice" }, "req-1");
+    await lock(await newRuntime(log, clock), "x", { op: "acquire", owner: "alice" }, "req-1");
     clock.advance(DEDUP_WINDOW_MS + 1);
-    expect(leaseOf(await lock(await newHost(log, clock), "x", { op: "acquire", owner: "alice" }, "req-1"))).toMatchObject({
+    expect(leaseOf(await lock(await newRuntime(log, clock), "x", { op: "acquire", owner: "alice" }, "req-1"))).toMatchObject({
       generation: 2,
     });
     expect(eventsOf(log, "x")).toHaveLength(2);
   });
 });
 
-describe("ActorHost time", () => {
+describe("ActorRuntime time", () => {
   it("never stamps an event earlier than the last one on its subject, even when the clock goes back", async () => {
     const clock = new ManualClock(T0 + 10_000);
     const log = newLog(clock);
-    const host = await newHost(log, clock);
-    const acquired = leaseOf(await lock(host, "x", { op: "acquire", owner: "alice", ttlMs: 20_000 }));
+    const runtime = await newRuntime(log, clock);
+    const acquired = leaseOf(await lock(runtime, "x", { op: "acquire", owner: "alice", ttlMs: 20_000 }));
 
     clock.set(T0);
-    const renewed = leaseOf(await lock(host, "x", { op: "renew", owner: "alice", etag: acquired.etag }));
+    const renewed = leaseOf(await lock(runtime, "x", { op: "renew", owner: "alice", etag: acquired.etag }));
     // Decided at the last event's instant, not the clock's, so the lease did not shrink.
     expect(renewed.expiresAt).toBe(iso(T0 + 10_000 + 20_000));
 
     clock.set(T0 - 60_000);
-    await lock(await newHost(log, clock), "x", { op: "release", etag: renewed.etag });
+    await lock(await newRuntime(log, clock), "x", { op: "release", etag: renewed.etag });
 
     const ats = eventsOf(log, "x").map((e) => Date.parse(e.event.at));
     expect(ats).toEqual([T0 + 10_000, T0 + 10_000, T0 + 10_000]);
     clock.set(T0 + 20_000);
-    await lock(host, "x", { op: "acquire", owner: "bob" });
+    await lock(runtime, "x", { op: "acquire", owner: "bob" });
     expect(Date.parse(eventsOf(log, "x").at(-1)!.event.at)).toBe(T0 + 20_000);
   });
 });
 
-describe("ActorHost with a corrupt history", () => {
+describe("ActorRuntime with a corrupt history", () => {
   it("refuses with CORRUPT after an unparsable message, until a reset", async () => {
     const clock = new ManualClock(T0);
     const log = newLog(clock);
-    const host = await newHost(log, clock);
+    const runtime = await newRuntime(log, clock);
     const subject = subjects.event("lock", "x");
-    const alice = leaseOf(await lock(host, "x", { op: "acquire", owner: "alice" }));
+    const alice = leaseOf(await lock(runtime, "x", { op: "acquire", owner: "alice" }));
     log.appendRaw(subject, encoder.encode("{definitely not an event"));
 
     for (const command of [
@@ -464,24 +464,24 @@ describe("ActorHost with a corrupt history", () => {
       { op: "renew", owner: "alice", etag: alice.etag },
       { op: "release", etag: alice.etag },
     ] satisfies LockCommand[]) {
-      expect(codeOf(await lock(host, "x", command))).toBe("CORRUPT");
+      expect(codeOf(await lock(runtime, "x", command))).toBe("CORRUPT");
     }
     expect(log.messages).toHaveLength(2);
 
-    expect(await lock(host, "x", { op: "reset" })).toEqual({ ok: true, reply: {} });
+    expect(await lock(runtime, "x", { op: "reset" })).toEqual({ ok: true, reply: {} });
     expect(eventsOf(log, "x", true).map((e) => [e.event.type, e.event.data])).toEqual([
       ["LockAcquired", expect.objectContaining({ owner: "alice", generation: 1 })],
       ["LockReset", { generation: 1 }],
     ]);
-    expect(leaseOf(await lock(host, "x", { op: "acquire", owner: "bob" }))).toMatchObject({ owner: "bob", generation: 2 });
-    // A new host replaying the same history agrees.
-    expect(leaseOf(await lock(await newHost(log, clock), "x", { op: "get" }))).toMatchObject({ owner: "bob", generation: 2 });
+    expect(leaseOf(await lock(runtime, "x", { op: "acquire", owner: "bob" }))).toMatchObject({ owner: "bob", generation: 2 });
+    // A new runtime replaying the same history agrees.
+    expect(leaseOf(await lock(await newRuntime(log, clock), "x", { op: "get" }))).toMatchObject({ owner: "bob", generation: 2 });
   });
 
   it("refuses with CORRUPT a lease recorded beyond the TTL ceiling, until a reset", async () => {
     const clock = new ManualClock(T0);
     const log = newLog(clock);
-    const host = await newHost(log, clock);
+    const runtime = await newRuntime(log, clock);
     const hostile: EventEnvelope = {
       type: "LockAcquired",
       v: 1,
@@ -491,8 +491,8 @@ describe("ActorHost with a corrupt history", () => {
       data: { owner: "eve", generation: 1, ttlMs: 3_600_000, expiresAt: iso(T0 + 3_600_000), previousOwner: "" },
     };
     log.appendRaw(subjects.event("lock", "x"), encodeEvent(hostile));
-    expect(codeOf(await lock(host, "x", { op: "acquire", owner: "bob" }))).toBe("CORRUPT");
-    await lock(host, "x", { op: "reset" });
-    expect(leaseOf(await lock(host, "x", { op: "acquire", owner: "bob" }))).toMatchObject({ owner: "bob", generation: 2 });
+    expect(codeOf(await lock(runtime, "x", { op: "acquire", owner: "bob" }))).toBe("CORRUPT");
+    await lock(runtime, "x", { op: "reset" });
+    expect(leaseOf(await lock(runtime, "x", { op: "acquire", owner: "bob" }))).toMatchObject({ owner: "bob", generation: 2 });
   });
 });

@@ -1,0 +1,63 @@
+/**
+ * The one way a request becomes a turn: an endpoint validates its body
+ * against its schema, hands the typed request to its handler, and answers
+ * with the handler's result. A handler that throws (a read of the stream that
+ * failed) is answered `UNAVAILABLE`; nothing else escapes.
+ */
+import type { z } from "zod";
+import type { Arrival } from "../actors/actor-runtime.ts";
+import { unavailableAfter, type TurnResult } from "../actors/turn-result.ts";
+import { parseRequest } from "./validation.ts";
+
+/** One `<kind>.<op>` endpoint, ready to serve. */
+export interface Endpoint {
+  readonly kind: string;
+  readonly op: string;
+  /** Answers from state without changing it: served on request only, never as a durable command. */
+  readonly reads: boolean;
+  /**
+   * Runs a raw request body; never throws. The handler starts before this
+   * returns (no await in between), so requests that reach an actor enter its
+   * mailbox in the order they arrived.
+   */
+  run(data: Uint8Array, delivery?: Delivery): Promise<TurnResult>;
+}
+
+/** How a request was delivered. */
+export interface Delivery {
+  /** Durable commands: when the command was first sent (epoch ms). */
+  readonly requestedAt?: number;
+}
+
+/** What a handler does with a valid request. */
+export type Handler<Req> = (request: Req, arrival: Arrival) => Promise<TurnResult>;
+
+/** Builds an endpoint; `reads` marks one that only reads. */
+export function endpoint<Req extends { requestId?: string | undefined }>(
+  kind: string,
+  op: string,
+  schema: z.ZodType<Req>,
+  handle: Handler<Req>,
+  options: { reads?: boolean } = {},
+): Endpoint {
+  return {
+    kind,
+    op,
+    reads: options.reads ?? false,
+    run(data, delivery) {
+      const request = parseRequest(schema, data);
+      if (!request.ok) return Promise.resolve({ ok: false, rejection: request.rejection });
+      const arrival: Arrival = { requestId: request.value.requestId, requestedAt: delivery?.requestedAt };
+      try {
+        return handle(request.value, arrival).catch(unavailableAfter);
+      } catch (e) {
+        return Promise.resolve(unavailableAfter(e));
+      }
+    },
+  };
+}
+
+/** A successful result carrying `reply`. */
+export function answer(reply: unknown): TurnResult {
+  return { ok: true, reply };
+}

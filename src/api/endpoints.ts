@@ -1,0 +1,161 @@
+/**
+ * Every endpoint of the contract, kind by kind, in one table: the op, its
+ * request schema, and what a valid request becomes — a command for one
+ * actor, an application command that spans actors, or a read of a
+ * projection after catching up with the stream (so a read reflects every
+ * write acknowledged before it).
+ */
+import type { ActorRuntime } from "../actors/actor-runtime.ts";
+import type { Clock } from "../actors/clock.ts";
+import type { ProxyLeasing } from "../app/proxy-leasing.ts";
+import type { RoutePlacement } from "../app/route-placement.ts";
+import type { HostTable } from "../projections/host-table.ts";
+import type { ProxyReadModel } from "../projections/proxy-read-model.ts";
+import { compareCodeUnits, routeLeaseView, sortedLeases } from "../projections/route.ts";
+import type { RouteTable } from "../projections/route-table.ts";
+import { answer, endpoint, type Endpoint } from "./endpoint.ts";
+import { hostRequests } from "./host-requests.ts";
+import { lockRequests } from "./lock-requests.ts";
+import { proxyRequests } from "./proxy-requests.ts";
+import { routeRequests } from "./route-requests.ts";
+
+const reads = { reads: true };
+
+/** `lock.acquire|renew|release|get|reset`, each for the lock actor named in the request. */
+export function lockEndpoints(runtime: ActorRuntime): Endpoint[] {
+  return [
+    endpoint("lock", "acquire", lockRequests.acquire, (r, a) =>
+      runtime.execute("lock", r.name, { op: "acquire", owner: r.owner, ttlMs: r.ttlMs }, a),
+    ),
+    endpoint("lock", "renew", lockRequests.renew, (r, a) =>
+      runtime.execute("lock", r.name, { op: "renew", owner: r.owner, etag: r.etag, ttlMs: r.ttlMs }, a),
+    ),
+    endpoint("lock", "release", lockRequests.release, (r, a) => runtime.execute("lock", r.name, { op: "release", etag: r.etag }, a)),
+    endpoint("lock", "get", lockRequests.get, (r, a) => runtime.execute("lock", r.name, { op: "get" }, a), reads),
+    endpoint("lock", "reset", lockRequests.reset, (r, a) => runtime.execute("lock", r.name, { op: "reset" }, a)),
+  ];
+}
+
+/** What the proxy endpoints use. */
+export interface ProxyEndpointDeps {
+  readonly proxies: ProxyLeasing;
+  readonly model: ProxyReadModel;
+  readonly clock: Clock;
+}
+
+/** `proxy.register|remove|acquire|release|report|list|counts`. */
+export function proxyEndpoints({ proxies, model, clock }: ProxyEndpointDeps): Endpoint[] {
+  return [
+    endpoint("proxy", "register", proxyRequests.register, (r, a) =>
+      proxies.command(r.proxy, { op: "register", maxLeases: r.maxLeases, latencyMs: r.latencyMs, labels: r.labels, healthy: r.healthy }, a),
+    ),
+    endpoint("proxy", "remove", proxyRequests.remove, (r, a) => proxies.command(r.proxy, { op: "remove" }, a)),
+    endpoint("proxy", "acquire", proxyRequests.acquire, (r, a) =>
+      proxies.acquire({ ttlMs: r.ttlMs, target: r.target, candidates: r.candidates, labels: r.labels }, a),
+    ),
+    endpoint("proxy", "release", proxyRequests.release, (r, a) => proxies.release(r.leaseId, a)),
+    endpoint("proxy", "report", proxyRequests.report, (r, a) =>
+      proxies.report({ leaseId: r.leaseId, result: r.result, target: r.target }, a),
+    ),
+    endpoint(
+      "proxy",
+      "list",
+      proxyRequests.list,
+      async () => {
+        await model.fresh();
+        return answer({ proxies: model.list(clock.now()) });
+      },
+      reads,
+    ),
+    endpoint(
+      "proxy",
+      "counts",
+      proxyRequests.counts,
+      async () => {
+        await model.fresh();
+        return answer({ counts: model.counts(clock.now()) });
+      },
+      reads,
+    ),
+  ];
+}
+
+/** One entry of `host.list`. */
+export interface HostListEntry {
+  readonly host: string;
+  readonly healthy: boolean;
+  readonly draining: boolean;
+  /** Active route leases on the host, all routes. */
+  readonly active: number;
+}
+
+/** What the host and route endpoints use. */
+export interface PlacementEndpointDeps {
+  readonly runtime: ActorRuntime;
+  readonly placement: RoutePlacement;
+  readonly hosts: HostTable;
+  readonly routes: RouteTable;
+}
+
+/** `host.set|list`. */
+export function hostEndpoints({ runtime, hosts, routes }: PlacementEndpointDeps): Endpoint[] {
+  return [
+    endpoint("host", "set", hostRequests.set, (r, a) =>
+      runtime.execute("host", r.host, { op: "set", healthy: r.healthy, draining: r.draining }, a),
+    ),
+    endpoint(
+      "host",
+      "list",
+      hostRequests.list,
+      async () => {
+        await Promise.all([hosts.fresh(), routes.fresh()]);
+        const list: HostListEntry[] = [...hosts.snapshot().values()]
+          .filter((h) => h.set)
+          .sort((a, b) => compareCodeUnits(a.host, b.host))
+          .map((h) => ({ host: h.host, healthy: h.healthy, draining: h.draining, active: routes.activeOn(h.host) }));
+        return answer({ hosts: list });
+      },
+      reads,
+    ),
+  ];
+}
+
+/** `route.acquire|move|candidates|pin|unpin|release|get|snapshot`. */
+export function routeEndpoints({ placement, routes }: PlacementEndpointDeps): Endpoint[] {
+  return [
+    endpoint("route", "acquire", routeRequests.acquire, (r, a) =>
+      placement.acquire({ route: r.route, fp: r.fp, model: r.model, candidates: r.candidates }, a),
+    ),
+    endpoint("route", "move", routeRequests.move, (r, a) =>
+      placement.command(r.route, { op: "move", fp: r.fp, model: r.model, host: r.host }, a),
+    ),
+    endpoint("route", "candidates", routeRequests.candidates, (r, a) =>
+      placement.command(r.route, { op: "candidates", hosts: r.hosts }, a),
+    ),
+    endpoint("route", "pin", routeRequests.pin, (r, a) => placement.command(r.route, { op: "pin", host: r.host }, a)),
+    endpoint("route", "unpin", routeRequests.unpin, (r, a) => placement.command(r.route, { op: "unpin" }, a)),
+    endpoint("route", "release", routeRequests.release, (r, a) => placement.command(r.route, { op: "release" }, a)),
+    endpoint(
+      "route",
+      "get",
+      routeRequests.get,
+      async (r) => {
+        await routes.fresh();
+        const state = routes.get(r.route);
+        return answer({ pinned: state.pinned, leases: sortedLeases(state).map((l) => routeLeaseView(r.route, l)) });
+      },
+      reads,
+    ),
+    endpoint(
+      "route",
+      "snapshot",
+      routeRequests.snapshot,
+      async () => {
+        await routes.fresh();
+        const all = [...routes.routes()].sort(([a], [b]) => compareCodeUnits(a, b));
+        return answer({ leases: all.flatMap(([route, state]) => sortedLeases(state).map((l) => routeLeaseView(route, l))) });
+      },
+      reads,
+    ),
+  ];
+}

@@ -1,0 +1,38 @@
+/**
+ * Route placement in a service instance: the host and route actors, the host
+ * and route tables their endpoints read, and the idle sweep.
+ */
+import { hostLogic } from "../actors/host/logic.ts";
+import { chooserNamed } from "../actors/route/chooser.ts";
+import type { RouteSettings } from "../actors/route/commands.ts";
+import { routeLogic } from "../actors/route/logic.ts";
+import { hostEndpoints, routeEndpoints } from "../api/endpoints.ts";
+import { expireIdleLeases } from "../app/idle-expiry.ts";
+import { RoutePlacement } from "../app/route-placement.ts";
+import { HostTable } from "../projections/host-table.ts";
+import { RouteTable } from "../projections/route-table.ts";
+import type { KindContext, KindModule } from "./kind-module.ts";
+
+/** Registers the host and route actors with the runtime and returns their endpoints and sweep. */
+export function routeModule(ctx: KindContext): KindModule {
+  const { runtime } = ctx;
+  const settings: RouteSettings = { routeIdleMs: ctx.config.routeIdleMs, chooser: chooserNamed(ctx.config.routeChooser) };
+  const hosts = new HostTable(runtime.register(hostLogic()));
+  const routes = new RouteTable(runtime.register(routeLogic(settings)));
+  const deps = { runtime, placement: new RoutePlacement(runtime, hosts, routes, settings), hosts, routes };
+  return {
+    endpoints: [...hostEndpoints(deps), ...routeEndpoints(deps)],
+    async start() {
+      await Promise.all([hosts.start(), routes.start()]);
+    },
+    async sweep() {
+      for (const projection of [runtime.projection("host"), runtime.projection("route")]) projection.pruneReplies(ctx.clock.now());
+      const expired = await expireIdleLeases(runtime, routes, ctx.clock.now(), settings);
+      if (expired > 0) ctx.logger.debug({ expired }, "expired idle route leases");
+    },
+    async stop() {
+      await hosts.stop();
+      await routes.stop();
+    },
+  };
+}
