@@ -2,9 +2,25 @@
 // library code logs through pino, never console (the CLI may print).
 import js from "@eslint/js";
 import tseslint from "typescript-eslint";
+import importX from "eslint-plugin-import-x";
+import { layerRules } from "./eslint.layers.js";
 
 export default tseslint.config(
-  { ignores: ["dist/", "node_modules/", ".tools/", ".leasehold/", "coverage/", "bin/", "eslint.config.js", "stryker.config.mjs", ".stryker-tmp/", "reports/"] },
+  {
+    ignores: [
+      "dist/",
+      "node_modules/",
+      ".tools/",
+      ".leasehold/",
+      "coverage/",
+      "bin/",
+      "eslint.config.js",
+      "eslint.layers.js",
+      "stryker.config.mjs",
+      ".stryker-tmp/",
+      "reports/",
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {
@@ -15,6 +31,11 @@ export default tseslint.config(
       "@typescript-eslint/no-unused-vars": ["error", { argsIgnorePattern: "^_", varsIgnorePattern: "^_" }],
       "no-console": "error",
     },
+  },
+  {
+    // Dependencies point one way: each layer imports only those below it, and nothing imports in a circle.
+    files: ["src/**/*.ts"],
+    ...layerRules(importX),
   },
   { files: ["src/cli/**", "bench/**", "examples/**", "test/**"], rules: { "no-console": "off" } },
   {

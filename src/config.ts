@@ -4,7 +4,7 @@
  * on the first request.
  */
 import { z } from "zod";
-import { isValidPrefix } from "./events/index.ts";
+import { isValidPrefix } from "./contract/subjects.ts";
 
 /** Every setting of `leasehold serve`. */
 export interface ServiceConfig {

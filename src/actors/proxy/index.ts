@@ -3,4 +3,3 @@ export * from "./commands.ts";
 export * from "./decide.ts";
 export * from "./logic.ts";
 export * from "./select.ts";
-export * from "../../app/proxy-leasing.ts";

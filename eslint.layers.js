@@ -1,0 +1,60 @@
+// The project's layers and what each may import (docs/design.md, "Layers").
+// Each folder of src/ may import itself and the folders listed for it; any
+// other import of the project's code is an error, and so is an import cycle.
+const ALLOWED = {
+  contract: [],
+  events: ["contract"],
+  projections: ["contract", "events"],
+  actors: ["contract", "events", "projections"],
+  app: ["contract", "events", "projections", "actors"],
+  api: ["contract", "events", "projections", "actors", "app"],
+  service: ["contract", "events", "projections", "actors", "app", "api", "config.ts", "version.ts"],
+  tools: ["contract", "events", "projections", "config.ts"],
+  http: ["contract", "events", "projections", "tools", "version.ts"],
+  security: ["contract", "events"],
+  client: ["contract"],
+  cluster: ["cli"],
+  cli: [
+    "contract",
+    "events",
+    "projections",
+    "actors",
+    "app",
+    "api",
+    "service",
+    "tools",
+    "http",
+    "security",
+    "cluster",
+    "config.ts",
+    "version.ts",
+  ],
+  "config.ts": ["contract"],
+  "version.ts": [],
+  "index.ts": ["client", "contract", "version.ts"],
+};
+
+const ALL = Object.keys(ALLOWED);
+
+/** `import-x/no-restricted-paths` zones: for each part of src/, every part it may not import. */
+export const layerZones = ALL.map((part) => ({
+  target: `./src/${part}`,
+  from: ALL.filter((other) => other !== part && !ALLOWED[part].includes(other)).map((other) => `./src/${other}`),
+  message: `${part} may import only ${ALLOWED[part].length === 0 ? "itself" : ALLOWED[part].join(", ")} (layers: docs/design.md)`,
+}));
+
+/** The plugin, resolver settings and rules that enforce the layers (eslint.config.js applies them to src/). */
+export function layerRules(importX) {
+  return {
+    plugins: { "import-x": importX },
+    settings: {
+      // Imports name their `.ts` files; dependencies are parsed as TypeScript, so cycles through them are seen.
+      "import-x/resolver-next": [importX.createNodeResolver({ extensions: [".ts", ".js"] })],
+      "import-x/parsers": { "@typescript-eslint/parser": [".ts"] },
+    },
+    rules: {
+      "import-x/no-restricted-paths": ["error", { zones: layerZones }],
+      "import-x/no-cycle": ["error", { ignoreExternal: true }],
+    },
+  };
+}

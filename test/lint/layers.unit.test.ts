@@ -1,0 +1,79 @@
+/**
+ * The layer rules of eslint.layers.js catch what they are for: an import
+ * that points up a layer, a client import of server code, and an import
+ * cycle; and they let the downward imports the design allows through.
+ * Linted with only those rules (no type information), on probe text placed
+ * in the real tree, so imports resolve to the project's real files.
+ */
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { pathToFileURL } from "node:url";
+import { ESLint, type Linter } from "eslint";
+import importX from "eslint-plugin-import-x";
+import tseslint from "typescript-eslint";
+import { afterAll, describe, expect, it } from "vitest";
+
+const root = resolve(import.meta.dirname, "../..");
+const { layerRules } = (await import(pathToFileURL(join(root, "eslint.layers.js")).href)) as {
+  layerRules: (plugin: unknown) => Linter.Config;
+};
+const eslint = new ESLint({
+  cwd: root,
+  overrideConfigFile: true,
+  overrideConfig: [{ files: ["**/*.ts"], languageOptions: { parser: tseslint.parser }, ...layerRules(importX) }],
+});
+
+/** The rule ids of the errors in `code`, linted as if it were the file at `path` (relative to the root). */
+async function errorsOf(path: string, code: string): Promise<string[]> {
+  const [result] = await eslint.lintText(code, { filePath: join(root, path) });
+  return (result?.messages ?? []).map((m) => m.ruleId ?? m.message);
+}
+
+// The first lint parses the graph of imports behind the probe (cycles are looked for through it).
+describe("layer rules", { timeout: 60_000 }, () => {
+  it("refuse an upward import: events importing the actor runtime", async () => {
+    expect(
+      await errorsOf("src/events/probe.ts", 'import { ActorRuntime } from "../actors/actor-runtime.ts";\nexport { ActorRuntime };\n'),
+    ).toEqual(["import-x/no-restricted-paths"]);
+  });
+
+  it("refuse the domain importing the wire: an actor importing an api endpoint table", async () => {
+    expect(
+      await errorsOf("src/actors/probe.ts", 'import { lockEndpoints } from "../api/endpoints.ts";\nexport { lockEndpoints };\n'),
+    ).toEqual(["import-x/no-restricted-paths"]);
+  });
+
+  it("refuse the client importing anything but the contract", async () => {
+    expect(
+      await errorsOf(
+        "src/client/probe.ts",
+        'import { MemoryEventLog } from "../events/memory-event-log.ts";\nexport { MemoryEventLog };\n',
+      ),
+    ).toEqual(["import-x/no-restricted-paths"]);
+    expect(await errorsOf("src/client/probe.ts", 'import { STATUS } from "../contract/errors.ts";\nexport { STATUS };\n')).toEqual([]);
+  });
+
+  it("let downward imports through: the app layer importing the runtime and a projection", async () => {
+    const code =
+      'import { ActorRuntime } from "../actors/actor-runtime.ts";\nimport { RouteTable } from "../projections/route-table.ts";\nexport { ActorRuntime, RouteTable };\n';
+    expect(await errorsOf("src/app/probe.ts", code)).toEqual([]);
+  });
+
+  describe("an import cycle", () => {
+    const dir = mkdtempSync(join(tmpdir(), "leasehold-cycle-"));
+    afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+    it("is an error", async () => {
+      writeFileSync(join(dir, "a.ts"), 'import { b } from "./b.ts";\nexport const a = () => b;\n');
+      writeFileSync(join(dir, "b.ts"), 'import { a } from "./a.ts";\nexport const b = () => a;\n');
+      const cycle = new ESLint({
+        cwd: dir,
+        overrideConfigFile: true,
+        overrideConfig: [{ files: ["**/*.ts"], languageOptions: { parser: tseslint.parser }, ...layerRules(importX) }],
+      });
+      const results = await cycle.lintFiles([join(dir, "a.ts")]);
+      expect(results[0]?.messages.map((m) => m.ruleId)).toEqual(["import-x/no-cycle"]);
+    });
+  });
+});
