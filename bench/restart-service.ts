@@ -49,11 +49,10 @@ const t0 = performance.now();
 ready.service = startService({ nc, config, logger });
 const service = await ready.service;
 const startServiceMs = performance.now() - t0;
-// The runtime before projection snapshots has no projections() on its host: report what there is.
-const host = ((service as unknown as { runtime?: unknown; host?: unknown }).runtime ??
-  (service as unknown as { host?: unknown }).host) as unknown as {
-  projections?: () => { kind: string; size: number; seq: number; startedFromSeq?: number }[];
-};
+// The runtime before projection snapshots has no projections(), and older commits call it `host`: report what there is.
+type Projections = { projections?: () => { kind: string; size: number; seq: number; startedFromSeq?: number }[] };
+const parts = service as unknown as { runtime?: Projections; host?: Projections };
+const host = parts.runtime ?? parts.host ?? {};
 line({
   startServiceMs,
   projections: host.projections?.().map((p) => ({ kind: p.kind, ids: p.size, seq: p.seq, fromSnapshotSeq: p.startedFromSeq })),

@@ -1,14 +1,13 @@
 /**
- * Given/when/then specs for the lock decider: given a lock's history (events
- * with their stream sequences), when a command arrives at an instant, then
- * the decider records one event, replies, or rejects with a code.
+ * The lock decider bound to the one given/when/then helper
+ * (test/support/decider-spec.ts), and builders of lock events.
  */
 import type { HistoryEntry, UnparsableRecord } from "../../src/events/envelope.ts";
 import type { LockEvent } from "../../src/events/lock-events.ts";
 import type { LockCommand, LockSettings } from "../../src/actors/lock/commands.ts";
 import { decideLock } from "../../src/actors/lock/decide.ts";
 import { etagOf, evolveLock, initialLockState, type LockState } from "../../src/projections/lock.ts";
-import { thenOf, type DecisionThen } from "./decision-then.ts";
+import { deciderSpec, type Then as SpecThen } from "./decider-spec.ts";
 import { iso, specEvent, T0 } from "./event-builders.ts";
 
 export { etagOf, iso, T0 };
@@ -65,7 +64,7 @@ export function unparsable(seq: number, reason = "not JSON"): UnparsableRecord {
 }
 
 /** What a spec expects of a decision. */
-export type Then = DecisionThen<LockEvent>;
+export type Then = SpecThen<LockEvent>;
 
 /** A lock with a given history, ready for a command. */
 export interface Given {
@@ -75,11 +74,13 @@ export interface Given {
 
 /** Folds `history` with evolveLock and returns a spec builder for the resulting state. */
 export function givenLock(history: readonly HistoryEntry[], settings: LockSettings = DEFAULT_SETTINGS, name = LOCK): Given {
-  const state = history.reduce(evolveLock, initialLockState(name));
-  return {
-    state,
-    when(command, now) {
-      return thenOf<LockEvent>(decideLock(state, command, now, settings));
-    },
-  };
+  const given = lockSpec.given(history, name);
+  return { state: given.state, when: (command, now) => given.when(command, now, settings) };
 }
+
+/** The lock kind's specs. */
+export const lockSpec = deciderSpec<LockState, LockCommand, LockEvent, LockSettings>(
+  { initial: initialLockState, evolve: evolveLock, decide: decideLock },
+  DEFAULT_SETTINGS,
+  LOCK,
+);

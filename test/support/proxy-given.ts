@@ -1,8 +1,7 @@
 /**
- * Given/when/then specs for the proxy decider: given a proxy's history
- * (events with their stream sequences), when a command arrives at an instant,
- * then the decider records one event, replies, refuses a grant for a reason,
- * or rejects with a code.
+ * The proxy decider bound to the one given/when/then helper
+ * (test/support/decider-spec.ts), with one more expectation (a grant refused
+ * for a reason), and builders of proxy events.
  */
 import { expect } from "vitest";
 import type { HistoryEntry } from "../../src/events/envelope.ts";
@@ -10,7 +9,7 @@ import type { ProxyEvent } from "../../src/events/proxy-events.ts";
 import type { GrantRefusal, ProxyCommand, ProxySettings } from "../../src/actors/proxy/commands.ts";
 import { decideProxy, refusalOf } from "../../src/actors/proxy/decide.ts";
 import { evolveProxy, initialProxyState, type ProxyState } from "../../src/projections/proxy.ts";
-import { thenOf, type DecisionThen } from "./decision-then.ts";
+import { deciderSpec, type Then as SpecThen } from "./decider-spec.ts";
 import { iso, specEvent, T0 } from "./event-builders.ts";
 
 export { iso, T0 };
@@ -78,7 +77,7 @@ export function cooledDown(
 }
 
 /** What a spec expects of a decision. */
-export interface Then extends DecisionThen<ProxyEvent> {
+export interface Then extends SpecThen<ProxyEvent> {
   /** The decider refuses a grant, for `reason` (the selector then asks the next proxy). */
   thenRefusesGrant(reason: GrantRefusal): void;
 }
@@ -94,18 +93,26 @@ export function givenProxy(history: readonly HistoryEntry[], settings: ProxySett
   return givenState(history.reduce(evolveProxy, initialProxyState(name)), settings);
 }
 
+/** The proxy kind's specs. */
+export const proxySpec = deciderSpec<ProxyState, ProxyCommand, ProxyEvent, ProxySettings>(
+  { initial: initialProxyState, evolve: evolveProxy, decide: decideProxy },
+  SETTINGS,
+  PROXY,
+);
+
 /** A spec builder for an explicit state (e.g. a pruned one). */
 export function givenState(state: ProxyState, settings: ProxySettings = SETTINGS): Given {
+  const given = proxySpec.givenState(state);
   return {
     state,
     when(command, now) {
-      const decision = decideProxy(state, command, now, settings);
+      const then = given.when(command, now, settings);
       return {
-        ...thenOf<ProxyEvent>(decision),
+        ...then,
         thenRefusesGrant(reason) {
-          expect(decision.outcome).toBe("reject");
-          if (decision.outcome !== "reject") return;
-          expect(refusalOf(decision.rejection.details)).toBe(reason);
+          expect(then.decision.outcome).toBe("reject");
+          if (then.decision.outcome !== "reject") return;
+          expect(refusalOf(then.decision.rejection.details)).toBe(reason);
         },
       };
     },

@@ -1,8 +1,8 @@
 /**
- * Given/when/then specs for the route decider: given a route's history
- * (events decided at instants, through encode/decode so only events the
- * stream would accept can be given), when a command arrives at an instant
- * with a host table, then the decider records one event, replies, or rejects.
+ * The route decider bound to the one given/when/then helper
+ * (test/support/decider-spec.ts), and builders of route events (through
+ * encode/decode, so only events the stream would accept can be given) and
+ * host tables.
  */
 import type { HistoryEntry, RouteEvent } from "../../src/events/index.ts";
 import { decideRoute } from "../../src/actors/route/decide.ts";
@@ -10,7 +10,7 @@ import { chooserNamed, type ChooserName } from "../../src/actors/route/chooser.t
 import type { AcquireRoute, RouteCommand, RouteSettings } from "../../src/actors/route/commands.ts";
 import { evolveRoute, initialRouteState, type RouteState } from "../../src/projections/route.ts";
 import type { HostHealth } from "../../src/projections/host.ts";
-import { thenOf, type DecisionThen } from "./decision-then.ts";
+import { deciderSpec, type Then as SpecThen } from "./decider-spec.ts";
 import { specEvent, T0 } from "./event-builders.ts";
 
 export { T0 };
@@ -69,7 +69,7 @@ export function acquire(fp: string, model: string, a: Partial<Omit<AcquireRoute,
 }
 
 /** What a spec expects of a decision. */
-export type Then = DecisionThen<RouteEvent>;
+export type Then = SpecThen<RouteEvent>;
 
 /** A route with a given history, ready for a command. */
 export interface Given {
@@ -79,11 +79,13 @@ export interface Given {
 
 /** Folds `history` with evolveRoute and returns a spec builder for the resulting state. */
 export function givenRoute(history: readonly HistoryEntry[] = [], route = ROUTE): Given {
-  const state = history.reduce(evolveRoute, initialRouteState(route));
-  return {
-    state,
-    when(command, now = T0, settings = settingsWith()) {
-      return thenOf<RouteEvent>(decideRoute(state, command, now, settings));
-    },
-  };
+  const given = routeSpec.given(history, route);
+  return { state: given.state, when: (command, now = T0, settings = settingsWith()) => given.when(command, now, settings) };
 }
+
+/** The route kind's specs. */
+export const routeSpec = deciderSpec<RouteState, RouteCommand, RouteEvent, RouteSettings>(
+  { initial: initialRouteState, evolve: evolveRoute, decide: decideRoute },
+  settingsWith(),
+  ROUTE,
+);
