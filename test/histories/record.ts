@@ -1,0 +1,53 @@
+/**
+ * Records the histories of test/histories (`npm run histories:record`): a
+ * seeded workload through the real service in memory, split by kind, each
+ * message with the state and reply today's fold gives it, plus one message
+ * per kind that does not parse. Run it after bumping a kind's fold version;
+ * review the diff (it is what the new fold means) and commit it.
+ */
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { ACTOR_KINDS, type ActorKind } from "../../src/events/index.ts";
+import { simulateWorkload } from "../tools/support/workload.ts";
+import { HISTORIES_DIR, logicOf, replay, type FoldSettings, type HistoryHeader, type HistoryLine } from "./histories.ts";
+
+const EVENTS = 600;
+const SEED = 11;
+
+const sim = await simulateWorkload({ events: EVENTS, seed: SEED });
+const c = sim.config;
+const settings: FoldSettings = {
+  lockTtlMs: c.lockTtlMs,
+  maxTtlMs: c.maxTtlMs,
+  cooldownMs: c.cooldownMs,
+  cooldownBackoff: c.cooldownBackoff,
+  maxCooldownMs: c.maxCooldownMs,
+  routeIdleMs: c.routeIdleMs,
+};
+const decoder = new TextDecoder();
+for (const kind of ACTOR_KINDS) {
+  const prefix = `${sim.subjects.prefix}.events.${kind}.`;
+  const stored = sim.log.messages.filter((m) => m.subject.startsWith(prefix));
+  const messages = stored.map((m) => ({ seq: m.seq, subject: m.subject, payload: decoder.decode(m.payload) }));
+  // A message that does not parse, on the subject of the kind's first id: what the fold makes of it is part of its meaning.
+  const last = sim.log.messages.length;
+  if (stored[0] !== undefined) messages.push({ seq: last + 1 + ACTOR_KINDS.indexOf(kind), subject: stored[0].subject, payload: "{not json" });
+  const header: HistoryHeader = { kind, foldVersion: logicOf(kind, settings).foldVersion, settings, recordedBy: "npm run histories:record" };
+  const expected = replay(header, messages.map((m) => ({ ...m, state: null })));
+  const lines: HistoryLine[] = messages.map((m, i) => ({ ...m, ...expected[i]! }));
+  const dir = join(HISTORIES_DIR, kind);
+  mkdirSync(dir, { recursive: true });
+  const path = join(dir, `workload-seed-${SEED}.jsonl`);
+  writeFileSync(path, [header, ...lines].map((l) => JSON.stringify(l)).join("\n") + "\n");
+  console.log(`${path}: ${lines.length} messages (${kindSummary(kind, lines)})`);
+}
+await sim.stop();
+
+function kindSummary(kind: ActorKind, lines: readonly HistoryLine[]): string {
+  const types = new Map<string, number>();
+  for (const l of lines) {
+    const type = /"type":"([A-Za-z]+)"/.exec(l.payload)?.[1] ?? "unparsable";
+    types.set(type, (types.get(type) ?? 0) + 1);
+  }
+  return `${kind}: ${[...types].map(([t, n]) => `${t} ${n}`).join(", ")}`;
+}
