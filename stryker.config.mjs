@@ -28,7 +28,7 @@ export default {
     "src/projections/proxy-selection-index.ts",
     "src/actors/route/chooser.ts",
     "src/tools/audit.ts",
-    "src/events/subject-token.ts",
+    "src/contract/subject-token.ts",
   ],
   coverageAnalysis: "perTest",
   incremental: true,
