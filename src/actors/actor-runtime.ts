@@ -33,7 +33,7 @@ import {
   type TurnActor,
   type TurnPorts,
 } from "./turn-machine.ts";
-import { unavailable, type TurnResult } from "./turn-result.ts";
+import { isUnavailable, unavailable, type TurnResult } from "./turn-result.ts";
 
 /** What the runtime reports as it works (metrics hook in here). */
 export interface RuntimeObserver {
@@ -194,7 +194,7 @@ export class ActorRuntime {
         msgId: requestId === undefined ? this.newMsgId() : requestMsgId(this.options.subjects.event(kind, id), command.op, requestId),
         deadline: this.monotonic() + this.requestTimeoutMs,
         resolve: (result) => {
-          if (!result.ok && result.rejection.code === "UNAVAILABLE") {
+          if (!result.ok && isUnavailable(result)) {
             this.options.logger.debug(
               { kind, id, op: command.op, requestId, cause: result.rejection.message },
               "turn answered UNAVAILABLE",
@@ -300,7 +300,7 @@ export class ActorRuntime {
         projection.applyOwn(id, recorded, stateAfter, Date.parse(event.envelope.at), reply);
         return reply;
       },
-      found: (msgId) => projection.found(msgId) ?? projection.remembered(msgId),
+      replyRecordedFor: (msgId) => projection.replyRecordedFor(msgId) ?? projection.remembered(msgId),
       watch: (msgId) => projection.watch(msgId),
       unwatch: (msgId) => projection.unwatch(msgId),
       idle: (id) => this.retire(actorKey(kind, id)),

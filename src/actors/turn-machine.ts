@@ -58,7 +58,7 @@ export interface TurnPorts {
   /** Applies this turn's own acknowledged event to the projection and returns the reply it owes. */
   applyOwn(id: string, base: ProjectionRecord<unknown>, event: EncodedEvent, seq: number, msgId: string): unknown;
   /** Where this turn's own event was found in the stream (by any folder), with its reply. */
-  found(msgId: string): { reply: unknown } | undefined;
+  replyRecordedFor(msgId: string): { reply: unknown } | undefined;
   watch(msgId: string): void;
   unwatch(msgId: string): void;
   /** The actor is idle with nothing queued: the runtime may stop it. */
@@ -153,7 +153,7 @@ export const turnMachine = setup({
     conflict: (_, error: unknown) => error instanceof WrongLastSequenceError,
     lostAck: (_, error: unknown) => error instanceof LogUnavailableError && error.ambiguous,
     firstLostAck: ({ context }, error: unknown) => error instanceof LogUnavailableError && error.ambiguous && context.turn!.uncertain === 0,
-    ownFound: ({ context }) => context.ports.found(context.turn!.pending.msgId) !== undefined,
+    replyRecorded: ({ context }) => context.ports.replyRecordedFor(context.turn!.pending.msgId) !== undefined,
     outOfAttempts: ({ context }) => context.turn!.attempts >= context.ports.maxAttempts,
   },
   actions: {
@@ -219,7 +219,7 @@ export const turnMachine = setup({
       },
     }),
     answerFound: assign({
-      turn: ({ context }) => settle(context.turn!, { ok: true, reply: context.ports.found(context.turn!.pending.msgId)!.reply }),
+      turn: ({ context }) => settle(context.turn!, { ok: true, reply: context.ports.replyRecordedFor(context.turn!.pending.msgId)!.reply }),
     }),
     answerUnavailable: assign({
       turn: ({ context }, error: unknown) => {
@@ -329,7 +329,7 @@ export const turnMachine = setup({
             src: "catchUp",
             input: ({ context }) => ({ id: context.id, seq: context.turn!.waitSeq, timeoutMs: remaining(context) }),
             onDone: [
-              { guard: "ownFound", target: "#actor.idle", actions: "answerFound" },
+              { guard: "replyRecorded", target: "#actor.idle", actions: "answerFound" },
               { guard: "outOfAttempts", target: "#actor.idle", actions: { type: "answerUnavailable", params: () => undefined } },
               { target: "deciding", actions: "renewMsgId" },
             ],

@@ -8,6 +8,7 @@ import { errors, type NatsConnection } from "@nats-io/nats-core";
 import { EXIT, UsageError, ConnectFailure } from "./cli-errors.ts";
 import { connectTo, LOCAL_NATS_URL, natsTarget } from "./connection-options.ts";
 import type { CommonFlags } from "./options.ts";
+import { ERROR_MESSAGE_HEADER, ERROR_STATUS_HEADER } from "../contract/errors.ts";
 
 /** Flags of `call`. */
 export interface CallFlags extends CommonFlags {
@@ -51,10 +52,10 @@ async function send(nc: NatsConnection, subject: string, payload: string, flags:
     throw new ConnectFailure(`request to ${subject} failed: ${(e as Error).message}`, { cause: e });
   }
   const text = flags.pretty === true ? pretty(reply.string()) : reply.string();
-  const status = reply.headers?.get("Nats-Service-Error-Code");
+  const status = reply.headers?.get(ERROR_STATUS_HEADER);
   console.log(text);
   if (status) {
-    console.error(`leasehold call: refused: ${status} ${reply.headers?.get("Nats-Service-Error") ?? ""}`.trimEnd());
+    console.error(`leasehold call: refused: ${status} ${reply.headers?.get(ERROR_MESSAGE_HEADER) ?? ""}`.trimEnd());
     return EXIT.refused;
   }
   return EXIT.ok;

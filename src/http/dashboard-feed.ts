@@ -94,7 +94,7 @@ export interface DashboardFeedOptions {
 /** Follows the stream and answers {@link DashboardView}s. */
 export class DashboardFeed {
   private readonly fold: StreamFold;
-  private readonly recent: EventRow[] = [];
+  private readonly latestRows: EventRow[] = [];
   private readonly listeners = new Set<() => void>();
   private following: Following | undefined;
   private poller: NodeJS.Timeout | undefined;
@@ -198,7 +198,7 @@ export class DashboardFeed {
       locks: locks.slice(0, this.maxRows),
       proxies: proxies.slice(0, this.maxRows),
       hosts: hosts.slice(0, this.maxRows),
-      events: [...this.recent].reverse(),
+      events: [...this.latestRows].reverse(),
       totals: { locks: locks.length, proxies: proxies.length, hosts: hosts.length },
     };
   }
@@ -230,8 +230,8 @@ export class DashboardFeed {
           type: entry.event.type,
           detail: detailOf(entry.event.data),
         };
-    this.recent.push(row);
-    if (this.recent.length > this.recentEvents) this.recent.shift();
+    this.latestRows.push(row);
+    if (this.latestRows.length > this.recentEvents) this.latestRows.shift();
     this.scheduleNotify();
   }
 

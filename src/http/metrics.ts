@@ -32,14 +32,6 @@ export interface MetricsSource {
   readonly ready: () => boolean;
 }
 
-/** The `outcome` label of a command: `ok`, its error code, or `unavailable`. */
-export function commandOutcome(
-  result: { readonly ok: true } | { readonly ok: false; readonly rejection: { readonly code: string } },
-): string {
-  if (result.ok) return "ok";
-  return result.rejection.code === "UNAVAILABLE" ? "unavailable" : result.rejection.code;
-}
-
 /** Latency buckets (seconds) for a turn or an append: 0.5 ms to 10 s. */
 const LATENCY_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 

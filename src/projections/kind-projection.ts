@@ -247,7 +247,7 @@ export class KindProjection<State> {
   }
 
   /** Where the watched `msgId` landed and the reply it owes, once folded. */
-  found(msgId: string): { reply: unknown; seq: number } | undefined {
+  replyRecordedFor(msgId: string): { reply: unknown; seq: number } | undefined {
     return this.watched.get(msgId) ?? undefined;
   }
 

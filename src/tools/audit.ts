@@ -231,7 +231,7 @@ export class Auditor {
   }
 
   /** Violations found so far. */
-  get found(): number {
+  get violationsFound(): number {
     return this.violations;
   }
 
@@ -493,7 +493,7 @@ export async function auditStream(
     if ((options.toSeq !== undefined && m.seq > options.toSeq) || (options.toTime !== undefined && m.time > options.toTime)) break;
     auditor.check(m);
     if (options.onProgress !== undefined && auditor.messagesRead % every === 0) {
-      options.onProgress({ read: auditor.messagesRead, seq: m.seq, violations: auditor.found });
+      options.onProgress({ read: auditor.messagesRead, seq: m.seq, violations: auditor.violationsFound });
     }
   }
   return auditor.summary();
@@ -518,7 +518,7 @@ export async function auditSource(
     auditor.check(m);
     onMessage?.(m);
     if (onProgress !== undefined && auditor.messagesRead % every === 0) {
-      onProgress({ read: auditor.messagesRead, seq: m.seq, violations: auditor.found });
+      onProgress({ read: auditor.messagesRead, seq: m.seq, violations: auditor.violationsFound });
     }
     return true;
   });

@@ -12,6 +12,7 @@ import { ToolConnectionError } from "./errors.ts";
 import { foldStream, labelsText, replayView, type HostReplayView } from "./replay.ts";
 import { cell, renderTable } from "./table.ts";
 import { formatDuration, iso } from "./time.ts";
+import { ERROR_MESSAGE_HEADER, ERROR_STATUS_HEADER } from "../contract/errors.ts";
 
 /** A lock as status shows it. */
 export interface LockStatus {
@@ -49,9 +50,9 @@ export async function requestService<T>(nc: NatsConnection, subjects: Subjects, 
       { cause: e },
     );
   }
-  const status = reply.headers?.get("Nats-Service-Error-Code");
+  const status = reply.headers?.get(ERROR_STATUS_HEADER);
   if (status)
-    throw new ToolConnectionError(`the service answered ${subject} with ${status} ${reply.headers?.get("Nats-Service-Error") ?? ""}`);
+    throw new ToolConnectionError(`the service answered ${subject} with ${status} ${reply.headers?.get(ERROR_MESSAGE_HEADER) ?? ""}`);
   return reply.json<T>();
 }
 

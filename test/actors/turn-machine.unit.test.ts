@@ -58,7 +58,7 @@ function fixture() {
       records.set(id, { state, seq, atMs: T0 });
       return logic.replyFor(state, recorded);
     },
-    found: (msgId) => found.get(msgId),
+    replyRecordedFor: (msgId) => found.get(msgId),
     watch: () => undefined,
     unwatch: () => undefined,
     idle: (id) => idle.push(id),
