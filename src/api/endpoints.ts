@@ -6,6 +6,7 @@
  * write acknowledged before it).
  */
 import type { ActorRuntime } from "../actors/actor-runtime.ts";
+import type { HostInfo } from "../contract/messages.ts";
 import type { Clock } from "../actors/clock.ts";
 import type { ProxyLeasing } from "../app/proxy-leasing.ts";
 import type { RoutePlacement } from "../app/route-placement.ts";
@@ -80,15 +81,6 @@ export function proxyEndpoints({ proxies, model, clock }: ProxyEndpointDeps): En
   ];
 }
 
-/** One entry of `host.list`. */
-export interface HostListEntry {
-  readonly host: string;
-  readonly healthy: boolean;
-  readonly draining: boolean;
-  /** Active route leases on the host, all routes. */
-  readonly active: number;
-}
-
 /** What the host and route endpoints use. */
 export interface PlacementEndpointDeps {
   readonly runtime: ActorRuntime;
@@ -109,7 +101,7 @@ export function hostEndpoints({ runtime, hosts, routes }: PlacementEndpointDeps)
       hostRequests.list,
       async () => {
         await Promise.all([hosts.fresh(), routes.fresh()]);
-        const list: HostListEntry[] = [...hosts.snapshot().values()]
+        const list: HostInfo[] = [...hosts.snapshot().values()]
           .filter((h) => h.set)
           .sort((a, b) => compareCodeUnits(a.host, b.host))
           .map((h) => ({ host: h.host, healthy: h.healthy, draining: h.draining, active: routes.activeOn(h.host) }));

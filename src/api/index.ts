@@ -1,5 +1,6 @@
 /** The wire side of the contract: request schemas, the endpoint table, replies, the service framework, durable commands. */
 export * from "./validation.ts";
+export * from "./contract-conformance.ts";
 export * from "./endpoint.ts";
 export * from "./endpoints.ts";
 export * from "./replies.ts";

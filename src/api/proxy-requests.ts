@@ -31,7 +31,7 @@ export const proxyRequests = {
   acquire: requestBase.extend({
     ttlMs: positiveMs,
     target: optionalId.default(""),
-    candidates: z.array(requiredId).optional(),
+    candidates: z.array(requiredId).readonly().optional(),
     labels: labels.default({}),
   }),
   release: requestBase.extend({ leaseId: requiredId }),

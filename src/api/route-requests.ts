@@ -6,9 +6,9 @@ const key = { route: requiredId, fp: optionalId, model: optionalId };
 
 /** `route.<op>` request schemas, by op. */
 export const routeRequests = {
-  acquire: requestBase.extend({ ...key, candidates: z.array(requiredId) }),
+  acquire: requestBase.extend({ ...key, candidates: z.array(requiredId).readonly() }),
   move: requestBase.extend({ ...key, host: requiredId }),
-  candidates: requestBase.extend({ route: requiredId, hosts: z.array(requiredId) }),
+  candidates: requestBase.extend({ route: requiredId, hosts: z.array(requiredId).readonly() }),
   pin: requestBase.extend({ route: requiredId, host: requiredId }),
   unpin: requestBase.extend({ route: requiredId }),
   release: requestBase.extend({ route: requiredId }),
