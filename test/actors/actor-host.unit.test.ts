@@ -186,7 +186,7 @@ describe("ActorHost with another writer on the same log", () => {
     const hostA = await newHost(log, clock);
     const hostB = await newHost(log, clock);
     // B activates the actor first, so it holds the (soon stale) free state.
-    expect(await lock(hostB, "x", { op: "get" })).toEqual({ ok: true, reply: { lease: null } });
+    expect(await lock(hostB, "x", { op: "get" })).toEqual({ ok: true, reply: { lease: null, waiters: 0 } });
 
     const won = await lock(hostA, "x", { op: "acquire", owner: "alice" });
     const lost = await lock(hostB, "x", { op: "acquire", owner: "bob" });
