@@ -62,23 +62,19 @@ export function decideLock(state: LockState, command: LockCommand, now: number, 
 }
 
 /**
- * An acquire as it arrives: a retry by requestId finds its place (and
+ * An acquire as it arrives: a retry by requestId finds its live place (and
  * appends nothing); otherwise the lock is taken when free with nobody
  * waiting, the request joins the queue when it may wait, or is refused.
  */
 function decideAcquire(state: LockState, command: AcquireLock, now: number, ttlMs: number, settings: LockSettings): Decision<LockEvent> {
   const queue = queueAt(state, now);
-  const recorded =
-    command.requestId === undefined ? undefined : state.waiters.find((w) => w.requestId === command.requestId && w.owner === command.owner);
-  if (recorded !== undefined) {
-    const place = queue.live.find((w) => w.seq === recorded.seq);
-    // A place that lapsed is not taken again: the request is decided as if it had never waited.
-    if (place !== undefined) {
-      if (queue.head === place && queue.headMayClaim) return grant(state, command.owner, now, ttlMs, place);
-      if ((command.waitMs ?? 0) === 0) return leaseExists(state, queue, now);
-      return replyOnly(waitingReply(place.seq, place.untilMs));
-    }
-    return available(state, queue, now) ? grant(state, command.owner, now, ttlMs) : leaseExists(state, queue, now);
+  // A live place joined by this requestId is this request's (the runtime answers most retries from the remembered reply first).
+  const place =
+    command.requestId === undefined ? undefined : queue.live.find((w) => w.requestId === command.requestId && w.owner === command.owner);
+  if (place !== undefined) {
+    if (queue.head === place && queue.headMayClaim) return grant(state, command.owner, now, ttlMs, place);
+    if ((command.waitMs ?? 0) === 0) return leaseExists(state, queue, now);
+    return replyOnly(waitingReply(place.seq, place.untilMs));
   }
   if (available(state, queue, now)) return grant(state, command.owner, now, ttlMs);
   const waitMs = command.waitMs ?? 0;
