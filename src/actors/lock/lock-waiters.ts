@@ -104,6 +104,8 @@ export class LockWaiters {
 
   /** Answers every parked request UNAVAILABLE (the instance is stopping); their places lapse by themselves. */
   stop(): void {
+    if (!this.stopping && this.size > 0)
+      this.options.logger.info({ parked: this.size }, "answering parked lock acquires UNAVAILABLE: the instance is stopping");
     this.stopping = true;
     for (const set of this.parked.values()) for (const wake of set) wake();
   }
