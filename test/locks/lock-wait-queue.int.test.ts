@@ -23,6 +23,7 @@ import {
   type LockClient,
 } from "../support/lock-fixtures.ts";
 import type { Reply } from "../support/nats.ts";
+import { collect, publishCommand } from "../support/durable.ts";
 
 const h = useLockHarness();
 
@@ -155,6 +156,26 @@ describe("blocking acquire across two instances", () => {
     const reply = await client.acquire({ name: NAME, owner: "w", waitMs: 1001 });
     expectFailure(reply, 400, "BAD_REQUEST");
     expect(reply.body.error!.message).toContain("waitMs");
+  });
+
+  it("refuses a durable acquire that asks to wait as BAD_REQUEST (nobody waits for its answer)", async () => {
+    const prefix = uniquePrefix();
+    await h.service(prefix);
+    const nc = await h.connect();
+    const replies = collect(nc, `${prefix}.replies.durable`);
+    await nc.flush();
+    await publishCommand(
+      nc,
+      prefix,
+      "lock.acquire",
+      { name: NAME, owner: "w", waitMs: 1000, requestId: "durable-wait" },
+      `${prefix}.replies.durable`,
+    );
+    await vi.waitFor(() => expect(replies.messages).toHaveLength(1), { timeout: 10_000, interval: 20 });
+    const body = replies.messages[0]!.json<{ error: { code: string; message: string } }>();
+    expect(body.error.code).toBe("BAD_REQUEST");
+    expect(body.error.message).toContain("waitMs");
+    replies.stop();
   });
 
   it("answers its parked waiters UNAVAILABLE when it stops", async () => {
