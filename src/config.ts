@@ -19,6 +19,10 @@ export interface ServiceConfig {
   readonly routeIdleMs: number;
   readonly lockTtlMs: number;
   readonly maxTtlMs: number;
+  /** Locks: the longest a blocking acquire may wait (`waitMs` above it is BAD_REQUEST). */
+  readonly maxWaitMs: number;
+  /** Locks: how long the head of a wait queue has to take a free lock before it loses its place. */
+  readonly claimWindowMs: number;
   readonly sweepIntervalMs: number;
   readonly dedupWindowMs: number;
   /** Replicas of the streams the service creates. */
@@ -42,6 +46,8 @@ export const DEFAULTS: Omit<ServiceConfig, "nats"> = {
   routeIdleMs: 1_800_000,
   lockTtlMs: 30_000,
   maxTtlMs: 30_000,
+  maxWaitMs: 60_000,
+  claimWindowMs: 1000,
   sweepIntervalMs: 30_000,
   dedupWindowMs: 120_000,
   replicas: 1,
@@ -63,6 +69,8 @@ const schema = z
     routeIdleMs: ms,
     lockTtlMs: ms,
     maxTtlMs: ms,
+    maxWaitMs: ms,
+    claimWindowMs: ms,
     sweepIntervalMs: ms,
     dedupWindowMs: ms,
     replicas: z.coerce.number().int().min(1).max(5),

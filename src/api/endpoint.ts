@@ -6,6 +6,7 @@
  */
 import type { z } from "zod";
 import type { Arrival } from "../actors/actor-runtime.ts";
+import type { Rejection } from "../contract/errors.ts";
 import { unavailableAfter, type TurnResult } from "../actors/turn-result.ts";
 import { parseRequest } from "./validation.ts";
 
@@ -55,6 +56,11 @@ export function endpoint<Req extends { requestId?: string | undefined }>(
       }
     },
   };
+}
+
+/** A refusal, as a handler answers it. */
+export function refuse(rejection: Rejection): Promise<TurnResult> {
+  return Promise.resolve({ ok: false, rejection });
 }
 
 /** A successful result carrying `reply`. */

@@ -6,7 +6,9 @@
  * write acknowledged before it).
  */
 import type { ActorRuntime } from "../actors/actor-runtime.ts";
+import { badRequest } from "../contract/errors.ts";
 import type { HostInfo } from "../contract/messages.ts";
+import type { LockWaiters } from "../actors/lock/lock-waiters.ts";
 import type { Clock } from "../actors/clock.ts";
 import type { ProxyLeasing } from "../app/proxy-leasing.ts";
 import type { RoutePlacement } from "../app/route-placement.ts";
@@ -14,7 +16,7 @@ import type { HostTable } from "../projections/host-table.ts";
 import type { ProxyReadModel } from "../projections/proxy-read-model.ts";
 import { compareCodeUnits, routeLeaseView, sortedLeases } from "../projections/route.ts";
 import type { RouteTable } from "../projections/route-table.ts";
-import { answer, endpoint, type Endpoint } from "./endpoint.ts";
+import { answer, endpoint, refuse, type Endpoint } from "./endpoint.ts";
 import { hostRequests } from "./host-requests.ts";
 import { lockRequests } from "./lock-requests.ts";
 import { proxyRequests } from "./proxy-requests.ts";
@@ -22,12 +24,29 @@ import { routeRequests } from "./route-requests.ts";
 
 const reads = { reads: true };
 
-/** `lock.acquire|renew|release|get|reset`, each for the lock actor named in the request. */
-export function lockEndpoints(runtime: ActorRuntime): Endpoint[] {
+/** What `lock.acquire` needs beyond the runtime: the wait queue's runtime side and its ceiling. */
+export interface LockAcquireOptions {
+  readonly waiters: LockWaiters;
+  /** The server's `--max-wait-ms`: a larger `waitMs` is BAD_REQUEST. */
+  readonly maxWaitMs: number;
+}
+
+/**
+ * `lock.acquire|renew|release|get|reset`, each for the lock actor named in
+ * the request; every acquire goes through the lock waiters, which park it
+ * when it joins the lock's wait queue.
+ */
+export function lockEndpoints(runtime: ActorRuntime, { waiters, maxWaitMs }: LockAcquireOptions): Endpoint[] {
   return [
-    endpoint("lock", "acquire", lockRequests.acquire, (r, a) =>
-      runtime.execute("lock", r.name, { op: "acquire", owner: r.owner, ttlMs: r.ttlMs }, a),
-    ),
+    endpoint("lock", "acquire", lockRequests.acquire, (r, a) => {
+      const waitMs = r.waitMs ?? 0;
+      if (waitMs > maxWaitMs) return refuse(badRequest(`waitMs: ${waitMs} exceeds the server's --max-wait-ms (${maxWaitMs})`));
+      // A durable command has nobody waiting for its answer, so it may not wait.
+      if (waitMs > 0 && a.requestedAt !== undefined) {
+        return refuse(badRequest("waitMs: a durable command cannot wait (send waitMs 0 or none)"));
+      }
+      return waiters.acquire(r.name, { owner: r.owner, ttlMs: r.ttlMs, waitMs, requestId: r.requestId }, a);
+    }),
     endpoint("lock", "renew", lockRequests.renew, (r, a) =>
       runtime.execute("lock", r.name, { op: "renew", owner: r.owner, etag: r.etag, ttlMs: r.ttlMs }, a),
     ),

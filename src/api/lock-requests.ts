@@ -4,8 +4,8 @@ import { positiveMs, requestBase, requiredId } from "./validation.ts";
 
 const etag = z.string().min(1).max(256);
 
-/** 1.1's blocking acquire is not built yet: `waitMs: 0` (the v1 behaviour) is accepted, a wait is refused rather than silently ignored. */
-const waitMs = z.number().int().min(0).max(0, "blocking acquire (waitMs > 0) is not supported by this version of the service");
+/** How long a blocking acquire may wait; the ceiling is the server's `--max-wait-ms`, checked by the endpoint. */
+const waitMs = z.number().int().min(0);
 
 /** `lock.<op>` request schemas, by op. */
 export const lockRequests = {

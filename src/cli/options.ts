@@ -60,6 +60,18 @@ export function addServiceOptions(command: Command): Command {
     DEFAULTS.maxTtlMs,
   );
   ms(
+    "max-wait-ms",
+    "LEASEHOLD_MAX_WAIT_MS",
+    "locks: the longest a blocking acquire may wait in the lock's queue (a larger waitMs is BAD_REQUEST)",
+    DEFAULTS.maxWaitMs,
+  );
+  ms(
+    "claim-window-ms",
+    "LEASEHOLD_CLAIM_WINDOW_MS",
+    "locks: how long the first waiter has to take a freed lock before it loses its place (how long a waiter whose instance died holds the lock up)",
+    DEFAULTS.claimWindowMs,
+  );
+  ms(
     "sweep-interval-ms",
     "LEASEHOLD_SWEEP_INTERVAL_MS",
     "how often housekeeping runs (idle route expiry, retention, remembered replies)",

@@ -28,6 +28,8 @@ export interface ServeFlags extends CommonFlags {
   routeIdleMs?: string;
   lockTtlMs?: string;
   maxTtlMs?: string;
+  maxWaitMs?: string;
+  claimWindowMs?: string;
   sweepIntervalMs?: string;
   dedupWindowMs?: string;
   replicas?: string;

@@ -21,9 +21,17 @@ import type * as T from "../contract/messages.ts";
 export class LockApi {
   constructor(private readonly t: Transport) {}
 
-  /** Takes the lock if it is free or expired; `LeaseExistsError` while its lease is live (not re-entrant). */
-  acquire(request: T.LockAcquireRequest, options?: CallOptions): Promise<T.LockLeaseReply> {
-    return this.t.request("lock", "acquire", request, true, options);
+  /**
+   * Takes the lock if it is free or expired; `LeaseExistsError` while its
+   * lease is live (not re-entrant). With `waitMs`, waits that long in the
+   * lock's queue first (`LeaseExistsError` with `waitedMs` when the wait runs
+   * out); `options.signal` stops waiting. The request's timeout is `waitMs`
+   * longer than the client's, so a wait is never cut short by it.
+   */
+  acquire(request: T.LockAcquireRequest, options: CallOptions = {}): Promise<T.LockLeaseReply> {
+    const waitMs = request.waitMs ?? 0;
+    const timeoutMs = waitMs > 0 ? (options.timeoutMs ?? this.t.timeoutMs) + waitMs : options.timeoutMs;
+    return this.t.request("lock", "acquire", request, true, timeoutMs === undefined ? options : { ...options, timeoutMs });
   }
 
   /** Extends the lease (new etag, same generation); `NotHeldError` for a non-holder or a stale etag. */

@@ -91,6 +91,10 @@ export interface KeepOptions {
   readonly renewEveryMs?: number;
   /** Idempotency key of the acquire. */
   readonly requestId?: string;
+  /** Wait up to this long in the lock's queue when it is held (default 0: `LeaseExistsError` at once). */
+  readonly waitMs?: number;
+  /** Stops waiting for the lock (the acquire rejects with the signal's reason); it does not close a lock already held. */
+  readonly signal?: AbortSignal;
   /** Clock and timers (default real ones). */
   readonly timers?: KeeperTimers;
 }
@@ -107,12 +111,27 @@ export async function keepLock(api: KeeperLockApi, options: KeepOptions, request
   const timers = options.timers ?? realTimers;
   const sentAt = timers.now();
   const request: LockAcquireRequest = { name: options.name, owner: options.owner };
-  const { lease } = await api.acquire({
-    ...request,
-    ...(options.ttlMs === undefined ? {} : { ttlMs: options.ttlMs }),
-    ...(options.requestId === undefined ? {} : { requestId: options.requestId }),
-  });
-  return new LockKeeper(api, lease, sentAt, options, timers, requestTimeoutMs);
+  const waitMs = options.waitMs ?? 0;
+  const { lease } = await api.acquire(
+    {
+      ...request,
+      ...(options.ttlMs === undefined ? {} : { ttlMs: options.ttlMs }),
+      ...(options.requestId === undefined ? {} : { requestId: options.requestId }),
+      ...(waitMs > 0 ? { waitMs } : {}),
+    },
+    options.signal === undefined ? undefined : { signal: options.signal },
+  );
+  if (waitMs === 0) return new LockKeeper(api, lease, sentAt, options, timers, requestTimeoutMs);
+  // After a wait, when the grant was decided is unknown here (anywhere since sentAt): a renew at once
+  // gives the keeper a start it can count the TTL from without trusting the server's clock.
+  const renewSentAt = timers.now();
+  try {
+    const renewed = await api.renew({ name: options.name, owner: options.owner, etag: lease.etag, ttlMs: lease.ttlMs });
+    return new LockKeeper(api, renewed.lease, renewSentAt, options, timers, requestTimeoutMs);
+  } catch (e) {
+    await api.release({ name: options.name, etag: lease.etag }).catch(() => undefined);
+    throw e;
+  }
 }
 
 type KeeperState = "held" | "lost" | "closing" | "closed";

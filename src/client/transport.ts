@@ -21,6 +21,12 @@ export interface CallOptions {
    * so a mutation without a requestId is then not retried.
    */
   readonly autoRequestId?: boolean;
+  /**
+   * Stops waiting for the answer when aborted: the call rejects with the
+   * signal's reason. The request itself is not taken back (a waiting
+   * acquire's place in the queue lapses by itself when its `waitMs` ends).
+   */
+  readonly signal?: AbortSignal;
 }
 
 /** Settings of a {@link LeaseholdClient}. */
@@ -71,11 +77,15 @@ export class Transport {
     // A read is repeatable as is; a mutation only with a requestId (the service answers the repeat from the first reply).
     // `repeatable` mutations (route.acquire) give the right answer when simply sent again.
     const attempts = options.retry !== false && (!mutating || repeatable || requestId !== undefined) ? 2 : 1;
+    const { signal } = options;
     for (let attempt = 1; ; attempt++) {
+      signal?.throwIfAborted();
       let msg: Msg;
       try {
-        msg = await this.nc.request(subject, payload, { timeout });
+        const reply = this.nc.request(subject, payload, { timeout });
+        msg = signal === undefined ? await reply : await abortable(reply, signal);
       } catch (e) {
+        if (signal?.aborted === true && e === signal.reason) throw e;
         if (e instanceof TimeoutError) {
           if (attempt < attempts) continue;
           throw new LeaseholdTimeoutError(subject, timeout, attempt, requestId, { cause: e });
@@ -85,4 +95,24 @@ export class Transport {
       return decodeReply<Reply>(msg, subject);
     }
   }
+}
+
+/** `promise`, or a rejection with the signal's reason as soon as it aborts (the promise is left to settle unobserved). */
+function abortable<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    // The signal's reason is what fetch and friends reject with, whatever its type.
+    // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors
+    const onAbort = () => reject(signal.reason);
+    signal.addEventListener("abort", onAbort, { once: true });
+    promise.then(
+      (value) => {
+        signal.removeEventListener("abort", onAbort);
+        resolve(value);
+      },
+      (error: Error) => {
+        signal.removeEventListener("abort", onAbort);
+        reject(error);
+      },
+    );
+  });
 }

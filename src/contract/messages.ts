@@ -31,6 +31,12 @@ export interface LockAcquireRequest extends RequestBase {
   readonly owner: string;
   /** Defaults to the server's `lockTtlMs`. */
   readonly ttlMs?: number;
+  /**
+   * How long to wait in the lock's queue when it is held (default 0: fail
+   * fast with `LeaseExistsError`); at most the server's `--max-wait-ms`.
+   * Waiters are granted the lock in the order they joined.
+   */
+  readonly waitMs?: number;
 }
 /** `lock.renew` request. */
 export interface LockRenewRequest extends RequestBase {
@@ -56,6 +62,8 @@ export interface LockLeaseReply {
 /** `lock.get` reply: null when the lock is free (an expired lease counts as free). */
 export interface LockGetReply {
   readonly lease: LockLease | null;
+  /** Acquires waiting in the lock's queue (1.1 servers). */
+  readonly waiters?: number;
 }
 
 // ---- proxies ----

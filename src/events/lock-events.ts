@@ -12,10 +12,20 @@ const ttlMs = positiveInt;
 
 /** `data` schemas of every lock event, by type. */
 export const lockEventSchemas = {
-  LockAcquired: z.object({ owner: z.string(), generation, ttlMs, expiresAt: instant, previousOwner: z.string() }),
+  // `waiterSeq` (1.1): the stream sequence of the LockWaiterQueued whose place this grant answers.
+  LockAcquired: z.object({
+    owner: z.string(),
+    generation,
+    ttlMs,
+    expiresAt: instant,
+    previousOwner: z.string(),
+    waiterSeq: positiveInt.optional(),
+  }),
   LockRenewed: z.object({ owner: z.string(), generation, ttlMs, expiresAt: instant }),
   LockReleased: z.object({ owner: z.string(), generation }),
   LockReset: z.object({ generation: count }),
+  // `claimWindowMs`: the window this waiter has once it is head, recorded so every reader folds the queue alike.
+  LockWaiterQueued: z.object({ owner: z.string(), until: instant, claimWindowMs: positiveInt }),
 } satisfies Record<string, z.ZodType>;
 
 type Data<T extends keyof typeof lockEventSchemas> = z.infer<(typeof lockEventSchemas)[T]>;
@@ -28,8 +38,10 @@ export type LockRenewed = EventEnvelope<"LockRenewed", Data<"LockRenewed">>;
 export type LockReleased = EventEnvelope<"LockReleased", Data<"LockReleased">>;
 /** An operator freed the lock; `generation` is the highest seen so far. */
 export type LockReset = EventEnvelope<"LockReset", Data<"LockReset">>;
+/** An acquire joined the lock's wait queue until `until` (1.1 blocking acquire). */
+export type LockWaiterQueued = EventEnvelope<"LockWaiterQueued", Data<"LockWaiterQueued">>;
 /** Any lock event. */
-export type LockEvent = LockAcquired | LockRenewed | LockReleased | LockReset;
+export type LockEvent = LockAcquired | LockRenewed | LockReleased | LockReset | LockWaiterQueued;
 
 /**
  * Narrows an event read back to the lock events: its type is one a lock

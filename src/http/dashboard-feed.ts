@@ -19,6 +19,7 @@ import {
 } from "../projections/index.ts";
 import { StreamFold } from "../tools/stream-fold.ts";
 import { withDeadline } from "./deadline.ts";
+import { queueAt } from "../projections/lock-queue.ts";
 
 /** A lock as the dashboard lists it (held and unexpired, or corrupt). */
 export interface LockRow {
@@ -28,6 +29,8 @@ export interface LockRow {
   readonly expiresAtMs: number;
   readonly ttlMs: number;
   readonly corrupt: string | null;
+  /** Acquires waiting in the lock's queue. */
+  readonly waiters: number;
 }
 
 /** A registered proxy with its load and cooldowns. */
@@ -275,6 +278,7 @@ function lockRows(locks: ReadonlyMap<string, LockState>, nowMs: number): LockRow
       expiresAtMs: s.lease?.expiresAtMs ?? 0,
       ttlMs: s.lease?.ttlMs ?? 0,
       corrupt: s.corrupt,
+      waiters: queueAt(s, nowMs).live.length,
     });
   }
   return rows.sort((a, b) => compareNames(a.name, b.name));

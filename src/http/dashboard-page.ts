@@ -27,7 +27,7 @@ export const DASHBOARD_HTML = `<!doctype html>
 <main>
   <section id="locks-section">
     <h2>Locks <span class="count" id="locks-count"></span></h2>
-    <div class="scroll"><table id="locks"><thead><tr><th>Name</th><th>Holder</th><th>Gen</th><th>Time left</th></tr></thead><tbody></tbody></table></div>
+    <div class="scroll"><table id="locks"><thead><tr><th>Name</th><th>Holder</th><th>Gen</th><th>Time left</th><th>Waiting</th></tr></thead><tbody></tbody></table></div>
   </section>
   <section id="proxies-section">
     <h2>Proxies <span class="count" id="proxies-count"></span></h2>
@@ -115,8 +115,9 @@ function render() {
     const tr = el("tr"); tr.dataset.name = l.name;
     tr.append(el("td", l.name, "name"), el("td", l.owner, "name"), el("td", l.generation, "num"));
     tr.append(l.corrupt !== null ? el("td", "CORRUPT: " + l.corrupt, "bad") : el("td", left(l.expiresAtMs - now), "num"));
+    tr.append(el("td", l.waiters, "num"));
     return tr;
-  }), needle ? "no lock matches the filter" : "no lock is held", 4);
+  }), needle ? "no lock matches the filter" : "no lock is held", 5);
   counted("locks-count", locks.length, view.totals.locks);
 
   const proxies = view.proxies.filter((p) => matches([p.proxy, ...p.cooldowns.map((c) => c.target)], needle));

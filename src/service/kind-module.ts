@@ -28,6 +28,10 @@ export interface KindModule {
   start?(): Promise<void>;
   /** Called every `--sweep-interval-ms` (housekeeping; nothing may depend on when). */
   sweep?(): Promise<void>;
+  /** Called first when the instance begins to stop, before it stops taking requests (answer long waits now). */
+  stopping?(): void;
+  /** Called first when the instance begins to stop, before it stops taking requests (answer long waits now). */
+  stopping?(): void;
   /** Called after the endpoints stopped and turns in flight finished. */
   stop?(): Promise<void>;
 }

@@ -195,6 +195,8 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
     async stop(timeoutMs = 10_000) {
       stopping = true;
       clearInterval(sweep);
+      for (const module of modules) module.stopping?.();
+      for (const module of modules) module.stopping?.();
       const deadline = performance.now() + timeoutMs;
       const left = () => Math.max(1, deadline - performance.now());
       // Stop taking requests first (bounded: an unreachable server must not hold us), then answer what is in hand.

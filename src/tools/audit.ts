@@ -35,6 +35,7 @@ import {
   type ProxyState,
   type RouteState,
 } from "../projections/index.ts";
+import { queueAt } from "../projections/lock-queue.ts";
 import { actorOfSubject, StreamFold, type ActorRef } from "./stream-fold.ts";
 import { cell } from "./table.ts";
 import { iso } from "./time.ts";
@@ -72,6 +73,8 @@ export const AUDIT_RULES = {
     "an acquisition's previousOwner is the owner of the (expired) lease it replaces, or empty when the lock was free",
   "lock-lease-beyond-max-ttl":
     "no lease ends more than maxTtlMs (`--max-ttl-ms`) after the event that wrote it (the service would answer CORRUPT)",
+  "lock-queue-order":
+    "first come, first served: while the head of a lock's wait queue is in its claim window, the lock is granted to that waiter only (and a grant to a waiter names a live place in the queue)",
 } as const;
 
 /** The id of an audit rule. */
@@ -260,6 +263,15 @@ export class Auditor {
     switch (event.type) {
       case "LockAcquired": {
         const d = event.data;
+        const queue = queueAt(before, atMs);
+        if (queue.head !== null && queue.headMayClaim && d.waiterSeq !== queue.head.seq) {
+          findings.push([
+            "lock-queue-order",
+            `acquired by ${cell(d.owner)} while waiter ${cell(queue.head.owner)} (queued at sequence ${queue.head.seq}) was in its claim window until ${iso(queue.headLeavesAtMs)}`,
+          ]);
+        } else if (d.waiterSeq !== undefined && !queue.live.some((w) => w.seq === d.waiterSeq)) {
+          findings.push(["lock-queue-order", `granted to the place queued at sequence ${d.waiterSeq}, which is not in the queue`]);
+        }
         if (held !== null && held.expiresAtMs > atMs) {
           findings.push([
             "lock-two-holders",
@@ -303,6 +315,7 @@ export class Auditor {
         break;
       }
       case "LockReset":
+      case "LockWaiterQueued":
         break;
     }
   }

@@ -17,6 +17,7 @@ import {
   type ProxyView,
   type RouteLeaseView,
 } from "../projections/index.ts";
+import { queueAt } from "../projections/lock-queue.ts";
 import { StreamFold, actorOfSubject } from "./stream-fold.ts";
 import type { StreamSource } from "./stream-reader.ts";
 import { cell, renderTable } from "./table.ts";
@@ -47,6 +48,8 @@ export interface LockReplayView {
   /** The highest generation granted so far. */
   readonly generation: number;
   readonly corrupt: string | null;
+  /** Acquires waiting in the lock's queue at the replay instant, as `lock.get` counts them. */
+  readonly waiters: number;
 }
 
 /** An unexpired proxy lease as of the replay instant. */
@@ -208,7 +211,15 @@ export function replayView(fold: StreamFold, atMs: number, filter: ReplayFilter 
         const recorded = l.lease === null ? null : leaseView(name, l.lease);
         const live = l.lease !== null && l.lease.expiresAtMs > atMs;
         const state = l.corrupt !== null ? "corrupt" : l.lease === null ? "free" : live ? "held" : "expired";
-        return { name, state, lease: live && l.corrupt === null ? recorded : null, recorded, generation: l.generation, corrupt: l.corrupt };
+        return {
+          name,
+          state,
+          lease: live && l.corrupt === null ? recorded : null,
+          recorded,
+          generation: l.generation,
+          corrupt: l.corrupt,
+          waiters: queueAt(l, atMs).live.length,
+        };
       });
   }
   return view;
@@ -288,7 +299,7 @@ export function renderReplay(view: ReplayView, streamName: string): string[] {
       "",
       ...renderTable(
         `LOCKS (${view.locks.length})`,
-        ["LOCK", "STATE", "OWNER", "GENERATION", "ETAG", "EXPIRES", "LEFT"],
+        ["LOCK", "STATE", "OWNER", "GENERATION", "ETAG", "EXPIRES", "LEFT", "WAITERS"],
         view.locks.map((l) => {
           const r = l.recorded;
           return [
@@ -299,6 +310,7 @@ export function renderReplay(view: ReplayView, streamName: string): string[] {
             r === null ? "-" : r.etag,
             r === null ? "-" : r.expiresAt,
             r === null ? "-" : left(r.expiresAt),
+            String(l.waiters),
           ];
         }),
       ),

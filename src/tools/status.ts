@@ -23,6 +23,8 @@ export interface LockStatus {
   readonly expiresAt: string | null;
   /** Milliseconds until the lease expires (held locks only). */
   readonly leftMs: number | null;
+  /** Acquires waiting in the lock's queue. */
+  readonly waiters: number;
 }
 
 /** The live view. */
@@ -80,6 +82,7 @@ export async function collectStatus(
       generation: l.generation,
       expiresAt: r?.expiresAt ?? null,
       leftMs: l.state === "held" && r !== null ? Date.parse(r.expiresAt) - at : null,
+      waiters: l.waiters,
     };
   });
   return { at: iso(at), prefix: subjects.prefix, proxies: proxies.proxies, hosts: hosts.hosts, routeLeases: snapshot.leases, locks };
@@ -133,7 +136,7 @@ export function renderStatus(status: ServiceStatus, allLocks = false): string[] 
     "",
     ...renderTable(
       `LOCKS (${held} held of ${status.locks.length}${hiddenLocks > 0 ? `; ${hiddenLocks} free or expired not shown, --all-locks lists them` : ""})`,
-      ["LOCK", "STATE", "HOLDER", "GENERATION", "EXPIRES", "LEFT"],
+      ["LOCK", "STATE", "HOLDER", "GENERATION", "EXPIRES", "LEFT", "WAITERS"],
       shownLocks.map((l) => [
         cell(l.name),
         l.state,
@@ -141,6 +144,7 @@ export function renderStatus(status: ServiceStatus, allLocks = false): string[] 
         String(l.generation),
         l.expiresAt ?? "-",
         l.leftMs === null ? "-" : formatDuration(l.leftMs),
+        String(l.waiters),
       ]),
     ),
   ];

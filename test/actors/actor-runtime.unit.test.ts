@@ -186,7 +186,7 @@ describe("ActorRuntime with another writer on the same log", () => {
     const runtimeA = await newRuntime(log, clock);
     const runtimeB = await newRuntime(log, clock);
     // B activates the actor first, so it holds the (soon stale) free state.
-    expect(await lock(runtimeB, "x", { op: "get" })).toEqual({ ok: true, reply: { lease: null } });
+    expect(await lock(runtimeB, "x", { op: "get" })).toEqual({ ok: true, reply: { lease: null, waiters: 0 } });
 
     const won = await lock(runtimeA, "x", { op: "acquire", owner: "alice" });
     const lost = await lock(runtimeB, "x", { op: "acquire", owner: "bob" });

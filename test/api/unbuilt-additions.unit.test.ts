@@ -11,10 +11,13 @@ import { parseRequest } from "../../src/api/validation.ts";
 const body = (o: unknown) => new TextEncoder().encode(JSON.stringify(o));
 
 describe("1.1 additions not built yet", () => {
-  it("refuses lock.acquire with waitMs > 0 as BAD_REQUEST, and takes waitMs 0 (the v1 behaviour)", () => {
-    const refused = parseRequest(lockRequests.acquire, body({ name: "a", owner: "o", waitMs: 1000 }));
-    expect(refused).toMatchObject({ ok: false, rejection: { code: "BAD_REQUEST", message: expect.stringContaining("waitMs") } });
+  it("takes lock.acquire with a whole waitMs >= 0 (blocking acquire is built; the ceiling is the server's --max-wait-ms) and refuses anything else", () => {
+    expect(parseRequest(lockRequests.acquire, body({ name: "a", owner: "o", waitMs: 1000 })).ok).toBe(true);
     expect(parseRequest(lockRequests.acquire, body({ name: "a", owner: "o", waitMs: 0 })).ok).toBe(true);
+    for (const waitMs of [-1, 1.5, "10"]) {
+      const refused = parseRequest(lockRequests.acquire, body({ name: "a", owner: "o", waitMs }));
+      expect(refused).toMatchObject({ ok: false, rejection: { code: "BAD_REQUEST", message: expect.stringContaining("waitMs") } });
+    }
   });
 
   it("refuses host.set with a maxLeases cap as BAD_REQUEST, and takes null (no limit)", () => {

@@ -294,7 +294,8 @@ function compareViews(survivor: View, fresh: View, fixed: FixedLocks, verdict: V
       ["fresh", fresh.locks.get(name)],
     ] as const) {
       if (read === undefined) continue;
-      const expected = expiresAtMs > read.returnAt ? { lease } : expiresAtMs <= read.invokeAt ? { lease: null } : undefined;
+      const expected =
+        expiresAtMs > read.returnAt ? { lease, waiters: 0 } : expiresAtMs <= read.invokeAt ? { lease: null, waiters: 0 } : undefined;
       if (expected !== undefined)
         same(`lock.get ${name} (${who}, the probe's lease until ${String(lease.expiresAt)})`, expected, read.body);
     }

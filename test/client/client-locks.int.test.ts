@@ -33,20 +33,20 @@ describe("client.lock", () => {
     expect(lease).toMatchObject({ name: "jobs", owner: "alice", generation: 1, ttlMs: 10_000 });
     expect(typeof lease.etag).toBe("string");
     expect(Date.parse(lease.expiresAt)).toBeGreaterThanOrEqual(before + 10_000);
-    expect(await client.lock.get({ name: "jobs" })).toEqual({ lease });
+    expect(await client.lock.get({ name: "jobs" })).toEqual({ lease, waiters: 0 });
 
     const renewed = (await client.lock.renew({ name: "jobs", owner: "alice", etag: lease.etag, ttlMs: 20_000 })).lease;
     expect(renewed).toMatchObject({ name: "jobs", owner: "alice", generation: 1, ttlMs: 20_000 });
     expect(renewed.etag).not.toBe(lease.etag);
 
     expect(await client.lock.release({ name: "jobs", etag: renewed.etag })).toEqual({});
-    expect(await client.lock.get({ name: "jobs" })).toEqual({ lease: null });
+    expect(await client.lock.get({ name: "jobs" })).toEqual({ lease: null, waiters: 0 });
 
     const second = (await client.lock.acquire({ name: "jobs", owner: "bob" })).lease;
     // The server's default TTL applies when none is given.
     expect(second).toMatchObject({ owner: "bob", generation: 2, ttlMs: 30_000 });
     expect(await client.lock.reset({ name: "jobs" })).toEqual({});
-    expect(await client.lock.get({ name: "jobs" })).toEqual({ lease: null });
+    expect(await client.lock.get({ name: "jobs" })).toEqual({ lease: null, waiters: 0 });
     expect((await client.lock.acquire({ name: "jobs", owner: "carol" })).lease.generation).toBe(3);
   });
 

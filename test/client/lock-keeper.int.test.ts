@@ -72,7 +72,7 @@ describe("client.lock.keep", () => {
     expect(keeper.signal.aborted).toBe(true);
     expect(keeper.signal.reason).toBeInstanceOf(LockClosedError);
     expect([keeper.held, keeper.lost, lost]).toEqual([false, undefined, []]);
-    expect(await other.lock.get({ name: "job" })).toEqual({ lease: null });
+    expect(await other.lock.get({ name: "job" })).toEqual({ lease: null, waiters: 0 });
     // Released at once, not left to expire: the next holder gets the next fencing token.
     expect((await other.lock.acquire({ name: "job", owner: "worker-2" })).lease.generation).toBe(2);
     await keeper.close(); // idempotent
@@ -160,7 +160,7 @@ describe("client.lock.keep", () => {
       expect((await other.lock.get({ name: "scoped" })).lease).toMatchObject({ owner: "worker-1", ttlMs: 500 });
     }
     expect(signal.aborted).toBe(true);
-    expect(await other.lock.get({ name: "scoped" })).toEqual({ lease: null });
+    expect(await other.lock.get({ name: "scoped" })).toEqual({ lease: null, waiters: 0 });
 
     const failure = new Error("work failed");
     await expect(
@@ -170,9 +170,9 @@ describe("client.lock.keep", () => {
         throw failure;
       }),
     ).rejects.toBe(failure);
-    expect(await other.lock.get({ name: "scoped" })).toEqual({ lease: null });
+    expect(await other.lock.get({ name: "scoped" })).toEqual({ lease: null, waiters: 0 });
     expect(await client.lock.withLock({ name: "scoped", owner: "worker-1" }, (k) => Promise.resolve(k.generation))).toBe(3);
-    expect(await other.lock.get({ name: "scoped" })).toEqual({ lease: null });
+    expect(await other.lock.get({ name: "scoped" })).toEqual({ lease: null, waiters: 0 });
 
     // A lock that is held cannot be kept: keep() throws the acquire's error.
     await other.lock.acquire({ name: "scoped", owner: "worker-2" });

@@ -170,6 +170,9 @@ beforeAll(async () => {
     "error",
     "--log-format",
     "json",
+    // A fuzzed lock.acquire may ask to wait on a held lock: keep every wait well within the 10 s request timeout.
+    "--max-wait-ms",
+    "1000",
   ]);
   const deadline = Date.now() + 30_000;
   for (;;) {

@@ -8,6 +8,7 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { ACTOR_KINDS, type ActorKind } from "../../src/events/index.ts";
+import { startSimService, type SimService } from "../tools/support/sim-service.ts";
 import { simulateWorkload } from "../tools/support/workload.ts";
 import { HISTORIES_DIR, logicOf, replay, type FoldSettings, type HistoryHeader, type HistoryLine } from "./histories.ts";
 
@@ -15,6 +16,41 @@ const EVENTS = 600;
 const SEED = 11;
 
 const sim = await simulateWorkload({ events: EVENTS, seed: SEED });
+await writeHistories(sim, `workload-seed-${SEED}`);
+await sim.stop();
+const queue = await lockQueueScenario();
+await writeHistories(queue, "lock-queue", ["lock"]);
+await queue.stop();
+
+/**
+ * A lock's wait queue, which the random workload does not use: a holder,
+ * three waiters (each granted in turn as the one before releases) and an
+ * acquire without a place refused meanwhile.
+ */
+async function lockQueueScenario(): Promise<SimService> {
+  const q = await startSimService({ lockTtlMs: 10_000, maxTtlMs: 30_000 });
+  const reply = async (body: Record<string, unknown>, op = "acquire") => {
+    const r = await q.call(`lock.${op}`, { name: "queue/1", ...body });
+    return r.ok ? (r.reply as { lease?: { etag: string } }) : {};
+  };
+  let held = await reply({ owner: "a" });
+  const waiting = ["b", "c", "d"].map((owner, i) => reply({ owner, waitMs: 20_000, requestId: `wait-${owner}-${i}` }));
+  // Wait until all three joined the queue, then refuse one without a place.
+  while (q.log.messages.filter((m) => m.subject.endsWith("queue/1") || m.subject.includes("queue")).length < 4) await pause();
+  await q.call("lock.acquire", { name: "queue/1", owner: "e" });
+  for (const next of waiting) {
+    await reply({ etag: held.lease!.etag }, "release");
+    held = await next;
+  }
+  await reply({ etag: held.lease!.etag }, "release");
+  return q;
+}
+
+function pause(): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, 5));
+}
+
+async function writeHistories(sim: SimService, name: string, kinds: readonly ActorKind[] = ACTOR_KINDS): Promise<void> {
 const c = sim.config;
 const settings: FoldSettings = {
   lockTtlMs: c.lockTtlMs,
@@ -25,7 +61,7 @@ const settings: FoldSettings = {
   routeIdleMs: c.routeIdleMs,
 };
 const decoder = new TextDecoder();
-for (const kind of ACTOR_KINDS) {
+for (const kind of kinds) {
   const prefix = `${sim.subjects.prefix}.events.${kind}.`;
   const stored = sim.log.messages.filter((m) => m.subject.startsWith(prefix));
   const messages = stored.map((m) => ({ seq: m.seq, subject: m.subject, payload: decoder.decode(m.payload) }));
@@ -37,11 +73,11 @@ for (const kind of ACTOR_KINDS) {
   const lines: HistoryLine[] = messages.map((m, i) => ({ ...m, ...expected[i]! }));
   const dir = join(HISTORIES_DIR, kind);
   mkdirSync(dir, { recursive: true });
-  const path = join(dir, `workload-seed-${SEED}.jsonl`);
+  const path = join(dir, `${name}.jsonl`);
   writeFileSync(path, [header, ...lines].map((l) => JSON.stringify(l)).join("\n") + "\n");
   console.log(`${path}: ${lines.length} messages (${kindSummary(kind, lines)})`);
 }
-await sim.stop();
+}
 
 function kindSummary(kind: ActorKind, lines: readonly HistoryLine[]): string {
   const types = new Map<string, number>();

@@ -66,7 +66,7 @@ describe("dashboard", () => {
       expect(shownAfterMs).toBeLessThan(1000);
       await expect
         .poll(() => row.locator("td").allTextContents())
-        .toEqual(["deploy/prod", "ci-runner-7", "1", expect.stringMatching(/^\d+\.\d s$/)]);
+        .toEqual(["deploy/prod", "ci-runner-7", "1", expect.stringMatching(/^\d+\.\d s$/), "0"]);
 
       const { lease } = acquired.body as { lease: { etag: string } };
       const releasedAt = Date.now();

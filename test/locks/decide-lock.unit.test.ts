@@ -260,7 +260,10 @@ describe("lock.get", () => {
   it("shows the live lease", () => {
     givenLock([acquired(3, { owner: "alice", generation: 1, ttlMs: 10 * S })])
       .when({ op: "get" }, T0 + S)
-      .thenReplies({ lease: { name: LOCK, owner: "alice", generation: 1, etag: etagOf(3), expiresAt: iso(T0 + 10 * S), ttlMs: 10 * S } });
+      .thenReplies({
+        lease: { name: LOCK, owner: "alice", generation: 1, etag: etagOf(3), expiresAt: iso(T0 + 10 * S), ttlMs: 10 * S },
+        waiters: 0,
+      });
   });
 
   it("shows a renewed lease with its new etag and expiry", () => {
@@ -269,23 +272,26 @@ describe("lock.get", () => {
       renewed(8, { owner: "alice", generation: 1, at: T0 + 5 * S, ttlMs: 20 * S }),
     ])
       .when({ op: "get" }, T0 + 6 * S)
-      .thenReplies({ lease: { name: LOCK, owner: "alice", generation: 1, etag: etagOf(8), expiresAt: iso(T0 + 25 * S), ttlMs: 20 * S } });
+      .thenReplies({
+        lease: { name: LOCK, owner: "alice", generation: 1, etag: etagOf(8), expiresAt: iso(T0 + 25 * S), ttlMs: 20 * S },
+        waiters: 0,
+      });
   });
 
   it("shows null once the lease has expired (expiresAt == now included)", () => {
     givenLock([acquired(1, { owner: "alice", generation: 1, ttlMs: 10 * S })])
       .when({ op: "get" }, T0 + 10 * S)
-      .thenReplies({ lease: null });
+      .thenReplies({ lease: null, waiters: 0 });
   });
 
   it("shows null when free: never held, released or reset", () => {
-    givenLock([]).when({ op: "get" }, T0).thenReplies({ lease: null });
+    givenLock([]).when({ op: "get" }, T0).thenReplies({ lease: null, waiters: 0 });
     givenLock([acquired(1, { owner: "a", generation: 1 }), released(2, { owner: "a", generation: 1 })])
       .when({ op: "get" }, T0)
-      .thenReplies({ lease: null });
+      .thenReplies({ lease: null, waiters: 0 });
     givenLock([acquired(1, { owner: "a", generation: 1 }), reset(2, { generation: 1 })])
       .when({ op: "get" }, T0)
-      .thenReplies({ lease: null });
+      .thenReplies({ lease: null, waiters: 0 });
   });
 });
 
@@ -415,7 +421,7 @@ describe("lock.reset", () => {
     ];
     const afterReset = givenLock(history);
     expect(afterReset.state.corrupt).toBeNull();
-    afterReset.when({ op: "get" }, T0 + 3 * S).thenReplies({ lease: null });
+    afterReset.when({ op: "get" }, T0 + 3 * S).thenReplies({ lease: null, waiters: 0 });
     afterReset.when({ op: "release", etag: etagOf(2) }, T0 + 3 * S).thenRejects("ALREADY_RELEASED");
     afterReset
       .when({ op: "acquire", owner: "bob" }, T0 + 3 * S)

@@ -157,6 +157,8 @@ describe("leasehold serve", () => {
       "route-idle-ms",
       "lock-ttl-ms",
       "max-ttl-ms",
+      "max-wait-ms",
+      "claim-window-ms",
       "sweep-interval-ms",
       "dedup-window-ms",
     ]) {

@@ -39,7 +39,7 @@ async function expectCorrupt(locks: LockClient, name: string, holder: string, et
 /** Resets `name` and checks that the next acquire continues the generation after `highest`. */
 async function expectResetRecovers(locks: LockClient, name: string, highest: number): Promise<void> {
   expect(expectOk(await locks.reset({ name }))).toEqual({});
-  expect(expectOk(await locks.get({ name }))).toEqual({ lease: null });
+  expect(expectOk(await locks.get({ name }))).toEqual({ lease: null, waiters: 0 });
   const lease = expectLease(await locks.acquire({ name, owner: "operator-approved" }));
   expect(lease).toMatchObject({ name, owner: "operator-approved", generation: highest + 1 });
   const renewed = expectLease(await locks.renew({ name, owner: "operator-approved", etag: lease.etag }));

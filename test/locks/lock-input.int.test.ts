@@ -122,7 +122,7 @@ describe("lock names", () => {
 
     for (const [i, name] of names.entries()) {
       expect(expectOk(await locks.release({ name, etag: leases[i]!.etag }))).toEqual({});
-      expect(expectOk(await locks.get({ name }))).toEqual({ lease: null });
+      expect(expectOk(await locks.get({ name }))).toEqual({ lease: null, waiters: 0 });
     }
     // Releasing one name left no other name released twice or held.
     const again = await Promise.all(names.map((name) => locks.acquire({ name, owner: "second" })));

@@ -203,7 +203,7 @@ describe("lock.release", () => {
     const { locks, service } = await setup();
     const lease = expectLease(await locks.acquire({ name: "n", owner: "alice" }));
     expect(expectOk(await locks.release({ name: "n", etag: lease.etag }))).toEqual({});
-    expect(expectOk(await locks.get({ name: "n" }))).toEqual({ lease: null });
+    expect(expectOk(await locks.get({ name: "n" }))).toEqual({ lease: null, waiters: 0 });
     expectFailure(await locks.release({ name: "n", etag: lease.etag }), 410, "ALREADY_RELEASED");
     const bob = expectLease(await locks.acquire({ name: "n", owner: "bob" }));
     expect(bob).toMatchObject({ owner: "bob", generation: 2 });

@@ -34,7 +34,7 @@ describe("projection snapshots", () => {
       const store = await new Objm(nc).open(first.service.subjects.projectionBucket);
       const bytes = await store.getBlob("lock");
       expect(bytes).not.toBeNull();
-      const decoded = decodeProjectionSnapshot(bytes!, "lock", 1);
+      const decoded = decodeProjectionSnapshot(bytes!, "lock", 2);
       if (!decoded.ok) throw new Error(decoded.reason);
       expect(decoded.snapshot.seq).toBe(lastSeq);
       expect(decoded.snapshot.records.map(([id]) => id).sort()).toEqual(["hot", "other"]);

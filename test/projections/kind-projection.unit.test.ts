@@ -92,7 +92,7 @@ describe("KindProjection", () => {
         encodeProjectionSnapshot({
           format: "leasehold.projection.v2",
           kind: "lock",
-          foldVersion: 2,
+          foldVersion: 1,
           seq: 1,
           takenAt: "",
           records: [],
@@ -106,7 +106,7 @@ describe("KindProjection", () => {
         encodeProjectionSnapshot({
           format: "leasehold.projection.v2",
           kind: "lock",
-          foldVersion: 1,
+          foldVersion: 2,
           seq: 999,
           takenAt: "",
           records: [],

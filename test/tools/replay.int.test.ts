@@ -59,7 +59,11 @@ function answersFrom(view: ReplayView): Record<string, unknown> {
     const r = view.routes!.find((x) => x.route === route);
     answers[`route.get ${route}`] = { pinned: r?.pinned ?? "", leases: r?.leases ?? [] };
   }
-  for (const name of LOCKS) answers[`lock.get ${name}`] = { lease: view.locks!.find((l) => l.name === name)?.lease ?? null };
+  for (const name of LOCKS)
+    answers[`lock.get ${name}`] = {
+      lease: view.locks!.find((l) => l.name === name)?.lease ?? null,
+      waiters: view.locks!.find((l) => l.name === name)?.waiters ?? 0,
+    };
   return answers;
 }
 
@@ -164,7 +168,7 @@ describe("leasehold replay", () => {
     expect(table.stdout).toMatch(
       new RegExp(`^state of ${subjects.eventStream} at \\S+Z \\(through sequence \\d+, \\d+ messages folded\\)\\n\\nLOCKS \\(1\\)\\n`),
     );
-    expect(table.stdout).toMatch(/\n {2}db +(held|expired) +worker-b +2 +\w{8} +\S+Z +\S+\n/);
+    expect(table.stdout).toMatch(/\n {2}db +(held|expired) +worker-b +2 +\w{8} +\S+Z +\S+ +0\n/);
     expect(table.stdout).not.toContain("PROXIES");
   });
 

@@ -47,6 +47,7 @@ describe("replay", () => {
         recorded: expect.anything() as unknown,
         generation: 1,
         corrupt: null,
+        waiters: 0,
       },
     ]);
     expect(view.hosts).toEqual([{ host: "h1", healthy: true, draining: false, active: 0 }]);
@@ -59,7 +60,7 @@ describe("replay", () => {
     const lines = renderReplay(replayView(all, t), "R_EVENTS").join("\n");
     expect(lines).toContain("state of R_EVENTS at 2026-06-01T00:00:11.000Z (through sequence 3, 3 messages folded)");
     expect(lines).toMatch(
-      /LOCKS \(2\)\n\s+LOCK\s+STATE\s+OWNER\s+GENERATION\s+ETAG\s+EXPIRES\s+LEFT\n\s+a\s+expired\s+w1\s+1\s+00000001\s+2026-06-01T00:00:05.000Z\s+-6.0s\n\s+b\s+held\s+w2\s+1\s+00000003\s+2026-06-01T00:00:16.000Z\s+5.0s/,
+      /LOCKS \(2\)\n\s+LOCK\s+STATE\s+OWNER\s+GENERATION\s+ETAG\s+EXPIRES\s+LEFT\s+WAITERS\n\s+a\s+expired\s+w1\s+1\s+00000001\s+2026-06-01T00:00:05.000Z\s+-6.0s\s+0\n\s+b\s+held\s+w2\s+1\s+00000003\s+2026-06-01T00:00:16.000Z\s+5.0s\s+0/,
     );
   });
 });

@@ -53,7 +53,7 @@ describe("leasehold status", () => {
     );
     expect(text).toMatch(
       new RegExp(
-        `LOCKS \\(1 held of 2; 1 free or expired not shown, --all-locks lists them\\)\\n {2}LOCK +STATE +HOLDER +GENERATION +EXPIRES +LEFT\\n {2}db +held +worker-a +1 +${db.expiresAt} +${left(Date.parse(db.expiresAt))}\\n`,
+        `LOCKS \\(1 held of 2; 1 free or expired not shown, --all-locks lists them\\)\\n {2}LOCK +STATE +HOLDER +GENERATION +EXPIRES +LEFT +WAITERS\\n {2}db +held +worker-a +1 +${db.expiresAt} +${left(Date.parse(db.expiresAt))} +0\\n`,
       ),
     );
     expect(text).not.toMatch(/\n {2}done /);

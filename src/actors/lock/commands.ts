@@ -1,10 +1,30 @@
 /** The commands a lock actor takes (docs/protocol.md, Locks), already validated. */
 
-/** Take the lock if it is free or its lease has expired. */
+/** Take the lock if it is free or its lease has expired; with `waitMs > 0`, join the wait queue instead of failing. */
 export interface AcquireLock {
   readonly op: "acquire";
   readonly owner: string;
   readonly ttlMs?: number | undefined;
+  /** How long the request may wait for the lock (0 or absent: fail fast, the v1 behaviour). */
+  readonly waitMs?: number | undefined;
+  /** The request's requestId: a place in the queue belongs to it. */
+  readonly requestId?: string | undefined;
+}
+/**
+ * A waiting acquire looking again (never sent by a client: the runtime's
+ * lock waiters send it for a parked request): take the lock if its place is
+ * the head and the lock is free, else keep waiting, or give up at `giveUpAt`.
+ */
+export interface ClaimLock {
+  readonly op: "claim";
+  readonly owner: string;
+  readonly ttlMs?: number | undefined;
+  /** Stream sequence of the request's `LockWaiterQueued`. */
+  readonly place: number;
+  /** When the request stops waiting (epoch ms): its own `waitMs` from its arrival. */
+  readonly giveUpAt: number;
+  /** When the request arrived (epoch ms), for `waitedMs`. */
+  readonly waitingSince: number;
 }
 /** Extend the current lease (owner and etag must match). */
 export interface RenewLock {
@@ -28,7 +48,7 @@ export interface ResetLock {
 }
 
 /** Any lock command. */
-export type LockCommand = AcquireLock | RenewLock | ReleaseLock | GetLock | ResetLock;
+export type LockCommand = AcquireLock | ClaimLock | RenewLock | ReleaseLock | GetLock | ResetLock;
 
 /** Server-side lock settings. */
 export interface LockSettings {
@@ -36,4 +56,9 @@ export interface LockSettings {
   readonly lockTtlMs: number;
   /** Ceiling on any TTL, and on how far in the future a recorded lease may end. */
   readonly maxTtlMs: number;
+  /** How long the head waiter has to take a free lock before it loses its place (default 1000). */
+  readonly claimWindowMs?: number;
 }
+
+/** The default claim window. */
+export const DEFAULT_CLAIM_WINDOW_MS = 1000;

@@ -1,19 +1,28 @@
 /**
  * The lock decider: docs/protocol.md's Locks rules as a pure function of the
  * lock's state, the command and the server's instant. Order of checks, as the
- * contract fixes it: TTL ceiling, then CORRUPT, then the state checks.
+ * contract fixes it: TTL ceiling, then CORRUPT, then the state checks. The
+ * wait queue is part of the state and read at `now` (src/projections/lock-queue.ts):
+ * while a head waiter's claim window is open, the lock counts as held by it.
  */
 import { type Decision, recorder, reject, replyOnly } from "../decision.ts";
 import type { LockEvent } from "../../events/index.ts";
 import type { LockState } from "../../projections/lock.ts";
 import { leaseView } from "../../projections/lock.ts";
-import type { LockCommand, LockSettings } from "./commands.ts";
+import { queueAt, type LockWaiter, type QueueView } from "../../projections/lock-queue.ts";
+import { DEFAULT_CLAIM_WINDOW_MS, type AcquireLock, type ClaimLock, type LockCommand, type LockSettings } from "./commands.ts";
+import { waitingReply } from "./waiting-reply.ts";
 
 const record = recorder<LockEvent>();
 
 /** Decides one lock command. */
 export function decideLock(state: LockState, command: LockCommand, now: number, settings: LockSettings): Decision<LockEvent> {
-  const ttlMs = command.op === "acquire" ? (command.ttlMs ?? settings.lockTtlMs) : command.op === "renew" ? command.ttlMs : undefined;
+  const ttlMs =
+    command.op === "acquire" || command.op === "claim"
+      ? (command.ttlMs ?? settings.lockTtlMs)
+      : command.op === "renew"
+        ? command.ttlMs
+        : undefined;
   if (ttlMs !== undefined && ttlMs > settings.maxTtlMs) return ttlTooLong(ttlMs, settings.maxTtlMs);
 
   if (command.op === "reset") return record("LockReset", { generation: state.generation });
@@ -27,21 +36,11 @@ export function decideLock(state: LockState, command: LockCommand, now: number, 
   const live = lease !== null && lease.expiresAtMs > now;
   switch (command.op) {
     case "get":
-      return replyOnly({ lease: live ? leaseView(state.name, lease) : null });
+      return replyOnly({ lease: live ? leaseView(state.name, lease) : null, waiters: queueAt(state, now).live.length });
     case "acquire":
-      if (live) {
-        return reject("LEASE_EXISTS", `lock ${state.name} is held by ${lease.owner} until ${lease.expiresAt}`, {
-          owner: lease.owner,
-          expiresAt: lease.expiresAt,
-        });
-      }
-      return record("LockAcquired", {
-        owner: command.owner,
-        generation: state.generation + 1,
-        ttlMs: ttlMs!,
-        expiresAt: new Date(now + ttlMs!).toISOString(),
-        previousOwner: lease?.owner ?? "",
-      });
+      return decideAcquire(state, command, now, ttlMs!, settings);
+    case "claim":
+      return decideClaim(state, command, now, ttlMs!);
     case "renew": {
       if (lease === null || lease.owner !== command.owner || lease.etag !== command.etag) {
         return reject("NOT_HELD", `lock ${state.name} is not held by ${command.owner} with that etag`);
@@ -60,6 +59,75 @@ export function decideLock(state: LockState, command: LockCommand, now: number, 
       if (lease.etag !== command.etag) return reject("NOT_HELD", `lock ${state.name} is held under another etag`);
       return record("LockReleased", { owner: lease.owner, generation: lease.generation });
   }
+}
+
+/**
+ * An acquire as it arrives: a retry by requestId finds its live place (and
+ * appends nothing); otherwise the lock is taken when free with nobody
+ * waiting, the request joins the queue when it may wait, or is refused.
+ */
+function decideAcquire(state: LockState, command: AcquireLock, now: number, ttlMs: number, settings: LockSettings): Decision<LockEvent> {
+  const queue = queueAt(state, now);
+  // A live place joined by this requestId is this request's (the runtime answers most retries from the remembered reply first).
+  const place =
+    command.requestId === undefined ? undefined : queue.live.find((w) => w.requestId === command.requestId && w.owner === command.owner);
+  if (place !== undefined) {
+    if (queue.head === place && queue.headMayClaim) return grant(state, command.owner, now, ttlMs, place);
+    if ((command.waitMs ?? 0) === 0) return leaseExists(state, queue, now);
+    return replyOnly(waitingReply(place.seq, place.untilMs));
+  }
+  if (available(state, queue, now)) return grant(state, command.owner, now, ttlMs);
+  const waitMs = command.waitMs ?? 0;
+  if (waitMs > 0) {
+    return record("LockWaiterQueued", {
+      owner: command.owner,
+      until: new Date(now + waitMs).toISOString(),
+      claimWindowMs: settings.claimWindowMs ?? DEFAULT_CLAIM_WINDOW_MS,
+    });
+  }
+  return leaseExists(state, queue, now);
+}
+
+/** A parked request looking again: take the lock in its claim window, keep waiting, or give up. */
+function decideClaim(state: LockState, command: ClaimLock, now: number, ttlMs: number): Decision<LockEvent> {
+  const queue = queueAt(state, now);
+  const place = queue.live.find((w) => w.seq === command.place);
+  if (place !== undefined && queue.head === place && queue.headMayClaim) return grant(state, command.owner, now, ttlMs, place);
+  const waitedMs = Math.max(0, now - command.waitingSince);
+  if (now >= command.giveUpAt) return leaseExists(state, queue, now, waitedMs);
+  if (place !== undefined) return replyOnly(waitingReply(place.seq, place.untilMs));
+  // The place lapsed (its `until` passed, or its window ended unclaimed): decided as a plain acquire.
+  return available(state, queue, now) ? grant(state, command.owner, now, ttlMs) : leaseExists(state, queue, now, waitedMs);
+}
+
+/** Free for an acquire without a place: no live lease and nobody waiting. */
+function available(state: LockState, queue: QueueView, now: number): boolean {
+  return !(state.lease !== null && state.lease.expiresAtMs > now) && queue.head === null;
+}
+
+function grant(state: LockState, owner: string, now: number, ttlMs: number, place?: LockWaiter): Decision<LockEvent> {
+  return record("LockAcquired", {
+    owner,
+    generation: state.generation + 1,
+    ttlMs,
+    expiresAt: new Date(now + ttlMs).toISOString(),
+    previousOwner: state.lease?.owner ?? "",
+    ...(place === undefined ? {} : { waiterSeq: place.seq }),
+  });
+}
+
+/** LEASE_EXISTS: held by the live lease, or — the lock being free — by the head waiter until its claim window ends. */
+function leaseExists(state: LockState, queue: QueueView, now: number, waitedMs?: number): Decision<LockEvent> {
+  const lease = state.lease;
+  const held =
+    lease !== null && lease.expiresAtMs > now
+      ? { owner: lease.owner, expiresAt: lease.expiresAt }
+      : { owner: queue.head?.owner ?? "", expiresAt: new Date(queue.head === null ? now : queue.headLeavesAtMs).toISOString() };
+  const waiting = queue.head !== null && !(lease !== null && lease.expiresAtMs > now) ? " (its claim window)" : "";
+  return reject("LEASE_EXISTS", `lock ${state.name} is held by ${held.owner} until ${held.expiresAt}${waiting}`, {
+    ...held,
+    ...(waitedMs === undefined ? {} : { waitedMs }),
+  });
 }
 
 /** Why the lock's history cannot be trusted at `now`, or null. */

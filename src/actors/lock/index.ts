@@ -2,3 +2,4 @@
 export * from "./commands.ts";
 export * from "./decide.ts";
 export * from "./logic.ts";
+export * from "./waiting-reply.ts";

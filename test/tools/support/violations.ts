@@ -366,6 +366,22 @@ const BUILDERS: readonly ScenarioOf[] = [
     ],
     breaks: [0, 1],
   }),
+  (n) => ({
+    rule: "lock-queue-order",
+    title:
+      "an acquisition by someone else while the head waiter is in its claim window (after the window it is fine, and the waiter keeps its place while the intruder holds the lock)",
+    messages: [
+      lock.acquire(n("lock"), 0, "w0", 1),
+      event("lock", n("lock"), "LockWaiterQueued", 1, { owner: "w1", until: at(60), claimWindowMs: 2000 }),
+      lock.release(n("lock"), 2, "w0", 1),
+      // w1's window runs from 2 s to 4 s: the intruder takes the lock in it.
+      lock.acquire(n("lock"), 3, "intruder", 2),
+      // Freed again at 5 s, w1 gets a new window, to 7 s; at 8 s it has lost its place.
+      lock.release(n("lock"), 5, "intruder", 2),
+      lock.acquire(n("lock"), 8, "late", 3),
+    ],
+    breaks: [3],
+  }),
 ];
 
 /** Every scenario, its names prefixed by `tag` and its own position, so all can share one stream. */
