@@ -12,6 +12,8 @@ export interface HostListEntry {
   readonly host: string;
   readonly healthy: boolean;
   readonly draining: boolean;
+  /** The cap on new route leases, null when unlimited (1.1). */
+  readonly maxLeases: number | null;
   /** Active route leases on the host, all routes. */
   readonly active: number;
 }
@@ -22,14 +24,20 @@ export function hostEndpoints(host: ActorHost, hosts: HostTable, routes: RouteTa
     actorEndpoint(host, "host", "set", hostRequests.set, (r) => ({
       kind: "host",
       id: r.host,
-      command: { op: "set", healthy: r.healthy, draining: r.draining },
+      command: { op: "set", healthy: r.healthy, draining: r.draining, maxLeases: r.maxLeases ?? null },
     })),
     placementReadEndpoint("host", "list", hostRequests.list, async () => {
       await Promise.all([hosts.fresh(), routes.fresh()]);
       const list: HostListEntry[] = [...hosts.snapshot().values()]
         .filter((h) => h.set)
         .sort((a, b) => compareCodeUnits(a.host, b.host))
-        .map((h) => ({ host: h.host, healthy: h.healthy, draining: h.draining, active: routes.activeOn(h.host) }));
+        .map((h) => ({
+          host: h.host,
+          healthy: h.healthy,
+          draining: h.draining,
+          maxLeases: h.maxLeases,
+          active: routes.activeOn(h.host),
+        }));
       return { hosts: list };
     }),
   ];

@@ -7,19 +7,40 @@
  * needs, so the decision is pure. A failed acquire then records its new
  * candidates with a second turn (see {@link routeEndpoints}).
  */
-import type { AcquireRoute, ActorHost, RecordSeen, RouteCommand, RouteSettings, TurnResult } from "../actors/index.ts";
+import {
+  isAdmissionNeeded,
+  systemClock,
+  unavailable,
+  type AcquireRoute,
+  type ActorHost,
+  type Clock,
+  type GrantedAdmission,
+  type RecordSeen,
+  type RouteCommand,
+  type RouteSettings,
+  type TurnResult,
+} from "../actors/index.ts";
 import { routeLeaseView, sortedLeases, compareCodeUnits, type HostTable, type RouteTable } from "../projections/index.ts";
 import type { CommandEndpoint, RunOptions } from "./command-endpoint.ts";
+import { HostAdmissions } from "./host-admissions.ts";
 import { placementReadEndpoint, placementUnavailable } from "./host-endpoints.ts";
 import { routeRequests } from "./route-requests.ts";
 import { parseRequest } from "./validation.ts";
 import type { z } from "zod";
 
-const NO_LOADS: ReadonlyMap<string, number> = new Map();
+/** Decisions of one `route.acquire` beyond its first, when capped hosts turn out full or the route moves meanwhile. */
+const MAX_CAPACITY_ROUNDS = 8;
 
 /** Every route endpoint. */
-export function routeEndpoints(host: ActorHost, hosts: HostTable, routes: RouteTable, settings: RouteSettings): CommandEndpoint[] {
+export function routeEndpoints(
+  host: ActorHost,
+  hosts: HostTable,
+  routes: RouteTable,
+  settings: RouteSettings,
+  clock: Clock = systemClock,
+): CommandEndpoint[] {
   const order = new ArrivalOrder();
+  const admissions = new HostAdmissions(host, hosts, routes, clock);
 
   /** An endpoint whose requests go to the route actor named in the request, in arrival order. */
   const routeEndpoint = <Req extends { route: string; requestId?: string | undefined }>(
@@ -47,21 +68,42 @@ export function routeEndpoints(host: ActorHost, hosts: HostTable, routes: RouteT
       const requestedAt = options?.requestedAt;
       // Health must be read-your-writes across instances; the route's own
       // history is checked by its actor (expected sequence), and loads only
-      // order the candidates, so the route table is not waited for here.
+      // order the candidates, so the route table is not waited for here
+      // (a capped host's admission waits for it: there the count matters).
       const ready = hosts.fresh();
-      const result = await order.enter(r.route, ready, () => {
-        // The table's own map, read when the actor decides (no copy per request); hosts without leases are absent (0).
-        const loads = settings.chooser.needsLoads ? routes.activeByHost() : NO_LOADS;
-        const command: AcquireRoute = {
-          op: "acquire",
-          fp: r.fp,
-          model: r.model,
-          candidates: r.candidates,
-          hosts: hosts.snapshot(),
-          loads,
-          recordReuse: r.requestId !== undefined,
-        };
-        return host.execute("route", r.route, command, r.requestId, requestedAt);
+      const result = await order.enter(r.route, ready, async () => {
+        const full = new Set<string>();
+        let admission: GrantedAdmission | undefined;
+        for (let round = 0; ; round++) {
+          const command: AcquireRoute = {
+            op: "acquire",
+            fp: r.fp,
+            model: r.model,
+            candidates: r.candidates,
+            hosts: hosts.snapshot(),
+            // The table's own map, read when the actor decides (no copy per request); hosts without leases are absent (0).
+            // Every chooser reads it for capacity (a capped host at its cap is skipped); only least-loaded orders by it.
+            loads: routes.activeByHost(),
+            recordReuse: r.requestId !== undefined,
+            ...(full.size === 0 ? {} : { full: new Set(full) }),
+            ...(admission === undefined ? {} : { admission }),
+          };
+          // The first round enters the actor's mailbox synchronously: arrival order is kept.
+          const decided = await host.execute("route", r.route, command, r.requestId, requestedAt);
+          if (!decided.ok || !isAdmissionNeeded(decided.reply)) return decided;
+          if (round >= MAX_CAPACITY_ROUNDS) return unavailable(`route ${r.route} kept moving while its host admitted a lease`, 100);
+          const need = decided.reply;
+          admission = undefined;
+          let outcome;
+          try {
+            outcome = await admissions.admit(need.admit, { route: r.route, fp: r.fp, model: r.model, routeSeq: need.routeSeq });
+          } catch (e) {
+            return placementUnavailable(e);
+          }
+          if (outcome.kind === "failed") return outcome.result;
+          if (outcome.kind === "full") full.add(need.admit);
+          if (outcome.kind === "admitted") admission = { host: need.admit, seq: outcome.seq, routeSeq: need.routeSeq };
+        }
       });
       if (result.ok || r.candidates.length === 0) return result;
       const { code } = result.rejection;

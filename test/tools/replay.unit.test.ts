@@ -49,7 +49,7 @@ describe("replay", () => {
         corrupt: null,
       },
     ]);
-    expect(view.hosts).toEqual([{ host: "h1", healthy: true, draining: false, active: 0 }]);
+    expect(view.hosts).toEqual([{ host: "h1", healthy: true, draining: false, maxLeases: null, active: 0 }]);
 
     const all = await foldStream(log.readStream(), subjects);
     const narrowed = replayView(all, replayInstant(all, {}, t), { kind: "lock", id: "a" });

@@ -23,7 +23,7 @@ export function routeModule(ctx: KindContext): KindModule {
   const hosts = new HostTable(ctx.host.register(hostLogic()));
   const routes = new RouteTable(ctx.host.register(routeLogic(settings)));
   return {
-    endpoints: [...hostEndpoints(ctx.host, hosts, routes), ...routeEndpoints(ctx.host, hosts, routes, settings)],
+    endpoints: [...hostEndpoints(ctx.host, hosts, routes), ...routeEndpoints(ctx.host, hosts, routes, settings, ctx.clock)],
     async start() {
       await Promise.all([hosts.start(), routes.start()]);
     },
