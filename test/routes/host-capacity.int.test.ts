@@ -8,6 +8,7 @@
 import { describe, expect, it } from "vitest";
 import type { NatsConnection } from "@nats-io/nats-core";
 import { CHOOSER_NAMES } from "../../src/actors/route/chooser.ts";
+import { auditStream, type Violation } from "../../src/tools/index.ts";
 import { uniquePrefix } from "../support/nats.ts";
 import { dataOf, eventsOfKind, failed, ok, routeClient, useRouteServices } from "../support/route-fixtures.ts";
 
@@ -72,6 +73,14 @@ describe.each(CHOOSER_NAMES)("host capacity with the %s chooser, two instances",
       expect(admission!.event.id).toBe(dataOf(p)["host"]);
       expect(dataOf(admission!)).toMatchObject({ route: p.event.id, fp: "", model: "m" });
     }
+    // The audit finds nothing: no admission on a full host, no new lease on one.
+    const violations: Violation[] = [];
+    await auditStream(a.service.log.readStream(), a.service.subjects, {
+      cooldownMs: 60_000,
+      maxTtlMs: 30_000,
+      onViolation: (v) => violations.push(v),
+    });
+    expect(violations).toEqual([]);
     for (const host of [a, b]) {
       const listed = ok(await routeClient(host.nc, prefix).listHosts()).hosts;
       expect(listed).toEqual([
