@@ -13,6 +13,7 @@
 import type { NatsConnection } from "@nats-io/nats-core";
 import { DurableApi } from "./durable.ts";
 import { keepLock, type KeepOptions, type LockKeeper } from "./lock-keeper.ts";
+import { LockWatch, type LockWatchOptions } from "./lock-watch.ts";
 import { leaseProxy, withProxyLease, type HeldProxyLease, type ProxyLeaseHandle, type ProxyOutcome } from "./proxy-lease.ts";
 import { Transport, type CallOptions, type LeaseholdClientOptions } from "./transport.ts";
 import type * as T from "./types.ts";
@@ -44,6 +45,15 @@ export class LockApi {
   /** The operator's way out of `CORRUPT`: frees the lock (the generation keeps rising). */
   reset(request: T.LockNameRequest, options?: CallOptions): Promise<T.EmptyReply> {
     return this.t.request("lock", "reset", request, true, options);
+  }
+
+  /**
+   * The lock's states as an async iterator, from its current state on, fed
+   * by the event stream: `for await (const s of client.lock.watch("db")) ...`;
+   * `break`, `return()` or the signal end it.
+   */
+  watch(name: string, options?: LockWatchOptions): LockWatch {
+    return new LockWatch(this.t, this, name, options);
   }
 
   /** Acquires the lock and keeps renewing it every ttl / 3 until `close()`; tells of a loss through `signal` and `onLost`. */
