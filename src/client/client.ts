@@ -14,6 +14,7 @@ import type { NatsConnection } from "@nats-io/nats-core";
 import { DurableApi } from "./durable.ts";
 import { keepLock, type KeepOptions, type LockKeeper } from "./lock-keeper.ts";
 import { LockWatch, type LockWatchOptions } from "./lock-watch.ts";
+import { Election, type ElectOptions } from "./election.ts";
 import { leaseProxy, withProxyLease, type HeldProxyLease, type ProxyLeaseHandle, type ProxyOutcome } from "./proxy-lease.ts";
 import { Transport, type CallOptions, type LeaseholdClientOptions } from "./transport.ts";
 import type * as T from "./types.ts";
@@ -228,6 +229,16 @@ export class LeaseholdClient {
   /** The per-attempt request timeout, ms. */
   get timeoutMs(): number {
     return this.transport.timeoutMs;
+  }
+
+  /**
+   * Contends for leadership of `name` until `options.signal` aborts (or the
+   * returned election is stopped): `onElected({generation})` when this
+   * contender leads, with the generation as its term and fencing token;
+   * `onDeposed` as soon as it no longer does. See docs/client.md.
+   */
+  elect(name: string, options: ElectOptions): Election {
+    return new Election(this.lock, name, options, this.transport.timeoutMs);
   }
 
   /** Sends any `<kind>.<op>` request (for ops this client does not type); `mutating` adds a requestId. */
