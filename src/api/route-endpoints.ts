@@ -74,6 +74,7 @@ export function routeEndpoints(
       const result = await order.enter(r.route, ready, async () => {
         const full = new Set<string>();
         let admission: GrantedAdmission | undefined;
+        let refreshed = false;
         for (let round = 0; ; round++) {
           const command: AcquireRoute = {
             op: "acquire",
@@ -90,6 +91,17 @@ export function routeEndpoints(
           };
           // The first round enters the actor's mailbox synchronously: arrival order is kept.
           const decided = await host.execute("route", r.route, command, r.requestId, requestedAt);
+          if (!decided.ok && decided.rejection.details?.["full"] !== undefined && !refreshed) {
+            // Full by the route table's loads, which are not waited for: look again once they are current
+            // (a lease released through another instance a moment ago frees its slot here too).
+            refreshed = true;
+            try {
+              await routes.fresh();
+            } catch (e) {
+              return placementUnavailable(e);
+            }
+            continue;
+          }
           if (!decided.ok || !isAdmissionNeeded(decided.reply)) return decided;
           if (round >= MAX_CAPACITY_ROUNDS) return unavailable(`route ${r.route} kept moving while its host admitted a lease`, 100);
           const need = decided.reply;

@@ -93,6 +93,20 @@ describe.each(CHOOSER_NAMES)("host capacity with the %s chooser, two instances",
 });
 
 describe("host capacity rules over NATS", () => {
+  it("frees a slot for the next acquire at once, whichever instance took the release", async () => {
+    const prefix = uniquePrefix();
+    const a = await h.service(prefix);
+    await h.service(prefix);
+    const c = routeClient(a.nc, prefix);
+    ok(await c.setHost({ host: "h1", healthy: true, maxLeases: 1 }));
+    // The queue group spreads these over both instances: a release seen by one is counted by the other at once.
+    for (let i = 0; i < 12; i++) {
+      expect(ok(await c.acquire({ route: `r${i}`, fp: "", model: "m", candidates: ["h1"] }))).toEqual({ host: "h1", reused: false });
+      failed(await c.acquire({ route: `x${i}`, fp: "", model: "m", candidates: ["h1"] }), 503, "NO_HOST", { full: ["h1"] });
+      expect(ok(await c.release({ route: `r${i}` }))).toEqual({ released: 1 });
+    }
+  });
+
   it("keeps existing leases, pins and inherited hosts on a full host, and frees a slot when a lease goes", async () => {
     const prefix = uniquePrefix();
     const s = await h.service(prefix);
