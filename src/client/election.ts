@@ -128,7 +128,12 @@ export class Election implements AsyncDisposable {
 
   private async run(): Promise<void> {
     const stop = this.stopper.signal;
-    const watch = this.api.watch(this.name, { signal: stop, ...(this.options.now === undefined ? {} : { now: this.options.now }) });
+    // Only the latest state matters here, and a long term must not pile up one state per renew.
+    const watch = this.api.watch(this.name, {
+      signal: stop,
+      latestOnly: true,
+      ...(this.options.now === undefined ? {} : { now: this.options.now }),
+    });
     try {
       while (!stop.aborted) {
         if (!(await this.untilFree(watch))) break;

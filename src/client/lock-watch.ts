@@ -46,6 +46,11 @@ export interface LockWatchOptions {
   readonly signal?: AbortSignal;
   /** Wall clock for lease expiry, epoch ms (default `Date.now`; tests inject one). */
   readonly now?: () => number;
+  /**
+   * Keep only the latest state for a reader that falls behind, instead of
+   * every one (default false: every state is queued until read).
+   */
+  readonly latestOnly?: boolean;
 }
 
 /** What the watch needs of the lock endpoints. */
@@ -194,6 +199,7 @@ export class LockWatch implements AsyncIterableIterator<LockWatchState>, AsyncDi
       this.failWaiting = undefined;
       waiting({ value: state, done: false });
     } else {
+      if (this.options.latestOnly === true) this.queue.length = 0;
       this.queue.push(state);
     }
   }

@@ -69,6 +69,21 @@ describe("client.lock.watch", () => {
     expect(await client.lock.get({ name: "short" })).toEqual({ lease: null });
   });
 
+  it("keeps only the latest state for a reader that falls behind, when asked to", async () => {
+    const { client } = await h.start();
+    const watch = client.lock.watch("jobs", { latestOnly: true });
+    await nextState(watch);
+    const { lease } = await client.lock.acquire({ name: "jobs", owner: "alice", ttlMs: 10_000 });
+    let etag = lease.etag;
+    for (let i = 0; i < 3; i++) etag = (await client.lock.renew({ name: "jobs", owner: "alice", etag })).lease.etag;
+    await client.lock.release({ name: "jobs", etag });
+    // Wait until the release has reached the watch, then read: one state, the latest.
+    const deadline = performance.now() + 5000;
+    while (watch.current.cause !== "LockReleased" && performance.now() < deadline) await new Promise((r) => setTimeout(r, 5));
+    expect(await nextState(watch)).toMatchObject({ cause: "LockReleased", lease: null, generation: 1 });
+    await watch.return();
+  });
+
   it("ends when its AbortSignal aborts, before or while it waits", async () => {
     const { client } = await h.start();
     const controller = new AbortController();
