@@ -25,6 +25,10 @@ export {
 export type { ErrorCode, LeaseholdErrorInit } from "./client/errors.ts";
 export { LockKeeper, LockLostError, LockClosedError } from "./client/lock-keeper.ts";
 export type { KeepOptions, KeeperTimers, LockLossReason } from "./client/lock-keeper.ts";
+export { LockWatch } from "./client/lock-watch.ts";
+export { Election, ELECTION_WAIT_MS } from "./client/election.ts";
+export type { ElectOptions, ElectionLockApi, LeaderTerm, DeposedTerm } from "./client/election.ts";
+export type { LockWatchOptions, LockWatchState, WatchedLease } from "./client/lock-watch.ts";
 export { HeldProxyLease } from "./client/proxy-lease.ts";
 export type { ProxyLeaseHandle, ProxyOutcome } from "./client/proxy-lease.ts";
 export { DurableApi } from "./client/durable.ts";

@@ -112,7 +112,7 @@ export interface PlacementEndpointDeps {
 export function hostEndpoints({ runtime, hosts, routes }: PlacementEndpointDeps): Endpoint[] {
   return [
     endpoint("host", "set", hostRequests.set, (r, a) =>
-      runtime.execute("host", r.host, { op: "set", healthy: r.healthy, draining: r.draining }, a),
+      runtime.execute("host", r.host, { op: "set", healthy: r.healthy, draining: r.draining, maxLeases: r.maxLeases ?? null }, a),
     ),
     endpoint(
       "host",
@@ -123,7 +123,13 @@ export function hostEndpoints({ runtime, hosts, routes }: PlacementEndpointDeps)
         const list: HostInfo[] = [...hosts.snapshot().values()]
           .filter((h) => h.set)
           .sort((a, b) => compareCodeUnits(a.host, b.host))
-          .map((h) => ({ host: h.host, healthy: h.healthy, draining: h.draining, active: routes.activeOn(h.host) }));
+          .map((h) => ({
+            host: h.host,
+            healthy: h.healthy,
+            draining: h.draining,
+            maxLeases: h.maxLeases,
+            active: routes.activeOn(h.host),
+          }));
         return answer({ hosts: list });
       },
       reads,

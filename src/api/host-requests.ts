@@ -8,8 +8,8 @@ export const hostRequests = {
     host: requiredId,
     healthy: z.boolean(),
     draining: z.boolean().default(false),
-    // 1.1's host capacity is not built yet: "no limit" is accepted, a cap is refused rather than silently ignored.
-    maxLeases: z.null("host capacity (maxLeases) is not supported by this version of the service").optional(),
+    // 1.1 host capacity: absent or null is no limit (host.set sets the whole state, so leaving it out clears a cap).
+    maxLeases: z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER).nullable().optional(),
   }),
   list: requestBase,
 };

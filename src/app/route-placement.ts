@@ -13,10 +13,19 @@
  * with a second turn, as the contract asks.
  */
 import type { ActorRuntime, Arrival } from "../actors/actor-runtime.ts";
-import type { AcquireRoute, RecordSeen, RouteCommand, RouteSettings } from "../actors/route/commands.ts";
-import { unavailableAfter, type TurnResult } from "../actors/turn-result.ts";
+import type { Clock } from "../actors/clock.ts";
+import {
+  isAdmissionNeeded,
+  type AcquireRoute,
+  type GrantedAdmission,
+  type RecordSeen,
+  type RouteCommand,
+} from "../actors/route/commands.ts";
+
+import { unavailable, unavailableAfter, type TurnResult } from "../actors/turn-result.ts";
 import type { HostTable } from "../projections/host-table.ts";
 import type { RouteTable } from "../projections/route-table.ts";
+import { HostAdmissions } from "./host-admissions.ts";
 import { KeyedSequencer } from "./keyed-sequencer.ts";
 
 /** A validated `route.acquire` request. */
@@ -27,18 +36,22 @@ export interface AcquireRouteLease {
   readonly candidates: readonly string[];
 }
 
-const NO_LOADS: ReadonlyMap<string, number> = new Map();
+/** Decisions of one `route.acquire` beyond its first, when capped hosts turn out full or the route moves meanwhile. */
+const MAX_CAPACITY_ROUNDS = 8;
 
 /** Route commands of one service instance. */
 export class RoutePlacement {
   private readonly order = new KeyedSequencer();
+  private readonly admissions: HostAdmissions;
 
   constructor(
     private readonly runtime: ActorRuntime,
     private readonly hosts: HostTable,
     private readonly routes: RouteTable,
-    private readonly settings: RouteSettings,
-  ) {}
+    clock: Clock,
+  ) {
+    this.admissions = new HostAdmissions(runtime, hosts, routes, clock);
+  }
 
   /** A command for the route actor `route`, in arrival order. */
   command(route: string, command: RouteCommand, arrival: Arrival = {}): Promise<TurnResult> {
@@ -60,20 +73,7 @@ export class RoutePlacement {
       } catch (e) {
         return unavailableAfter(e);
       }
-      // The table's own map, read when the actor decides (no copy per request); hosts without leases are absent (0).
-      const loads = this.settings.chooser.needsLoads ? this.routes.activeByHost() : NO_LOADS;
-      const command: AcquireRoute = {
-        op: "acquire",
-        fp: request.fp,
-        model: request.model,
-        candidates: request.candidates,
-        hosts: this.hosts.snapshot(),
-        loads,
-        recordReuse: arrival.requestId !== undefined,
-      };
-      const turn = this.runtime.execute("route", request.route, command, arrival);
-      admit();
-      return turn;
+      return this.decide(request, arrival, admit);
     });
     if (result.ok || request.candidates.length === 0) return result;
     const { code } = result.rejection;
@@ -86,5 +86,55 @@ export class RoutePlacement {
     const record: RecordSeen = { op: "seen", hosts: request.candidates };
     const seen = await this.command(request.route, record, arrival);
     return seen.ok ? result : seen;
+  }
+
+  /**
+   * The acquire's decisions: the first enters the actor's mailbox at once
+   * (then `admitted` lets the route's next command follow); a new lease on a
+   * capped host is first admitted by the host's actor, and the route decides
+   * again with the admission (or with the host known to be full).
+   */
+  private async decide(request: AcquireRouteLease, arrival: Arrival, admitted: () => void): Promise<TurnResult> {
+    const full = new Set<string>();
+    let admission: GrantedAdmission | undefined;
+    let refreshed = false;
+    for (let round = 0; ; round++) {
+      const command: AcquireRoute = {
+        op: "acquire",
+        fp: request.fp,
+        model: request.model,
+        candidates: request.candidates,
+        hosts: this.hosts.snapshot(),
+        // The table's own map, read when the actor decides (no copy per request); hosts without leases are absent (0).
+        // Every chooser reads it for capacity (a capped host at its cap is skipped); only least-loaded orders by it.
+        loads: this.routes.activeByHost(),
+        recordReuse: arrival.requestId !== undefined,
+        ...(full.size === 0 ? {} : { full: new Set(full) }),
+        ...(admission === undefined ? {} : { admission }),
+      };
+      const turn = this.runtime.execute("route", request.route, command, arrival);
+      if (round === 0) admitted();
+      const decided = await turn;
+      if (!decided.ok && decided.rejection.details?.["full"] !== undefined && !refreshed) {
+        // Full by the route table's loads, which are not waited for: look again once they are current
+        // (a lease released through another instance a moment ago frees its slot here too).
+        refreshed = true;
+        await this.routes.fresh();
+        continue;
+      }
+      if (!decided.ok || !isAdmissionNeeded(decided.reply)) return decided;
+      if (round >= MAX_CAPACITY_ROUNDS) return unavailable(`route ${request.route} kept moving while its host admitted a lease`, 100);
+      const need = decided.reply;
+      admission = undefined;
+      const outcome = await this.admissions.admit(need.admit, {
+        route: request.route,
+        fp: request.fp,
+        model: request.model,
+        routeSeq: need.routeSeq,
+      });
+      if (outcome.kind === "failed") return outcome.result;
+      if (outcome.kind === "full") full.add(need.admit);
+      if (outcome.kind === "admitted") admission = { host: need.admit, seq: outcome.seq, routeSeq: need.routeSeq };
+    }
   }
 }

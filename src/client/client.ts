@@ -13,6 +13,8 @@
 import type { NatsConnection } from "@nats-io/nats-core";
 import { DurableApi } from "./durable.ts";
 import { keepLock, type KeepOptions, type LockKeeper } from "./lock-keeper.ts";
+import { LockWatch, type LockWatchOptions } from "./lock-watch.ts";
+import { Election, type ElectOptions } from "./election.ts";
 import { leaseProxy, withProxyLease, type HeldProxyLease, type ProxyLeaseHandle, type ProxyOutcome } from "./proxy-lease.ts";
 import { Transport, type CallOptions, type LeaseholdClientOptions } from "./transport.ts";
 import type * as T from "../contract/messages.ts";
@@ -52,6 +54,15 @@ export class LockApi {
   /** The operator's way out of `CORRUPT`: frees the lock (the generation keeps rising). */
   reset(request: T.LockNameRequest, options?: CallOptions): Promise<T.EmptyReply> {
     return this.t.request("lock", "reset", request, true, options);
+  }
+
+  /**
+   * The lock's states as an async iterator, from its current state on, fed
+   * by the event stream: `for await (const s of client.lock.watch("db")) ...`;
+   * `break`, `return()` or the signal end it.
+   */
+  watch(name: string, options?: LockWatchOptions): LockWatch {
+    return new LockWatch(this.t, this, name, options);
   }
 
   /** Acquires the lock and keeps renewing it every ttl / 3 until `close()`; tells of a loss through `signal` and `onLost`. */
@@ -226,6 +237,16 @@ export class LeaseholdClient {
   /** The per-attempt request timeout, ms. */
   get timeoutMs(): number {
     return this.transport.timeoutMs;
+  }
+
+  /**
+   * Contends for leadership of `name` until `options.signal` aborts (or the
+   * returned election is stopped): `onElected({generation})` when this
+   * contender leads, with the generation as its term and fencing token;
+   * `onDeposed` as soon as it no longer does. See docs/client.md.
+   */
+  elect(name: string, options: ElectOptions): Election {
+    return new Election(this.lock, name, options, this.transport.timeoutMs);
   }
 
   /** Sends any `<kind>.<op>` request (for ops this client does not type); `mutating` adds a requestId. */

@@ -5,4 +5,6 @@ export * from "./transport.ts";
 export * from "./client.ts";
 export * from "./durable.ts";
 export * from "./lock-keeper.ts";
+export * from "./lock-watch.ts";
+export * from "./election.ts";
 export * from "./proxy-lease.ts";

@@ -273,6 +273,12 @@ export class LockKeeper implements AsyncDisposable {
     this.renewTimer = this.timers.setTimeout(
       () => {
         if (this.state !== "held") return;
+        // Woken past the local deadline (a paused process): the lease may be someone else's by now.
+        // Say so before anything else; a renew sent now could only be refused, or succeed too late to matter.
+        if (this.timers.now() >= this.deadline) {
+          this.lose("expired", `lock ${this.options.name} expired: this process woke after its ${this.current.ttlMs} ms TTL had passed`);
+          return;
+        }
         const attempt = this.attempt(requestId ?? randomUUID());
         this.inFlight = attempt;
         void attempt.finally(() => {

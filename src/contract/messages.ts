@@ -159,6 +159,8 @@ export interface HostSetRequest extends RequestBase {
   readonly host: string;
   readonly healthy: boolean;
   readonly draining?: boolean;
+  /** Cap on the route leases the chooser places on the host; absent or null: no limit (1.1). */
+  readonly maxLeases?: number | null;
 }
 /** `host.set` reply. */
 export interface HostSetReply {
@@ -169,6 +171,8 @@ export interface HostInfo {
   readonly host: string;
   readonly healthy: boolean;
   readonly draining: boolean;
+  /** The cap on new route leases, null when unlimited (1.1; full when `active` reaches it). */
+  readonly maxLeases: number | null;
   /** Active route leases on the host, all routes. */
   readonly active: number;
 }

@@ -26,6 +26,8 @@ export const routeEventSchemas = {
     reason: z.enum(PLACEMENT_REASONS),
     reused: z.boolean(),
     seen,
+    // Host capacity (1.1): the stream sequence of the HostLeaseAdmitted that let this lease onto a capped host.
+    admission: z.number().int().positive().optional(),
   }),
   RouteLeaseTouched: z.object({ fp: z.string(), model: z.string(), seen }),
   RouteLeaseExpired: z.object({ fp: z.string(), model: z.string(), host, seen }),
@@ -33,6 +35,7 @@ export const routeEventSchemas = {
   RoutePinned: z.object({ host, displaced: z.array(leaseRef), seen }),
   RouteUnpinned: z.object({ seen }),
   RouteReleased: z.object({ released: z.array(leaseRef), seen }),
+  RouteAdmissionLapsed: z.object({ host, admission: z.number().int().positive() }),
 } satisfies Record<string, z.ZodType>;
 
 type Data<T extends keyof typeof routeEventSchemas> = z.infer<(typeof routeEventSchemas)[T]>;
@@ -51,9 +54,22 @@ export type RoutePinned = EventEnvelope<"RoutePinned", Data<"RoutePinned">>;
 export type RouteUnpinned = EventEnvelope<"RouteUnpinned", Data<"RouteUnpinned">>;
 /** Every lease of the route was dropped (the pin stays). */
 export type RouteReleased = EventEnvelope<"RouteReleased", Data<"RouteReleased">>;
+/**
+ * A host admission for this route was never used and never will be: the
+ * route's subject moved past the one position the admitted lease could take.
+ * Changes nothing in the route; it settles the host's slot.
+ */
+export type RouteAdmissionLapsed = EventEnvelope<"RouteAdmissionLapsed", Data<"RouteAdmissionLapsed">>;
 /** Any route event. */
 export type RouteEvent =
-  RouteLeasePlaced | RouteLeaseTouched | RouteLeaseExpired | RouteCandidatesSeen | RoutePinned | RouteUnpinned | RouteReleased;
+  | RouteLeasePlaced
+  | RouteLeaseTouched
+  | RouteLeaseExpired
+  | RouteCandidatesSeen
+  | RoutePinned
+  | RouteUnpinned
+  | RouteReleased
+  | RouteAdmissionLapsed;
 
 /**
  * Narrows an event read back to the route events: its type is one a route

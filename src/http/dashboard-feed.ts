@@ -49,6 +49,8 @@ export interface HostRow {
   readonly known: boolean;
   readonly healthy: boolean;
   readonly draining: boolean;
+  /** The cap on new route leases, null when unlimited; full when the leases reach it. */
+  readonly maxLeases: number | null;
   readonly leases: readonly { readonly route: string; readonly fp: string; readonly model: string }[];
 }
 
@@ -315,7 +317,14 @@ function hostRows(hosts: ReadonlyMap<string, HostState>, routes: ReadonlyMap<str
     const leases = (byHost.get(name) ?? []).sort(
       (a, b) => compareNames(a.route, b.route) || compareNames(a.fp, b.fp) || compareNames(a.model, b.model),
     );
-    rows.push({ host: name, known: h?.set ?? false, healthy: h?.healthy ?? false, draining: h?.draining ?? false, leases });
+    rows.push({
+      host: name,
+      known: h?.set ?? false,
+      healthy: h?.healthy ?? false,
+      draining: h?.draining ?? false,
+      maxLeases: h?.maxLeases ?? null,
+      leases,
+    });
   }
   return rows.sort((a, b) => compareNames(a.host, b.host));
 }

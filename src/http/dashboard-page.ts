@@ -140,7 +140,9 @@ function render() {
     health.append(el("span", !h.known ? "never set" : h.healthy ? "healthy" : "unhealthy", "badge " + (h.healthy ? "ok" : "bad")));
     if (h.draining) health.append(document.createTextNode(" "), el("span", "draining", "badge warn"));
     const leases = el("td");
-    leases.append(el("div", h.leases.length + (h.leases.length === 1 ? " lease" : " leases"), "muted"));
+    const cap = h.maxLeases === null || h.maxLeases === undefined ? "" : " of " + h.maxLeases + " max";
+    leases.append(el("div", h.leases.length + (h.leases.length === 1 ? " lease" : " leases") + cap, "muted"));
+    if (h.maxLeases !== null && h.maxLeases !== undefined && h.leases.length >= h.maxLeases) leases.append(el("span", "full", "badge warn"));
     if (h.leases.length > 0) {
       const ul = el("ul", undefined, "leases");
       for (const l of h.leases.slice(0, 8)) ul.append(el("li", l.route + (l.fp ? " · " + l.fp : "") + (l.model ? " · " + l.model : "")));

@@ -1,5 +1,6 @@
 /**
- * The host projection: a pure fold of one host's history into its health.
+ * The host projection: a pure fold of one host's history into its health,
+ * its capacity and the admissions of new route leases still in flight.
  * Shared by the host actor, the host table the route endpoints read, and
  * `host.list`.
  */
@@ -10,18 +11,41 @@ import { isHostEvent, isUnparsable } from "../events/index.ts";
 export interface HostHealth {
   readonly healthy: boolean;
   readonly draining: boolean;
+  /** The most route leases the chooser may place on the host; null: no limit (optional for hosts built before 1.1). */
+  readonly maxLeases?: number | null;
 }
 
-/** One host's state; a host never set is unhealthy and not draining. */
+/**
+ * An admission of a capped host not known to be settled: the lease of
+ * `(route, fp, model)` may still be placed there, as the route's event right
+ * after `routeSeq`.
+ */
+export interface HostAdmission {
+  /** Stream sequence of the `HostLeaseAdmitted` event (its id). */
+  readonly seq: number;
+  readonly route: string;
+  readonly fp: string;
+  readonly model: string;
+  readonly routeSeq: number;
+  /** When it was admitted (epoch ms), so a stuck one can be lapsed. */
+  readonly atMs: number;
+}
+
+/** One host's state; a host never set is unhealthy, not draining and uncapped. */
 export interface HostState extends HostHealth {
   readonly host: string;
   /** Has `host.set` ever recorded this host (only those are listed)? */
   readonly set: boolean;
+  readonly maxLeases: number | null;
+  /** Admissions not yet closed, oldest first. */
+  readonly admissions: readonly HostAdmission[];
 }
+
+const NO_ADMISSIONS: readonly HostAdmission[] = [];
 
 /** The state of a host with no history. */
 export function initialHostState(host: string): HostState {
-  return { host, set: false, healthy: false, draining: false };
+  return { host, set: false, healthy: false, draining: false, maxLeases: null, admissions: NO_ADMISSIONS };
 }
 
 /** Applies one history entry; messages that do not parse change nothing. */
@@ -29,5 +53,21 @@ export function evolveHost(state: HostState, entry: HistoryEntry): HostState {
   if (isUnparsable(entry)) return state;
   const event = entry.event;
   if (!isHostEvent(event)) return state;
-  return { host: state.host, set: true, healthy: event.data.healthy, draining: event.data.draining };
+  switch (event.type) {
+    case "HostStateSet":
+      return {
+        ...state,
+        set: true,
+        healthy: event.data.healthy,
+        draining: event.data.draining,
+        maxLeases: event.data.maxLeases ?? null,
+      };
+    case "HostLeaseAdmitted": {
+      const d = event.data;
+      const closed = new Set(d.closed);
+      const admissions = state.admissions.filter((a) => !closed.has(a.seq));
+      admissions.push({ seq: entry.seq, route: d.route, fp: d.fp, model: d.model, routeSeq: d.routeSeq, atMs: Date.parse(event.at) });
+      return { ...state, admissions };
+    }
+  }
 }

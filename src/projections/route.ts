@@ -28,6 +28,11 @@ export interface RouteState {
   readonly leases: ReadonlyMap<string, RouteLease>;
   /** Every host given to the route as a candidate or that one of its leases was placed on. */
   readonly seen: ReadonlySet<string>;
+  /**
+   * Stream sequence of the route's last message (0: none). A host admission
+   * is bound to it: its lease may only be the route's very next event.
+   */
+  readonly lastSeq: number;
 }
 
 /** The map key of `(fp, model)`; unambiguous for any pair of strings. */
@@ -37,11 +42,19 @@ export function leaseKey(fp: string, model: string): string {
 
 /** The state of a route with no history. */
 export function initialRouteState(route: string): RouteState {
-  return { route, pinned: "", leases: new Map(), seen: new Set() };
+  return { route, pinned: "", leases: new Map(), seen: new Set(), lastSeq: 0 };
 }
 
-/** Applies one history entry; messages that do not parse, or that no route writes, change nothing. */
+/**
+ * Applies one history entry; messages that do not parse, or that no route
+ * writes, change nothing but the route's last sequence.
+ */
 export function evolveRoute(state: RouteState, entry: HistoryEntry): RouteState {
+  const next = evolveRouteContent(state, entry);
+  return next.lastSeq === entry.seq ? next : { ...next, lastSeq: entry.seq };
+}
+
+function evolveRouteContent(state: RouteState, entry: HistoryEntry): RouteState {
   if (isUnparsable(entry)) return state;
   const event = entry.event;
   if (!isRouteEvent(event)) return state;

@@ -19,7 +19,7 @@ export function routeModule(ctx: KindContext): KindModule {
   const settings: RouteSettings = { routeIdleMs: ctx.config.routeIdleMs, chooser: chooserNamed(ctx.config.routeChooser) };
   const hosts = new HostTable(runtime.register(hostLogic()));
   const routes = new RouteTable(runtime.register(routeLogic(settings)));
-  const deps = { runtime, placement: new RoutePlacement(runtime, hosts, routes, settings), hosts, routes };
+  const deps = { runtime, placement: new RoutePlacement(runtime, hosts, routes, ctx.clock), hosts, routes };
   return {
     endpoints: [...hostEndpoints(deps), ...routeEndpoints(deps)],
     async start() {

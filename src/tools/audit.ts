@@ -9,6 +9,7 @@
  */
 import {
   hostEventSchemas,
+  isHostEvent,
   isLockEvent,
   isProxyEvent,
   isRouteEvent,
@@ -18,6 +19,7 @@ import {
   routeEventSchemas,
   type ActorKind,
   type EventEnvelope,
+  type HostEvent,
   type LockEvent,
   type ProxyEvent,
   type RouteEvent,
@@ -31,6 +33,7 @@ import {
   leaseKey,
   pruneProxy,
   resolvableLease,
+  type HostState,
   type LockState,
   type ProxyState,
   type RouteState,
@@ -62,6 +65,10 @@ export const AUDIT_RULES = {
     "acquire never places a lease (new, replacement, pin or inherited) on a host that is not healthy at that point of the stream",
   "route-new-on-draining-host": "acquire never newly chooses a draining host (the route's pin and inherited placements may be draining)",
   "route-placed-off-pin": "on a pinned route, acquire places leases only on the pin",
+  "route-new-on-full-host":
+    "acquire never newly chooses a full host: a new lease on a capped host names its host's admission for that key and is the route's next event after the admission's routeSeq; without one, the host's active leases are under its maxLeases",
+  "host-admitted-when-full":
+    "a host admits a new lease only while its active route leases plus its admissions still open (their route not yet past their routeSeq) are under its maxLeases",
   "route-unknown-lease":
     "a touch, expiry, release or displacement names a lease the route has, on the host it is on (and a placement's `from` is empty when the key had none)",
   "lock-two-holders": "a lock is never acquired while its lease is unexpired (at the acquisition's instant): never two unexpired holders",
@@ -156,6 +163,10 @@ export class Auditor {
   /** Lease id -> proxy and expiry, for ids granted anywhere that may still resolve. */
   private readonly leaseIds = new Map<string, { proxy: string; expiresAtMs: number }>();
   private pruneIdsAt = 1024;
+  /** Active route leases per host, all routes, as of the message being checked. */
+  private readonly activeOnHost = new Map<string, number>();
+  /** Host admissions not yet used by a placement, by stream sequence. */
+  private readonly admissions = new Map<number, { host: string; route: string; fp: string; model: string; routeSeq: number }>();
   private readonly byRule = new Map<AuditRule, number>();
   private violations = 0;
   private read = 0;
@@ -218,10 +229,12 @@ export class Auditor {
             if (isRouteEvent(event)) this.checkRoute(event, actor.id, before as RouteState, findings);
             break;
           case "host":
+            if (isHostEvent(event)) this.checkHost(event, actor.id, before as HostState, message.seq, findings);
             break;
         }
       }
     }
+    if (actor?.kind === "route") this.countLeases(before as RouteState, this.fold.get("route", actor.id));
     if (!this.reporting) return;
     this.checked++;
     if (this.firstChecked === 0) this.firstChecked = message.seq;
@@ -404,6 +417,70 @@ export class Auditor {
     }
   }
 
+  /** Keeps {@link Auditor.activeOnHost} current: the leases one route message added and removed. */
+  private countLeases(before: RouteState, after: RouteState): void {
+    if (before.leases === after.leases) return;
+    const add = (host: string, delta: number) => this.activeOnHost.set(host, (this.activeOnHost.get(host) ?? 0) + delta);
+    for (const [key, lease] of before.leases) if (after.leases.get(key)?.host !== lease.host) add(lease.host, -1);
+    for (const [key, lease] of after.leases) if (before.leases.get(key)?.host !== lease.host) add(lease.host, 1);
+  }
+
+  /** Admissions of `host` whose route has not moved past their place: they may still become leases. */
+  private openAdmissions(state: HostState): number {
+    let open = 0;
+    for (const a of state.admissions) if (this.fold.get("route", a.route).lastSeq <= a.routeSeq) open++;
+    return open;
+  }
+
+  private checkHost(event: HostEvent, name: string, before: HostState, seq: number, findings: Finding[]): void {
+    if (event.type !== "HostLeaseAdmitted") return;
+    const d = event.data;
+    this.admissions.set(seq, { host: name, route: d.route, fp: d.fp, model: d.model, routeSeq: d.routeSeq });
+    if (before.maxLeases === null) return;
+    const active = this.activeOnHost.get(name) ?? 0;
+    const open = this.openAdmissions(before);
+    if (active + open >= before.maxLeases) {
+      findings.push([
+        "host-admitted-when-full",
+        `admitted ${keyText(d.route, d.fp, d.model)} with ${active} active leases and ${open} open admissions, maxLeases ${before.maxLeases}`,
+      ]);
+    }
+  }
+
+  /** A new lease chosen onto a capped host: admitted for it, in its place, or at least under the cap. */
+  private checkCapacity(
+    d: { fp: string; model: string; host: string; admission?: number | undefined },
+    route: string,
+    before: RouteState,
+    findings: Finding[],
+  ): void {
+    const cap = this.fold.states.host.get(d.host)?.maxLeases ?? null;
+    const key = keyText(route, d.fp, d.model);
+    if (d.admission !== undefined) {
+      const a = this.admissions.get(d.admission);
+      this.admissions.delete(d.admission);
+      if (a === undefined || a.host !== d.host || a.route !== route || a.fp !== d.fp || a.model !== d.model) {
+        findings.push([
+          "route-new-on-full-host",
+          `${key} placed on ${cell(d.host)} naming admission ${d.admission}, which is not that host's admission of this key`,
+        ]);
+      } else if (before.lastSeq !== a.routeSeq) {
+        findings.push([
+          "route-new-on-full-host",
+          `${key} placed on ${cell(d.host)} with admission ${d.admission} for the route's event after ${a.routeSeq}, but the route was at ${before.lastSeq}`,
+        ]);
+      }
+      return;
+    }
+    const active = this.activeOnHost.get(d.host) ?? 0;
+    if (cap !== null && active >= cap) {
+      findings.push([
+        "route-new-on-full-host",
+        `${key} newly placed on ${cell(d.host)}, which is full (${active} active leases, maxLeases ${cap})`,
+      ]);
+    }
+  }
+
   private checkRoute(event: RouteEvent, route: string, before: RouteState, findings: Finding[]): void {
     const hosts = this.fold.states.host;
     const healthy = (h: string) => hosts.get(h)?.healthy === true;
@@ -436,6 +513,8 @@ export class Auditor {
         if (draining(d.host) && !d.reused && d.host !== before.pinned) {
           findings.push(["route-new-on-draining-host", `${key} newly placed on ${cell(d.host)}, which is draining`]);
         }
+        // Chosen (not a pin, not inherited): capacity applies.
+        if (!d.reused && before.pinned === "") this.checkCapacity(d, route, before, findings);
         break;
       }
       case "RouteLeaseTouched":

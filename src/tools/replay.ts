@@ -65,6 +65,8 @@ export interface HostReplayView {
   readonly host: string;
   readonly healthy: boolean;
   readonly draining: boolean;
+  /** The cap on new route leases, null when unlimited. */
+  readonly maxLeases: number | null;
   readonly active: number;
 }
 
@@ -192,7 +194,13 @@ export function replayView(fold: StreamFold, atMs: number, filter: ReplayFilter 
     for (const route of states.route.values()) for (const l of route.leases.values()) active.set(l.host, (active.get(l.host) ?? 0) + 1);
     view.hosts = byName(states.host)
       .filter(([name, h]) => h.set && keep("host", name))
-      .map(([name, h]) => ({ host: name, healthy: h.healthy, draining: h.draining, active: active.get(name) ?? 0 }));
+      .map(([name, h]) => ({
+        host: name,
+        healthy: h.healthy,
+        draining: h.draining,
+        maxLeases: h.maxLeases,
+        active: active.get(name) ?? 0,
+      }));
   }
   if (shows("route")) {
     view.routes = byName(states.route)
@@ -266,8 +274,15 @@ export function renderReplay(view: ReplayView, streamName: string): string[] {
       "",
       ...renderTable(
         `HOSTS (${view.hosts.length})`,
-        ["HOST", "HEALTHY", "DRAINING", "ACTIVE"],
-        view.hosts.map((h) => [cell(h.host), yesNo(h.healthy), yesNo(h.draining), String(h.active)]),
+        ["HOST", "HEALTHY", "DRAINING", "ACTIVE", "MAX"],
+        view.hosts.map((h) => [
+          cell(h.host),
+          yesNo(h.healthy),
+          yesNo(h.draining),
+          // A full host (active at or over its cap) is marked: the chooser skips it.
+          h.maxLeases !== null && h.active >= h.maxLeases ? `${h.active} (full)` : String(h.active),
+          h.maxLeases === null ? "-" : String(h.maxLeases),
+        ]),
       ),
     );
   }

@@ -118,8 +118,15 @@ export function renderStatus(status: ServiceStatus, allLocks = false): string[] 
     "",
     ...renderTable(
       `HOSTS (${status.hosts.length})`,
-      ["HOST", "HEALTHY", "DRAINING", "LEASES"],
-      status.hosts.map((h) => [cell(h.host), yesNo(h.healthy), yesNo(h.draining), String(h.active)]),
+      ["HOST", "HEALTHY", "DRAINING", "LEASES", "MAX"],
+      status.hosts.map((h) => [
+        cell(h.host),
+        yesNo(h.healthy),
+        yesNo(h.draining),
+        // A full host (at or over its cap) is marked: the chooser skips it.
+        h.maxLeases !== null && h.maxLeases !== undefined && h.active >= h.maxLeases ? `${h.active} (full)` : String(h.active),
+        h.maxLeases === null || h.maxLeases === undefined ? "-" : String(h.maxLeases),
+      ]),
     ),
     "",
     ...renderTable(

@@ -20,9 +20,16 @@ describe("1.1 additions not built yet", () => {
     }
   });
 
-  it("refuses host.set with a maxLeases cap as BAD_REQUEST, and takes null (no limit)", () => {
-    const refused = parseRequest(hostRequests.set, body({ host: "h", healthy: true, maxLeases: 2 }));
-    expect(refused).toMatchObject({ ok: false, rejection: { code: "BAD_REQUEST", message: expect.stringContaining("maxLeases") } });
-    expect(parseRequest(hostRequests.set, body({ host: "h", healthy: true, maxLeases: null })).ok).toBe(true);
+  it("takes host.set with a maxLeases cap (an integer >= 0) or null (no limit), and refuses any other cap as BAD_REQUEST", () => {
+    for (const maxLeases of [0, 2, null]) {
+      expect(parseRequest(hostRequests.set, body({ host: "h", healthy: true, maxLeases }))).toMatchObject({
+        ok: true,
+        value: { maxLeases },
+      });
+    }
+    for (const maxLeases of [-1, 1.5, "2", true]) {
+      const refused = parseRequest(hostRequests.set, body({ host: "h", healthy: true, maxLeases }));
+      expect(refused).toMatchObject({ ok: false, rejection: { code: "BAD_REQUEST", message: expect.stringContaining("maxLeases") } });
+    }
   });
 });

@@ -16,10 +16,10 @@ const EVENTS = 600;
 const SEED = 11;
 
 const sim = await simulateWorkload({ events: EVENTS, seed: SEED });
-await writeHistories(sim, `workload-seed-${SEED}`);
+writeHistories(sim, `workload-seed-${SEED}`);
 await sim.stop();
 const queue = await lockQueueScenario();
-await writeHistories(queue, "lock-queue", ["lock"]);
+writeHistories(queue, "lock-queue", ["lock"]);
 await queue.stop();
 
 /**
@@ -50,7 +50,7 @@ function pause(): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, 5));
 }
 
-async function writeHistories(sim: SimService, name: string, kinds: readonly ActorKind[] = ACTOR_KINDS): Promise<void> {
+function writeHistories(sim: SimService, name: string, kinds: readonly ActorKind[] = ACTOR_KINDS): void {
 const c = sim.config;
 const settings: FoldSettings = {
   lockTtlMs: c.lockTtlMs,

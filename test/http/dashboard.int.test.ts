@@ -84,7 +84,8 @@ describe("dashboard", () => {
     const grant = await ok("proxy.acquire", { ttlMs: 30_000, target: "api.example.com" });
     await ok("proxy.acquire", { ttlMs: 30_000 });
     await ok("proxy.report", { leaseId: (grant.body as { lease: { id: string } }).lease.id, result: "rate_limited" });
-    await ok("host.set", { host: "gpu-1", healthy: true });
+    // A cap of 2: both conversations fit, and the host shows as full.
+    await ok("host.set", { host: "gpu-1", healthy: true, maxLeases: 2 });
     await ok("host.set", { host: "gpu-2", healthy: true, draining: true });
     await ok("host.set", { host: "gpu-3", healthy: false });
     await ok("route.acquire", { route: "chat", fp: "user-17", model: "llama-70b", candidates: ["gpu-1", "gpu-2"] });
@@ -96,7 +97,8 @@ describe("dashboard", () => {
     try {
       await page.locator('#proxies tr[data-name="egress-a"]', { hasText: "1 / 4" }).waitFor({ timeout: 2000 });
       await page.locator('#proxies tr[data-name="egress-a"]', { hasText: "api.example.com" }).waitFor({ timeout: 2000 });
-      await page.locator('#hosts tr[data-name="gpu-1"]', { hasText: "2 leases" }).waitFor({ timeout: 2000 });
+      await page.locator('#hosts tr[data-name="gpu-1"]', { hasText: "2 leases of 2 max" }).waitFor({ timeout: 2000 });
+      await page.locator('#hosts tr[data-name="gpu-1"] .badge', { hasText: "full" }).waitFor({ timeout: 2000 });
       await page.locator('#hosts tr[data-name="gpu-2"]', { hasText: "draining" }).waitFor({ timeout: 2000 });
       await page.locator("#events tr", { hasText: "LockAcquired" }).first().waitFor({ timeout: 2000 });
       const fitsWidth = () => page.evaluate<boolean>("document.documentElement.scrollWidth <= window.innerWidth");

@@ -11,13 +11,13 @@ import { evolveHost, initialHostState, type HostState } from "../../src/projecti
 import { T0 } from "../support/route-given.ts";
 
 const FLAGS = [
-  { healthy: false, draining: false },
-  { healthy: false, draining: true },
-  { healthy: true, draining: false },
-  { healthy: true, draining: true },
+  { healthy: false, draining: false, maxLeases: null },
+  { healthy: false, draining: true, maxLeases: null },
+  { healthy: true, draining: false, maxLeases: null },
+  { healthy: true, draining: true, maxLeases: null },
 ] as const;
 
-const setTo = (flags: { healthy: boolean; draining: boolean }, seq = 1): HistoryEntry => ({
+const setTo = (flags: { healthy: boolean; draining: boolean; maxLeases: null }, seq = 1): HistoryEntry => ({
   seq,
   event: { type: "HostStateSet", v: 1, at: new Date(T0).toISOString(), kind: "host", id: "h", data: { ...flags } },
 });
@@ -31,7 +31,7 @@ describe("decideHost", () => {
 
   it("replies with the host and records nothing when the host is already set to exactly those flags", () => {
     for (const flags of FLAGS) {
-      const state: HostState = { host: "h", set: true, ...flags };
+      const state: HostState = { host: "h", set: true, ...flags, admissions: [] };
       expect(decideHost(state, { op: "set", ...flags })).toEqual({ outcome: "reply", reply: { host: "h" } });
     }
   });
@@ -40,7 +40,7 @@ describe("decideHost", () => {
     for (const from of FLAGS) {
       for (const to of FLAGS) {
         if (from.healthy === to.healthy && from.draining === to.draining) continue;
-        const state: HostState = { host: "h", set: true, ...from };
+        const state: HostState = { host: "h", set: true, ...from, admissions: [] };
         expect(decideHost(state, { op: "set", ...to })).toEqual({ outcome: "append", type: "HostStateSet", data: to });
       }
     }
@@ -52,7 +52,7 @@ describe("evolveHost", () => {
     let state = initialHostState("h");
     for (const [i, flags] of FLAGS.entries()) {
       state = evolveHost(state, setTo(flags, i + 1));
-      expect(state).toEqual({ host: "h", set: true, ...flags });
+      expect(state).toEqual({ host: "h", set: true, ...flags, admissions: [] });
     }
     expect(evolveHost(state, { seq: 9, unparsable: true, reason: "x" })).toBe(state);
     const other = { seq: 10, event: { type: "HostRenamed", v: 1, at: new Date(T0).toISOString(), kind: "host", id: "h", data: {} } };

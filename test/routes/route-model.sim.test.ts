@@ -1,7 +1,8 @@
 /**
  * Model-based simulation: random sequences of host changes, acquires (with
  * and without requestId, and repeats of one), moves, candidates, pins,
- * unpins, releases, clock advances, sweeps and restarts, run against the
+ * unpins, releases, clock advances, sweeps and restarts, with host
+ * capacity caps set and lifted, run against the
  * real route module (endpoints, tables, ActorRuntime, MemoryEventLog,
  * ManualClock) and against the reference model ported from the seed. Every
  * answer, every placement's reason and origin, the snapshot, the pins and
@@ -33,15 +34,34 @@ interface Real {
 
 type Cmd = fc.AsyncCommand<Model, Real>;
 
-const wireOf = (o: ModelAcquire) => ("error" in o ? { code: o.error } : { reply: { host: o.host, reused: o.reused } });
-const wireOfResult = (r: TurnResult) => (r.ok ? { reply: r.reply } : { code: r.rejection.code });
+const wireOf = (o: ModelAcquire) =>
+  "error" in o ? { code: o.error, ...(o.full === undefined ? {} : { full: o.full }) } : { reply: { host: o.host, reused: o.reused } };
+const wireOfResult = (r: TurnResult) => {
+  if (r.ok) return { reply: r.reply };
+  const full = r.rejection.details?.["full"];
+  return { code: r.rejection.code, ...(full === undefined ? {} : { full }) };
+};
 
-/** Runs `op` on the real module and checks it appended at most one event; returns the events it appended. */
+/**
+ * Runs `op` on the real module and checks it appended at most one event of
+ * the actor it addressed; returns those events. A placement on a capped host
+ * also appends its host's admission, checked here: exactly one, and only then.
+ */
 async function atMostOneEvent(h: RouteHarness, op: () => Promise<TurnResult>): Promise<{ result: TurnResult; appended: RecordedEvent[] }> {
   const before = h.events().length;
   const result = await op();
-  const appended = h.events().slice(before);
+  const all = h.events().slice(before);
+  const admissions = all.filter((e) => e.event.type === "HostLeaseAdmitted");
+  const appended = all.filter((e) => e.event.type !== "HostLeaseAdmitted");
   expect(appended.length, JSON.stringify(appended.map((e) => e.event))).toBeLessThanOrEqual(1);
+  const admitted = appended.filter(
+    (e) => e.event.type === "RouteLeasePlaced" && (e.event.data as { admission?: number }).admission !== undefined,
+  );
+  expect(admissions.length).toBe(admitted.length);
+  for (const [i, a] of admissions.entries()) {
+    expect((admitted[i]!.event.data as { admission: number }).admission).toBe(a.seq);
+    expect(a.event.id).toBe((admitted[i]!.event.data as { host: string }).host);
+  }
   return { result, appended };
 }
 
@@ -72,15 +92,17 @@ class SetHost implements Cmd {
     readonly host: string,
     readonly healthy: boolean,
     readonly draining: boolean,
+    readonly maxLeases: number | null = null,
   ) {}
   check = () => true;
   async run(m: Model, r: Real): Promise<void> {
-    m.table.setHost(this.host, this.healthy, this.draining);
-    const result = await r.h.call("host.set", { host: this.host, healthy: this.healthy, draining: this.draining });
+    m.table.setHost(this.host, this.healthy, this.draining, this.maxLeases);
+    const cap = this.maxLeases === null ? {} : { maxLeases: this.maxLeases };
+    const result = await r.h.call("host.set", { host: this.host, healthy: this.healthy, draining: this.draining, ...cap });
     expect(wireOfResult(result)).toEqual({ reply: { host: this.host } });
     await compare(m, r);
   }
-  toString = () => `host.set(${this.host}, healthy=${this.healthy}, draining=${this.draining})`;
+  toString = () => `host.set(${this.host}, healthy=${this.healthy}, draining=${this.draining}, maxLeases=${this.maxLeases})`;
 }
 
 class Acquire implements Cmd {
@@ -260,9 +282,15 @@ const host = fc.constantFrom(...HOSTS, "never-set");
 const key = fc.record({ route: fc.constantFrom(...ROUTES), fp: fc.constantFrom("", "c1", "c2"), model: fc.constantFrom("m", "n") });
 const candidates = fc.uniqueArray(host, { maxLength: 4 });
 // Mostly healthy hosts, sometimes draining, so that sequences place, reuse, inherit and replace.
+// Caps mostly absent, else small, so that hosts fill up, a lowered cap leaves one over it, and a cap is lifted again.
 const setHost = fc
-  .tuple(fc.constantFrom(...HOSTS), fc.constantFrom(true, true, true, false), fc.constantFrom(false, false, false, true))
-  .map(([h, healthy, draining]) => new SetHost(h, healthy, draining));
+  .tuple(
+    fc.constantFrom(...HOSTS),
+    fc.constantFrom(true, true, true, false),
+    fc.constantFrom(false, false, false, true),
+    fc.constantFrom(null, null, 0, 1, 2, 3),
+  )
+  .map(([h, healthy, draining, maxLeases]) => new SetHost(h, healthy, draining, maxLeases));
 const acquire = fc.tuple(key, candidates, fc.boolean()).map(([k, c, withId]) => new Acquire(k, c, withId));
 /** Repeated entries weigh an arbitrary: fc.commands picks among them uniformly. */
 const commands: fc.Arbitrary<Cmd>[] = [

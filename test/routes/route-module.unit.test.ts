@@ -39,18 +39,18 @@ describe("host.set and host.list", () => {
     okReply(await h.call("host.set", { host: "a", healthy: false }));
     okReply(await h.call("host.set", { host: "Z", healthy: true, draining: true }));
     expect(h.events("host").map((e) => [e.event.id, e.event.data])).toEqual([
-      ["b", { healthy: true, draining: false }],
-      ["a", { healthy: false, draining: false }],
-      ["Z", { healthy: true, draining: true }],
+      ["b", { healthy: true, draining: false, maxLeases: null }],
+      ["a", { healthy: false, draining: false, maxLeases: null }],
+      ["Z", { healthy: true, draining: true, maxLeases: null }],
     ]);
     okReply(await h.call("route.acquire", { route: "r1", fp: "", model: "m", candidates: ["b"] }));
     okReply(await h.call("route.acquire", { route: "r2", fp: "", model: "m", candidates: ["b"] }));
     okReply(await h.call("route.move", { route: "r2", fp: "x", model: "m", host: "a" }));
     expect(okReply(await h.call("host.list", {}))).toEqual({
       hosts: [
-        { host: "Z", healthy: true, draining: true, active: 0 },
-        { host: "a", healthy: false, draining: false, active: 1 },
-        { host: "b", healthy: true, draining: false, active: 2 },
+        { host: "Z", healthy: true, draining: true, maxLeases: null, active: 0 },
+        { host: "a", healthy: false, draining: false, maxLeases: null, active: 1 },
+        { host: "b", healthy: true, draining: false, maxLeases: null, active: 2 },
       ],
     });
   });

@@ -56,14 +56,14 @@ describe("evolveRoute", () => {
     expect(state.leases.size).toBe(2);
   });
 
-  it("ignores a message that does not parse and a type no route writes", () => {
+  it("ignores a message that does not parse and a type no route writes, but for the route's last sequence", () => {
     const state = fold([seen("a"), placed("c1", "m", "a")]);
-    expect(evolveRoute(state, { seq: 99, unparsable: true, reason: "not JSON" })).toBe(state);
+    expect(evolveRoute(state, { seq: 99, unparsable: true, reason: "not JSON" })).toEqual({ ...state, lastSeq: 99 });
     const foreign = {
       seq: 100,
       event: { type: "LockReset", v: 1, at: new Date(T0).toISOString(), kind: "lock", id: "x", data: { generation: 1 } },
     } as HistoryEntry;
-    expect(evolveRoute(state, foreign)).toBe(state);
+    expect(evolveRoute(state, foreign)).toEqual({ ...state, lastSeq: 100 });
   });
 
   it("is idempotent per event: applying any event twice gives the state of applying it once", () => {
@@ -93,12 +93,12 @@ describe("evolveRoute", () => {
 describe("evolveHost", () => {
   it("starts unhealthy and not set, and takes each HostStateSet as it is", () => {
     const s0 = initialHostState("h");
-    expect(s0).toEqual({ host: "h", set: false, healthy: false, draining: false });
+    expect(s0).toEqual({ host: "h", set: false, healthy: false, draining: false, maxLeases: null, admissions: [] });
     const entry = {
       seq: 1,
       event: { type: "HostStateSet", v: 1, at: new Date(T0).toISOString(), kind: "host", id: "h", data: { healthy: true, draining: true } },
     } as HistoryEntry;
-    expect(evolveHost(s0, entry)).toEqual({ host: "h", set: true, healthy: true, draining: true });
+    expect(evolveHost(s0, entry)).toEqual({ host: "h", set: true, healthy: true, draining: true, maxLeases: null, admissions: [] });
     expect(evolveHost(s0, { seq: 2, unparsable: true, reason: "x" })).toBe(s0);
   });
 });

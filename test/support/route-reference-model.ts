@@ -16,7 +16,12 @@
  * - a reuse on a pinned route refreshes `lastUsed` too (the seed does not,
  *   so a busy pinned conversation would idle out);
  * - the chooser is the contract's: fewest active leases across all routes
- *   then smallest name, or rendezvous hashing (the seed leaves it abstract).
+ *   then smallest name, or rendezvous hashing (the seed leaves it abstract);
+ * - host capacity (1.1, the seed has none): a host with `maxLeases` is full
+ *   when its active leases (all routes, however placed) number that many or
+ *   more; the chooser skips full hosts, and when every healthy, non-draining
+ *   candidate is full the acquire fails NO_HOST naming them (`full`, sorted).
+ *   Pins, existing leases and inherited hosts ignore the cap.
  */
 import { createHash } from "node:crypto";
 
@@ -51,22 +56,32 @@ export interface ModelPlacement {
 /** What `acquire` answers, with the placement it made (undefined for a reuse). */
 export type ModelAcquire =
   | { readonly host: string; readonly reused: boolean; readonly placed: ModelPlacement | undefined }
-  | { readonly error: "NO_HOST" | "PINNED_DOWN" };
+  | { readonly error: "NO_HOST" | "PINNED_DOWN"; readonly full?: readonly string[] };
 
 const keyOf = (k: ModelKey): string => JSON.stringify([k.route, k.fp, k.model]);
 
 /** The seed's `Table`, with the differences listed in the module docs. */
 export class RouteReferenceModel {
-  private readonly hosts = new Map<string, { healthy: boolean; draining: boolean }>();
+  private readonly hosts = new Map<string, { healthy: boolean; draining: boolean; maxLeases: number | null }>();
   private readonly leases = new Map<string, ModelLease>();
   private readonly pins = new Map<string, string>();
   private readonly seen = new Map<string, Set<string>>();
 
   constructor(private readonly options: ModelOptions) {}
 
-  /** `host.set`. */
-  setHost(host: string, healthy: boolean, draining: boolean): void {
-    this.hosts.set(host, { healthy, draining });
+  /** `host.set` (the whole state: no `maxLeases` is no limit). */
+  setHost(host: string, healthy: boolean, draining: boolean, maxLeases: number | null = null): void {
+    this.hosts.set(host, { healthy, draining, maxLeases });
+  }
+
+  /** Is `host` at or over its cap? */
+  private full(host: string): boolean {
+    const cap = this.hosts.get(host)?.maxLeases ?? null;
+    return cap !== null && this.activeOn(host) >= cap;
+  }
+
+  private activeOn(host: string): number {
+    return [...this.leases.values()].filter((l) => l.host === host).length;
   }
 
   private healthy(host: string): boolean {
@@ -130,8 +145,14 @@ export class RouteReferenceModel {
 
     // 4. Choose among healthy, non-draining candidates.
     const filtered = candidates.filter((c) => this.healthy(c) && !this.draining(c));
-    const host = this.choose(k, filtered);
-    if (host === undefined) return { error: "NO_HOST" };
+    const host = this.choose(
+      k,
+      filtered.filter((c) => !this.full(c)),
+    );
+    if (host === undefined) {
+      if (filtered.length === 0) return { error: "NO_HOST" };
+      return { error: "NO_HOST", full: [...new Set(filtered)].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)) };
+    }
     this.place(k, host, now);
     return { host, reused: false, placed };
   }
@@ -231,11 +252,10 @@ export class RouteReferenceModel {
       .sort((a, b) => cmp(a.route, b.route) || cmp(a.fp, b.fp) || cmp(a.model, b.model));
   }
 
-  /** `host.list`: every host ever set, with its active leases. */
-  hostList(): { host: string; healthy: boolean; draining: boolean; active: number }[] {
-    const active = (h: string) => [...this.leases.values()].filter((l) => l.host === h).length;
+  /** `host.list`: every host ever set, with its cap and active leases. */
+  hostList(): { host: string; healthy: boolean; draining: boolean; maxLeases: number | null; active: number }[] {
     return [...this.hosts.entries()]
       .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-      .map(([host, s]) => ({ host, healthy: s.healthy, draining: s.draining, active: active(host) }));
+      .map(([host, s]) => ({ host, healthy: s.healthy, draining: s.draining, maxLeases: s.maxLeases, active: this.activeOn(host) }));
   }
 }

@@ -51,7 +51,7 @@ function answersOf(view: ReplayView) {
     },
     lock: (name: string) => {
       const l = view.locks!.find((x) => x.name === name);
-      return l?.state === "corrupt" ? { error: "CORRUPT" } : { lease: l?.lease ?? null };
+      return l?.state === "corrupt" ? { error: "CORRUPT" } : { lease: l?.lease ?? null, waiters: l?.waiters ?? 0 };
     },
   };
 }

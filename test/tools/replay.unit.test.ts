@@ -50,7 +50,7 @@ describe("replay", () => {
         waiters: 0,
       },
     ]);
-    expect(view.hosts).toEqual([{ host: "h1", healthy: true, draining: false, active: 0 }]);
+    expect(view.hosts).toEqual([{ host: "h1", healthy: true, draining: false, maxLeases: null, active: 0 }]);
 
     const all = await foldStream(log.readStream(), subjects);
     const narrowed = replayView(all, replayInstant(all, {}, t), { kind: "lock", id: "a" });

@@ -24,7 +24,8 @@ describe("leasehold status", () => {
     const lease = (await send("proxy.acquire", { ttlMs: 60_000, target: "shop.example" })).lease as { id: string };
     await send("proxy.acquire", { ttlMs: 60_000 });
     await send("proxy.report", { leaseId: lease.id, result: "rate_limited" });
-    await send("host.set", { host: "gpu-a", healthy: true });
+    // A cap of 1: the route's own lease takes it, its conversation inherits the host anyway (full, shown so).
+    await send("host.set", { host: "gpu-a", healthy: true, maxLeases: 1 });
     await send("host.set", { host: "gpu-b", healthy: true, draining: true });
     await send("route.acquire", { route: "checkout", fp: "", model: "m1", candidates: ["gpu-a", "gpu-b"] });
     await send("route.acquire", { route: "checkout", fp: "conv 7", model: "m1", candidates: ["gpu-a"] });
@@ -47,7 +48,9 @@ describe("leasehold status", () => {
         `PROXIES \\(2\\)\\n {2}PROXY +LOAD +HEALTHY +LATENCY +LABELS +COOLDOWNS\\n {2}eu-1 +2/4 +yes +20ms +region=eu +shop\\.example ${left(cooldownUntil)} left\\n {2}us-1 +0/2 +no +40ms +- +-\\n`,
       ),
     );
-    expect(text).toMatch(/HOSTS \(2\)\n {2}HOST +HEALTHY +DRAINING +LEASES\n {2}gpu-a +yes +no +2\n {2}gpu-b +yes +yes +0\n/);
+    expect(text).toMatch(
+      /HOSTS \(2\)\n {2}HOST +HEALTHY +DRAINING +LEASES +MAX\n {2}gpu-a +yes +no +2 \(full\) +1\n {2}gpu-b +yes +yes +0 +-\n/,
+    );
     expect(text).toMatch(
       /ROUTE LEASES BY HOST \(2\)\n {2}HOST +ROUTE +FP +MODEL +IDLE\n {2}gpu-a +checkout +"" +m1 +\S+\n {2}gpu-a +checkout +"conv 7" +m1 +\S+\n/,
     );

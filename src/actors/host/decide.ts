@@ -1,8 +1,12 @@
-/** The host decider: `host.set` records a change of health or draining, and nothing when the host already is so. */
-import { type Decision, recorder, replyOnly } from "../decision.ts";
+/**
+ * The host decider: `host.set` records a change of health, draining or
+ * capacity (nothing when the host already is so); `admit` lets a new route
+ * lease onto a capped host while it has room.
+ */
+import { type Decision, recorder, reject, replyOnly } from "../decision.ts";
 import type { HostEvent } from "../../events/index.ts";
 import type { HostState } from "../../projections/host.ts";
-import type { HostCommand } from "./commands.ts";
+import type { AdmitLease, HostCommand } from "./commands.ts";
 
 const record = recorder<HostEvent>();
 
@@ -10,7 +14,42 @@ const record = recorder<HostEvent>();
 export function decideHost(state: HostState, command: HostCommand): Decision<HostEvent> {
   switch (command.op) {
     case "set":
-      if (state.set && state.healthy === command.healthy && state.draining === command.draining) return replyOnly({ host: state.host });
-      return record("HostStateSet", { healthy: command.healthy, draining: command.draining });
+      if (state.set && state.healthy === command.healthy && state.draining === command.draining && state.maxLeases === command.maxLeases) {
+        return replyOnly({ host: state.host });
+      }
+      return record("HostStateSet", { healthy: command.healthy, draining: command.draining, maxLeases: command.maxLeases });
+    case "admit":
+      return decideAdmit(state, command);
   }
+}
+
+/** Open admissions (not settled) that may still become leases on the host. */
+export function openAdmissions(state: HostState, settled: readonly number[]): number {
+  const done = new Set(settled);
+  let open = 0;
+  for (const a of state.admissions) if (!done.has(a.seq)) open++;
+  return open;
+}
+
+/**
+ * Admits while the route leases on the host plus the admissions that may
+ * still become leases stay under the cap. An admission this instance has not
+ * been told is settled counts as taken (the safe side: a slot held a little
+ * too long, never a lease too many).
+ */
+function decideAdmit(state: HostState, command: AdmitLease): Decision<HostEvent> {
+  // The cap was lifted meanwhile: nothing to guard, the route places freely.
+  if (state.maxLeases === null) return replyOnly({ host: state.host, admission: 0 });
+  const taken = command.active + openAdmissions(state, command.settled);
+  if (taken >= state.maxLeases) {
+    return reject("NO_HOST", `host ${state.host} is full (${taken} of ${state.maxLeases} route leases)`, { full: [state.host] });
+  }
+  const open = new Set(state.admissions.map((a) => a.seq));
+  return record("HostLeaseAdmitted", {
+    route: command.route,
+    fp: command.fp,
+    model: command.model,
+    routeSeq: command.routeSeq,
+    closed: command.settled.filter((s) => open.has(s)),
+  });
 }

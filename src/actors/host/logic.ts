@@ -8,10 +8,13 @@ import { decideHost } from "./decide.ts";
 export function hostLogic(): ActorLogic<HostState, HostCommand> {
   return {
     kind: "host",
-    foldVersion: 1,
+    // 2: the state holds the capacity and the open admissions (1.1).
+    foldVersion: 2,
     initialState: initialHostState,
     evolve: evolveHost,
     decide: (state, command) => decideHost(state, command),
-    replyFor: (state) => ({ host: state.host }),
+    // An admission answers its own stream sequence: the route's placement names it.
+    replyFor: (state, recorded) =>
+      recorded.event.type === "HostLeaseAdmitted" ? { host: state.host, admission: recorded.seq } : { host: state.host },
   };
 }

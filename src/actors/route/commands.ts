@@ -22,6 +22,34 @@ export interface AcquireRoute {
    * reply guarantees.
    */
   readonly recordReuse: boolean;
+  /** Capped hosts an admission found full during this request (docs/routes.md, "Host capacity"). */
+  readonly full?: ReadonlySet<string>;
+  /** The admission a capped host granted this request, bound to the route's last sequence. */
+  readonly admission?: GrantedAdmission;
+}
+
+/** A host's admission of one new lease, as the route decider checks it. */
+export interface GrantedAdmission {
+  readonly host: string;
+  /** Stream sequence of the `HostLeaseAdmitted` event. */
+  readonly seq: number;
+  /** The route's last sequence it was granted for: only valid while the route is still there. */
+  readonly routeSeq: number;
+}
+
+/**
+ * The reply of an acquire whose chooser picked a capped host: ask that host
+ * for an admission bound to `routeSeq`, then decide again with it. Never
+ * sent to a client: the acquire endpoint acts on it.
+ */
+export interface AdmissionNeeded {
+  readonly admit: string;
+  readonly routeSeq: number;
+}
+
+/** Is `reply` an {@link AdmissionNeeded}? */
+export function isAdmissionNeeded(reply: unknown): reply is AdmissionNeeded {
+  return typeof reply === "object" && reply !== null && typeof (reply as AdmissionNeeded).admit === "string";
 }
 /** Move the lease of `(fp, model)` to `host`, whatever its health. */
 export interface MoveRoute {
@@ -60,8 +88,17 @@ export interface ExpireLease {
   readonly model: string;
 }
 
+/** Settle an admission that was never used: only while the route is still at `routeSeq` (else it is settled already). */
+export interface LapseAdmission {
+  readonly op: "lapse";
+  readonly host: string;
+  readonly admission: number;
+  readonly routeSeq: number;
+}
+
 /** Any route command. */
-export type RouteCommand = AcquireRoute | MoveRoute | AddCandidates | RecordSeen | PinRoute | UnpinRoute | ReleaseRoute | ExpireLease;
+export type RouteCommand =
+  AcquireRoute | MoveRoute | AddCandidates | RecordSeen | PinRoute | UnpinRoute | ReleaseRoute | ExpireLease | LapseAdmission;
 
 /** Server-side route settings. */
 export interface RouteSettings {

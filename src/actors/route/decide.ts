@@ -8,7 +8,12 @@
  * 2. a lease for the key on a healthy host → reused (draining does not matter);
  * 3. a fingerprinted key inherits the host of the route's own lease
  *    `(fp "", model)` when that host is healthy (reported as reused, as the seed does);
- * 4. the chooser over healthy, non-draining candidates → new lease, or NO_HOST.
+ * 4. the chooser over healthy, non-draining candidates that are not full →
+ *    new lease, or NO_HOST (with `full` when every such candidate is full).
+ *    A lease chosen onto a capped host needs the host's admission first
+ *    (docs/routes.md, "Host capacity"): without one the decider answers
+ *    {@link AdmissionNeeded}; with one, bound to the route's current last
+ *    sequence, it places the lease there.
  *
  * A lease that sat on an unhealthy host is replaced with reason `unhealthy`
  * and `from` set to that host.
@@ -16,7 +21,7 @@
 import { type Decision, recorder, reject, replyOnly } from "../decision.ts";
 import type { RouteEvent } from "../../events/index.ts";
 import { leaseKey, sortedLeases, type RouteLease, type RouteState } from "../../projections/route.ts";
-import { touchEveryMs, type AcquireRoute, type RouteCommand, type RouteSettings } from "./commands.ts";
+import { touchEveryMs, type AcquireRoute, type AdmissionNeeded, type RouteCommand, type RouteSettings } from "./commands.ts";
 
 const record = recorder<RouteEvent>();
 
@@ -59,6 +64,11 @@ export function decideRoute(state: RouteState, command: RouteCommand, now: numbe
       return state.leases.size === 0
         ? replyOnly({ released: 0 })
         : record("RouteReleased", { released: sortedLeases(state).map(leaseRef) });
+    case "lapse":
+      // Only the route's very next event could have used the admission: taking that place settles it.
+      return state.lastSeq === command.routeSeq
+        ? record("RouteAdmissionLapsed", { host: command.host, admission: command.admission })
+        : replyOnly({});
     case "expire": {
       const lease = state.leases.get(leaseKey(command.fp, command.model));
       if (lease === undefined || !isRouteLeaseIdle(lease, now, settings)) return replyOnly({ expired: false });
@@ -77,8 +87,17 @@ function decideAcquire(state: RouteState, command: AcquireRoute, now: number, se
   // Seen first, as the seed records candidates before anything can fail.
   const seen = newlySeen(state, command.candidates);
   const healthy = (host: string) => command.hosts.get(host)?.healthy === true;
-  const placed = (host: string, from: string, reused: boolean) =>
-    record("RouteLeasePlaced", { fp, model, host, from, reason: from === "" ? "new" : "unhealthy", reused, ...seenField(seen) });
+  const placed = (host: string, from: string, reused: boolean, admission?: number) =>
+    record("RouteLeasePlaced", {
+      fp,
+      model,
+      host,
+      from,
+      reason: from === "" ? "new" : "unhealthy",
+      reused,
+      ...seenField(seen),
+      ...(admission === undefined ? {} : { admission }),
+    });
   const existing = state.leases.get(leaseKey(fp, model));
 
   // 1. Pinned route.
@@ -101,19 +120,36 @@ function decideAcquire(state: RouteState, command: AcquireRoute, now: number, se
     if (own !== undefined && healthy(own.host)) return placed(own.host, from, true);
   }
 
-  // 4. Choose among healthy, non-draining candidates.
+  // 4. Choose among healthy, non-draining candidates that are not full.
   // A candidate given twice is harmless to either chooser (same load, same score), so no dedup here.
   const eligible: string[] = [];
   for (const h of command.candidates) {
     const health = command.hosts.get(h);
     if (health !== undefined && health.healthy && !health.draining) eligible.push(h);
   }
-  const host = settings.chooser.choose({ route: state.route, fp, model }, eligible, command.loads);
+  const granted = command.admission;
+  // An admission is valid only as the route's very next event: a later one could overlap another admitter's count.
+  if (granted !== undefined && granted.routeSeq === state.lastSeq && eligible.includes(granted.host)) {
+    return placed(granted.host, from, false, granted.seq);
+  }
+  const capOf = (h: string) => command.hosts.get(h)?.maxLeases ?? null;
+  const isFull = (h: string) => {
+    const cap = capOf(h);
+    return command.full?.has(h) === true || (cap !== null && (command.loads.get(h) ?? 0) >= cap);
+  };
+  const open = eligible.some(isFull) ? eligible.filter((h) => !isFull(h)) : eligible;
+  const host = settings.chooser.choose({ route: state.route, fp, model }, open, command.loads);
   if (host === undefined) {
-    return reject(
-      "NO_HOST",
-      `no healthy, non-draining candidate host for route ${state.route} (fp ${JSON.stringify(fp)}, model ${JSON.stringify(model)})`,
-    );
+    const where = `route ${state.route} (fp ${JSON.stringify(fp)}, model ${JSON.stringify(model)})`;
+    if (eligible.length > 0) {
+      const full = [...new Set(eligible)].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+      return reject("NO_HOST", `every healthy, non-draining candidate host for ${where} is full`, { full });
+    }
+    return reject("NO_HOST", `no healthy, non-draining candidate host for ${where}`);
+  }
+  if (capOf(host) !== null) {
+    const needed: AdmissionNeeded = { admit: host, routeSeq: state.lastSeq };
+    return replyOnly(needed);
   }
   return placed(host, from, false);
 }

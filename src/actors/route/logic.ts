@@ -9,7 +9,8 @@ import { decideRoute } from "./decide.ts";
 export function routeLogic(settings: RouteSettings): ActorLogic<RouteState, RouteCommand> {
   return {
     kind: "route",
-    foldVersion: 1,
+    // 2: the state holds the route's last sequence (host admissions are bound to it).
+    foldVersion: 2,
     initialState: initialRouteState,
     evolve: evolveRoute,
     decide: (state, command, now) => decideRoute(state, command, now, settings),

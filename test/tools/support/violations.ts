@@ -76,6 +76,11 @@ const proxy = {
 
 /** Host and route events, tersely. */
 const host = (name: string, s: number, healthy: boolean, draining = false) => event("host", name, "HostStateSet", s, { healthy, draining });
+const cappedHost = (name: string, s: number, maxLeases: number) =>
+  event("host", name, "HostStateSet", s, { healthy: true, draining: false, maxLeases });
+const admitted = (name: string, s: number, route: string, routeSeq: number) =>
+  event("host", name, "HostLeaseAdmitted", s, { route, fp: "", model: "m", routeSeq, closed: [] });
+const candidatesSeen = (name: string, s: number, on: string) => event("route", name, "RouteCandidatesSeen", s, { seen: [on] });
 const route = {
   placed: (name: string, s: number, fp: string, model: string, on: string, from = "", reason = "new", reused = false) =>
     event("route", name, "RouteLeasePlaced", s, { fp, model, host: on, from, reason, reused }),
@@ -265,6 +270,35 @@ const BUILDERS: readonly ScenarioOf[] = [
       route.placed(n("r2"), 6, "a", "m", n("h3")),
     ],
     breaks: [2],
+  }),
+  (n) => ({
+    rule: "route-new-on-full-host",
+    title: "a new lease chosen onto a host at its cap (a pin, an inherited host and a host under its cap are fine)",
+    messages: [
+      cappedHost(n("h1"), 0, 1),
+      route.placed(n("r"), 1, "a", "m", n("h1")),
+      route.placed(n("r"), 2, "b", "m", n("h1")),
+      route.placed(n("r"), 3, "x", "m", n("h1"), "", "new", true),
+      route.pinned(n("r2"), 4, n("h1")),
+      route.placed(n("r2"), 5, "a", "m", n("h1")),
+      host(n("h2"), 6, true),
+      route.placed(n("r"), 7, "c", "m", n("h2")),
+    ],
+    breaks: [2],
+  }),
+  (n) => ({
+    rule: "host-admitted-when-full",
+    title: "an admission while the open admissions fill the cap (an admission whose route moved on no longer counts)",
+    messages: [
+      cappedHost(n("h1"), 0, 2),
+      admitted(n("h1"), 1, n("r1"), 0),
+      admitted(n("h1"), 2, n("r2"), 0),
+      admitted(n("h1"), 3, n("r3"), 0),
+      candidatesSeen(n("r2"), 4, n("h1")),
+      candidatesSeen(n("r3"), 5, n("h1")),
+      admitted(n("h1"), 6, n("r4"), 0),
+    ],
+    breaks: [3],
   }),
   (n) => ({
     rule: "route-placed-off-pin",
