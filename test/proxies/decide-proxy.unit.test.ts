@@ -449,7 +449,7 @@ describe("pruning (what the sweep drops from memory)", () => {
     );
     fc.assert(
       fc.property(
-        fc.array(fc.tuple(event, fc.integer({ min: 0, max: 40 * S })), { maxLength: 12 }),
+        fc.array(fc.tuple(event, fc.integer({ min: 0, max: 40 * S })), { maxLength: 12, size: "max" }),
         fc.integer({ min: 0, max: 4 * COOLDOWN_MS }),
         fc.integer({ min: 0, max: 2 * COOLDOWN_MS }),
         command,
