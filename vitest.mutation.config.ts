@@ -19,6 +19,8 @@ export default defineConfig({
       "test/routes/route-projection.unit.test.ts",
       "test/routes/route-module.unit.test.ts",
       "test/tools/audit-rules.unit.test.ts",
+      "test/tools/stream-bounds.unit.test.ts",
+      "test/tools/audit-report.unit.test.ts",
       "test/events/subject-token.unit.test.ts",
       "test/mutation/**/*.unit.test.ts",
     ],
