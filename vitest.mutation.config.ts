@@ -8,6 +8,7 @@ export default defineConfig({
   test: {
     include: [
       "test/locks/decide-lock.unit.test.ts",
+      "test/locks/lock-fold-corruption.unit.test.ts",
       "test/proxies/decide-proxy.unit.test.ts",
       "test/proxies/cooldown-backoff.unit.test.ts",
       "test/proxies/proxy-selection.unit.test.ts",
