@@ -8,6 +8,12 @@ import { evolveLock, initialLockState } from "../../src/projections/lock.ts";
 import type { HistoryEntry } from "../../src/events/envelope.ts";
 import { acquired, LOCK, released, renewed, T0, unparsable } from "../support/given-lock.ts";
 
+/** A host's event on the lock's subject: a type no lock writes. */
+const hostEventOnTheLock: HistoryEntry = {
+  seq: 1,
+  event: { type: "HostStateSet", v: 1, at: new Date(T0).toISOString(), kind: "host", id: LOCK, data: { healthy: true, draining: false } },
+};
+
 const fold = (history: readonly HistoryEntry[]) => history.reduce(evolveLock, initialLockState(LOCK));
 
 describe("lock fold corruption", () => {
@@ -33,23 +39,7 @@ describe("lock fold corruption", () => {
       [acquired(1, { owner: "a", generation: 1 }), released(2, { owner: "a", generation: 3 })],
       "LockReleased at sequence 2 does not match the current lease",
     ],
-    [
-      "an event of a type no lock writes",
-      [
-        {
-          seq: 1,
-          event: {
-            type: "HostStateSet",
-            v: 1,
-            at: new Date(T0).toISOString(),
-            kind: "host",
-            id: LOCK,
-            data: { healthy: true, draining: false },
-          },
-        },
-      ],
-      "event at sequence 1 has a type no lock writes (HostStateSet)",
-    ],
+    ["an event of a type no lock writes", [hostEventOnTheLock], "event at sequence 1 has a type no lock writes (HostStateSet)"],
   ])("names %s", (_what, history, reason) => {
     expect(fold(history).corrupt).toBe(reason);
   });
