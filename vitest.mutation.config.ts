@@ -8,6 +8,7 @@ export default defineConfig({
   test: {
     include: [
       "test/locks/decide-lock.unit.test.ts",
+      "test/locks/lock-fold-corruption.unit.test.ts",
       "test/proxies/decide-proxy.unit.test.ts",
       "test/proxies/cooldown-backoff.unit.test.ts",
       "test/proxies/proxy-selection.unit.test.ts",
@@ -19,6 +20,8 @@ export default defineConfig({
       "test/routes/route-projection.unit.test.ts",
       "test/routes/route-module.unit.test.ts",
       "test/tools/audit-rules.unit.test.ts",
+      "test/tools/stream-bounds.unit.test.ts",
+      "test/tools/audit-report.unit.test.ts",
       "test/events/subject-token.unit.test.ts",
       "test/mutation/**/*.unit.test.ts",
     ],

@@ -50,6 +50,8 @@ export async function startHttp(options: {
   readonly metrics: ServiceMetrics;
   readonly logger: Logger;
   readonly overrides?: Partial<MetricsSource>;
+  /** How often the dashboard gets a fresh view even without events (default 5000 ms). */
+  readonly refreshMs?: number;
 }): Promise<RunningHttp> {
   const { service, metrics, logger } = options;
   const status = service.status;
@@ -66,7 +68,14 @@ export async function startHttp(options: {
     overrides,
   });
   metrics.attach(source);
-  const server = await startHttpServer({ listen: options.listen, metrics, source, feed, logger });
+  const server = await startHttpServer({
+    listen: options.listen,
+    metrics,
+    source,
+    feed,
+    logger,
+    ...(options.refreshMs === undefined ? {} : { refreshMs: options.refreshMs }),
+  });
   try {
     await feed.start();
   } catch (e) {

@@ -134,7 +134,8 @@ describe("client.proxy", () => {
       await new Promise((resolve) => lease.signal.addEventListener("abort", resolve, { once: true }));
       return { result: "ok", value: performance.now() - started };
     });
+    // Not before the TTL ran out since the send (timer granularity aside); that it comes exactly then is
+    // proxy-lease.unit.test.ts's, on fake timers: no wall-clock upper bound here.
     expect(waited).toBeGreaterThanOrEqual(ttlMs - 5);
-    expect(waited).toBeLessThan(ttlMs + 1000);
   });
 });

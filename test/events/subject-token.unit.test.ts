@@ -1,5 +1,5 @@
 import fc from "fast-check";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { decodeToken, EMPTY_TOKEN, encodeToken, InvalidTokenError } from "../../src/contract/subject-token.ts";
 
 const utf8 = new TextEncoder();
@@ -116,25 +116,48 @@ describe("subject-token encoding", () => {
 
 describe("decodeToken", () => {
   it.each([
-    ["", "empty"],
-    ["a.b", "a dot"],
-    ["a*", "a star"],
-    [">", "a gt"],
-    ["a b", "a space"],
-    ["é", "non-ASCII"],
-    ["a~", "a dangling ~"],
-    ["~2", "a short escape"],
-    ["~~", "an escaped nothing"],
-    ["~zz", "a non-hex escape"],
-    ["~2e", "lower-case hex"],
-    ["~41", "a needless escape of A"],
-    ["x~5F", "a needless escape of _"],
-    ["~FF", "a byte that is not UTF-8"],
-    ["~C0~AE", "an overlong UTF-8 sequence"],
-    ["~ED~A0~80", "an encoded lone surrogate"],
-    ["~F0~9F", "a truncated UTF-8 sequence"],
-  ])("rejects %j (%s)", (token) => {
-    expect(() => decodeToken(token)).toThrow(InvalidTokenError);
+    ["", "empty", /^empty token$/],
+    ["a.b", "a dot", /^invalid character at 1 in a\.b$/],
+    ["a*", "a star", /^invalid character at 1 in a\*$/],
+    [">", "a gt", /^invalid character at 0 in >$/],
+    ["a b", "a space", /^invalid character at 1 in a b$/],
+    ["é", "non-ASCII", /^invalid character at 0 in é$/],
+    // The same with an escape in the token, which takes the escape-decoding path.
+    ["~7Ea.b", "a dot after an escape", /^invalid character at 4 in ~7Ea\.b$/],
+    ["a*~7E", "a star before an escape", /^invalid character at 1 in a\*~7E$/],
+    ["~7E>", "a gt after an escape", /^invalid character at 3 in ~7E>$/],
+    ["~7E é", "a space and non-ASCII after an escape", /^invalid character at 3 in ~7E é$/],
+    ["~7Eé", "non-ASCII after an escape", /^invalid character at 3 in ~7Eé$/],
+    ["a~", "a dangling ~", /^bad escape at 1 in a~$/],
+    ["~2", "a short escape", /^bad escape at 0 in ~2$/],
+    ["~~", "an escaped nothing", /^bad escape at 0 in ~~$/],
+    ["~zz", "a non-hex escape", /^bad escape at 0 in ~zz$/],
+    ["~2e", "lower-case hex", /^bad escape at 0 in ~2e$/],
+    ["~41", "a needless escape of A", /^needless escape at 0 in ~41$/],
+    ["x~5F", "a needless escape of _", /^needless escape at 1 in x~5F$/],
+    ["~FF", "a byte that is not UTF-8", /^token ~FF is not UTF-8$/],
+    ["~C0~AE", "an overlong UTF-8 sequence", /^token ~C0~AE is not UTF-8$/],
+    ["~ED~A0~80", "an encoded lone surrogate", /^token ~ED~A0~80 is not UTF-8$/],
+    ["~F0~9F", "a truncated UTF-8 sequence", /^token ~F0~9F is not UTF-8$/],
+  ])("rejects %j (%s), saying where and why", (token, _what, message) => {
+    let error: unknown;
+    try {
+      decodeToken(token);
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toBeInstanceOf(InvalidTokenError);
+    expect((error as Error).name).toBe("InvalidTokenError");
+    expect((error as Error).message).toMatch(message);
+    // A UTF-8 refusal carries the decoder's own error as its cause.
+    if (/UTF-8/.test((error as Error).message)) expect((error as Error).cause).toBeInstanceOf(TypeError);
+  });
+
+  it("decodes strictly from a fresh load of the module (its UTF-8 decoder is made once, at load)", async () => {
+    vi.resetModules();
+    const fresh = await import("../../src/contract/subject-token.ts");
+    expect(fresh.decodeToken("~C3~A9")).toBe("é");
+    expect(() => fresh.decodeToken("~FF")).toThrow(/not UTF-8/);
   });
 
   it("accepts only canonical tokens: whatever it decodes re-encodes to the same token", () => {

@@ -1,7 +1,9 @@
 /**
  * The live dashboard in a real headless browser (Debian's chromium through
- * playwright-core): a lock acquired through NATS appears within a second
- * without reloading, and disappears within a second of its release; the
+ * playwright-core): a lock acquired through NATS appears without reloading,
+ * pushed by the change itself (the periodic refresh is set to ten minutes, so
+ * no wall-clock bound is needed to tell the two apart), and disappears the
+ * same way on its release; the
  * filter box narrows every table; the page fits 1280x800 and a phone.
  * With LEASEHOLD_DASHBOARD_SCREENSHOT=1 it also writes docs/img/dashboard.png.
  */
@@ -29,7 +31,8 @@ let prefix: string;
 
 beforeAll(async () => {
   prefix = uniquePrefix();
-  s = await startHttpTestService(prefix);
+  // The periodic refresh far beyond any wait below: whatever the page shows, a push on the change showed it.
+  s = await startHttpTestService(prefix, {}, { refreshMs: 600_000 });
   // --no-sandbox: CI runs as root, where chromium's sandbox refuses to start.
   browser = await chromium.launch({ executablePath: await chromiumPath(), headless: true, args: ["--no-sandbox"], timeout: 30_000 });
 }, 600_000);
@@ -53,26 +56,22 @@ const ok = async (kindOp: string, body: unknown) => {
 };
 
 describe("dashboard", () => {
-  it("shows a lock acquired through NATS within a second and drops it within a second of its release", async () => {
+  it("shows a lock acquired through NATS as the change is pushed, and drops it when its release is", async () => {
     const page = await open(1280, 800);
     try {
       const row = page.locator('#locks tr[data-name="deploy/prod"]');
       expect(await row.count()).toBe(0);
 
-      const acquiredAt = Date.now();
       const acquired = await ok("lock.acquire", { name: "deploy/prod", owner: "ci-runner-7", ttlMs: 30_000 });
-      await row.waitFor({ timeout: 1000 });
-      const shownAfterMs = Date.now() - acquiredAt;
-      expect(shownAfterMs).toBeLessThan(1000);
+      // Generous waits: only a push on the change can satisfy them (the refresh comes every ten minutes).
+      await row.waitFor({ timeout: 10_000 });
       await expect
         .poll(() => row.locator("td").allTextContents())
         .toEqual(["deploy/prod", "ci-runner-7", "1", expect.stringMatching(/^\d+\.\d s$/), "0"]);
 
       const { lease } = acquired.body as { lease: { etag: string } };
-      const releasedAt = Date.now();
       await ok("lock.release", { name: "deploy/prod", etag: lease.etag });
-      await row.waitFor({ state: "detached", timeout: 1000 });
-      expect(Date.now() - releasedAt).toBeLessThan(1000);
+      await row.waitFor({ state: "detached", timeout: 10_000 });
     } finally {
       await page.close();
     }

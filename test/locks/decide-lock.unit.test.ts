@@ -127,6 +127,14 @@ describe("lock.renew", () => {
       .thenRecords("LockRenewed", { owner: "alice", generation: 1, ttlMs: 10 * S, expiresAt: iso(T0 + 15 * S) });
   });
 
+  it("refuses to renew by the lease's own TTL once it exceeds a lowered ceiling (TTL_EXCEEDS_MAX, not a longer lease)", () => {
+    // Taken under a 60 s ceiling, renewed 40 s later under 30 s: the lease ends in 20 s, so it is not corrupt,
+    // but renewing it for its own 60 s would exceed the ceiling now in force.
+    givenLock([acquired(1, { owner: "alice", generation: 1, ttlMs: 60 * S })], { lockTtlMs: 10 * S, maxTtlMs: 30 * S })
+      .when({ op: "renew", owner: "alice", etag: etagOf(1) }, T0 + 40 * S)
+      .thenRejects("TTL_EXCEEDS_MAX", { ttlMs: 60 * S, maxTtlMs: 30 * S });
+  });
+
   it("defaults to the lease's own TTL, not the server's", () => {
     const settings: LockSettings = { lockTtlMs: 20 * S, maxTtlMs: 60 * S };
     givenLock([acquired(1, { owner: "alice", generation: 1, ttlMs: 5 * S })], settings)

@@ -1,9 +1,10 @@
 /**
  * Projection snapshots on a real server: a stopping service saves each
  * kind's projection to the `<P>_PROJECTIONS` object store, a restarted
- * service provably starts from it (it folds only the tail) and answers as it
- * would from the whole history, and a snapshot of another fold version is
- * ignored rather than trusted.
+ * service provably starts from it (it folds only the tail, and answers what
+ * a doctored snapshot says rather than what the stream's history says) and
+ * answers as it would from the whole history, and a snapshot of another fold
+ * version is ignored rather than trusted.
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { Objm } from "@nats-io/obj";
@@ -50,6 +51,41 @@ describe("projection snapshots", () => {
     expect(renewed.status).toBeUndefined();
     expect(renewed.body.lease.generation).toBe(1);
     expect((await call(second.nc, prefix, "lock.acquire", { name: "other", owner: "x" })).code).toBe("LEASE_EXISTS");
+  });
+
+  it("are what a restarted service answers from, not a replay of the stream: a doctored snapshot is believed", async () => {
+    const prefix = uniquePrefix();
+    const first = await startTestService(prefix);
+    running.push(first);
+    const held = (await call<Lease>(first.nc, prefix, "lock.acquire", { name: "hot", owner: "w" })).body.lease;
+    expect(held.generation).toBe(1);
+    const lastSeq = await first.service.log.lastSeq();
+    await first.stop();
+
+    // The saved snapshot, doctored at the same sequence and fold version: "hot" free at generation 41.
+    // The stream says "hot" is held at generation 1, so only a service that starts from the snapshot
+    // (and folds just the tail after it, here nothing) answers null and then generation 42.
+    const nc = await connectNats();
+    try {
+      const store = await new Objm(nc).open(first.service.subjects.projectionBucket);
+      const decoded = decodeProjectionSnapshot((await store.getBlob("lock"))!, "lock", 1);
+      if (!decoded.ok) throw new Error(decoded.reason);
+      expect(decoded.snapshot.seq).toBe(lastSeq);
+      const records = decoded.snapshot.records.map(([id, state, seq, atMs]) =>
+        id === "hot"
+          ? ([id, { ...(state as object), lease: null, generation: 41 }, seq, atMs] as const)
+          : ([id, state, seq, atMs] as const),
+      );
+      await store.putBlob({ name: "lock" }, encodeProjectionSnapshot({ ...decoded.snapshot, records }));
+    } finally {
+      await nc.close();
+    }
+
+    const second = await startTestService(prefix);
+    running.push(second);
+    expect((await call<Lease>(second.nc, prefix, "lock.get", { name: "hot" })).body.lease).toBeNull();
+    const taken = await call<Lease>(second.nc, prefix, "lock.acquire", { name: "hot", owner: "x" });
+    expect(taken.body.lease.generation).toBe(42);
   });
 
   it("of another fold version are ignored: the service folds the stream from the start", async () => {

@@ -42,6 +42,15 @@ describe("proxy.register", () => {
       .thenRecords("ProxyRegistered", { maxLeases: 3, latencyMs: 40, labels: {}, healthy: false });
   });
 
+  it.each([
+    ["maxLeases", { maxLeases: 4, latencyMs: 40 }],
+    ["latencyMs", { maxLeases: 3, latencyMs: 41 }],
+  ])("records a registration that changes only %s", (_what, change) => {
+    givenProxy([registered(1, { maxLeases: 3, latencyMs: 40 })])
+      .when({ op: "register", ...change, labels: {}, healthy: true }, T0)
+      .thenRecords("ProxyRegistered", { ...change, labels: {}, healthy: true });
+  });
+
   it("records nothing when the registration is already exactly that (labels in any order)", () => {
     givenProxy([registered(1, { maxLeases: 2, latencyMs: 5, labels: { a: "1", b: "2" } })])
       .when({ op: "register", maxLeases: 2, latencyMs: 5, labels: { b: "2", a: "1" }, healthy: true }, T0)
@@ -449,7 +458,7 @@ describe("pruning (what the sweep drops from memory)", () => {
     );
     fc.assert(
       fc.property(
-        fc.array(fc.tuple(event, fc.integer({ min: 0, max: 40 * S })), { maxLength: 12 }),
+        fc.array(fc.tuple(event, fc.integer({ min: 0, max: 40 * S })), { maxLength: 12, size: "max" }),
         fc.integer({ min: 0, max: 4 * COOLDOWN_MS }),
         fc.integer({ min: 0, max: 2 * COOLDOWN_MS }),
         command,

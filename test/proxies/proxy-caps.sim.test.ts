@@ -46,7 +46,10 @@ describe("caps under random concurrency on two instances", () => {
   it("are never exceeded, judged from the stream", async () => {
     await fc.assert(
       fc.asyncProperty(
-        fc.array(fc.tuple(fc.array(op, { minLength: 1, maxLength: 12 }), fc.integer({ min: 0, max: 600 })), { minLength: 1, maxLength: 8 }),
+        fc.array(fc.tuple(fc.array(op, { minLength: 1, maxLength: 12, size: "max" }), fc.integer({ min: 0, max: 600 })), {
+          minLength: 1,
+          maxLength: 8,
+        }),
         async (batches) => {
           let ids = 0;
           const newId = () => `L${++ids}`;

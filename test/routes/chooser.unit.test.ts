@@ -60,6 +60,25 @@ describe("rendezvous chooser", () => {
     for (const h of hosts) expect(before.filter((x) => x === h).length).toBeGreaterThan(50);
   });
 
+  // Pairs of hosts whose scores for ROUTE_KEY share their first 32 bits (found by a birthday search over gpu-<n>),
+  // so the choice rests on the second half of the score: the one with the higher 64-bit score must win.
+  const ROUTE_KEY = { route: "r", fp: "", model: "m" };
+  it.each([
+    ["gpu-55008", "gpu-92127", "the winner has the smaller name"],
+    ["gpu-24918", "gpu-131184", "the winner has the larger name"],
+  ])("compares the whole 64-bit score when the first 32 bits tie: %s beats %s (%s)", (winner, loser) => {
+    const high = (h: string) => rendezvousScore(ROUTE_KEY, h) >> 32n;
+    expect(high(winner)).toBe(high(loser));
+    expect(rendezvousScore(ROUTE_KEY, winner)).toBeGreaterThan(rendezvousScore(ROUTE_KEY, loser));
+    expect(rendezvousChooser.choose(ROUTE_KEY, [winner, loser], new Map())).toBe(winner);
+    expect(rendezvousChooser.choose(ROUTE_KEY, [loser, winner], new Map())).toBe(winner);
+  });
+
+  it("declares that it needs no loads (callers skip counting them), and the least-loaded one that it does", () => {
+    expect(rendezvousChooser.needsLoads).toBe(false);
+    expect(leastLoadedChooser.needsLoads).toBe(true);
+  });
+
   it("is selected by name", () => {
     expect(chooserNamed("rendezvous")).toBe(rendezvousChooser);
     expect(chooserNamed("least-loaded")).toBe(leastLoadedChooser);

@@ -81,7 +81,7 @@ describe("evolveRoute", () => {
         .map((ls) => routeEvent("RouteReleased", { released: ls.map(([k, h]) => ({ ...k, host: h })) })),
     );
     fc.assert(
-      fc.property(fc.array(event, { maxLength: 12 }), event, (history, e) => {
+      fc.property(fc.array(event, { maxLength: 12, size: "max" }), event, (history, e) => {
         const once = evolveRoute(fold(history), e);
         expect(evolveRoute(once, e)).toEqual(once);
       }),

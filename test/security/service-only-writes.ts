@@ -27,6 +27,13 @@ export function serviceOnlyWrites(subjects: Subjects, otherInbox?: string): Forb
     // A snapshot is trusted when the stream still holds its sequence: writing one would forge an actor's state.
     { subject: `$O.${bucket}.M.bG9jaw==`, what: "replace a projection snapshot's metadata", body: {} },
     { subject: `$O.${bucket}.C.forgedchunk`, what: "write a projection snapshot chunk", body: {} },
+    // Snapshots once lived in a KV bucket of the same name: neither that bucket's keys nor its stream are anyone's to write.
+    { subject: `$KV.${bucket}.lock`, what: "write a snapshot key in a bucket of the service's name", body: {} },
+    {
+      subject: `$JS.API.STREAM.CREATE.KV_${bucket}`,
+      what: "create a KV bucket of the service's name",
+      body: { name: `KV_${bucket}`, subjects: [`$KV.${bucket}.>`] },
+    },
     // Taking, dropping or redirecting durable commands.
     {
       subject: `$JS.API.CONSUMER.CREATE.${commands}`,

@@ -18,14 +18,21 @@ export interface HttpTestService {
   stop(): Promise<void>;
 }
 
+/** Options of the HTTP side a test may change. */
+export interface HttpOptions {
+  /** How often the dashboard gets a fresh view without events (default 5000 ms). */
+  readonly refreshMs?: number;
+}
+
 /** Starts the HTTP side of `service` on a free loopback port. */
-export function startHttpFor(test: TestService, metrics: ServiceMetrics): Promise<RunningHttp> {
+export function startHttpFor(test: TestService, metrics: ServiceMetrics, http: HttpOptions = {}): Promise<RunningHttp> {
   const { service, nc } = test;
   return startHttp({
     listen: "127.0.0.1:0",
     service: { nc, log: service.log, subjects: service.subjects, status: service.status },
     metrics,
     logger: quietLogger,
+    ...http,
   });
 }
 
@@ -54,9 +61,13 @@ export async function startObservedService(
 }
 
 /** Starts a service on `prefix` and its HTTP side. */
-export async function startHttpTestService(prefix: string, overrides: Partial<ServiceConfig> = {}): Promise<HttpTestService> {
+export async function startHttpTestService(
+  prefix: string,
+  overrides: Partial<ServiceConfig> = {},
+  httpOptions: HttpOptions = {},
+): Promise<HttpTestService> {
   const { test, metrics } = await startObservedService(prefix, overrides);
-  const http = await startHttpFor(test, metrics);
+  const http = await startHttpFor(test, metrics, httpOptions);
   return {
     test,
     metrics,
