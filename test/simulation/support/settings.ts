@@ -1,0 +1,23 @@
+/**
+ * How many schedules a simulation property runs, and how to replay one:
+ * `SIM_RUNS` (default 1000 per kind), `SIM_SEED` and `SIM_PATH` (fast-check's
+ * seed and the path of the shrunk counterexample it printed).
+ */
+import type fc from "fast-check";
+
+/** Schedules per property (SIM_RUNS, default 1000). */
+export const SIM_RUNS = Number(process.env.SIM_RUNS ?? 1000);
+
+/** fast-check parameters of a simulation property: runs, and the seed and path to replay when given. */
+export function simParameters<T>(): fc.Parameters<T> {
+  const seed = process.env.SIM_SEED;
+  const path = process.env.SIM_PATH;
+  return {
+    numRuns: SIM_RUNS,
+    ...(seed === undefined || seed === "" ? {} : { seed: Number(seed) }),
+    ...(path === undefined || path === "" ? {} : { path }),
+  };
+}
+
+/** Test timeout for a property of `SIM_RUNS` schedules (about 100 ms each, at least 2 minutes). */
+export const SIM_TIMEOUT_MS = Math.max(120_000, SIM_RUNS * 100);
