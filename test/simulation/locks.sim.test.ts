@@ -10,7 +10,7 @@
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, it, vi } from "vitest";
 import { noSetup, simulate, scenarioArb } from "./support/simulation.ts";
-import { SIM_RUNS, SIM_TIMEOUT_MS, simParameters } from "./support/settings.ts";
+import { SimFigures, SIM_RUNS, SIM_TIMEOUT_MS, simParameters } from "./support/settings.ts";
 import { useSimTimers } from "./support/sim-cluster.ts";
 import { lockPlanArb, lockWorkload } from "./support/workloads.ts";
 
@@ -21,13 +21,16 @@ describe("simulation: locks", () => {
   it(
     `keeps every lock check over ${SIM_RUNS} schedules with faults, crashes and duplicate deliveries`,
     async () => {
+      const figures = new SimFigures();
       await fc.assert(
         fc.asyncProperty(fc.scheduler(), scenarioArb(), lockPlanArb, async (s, scenario, plan) => {
-          const { problems } = await simulate(s, "lock", scenario, noSetup, lockWorkload(plan));
-          if (problems.length > 0) throw new Error(problems.join("\n"));
+          const outcome = await simulate(s, "lock", scenario, noSetup, lockWorkload(plan));
+          figures.add(outcome);
+          if (outcome.problems.length > 0) throw new Error(outcome.problems.join("\n"));
         }),
         simParameters(),
       );
+      console.log(figures.summary("lock"));
     },
     SIM_TIMEOUT_MS,
   );

@@ -11,7 +11,7 @@ import type { Scheduler } from "fast-check";
 import type { TurnResult } from "../../../src/actors/index.ts";
 import type { Attempt, OpRecord } from "../../chaos/history.ts";
 import { sleep } from "./scheduled-log.ts";
-import type { SimCluster } from "./sim-cluster.ts";
+import type { SimCluster, SimInstance } from "./sim-cluster.ts";
 
 /** How one operation is delivered. */
 export interface Delivery {
@@ -29,19 +29,23 @@ export interface DeliveredReply {
   readonly endAt: number;
 }
 
-/** A send nobody answered although its instance stayed up past the client's deadline. */
-export interface Unanswered {
-  readonly instance: string;
+/** A send the client stopped waiting for: the instance still owes an answer unless it crashed. */
+export interface Overdue {
+  readonly instance: SimInstance;
   readonly command: string;
   readonly requestId: string;
   readonly sentAt: number;
+  /** When the instance answered after all (undefined: not yet). */
+  answeredAt: number | undefined;
 }
 
 /** Records of every client of one run. */
 export class SimClients {
   readonly records: OpRecord[] = [];
   readonly replies = new Map<string, DeliveredReply[]>();
-  readonly unanswered: Unanswered[] = [];
+  readonly overdue: Overdue[] = [];
+  /** The longest any instance took to answer a send (ms of simulated time). */
+  slowestAnswerMs = 0;
   private nextId = 0;
   private running = 0;
 
@@ -112,11 +116,16 @@ export class SimClients {
       attempt("no-responders");
       return;
     }
-    const result = await Promise.race([instance.call(record.command, record.body), sleep(this.clientTimeoutMs).then(() => undefined)]);
+    const call = instance.call(record.command, record.body).then((r) => {
+      this.slowestAnswerMs = Math.max(this.slowestAnswerMs, Date.now() - sentAt);
+      return r;
+    });
+    const result = await Promise.race([call, sleep(this.clientTimeoutMs).then(() => undefined)]);
     if (result === undefined) {
       attempt("timeout");
-      if (!instance.crashed)
-        this.unanswered.push({ instance: instance.name, command: record.command, requestId: record.requestId, sentAt });
+      const overdue: Overdue = { instance, command: record.command, requestId: record.requestId, sentAt, answeredAt: undefined };
+      this.overdue.push(overdue);
+      void call.then(() => (overdue.answeredAt = Date.now()));
       return;
     }
     // The service's UNAVAILABLE may follow an append that landed: the outcome stays unknown ("failed", not "unavailable").

@@ -21,3 +21,32 @@ export function simParameters<T>(): fc.Parameters<T> {
 
 /** Test timeout for a property of `SIM_RUNS` schedules (about 100 ms each, at least 2 minutes). */
 export const SIM_TIMEOUT_MS = Math.max(120_000, SIM_RUNS * 100);
+
+/** Figures of a property's runs, printed once it ends. */
+export class SimFigures {
+  private runs = 0;
+  private events = 0;
+  private operations = 0;
+  private slowestAnswerMs = 0;
+  private readonly started = process.hrtime.bigint();
+
+  /** Counts one run. */
+  add(outcome: {
+    cluster: { log: { messages: readonly unknown[] } };
+    clients: { records: readonly unknown[]; slowestAnswerMs: number };
+  }): void {
+    this.runs++;
+    this.events += outcome.cluster.log.messages.length;
+    this.operations += outcome.clients.records.length;
+    this.slowestAnswerMs = Math.max(this.slowestAnswerMs, outcome.clients.slowestAnswerMs);
+  }
+
+  /** One line: runs (shrinking included), events and operations, slowest answer, wall time. */
+  summary(kind: string): string {
+    const seconds = Number(process.hrtime.bigint() - this.started) / 1e9;
+    return (
+      `${kind} simulation: ${this.runs} runs, ${this.operations} client operations, ${this.events} events, ` +
+      `slowest answer ${this.slowestAnswerMs} ms (simulated), ${seconds.toFixed(1)} s`
+    );
+  }
+}

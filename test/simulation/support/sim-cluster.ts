@@ -191,7 +191,7 @@ export async function drive(s: Scheduler, done: () => boolean, horizonMs: number
     if (s.count() > 0) continue;
     if (done()) return;
     if (vi.getTimerCount() === 0) throw new Error("simulation stuck: work pending, nothing scheduled and no timer set");
-    vi.advanceTimersToNextTimer();
+    await vi.advanceTimersToNextTimerAsync();
     if (Date.now() - start > horizonMs) throw new Error(`simulation did not finish within ${horizonMs} ms of simulated time`);
   }
 }
