@@ -9,10 +9,9 @@
  */
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, it, vi } from "vitest";
-import { noSetup, simulate, scenarioArb } from "./support/simulation.ts";
+import { simulationProperty } from "./support/properties.ts";
 import { SimFigures, SIM_RUNS, SIM_TIMEOUT_MS, simParameters } from "./support/settings.ts";
 import { useSimTimers } from "./support/sim-cluster.ts";
-import { lockPlanArb, lockWorkload } from "./support/workloads.ts";
 
 describe("simulation: locks", () => {
   beforeAll(useSimTimers);
@@ -22,14 +21,7 @@ describe("simulation: locks", () => {
     `keeps every lock check over ${SIM_RUNS} schedules with faults, crashes and duplicate deliveries`,
     async () => {
       const figures = new SimFigures();
-      await fc.assert(
-        fc.asyncProperty(fc.scheduler(), scenarioArb(), lockPlanArb, async (s, scenario, plan) => {
-          const outcome = await simulate(s, "lock", scenario, noSetup, lockWorkload(plan));
-          figures.add(outcome);
-          if (outcome.problems.length > 0) throw new Error(outcome.problems.join("\n"));
-        }),
-        simParameters(),
-      );
+      await fc.assert(simulationProperty("lock", { onRun: (outcome) => figures.add(outcome) }), simParameters());
       console.log(figures.summary("lock"));
     },
     SIM_TIMEOUT_MS,

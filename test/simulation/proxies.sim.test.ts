@@ -8,10 +8,9 @@
  */
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, it, vi } from "vitest";
-import { simulate, scenarioArb } from "./support/simulation.ts";
+import { simulationProperty } from "./support/properties.ts";
 import { SimFigures, SIM_RUNS, SIM_TIMEOUT_MS, simParameters } from "./support/settings.ts";
 import { useSimTimers } from "./support/sim-cluster.ts";
-import { proxyPlanArb, proxySetup, proxyWorkload } from "./support/workloads.ts";
 
 describe("simulation: proxies", () => {
   beforeAll(useSimTimers);
@@ -21,14 +20,7 @@ describe("simulation: proxies", () => {
     `keeps every proxy check over ${SIM_RUNS} schedules with faults, crashes and duplicate deliveries`,
     async () => {
       const figures = new SimFigures();
-      await fc.assert(
-        fc.asyncProperty(fc.scheduler(), scenarioArb(), proxyPlanArb, async (s, scenario, plan) => {
-          const outcome = await simulate(s, "proxy", scenario, proxySetup(plan), proxyWorkload(plan));
-          figures.add(outcome);
-          if (outcome.problems.length > 0) throw new Error(outcome.problems.join("\n"));
-        }),
-        simParameters(),
-      );
+      await fc.assert(simulationProperty("proxy", { onRun: (outcome) => figures.add(outcome) }), simParameters());
       console.log(figures.summary("proxy"));
     },
     SIM_TIMEOUT_MS,

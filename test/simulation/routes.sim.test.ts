@@ -7,10 +7,9 @@
  */
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, it, vi } from "vitest";
-import { simulate, scenarioArb } from "./support/simulation.ts";
+import { simulationProperty } from "./support/properties.ts";
 import { SimFigures, SIM_RUNS, SIM_TIMEOUT_MS, simParameters } from "./support/settings.ts";
 import { useSimTimers } from "./support/sim-cluster.ts";
-import { routePlanArb, routeSetup, routeWorkload } from "./support/workloads.ts";
 
 describe("simulation: routes", () => {
   beforeAll(useSimTimers);
@@ -20,14 +19,7 @@ describe("simulation: routes", () => {
     `keeps every route check over ${SIM_RUNS} schedules with faults, crashes and duplicate deliveries`,
     async () => {
       const figures = new SimFigures();
-      await fc.assert(
-        fc.asyncProperty(fc.scheduler(), scenarioArb(), routePlanArb, async (s, scenario, plan) => {
-          const outcome = await simulate(s, "route", scenario, routeSetup, routeWorkload(plan));
-          figures.add(outcome);
-          if (outcome.problems.length > 0) throw new Error(outcome.problems.join("\n"));
-        }),
-        simParameters(),
-      );
+      await fc.assert(simulationProperty("route", { onRun: (outcome) => figures.add(outcome) }), simParameters());
       console.log(figures.summary("route"));
     },
     SIM_TIMEOUT_MS,
