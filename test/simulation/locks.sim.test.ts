@@ -20,9 +20,9 @@ describe("simulation: locks", () => {
   it(
     `keeps every lock check over ${SIM_RUNS} schedules with faults, crashes and duplicate deliveries`,
     async () => {
-      const figures = new SimFigures();
+      const figures = new SimFigures("lock");
       await fc.assert(simulationProperty("lock", { onRun: (outcome) => figures.add(outcome) }), simParameters());
-      console.log(figures.summary("lock"));
+      console.log(figures.summary());
     },
     SIM_TIMEOUT_MS,
   );

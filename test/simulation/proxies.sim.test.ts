@@ -19,9 +19,9 @@ describe("simulation: proxies", () => {
   it(
     `keeps every proxy check over ${SIM_RUNS} schedules with faults, crashes and duplicate deliveries`,
     async () => {
-      const figures = new SimFigures();
+      const figures = new SimFigures("proxy");
       await fc.assert(simulationProperty("proxy", { onRun: (outcome) => figures.add(outcome) }), simParameters());
-      console.log(figures.summary("proxy"));
+      console.log(figures.summary());
     },
     SIM_TIMEOUT_MS,
   );

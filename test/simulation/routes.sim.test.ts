@@ -18,9 +18,9 @@ describe("simulation: routes", () => {
   it(
     `keeps every route check over ${SIM_RUNS} schedules with faults, crashes and duplicate deliveries`,
     async () => {
-      const figures = new SimFigures();
+      const figures = new SimFigures("route");
       await fc.assert(simulationProperty("route", { onRun: (outcome) => figures.add(outcome) }), simParameters());
-      console.log(figures.summary("route"));
+      console.log(figures.summary());
     },
     SIM_TIMEOUT_MS,
   );

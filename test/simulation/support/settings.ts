@@ -3,6 +3,7 @@
  * `SIM_RUNS` (default 1000 per kind), `SIM_SEED` and `SIM_PATH` (fast-check's
  * seed and the path of the shrunk counterexample it printed).
  */
+import { appendFileSync } from "node:fs";
 import type fc from "fast-check";
 
 /** Schedules per property (SIM_RUNS, default 1000). */
@@ -30,6 +31,8 @@ export class SimFigures {
   private slowestAnswerMs = 0;
   private readonly started = process.hrtime.bigint();
 
+  constructor(private readonly kind: string) {}
+
   /** Counts one run. */
   add(outcome: {
     cluster: { log: { messages: readonly unknown[] } };
@@ -39,13 +42,16 @@ export class SimFigures {
     this.events += outcome.cluster.log.messages.length;
     this.operations += outcome.clients.records.length;
     this.slowestAnswerMs = Math.max(this.slowestAnswerMs, outcome.clients.slowestAnswerMs);
+    // Long campaigns say how far they got (SIM_PROGRESS_FILE), every 1000 runs.
+    const progress = process.env.SIM_PROGRESS_FILE;
+    if (progress !== undefined && progress !== "" && this.runs % 1000 === 0) appendFileSync(progress, `${this.summary()}\n`);
   }
 
   /** One line: runs (shrinking included), events and operations, slowest answer, wall time. */
-  summary(kind: string): string {
+  summary(): string {
     const seconds = Number(process.hrtime.bigint() - this.started) / 1e9;
     return (
-      `${kind} simulation: ${this.runs} runs, ${this.operations} client operations, ${this.events} events, ` +
+      `${this.kind} simulation: ${this.runs} runs, ${this.operations} client operations, ${this.events} events, ` +
       `slowest answer ${this.slowestAnswerMs} ms (simulated), ${seconds.toFixed(1)} s`
     );
   }
