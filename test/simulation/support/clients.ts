@@ -87,26 +87,34 @@ export class SimClients {
     };
     this.records.push(record);
     const { slots } = delivery;
-    // What the operation did: its first success (a refused delivery changed nothing, and a later one of the same
-    // requestId may succeed: refusals are not recorded), else its first refusal; unknown when neither came.
-    const learn = (result: TurnResult | undefined, endAt: number) => {
-      if (result === undefined || record.result.status === "ok" || isUnavailable(result)) return;
-      if (record.result.status === "error" && !result.ok) return;
-      record.returnAt = endAt;
-      record.result = result.ok
-        ? { status: "ok", body: (result.reply ?? {}) as Record<string, unknown> }
-        : { status: "error", code: result.rejection.code, details: { ...result.rejection.details } };
-    };
+    // Every answer a delivery got (UNAVAILABLE and a timeout: undefined, the delivery may have taken effect).
+    const answers: { result: TurnResult | undefined; endAt: number }[] = [];
+    const learn = (result: TurnResult | undefined, endAt: number) =>
+      answers.push({ result: result === undefined || isUnavailable(result) ? undefined : result, endAt });
+    const answered = () => answers.some((a) => a.result !== undefined);
     const send = (slot: number) => this.send(record, slot, learn);
     let k = 0;
     if (delivery.duplicate === "concurrent") await Promise.all([send(slots[0]!), send(slots[1 % slots.length]!)]);
     else await send(slots[0]!);
-    while (record.result.status === "unknown" && ++k < slots.length) await send(slots[k]!);
-    if (delivery.duplicate === "late" && record.result.status !== "unknown") await send(slots[(k + 1) % slots.length]!);
+    while (!answered() && ++k < slots.length) await send(slots[k]!);
+    if (delivery.duplicate === "late" && answered()) await send(slots[(k + 1) % slots.length]!);
+    // What the operation did: its first success (a refused delivery changed nothing, and another of the same
+    // requestId may succeed: refusals are not recorded); else unknown when any delivery may have taken effect
+    // unseen; else its first refusal.
+    const ok = answers.find((a) => a.result?.ok === true);
+    const refused = answers.find((a) => a.result !== undefined && !a.result.ok);
+    const chosen = ok ?? (answers.some((a) => a.result === undefined) ? undefined : refused);
+    if (chosen?.result !== undefined) {
+      const result = chosen.result;
+      record.returnAt = chosen.endAt;
+      record.result = result.ok
+        ? { status: "ok", body: (result.reply ?? {}) as Record<string, unknown> }
+        : { status: "error", code: result.rejection.code, details: { ...result.rejection.details } };
+    }
     return record;
   }
 
-  private async send(record: OpRecord, slot: number, learn: (result: TurnResult | undefined, endAt: number) => void): Promise<void> {
+  private async send(record: OpRecord, slot: number, learn: (result: TurnResult | undefined, endAt: number) => unknown): Promise<void> {
     await this.s.schedule(Promise.resolve(), `${record.client} sends ${record.command} ${record.requestId} to slot ${slot}`);
     const sentAt = Date.now();
     const instance = this.cluster.instance(slot);
@@ -126,6 +134,7 @@ export class SimClients {
       const overdue: Overdue = { instance, command: record.command, requestId: record.requestId, sentAt, answeredAt: undefined };
       this.overdue.push(overdue);
       void call.then(() => (overdue.answeredAt = Date.now()));
+      learn(undefined, Date.now());
       return;
     }
     // The service's UNAVAILABLE may follow an append that landed: the outcome stays unknown ("failed", not "unavailable").
