@@ -191,7 +191,7 @@ export class ActorRuntime {
         requestId,
         requestedAt,
         // The op is part of the id so a requestId reused for another operation is not mistaken for a repeat.
-        msgId: requestId === undefined ? this.newMsgId() : requestMsgId(this.options.subjects.event(kind, id), command.op, requestId),
+        msgId: requestId === undefined ? this.newMsgId() : requestMsgId(this.msgIdScope(kind, id, command), command.op, requestId),
         deadline: this.monotonic() + this.requestTimeoutMs,
         resolve: (result) => {
           if (!result.ok && isUnavailable(result)) {
@@ -253,6 +253,17 @@ export class ActorRuntime {
   /** Commands in flight. */
   get busy(): number {
     return this.inFlight;
+  }
+
+  /**
+   * What a request's message id is scoped to: the actor's subject, except for
+   * a proxy grant, which is one acquisition whichever proxy records it — two
+   * instances (a repeat delivered to another one) may ask different proxies,
+   * and the stream-wide duplicate window must keep one grant per requestId.
+   */
+  private msgIdScope(kind: ActorKind, id: string, command: Command): string {
+    const { subjects } = this.options;
+    return kind === "proxy" && command.op === "grant" ? subjects.eventsOfKind(kind) : subjects.event(kind, id);
   }
 
   private kindRuntime(kind: ActorKind): KindRuntime {

@@ -1,0 +1,35 @@
+/**
+ * Mutation check: a turn that never times out. The turn machine's deadline
+ * (its `after` transition, the bound on a turn whose step does not end — an
+ * append stuck past its own deadline) is replaced by one that never comes,
+ * for this file only; the simulation at its default settings must find a
+ * live instance that never answers.
+ */
+import fc from "fast-check";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { simulationProperty } from "./support/properties.ts";
+import { SIM_RUNS, SIM_TIMEOUT_MS } from "./support/settings.ts";
+import { useSimTimers } from "./support/sim-cluster.ts";
+
+vi.mock("../../src/actors/turn-machine.ts", async (importOriginal) => {
+  const real = await importOriginal<typeof import("../../src/actors/turn-machine.ts")>();
+  // About eleven days: past every run's horizon, below setTimeout's limit.
+  return { ...real, turnMachine: real.turnMachine.provide({ delays: { deadline: 1_000_000_000 } }) };
+});
+
+describe("mutation check: the simulation catches a turn that never times out", () => {
+  beforeAll(useSimTimers);
+  afterAll(() => vi.useRealTimers());
+
+  it(
+    "finds a live instance that never answers",
+    async () => {
+      const details = await fc.check(simulationProperty("lock"), { numRuns: SIM_RUNS, endOnFailure: true });
+      const message = details.errorInstance instanceof Error ? details.errorInstance.message : String(details.errorInstance);
+      console.log(`turn without deadline: caught after ${details.numRuns} schedules`);
+      expect(details.failed).toBe(true);
+      expect(message).toMatch(/live-instance-never-answered/);
+    },
+    SIM_TIMEOUT_MS,
+  );
+});
