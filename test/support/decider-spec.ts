@@ -42,7 +42,11 @@ export interface Spec<S, C, E extends EventEnvelope, X> {
 }
 
 /** Binds the helper to a kind's decider, its default settings and the id specs use unless they name another. */
-export function deciderSpec<S, C, E extends EventEnvelope, X>(decider: Decider<S, C, E, X>, defaults: X, defaultId: string): Spec<S, C, E, X> {
+export function deciderSpec<S, C, E extends EventEnvelope, X>(
+  decider: Decider<S, C, E, X>,
+  defaults: X,
+  defaultId: string,
+): Spec<S, C, E, X> {
   const givenState = (state: S): Given<S, C, E, X> => ({
     state,
     when: (command, now, settings = defaults) => thenOf(decider.decide(state, command, now, settings)),

@@ -1,6 +1,6 @@
 /**
  * Service instances of the simulation: each one is the real runtime — the
- * actor host and its turn machines, the kind projections, the kind modules
+ * actor runtime and its turn machines, the kind projections, the kind modules
  * and their endpoints (the request handling `startService` wires onto NATS)
  * — on its own {@link ScheduledLogView} of one shared in-memory log. Time is
  * vitest's fake timers: `Date.now()` is the service clock, `performance.now()`
@@ -12,14 +12,14 @@
 import { pino } from "pino";
 import { vi } from "vitest";
 import type { Scheduler } from "fast-check";
-import { ActorHost, type ActorLogic, type Clock, type Command, type TurnResult } from "../../../src/actors/index.ts";
-import { lockModule } from "../../../src/actors/lock/module.ts";
-import { proxyModule } from "../../../src/actors/proxy/module.ts";
-import { routeModule } from "../../../src/actors/route/module.ts";
-import type { CommandEndpoint } from "../../../src/api/command-endpoint.ts";
+import { ActorRuntime, type ActorLogic, type Clock, type Command, type TurnResult } from "../../../src/actors/index.ts";
+import { lockModule } from "../../../src/service/lock-module.ts";
+import { proxyModule } from "../../../src/service/proxy-module.ts";
+import { routeModule } from "../../../src/service/route-module.ts";
+import type { Endpoint } from "../../../src/api/endpoint.ts";
 import { resolveConfig, type ServiceConfig } from "../../../src/config.ts";
 import { MemoryEventLog, Subjects, type EventEnvelope } from "../../../src/events/index.ts";
-import type { KindContext, KindModule } from "../../../src/kind-module.ts";
+import type { KindContext, KindModule } from "../../../src/service/kind-module.ts";
 import type { KindProjection } from "../../../src/projections/index.ts";
 import { FaultPlan, never, ScheduledLogView, type LogMutation } from "./scheduled-log.ts";
 
@@ -43,10 +43,10 @@ const fakedClock: Clock = { now: () => Date.now() };
 
 const MODULES: Record<SimKind, (ctx: KindContext) => KindModule> = { lock: lockModule, proxy: proxyModule, route: routeModule };
 
-/** An actor host whose kinds run a mutated logic. */
-class MutantHost extends ActorHost {
+/** An actor runtime whose kinds run a mutated logic. */
+class MutantRuntime extends ActorRuntime {
   constructor(
-    options: ConstructorParameters<typeof ActorHost>[0],
+    options: ConstructorParameters<typeof ActorRuntime>[0],
     private readonly mutate: LogicMutation,
   ) {
     super(options);
@@ -65,9 +65,9 @@ export class SimInstance {
   constructor(
     readonly name: string,
     readonly view: ScheduledLogView,
-    readonly host: ActorHost,
+    readonly runtime: ActorRuntime,
     private readonly modules: readonly KindModule[],
-    private readonly endpoints: ReadonlyMap<string, CommandEndpoint>,
+    private readonly endpoints: ReadonlyMap<string, Endpoint>,
   ) {}
 
   /** Sends a request body to `kind.op`; a crashed instance never answers (not even a request it took before). */
@@ -127,7 +127,7 @@ export class SimCluster {
     const logger = pino({ level: "silent" });
     let msgIds = 0;
     let ids = 0;
-    const hostOptions = {
+    const runtimeOptions = {
       log: view,
       subjects: this.subjects,
       clock: fakedClock,
@@ -138,9 +138,9 @@ export class SimCluster {
       newMsgId: () => `${name}-m${++msgIds}`,
     };
     const mutate = this.options.mutation?.logic;
-    const host = mutate === undefined ? new ActorHost(hostOptions) : new MutantHost(hostOptions, mutate);
+    const runtime = mutate === undefined ? new ActorRuntime(runtimeOptions) : new MutantRuntime(runtimeOptions, mutate);
     const ctx: KindContext = {
-      host,
+      runtime,
       log: view,
       subjects: this.subjects,
       config: this.config,
@@ -150,7 +150,7 @@ export class SimCluster {
     };
     const modules = [MODULES[this.options.kind](ctx)];
     const endpoints = new Map(modules.flatMap((m) => m.endpoints.map((e) => [`${e.kind}.${e.op}`, e] as const)));
-    const instance = new SimInstance(name, view, host, modules, endpoints);
+    const instance = new SimInstance(name, view, runtime, modules, endpoints);
     this.slots[slot] = instance;
     await instance.start();
     return instance;
