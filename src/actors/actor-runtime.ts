@@ -78,6 +78,12 @@ export interface Arrival {
    * however long ago.
    */
   readonly requestedAt?: number | undefined;
+  /**
+   * When the request must be answered, on the runtime's timer clock (see
+   * {@link ActorRuntime.deadlineFor}); default: the request timeout from now.
+   * A command that spans turns passes one deadline to all of them.
+   */
+  readonly deadline?: number | undefined;
 }
 
 /** The map key of an actor (NUL cannot occur in a kind). */
@@ -192,7 +198,7 @@ export class ActorRuntime {
         requestedAt,
         // The op is part of the id so a requestId reused for another operation is not mistaken for a repeat.
         msgId: requestId === undefined ? this.newMsgId() : requestMsgId(this.msgIdScope(kind, id, command), command.op, requestId),
-        deadline: this.monotonic() + this.requestTimeoutMs,
+        deadline: arrival.deadline ?? this.monotonic() + this.requestTimeoutMs,
         resolve: (result) => {
           if (!result.ok && isUnavailable(result)) {
             this.options.logger.debug(
@@ -208,6 +214,17 @@ export class ActorRuntime {
       };
       actor.actor.send({ type: "COMMAND", pending });
     });
+  }
+
+  /** `arrival` with its deadline set: the one it has, or the request timeout from now (a command's arrival). */
+  deadlineFor(arrival: Arrival): Arrival & { readonly deadline: number } {
+    const deadline = arrival.deadline ?? this.monotonic() + this.requestTimeoutMs;
+    return { ...arrival, deadline };
+  }
+
+  /** Milliseconds left before `deadline` (0 once it passed). */
+  remainingMs(deadline: number): number {
+    return Math.max(0, deadline - this.monotonic());
   }
 
   /** The folded state of an actor (for inspection, not for decisions). */

@@ -9,7 +9,16 @@
  * moved past that place, the lease is either among the host's active leases
  * or never will be.
  */
-import type { AdmitLease, ActorRuntime, Clock, LapseAdmission, TurnResult } from "../actors/index.ts";
+import {
+  unavailable,
+  type AdmitLease,
+  type ActorRuntime,
+  type Arrival,
+  type Clock,
+  type LapseAdmission,
+  type TurnResult,
+} from "../actors/index.ts";
+import { freshBy } from "./deadlines.ts";
 import type { HostState, HostTable, RouteTable } from "../projections/index.ts";
 
 /** What an admission request came to. */
@@ -38,6 +47,9 @@ export interface AdmissionRequest {
  */
 export const LAPSE_ADMISSION_AFTER_MS = 5000;
 
+/** Counts of one admission before giving up under contention (each after the host moved on). */
+const MAX_COUNTS = 16;
+
 /** Asks capped hosts for admissions of new route leases. */
 export class HostAdmissions {
   constructor(
@@ -47,23 +59,38 @@ export class HostAdmissions {
     private readonly clock: Clock,
   ) {}
 
-  /** Asks `hostName` to admit one new lease for `request`. */
-  async admit(hostName: string, request: AdmissionRequest): Promise<AdmissionOutcome> {
-    // The count must include every lease placed so far: catch the route table up with the stream.
-    await this.routes.fresh();
-    const lapsed = await this.lapseStuck(this.stateOf(hostName));
-    if (lapsed !== undefined) return { kind: "failed", result: lapsed };
-    const state = this.stateOf(hostName);
-    const command: AdmitLease = {
-      op: "admit",
-      ...request,
-      active: this.routes.activeOn(hostName),
-      settled: this.settled(state),
+  /**
+   * Asks `hostName` to admit one new lease for `request`. The count is made
+   * against the host's open admissions as this instance knows them; when the
+   * host has moved on meanwhile (another admission recorded or closed), it
+   * is made again after catching the route table up.
+   */
+  async admit(hostName: string, request: AdmissionRequest, arrival: Arrival = {}): Promise<AdmissionOutcome> {
+    const a = this.runtime.deadlineFor(arrival);
+    for (let round = 0; round < MAX_COUNTS; round++) {
+      // The count must include every lease placed so far: catch the route table up with the stream.
+      await freshBy(this.routes, this.runtime, a.deadline);
+      const lapsed = await this.lapseStuck(this.stateOf(hostName), a);
+      if (lapsed !== undefined) return { kind: "failed", result: lapsed };
+      const state = this.stateOf(hostName);
+      const command: AdmitLease = {
+        op: "admit",
+        ...request,
+        active: this.routes.activeOn(hostName),
+        settled: this.settled(state),
+        counted: state?.admissions.map((x) => x.seq) ?? [],
+      };
+      const result = await this.runtime.execute("host", hostName, command, { deadline: a.deadline });
+      if (!result.ok) return result.rejection.code === "NO_HOST" ? { kind: "full" } : { kind: "failed", result };
+      const reply = result.reply as { admission?: number; stale?: boolean };
+      if (reply.stale === true) continue;
+      const seq = reply.admission ?? 0;
+      return seq > 0 ? { kind: "admitted", seq } : { kind: "uncapped" };
+    }
+    return {
+      kind: "failed",
+      result: unavailable(`host ${hostName}'s admissions kept changing while this instance counted its leases`, 100),
     };
-    const result = await this.runtime.execute("host", hostName, command);
-    if (!result.ok) return result.rejection.code === "NO_HOST" ? { kind: "full" } : { kind: "failed", result };
-    const seq = (result.reply as { admission?: number }).admission ?? 0;
-    return seq > 0 ? { kind: "admitted", seq } : { kind: "uncapped" };
   }
 
   private stateOf(hostName: string): HostState | undefined {
@@ -77,13 +104,13 @@ export class HostAdmissions {
   }
 
   /** Lapses the open admissions older than {@link LAPSE_ADMISSION_AFTER_MS}; a failure to write is returned. */
-  private async lapseStuck(state: HostState | undefined): Promise<TurnResult | undefined> {
+  private async lapseStuck(state: HostState | undefined, arrival: Arrival): Promise<TurnResult | undefined> {
     if (state === undefined) return undefined;
     const now = this.clock.now();
     for (const a of state.admissions) {
       if (now - a.atMs < LAPSE_ADMISSION_AFTER_MS || this.routes.get(a.route).lastSeq > a.routeSeq) continue;
       const lapse: LapseAdmission = { op: "lapse", host: state.host, admission: a.seq, routeSeq: a.routeSeq };
-      const result = await this.runtime.execute("route", a.route, lapse);
+      const result = await this.runtime.execute("route", a.route, lapse, { deadline: arrival.deadline });
       if (!result.ok) return result;
     }
     return undefined;

@@ -25,6 +25,7 @@ import { GRANT_REFUSED, refusalOf } from "../actors/proxy/decide.ts";
 import type { GrantProxyLease, ProxyCommand, ReportProxyLease } from "../actors/proxy/commands.ts";
 import { considerProxies, rankProxies, type Ranking } from "../actors/proxy/select.ts";
 import { unavailableAfter } from "../actors/turn-result.ts";
+import { freshBy } from "./deadlines.ts";
 import { KeyedSequencer } from "./keyed-sequencer.ts";
 
 /** A validated `proxy.acquire` request. */
@@ -73,46 +74,53 @@ export class ProxyLeasing {
    */
   acquire(request: AcquireProxyLease, arrival: Arrival = {}): Promise<TurnResult> {
     const { requestId } = arrival;
-    const go = () => this.select(request, arrival);
-    return this.inOrder(arrival, () => (requestId === undefined ? go() : this.repeats.run(requestId, go)));
+    return this.inOrder(arrival, (a) => {
+      const go = () => this.select(request, a);
+      return requestId === undefined ? go() : this.repeats.run(requestId, go);
+    });
   }
 
   /** Releases a lease (idempotent: an id that never resolved is released already). */
   release(leaseId: string, arrival: Arrival = {}): Promise<TurnResult> {
-    return this.inOrder(arrival, async () => {
-      const proxy = await this.proxyOfLease(leaseId);
+    return this.inOrder(arrival, async (a) => {
+      const proxy = await this.proxyOfLease(leaseId, a.deadline);
       if (proxy === undefined) return { ok: true, reply: {} };
-      return this.runtime.execute("proxy", proxy, { op: "release", leaseId }, arrival);
+      return this.runtime.execute("proxy", proxy, { op: "release", leaseId }, a);
     });
   }
 
   /** Reports how a lease went (`success`, `rate_limited`, `banned`, ...). */
   report(command: Omit<ReportProxyLease, "op">, arrival: Arrival = {}): Promise<TurnResult> {
-    return this.inOrder(arrival, async () => {
-      const proxy = await this.proxyOfLease(command.leaseId);
+    return this.inOrder(arrival, async (a) => {
+      const proxy = await this.proxyOfLease(command.leaseId, a.deadline);
       if (proxy === undefined) {
         return { ok: false, rejection: { code: "UNKNOWN_LEASE", message: `lease ${command.leaseId} does not resolve` } };
       }
-      return this.runtime.execute("proxy", proxy, { op: "report", ...command }, arrival);
+      return this.runtime.execute("proxy", proxy, { op: "report", ...command }, a);
     });
   }
 
   /** A command for one named proxy (register, remove). */
   command(proxy: string, command: ProxyCommand, arrival: Arrival = {}): Promise<TurnResult> {
-    return this.inOrder(arrival, () => this.runtime.execute("proxy", proxy, command, arrival));
+    return this.inOrder(arrival, (a) => this.runtime.execute("proxy", proxy, command, a));
   }
 
-  /** Runs a durable command after the durable commands taken before it; any other at once. A throw is UNAVAILABLE. */
-  private inOrder(arrival: Arrival, run: () => Promise<TurnResult>): Promise<TurnResult> {
-    const guarded = () => run().catch(unavailableAfter);
+  /**
+   * Runs a durable command after the durable commands taken before it; any
+   * other at once. Its deadline runs from then: from arrival for a request,
+   * from its turn in the sequence for a durable command (a backlog is carried
+   * out, not timed out while it waits). A throw is UNAVAILABLE.
+   */
+  private inOrder(arrival: Arrival, run: (a: Arrival & { deadline: number }) => Promise<TurnResult>): Promise<TurnResult> {
+    const guarded = () => run(this.runtime.deadlineFor(arrival)).catch(unavailableAfter);
     return arrival.requestedAt === undefined ? guarded() : this.durable.run(DURABLE, guarded);
   }
 
   /** The proxy a lease was granted on; catches up with the stream before saying it knows none. */
-  private async proxyOfLease(leaseId: string): Promise<string | undefined> {
+  private async proxyOfLease(leaseId: string, deadline: number): Promise<string | undefined> {
     const known = this.model.proxyOfLease(leaseId);
     if (known !== undefined) return known;
-    await this.model.fresh();
+    await freshBy(this.model, this.runtime, deadline);
     return this.model.proxyOfLease(leaseId);
   }
 
@@ -136,13 +144,13 @@ export class ProxyLeasing {
     });
   }
 
-  private async select(request: AcquireProxyLease, arrival: Arrival): Promise<TurnResult> {
+  private async select(request: AcquireProxyLease, arrival: Arrival & { deadline: number }): Promise<TurnResult> {
     const { requestId, requestedAt } = arrival;
     if (this.clock.now() + request.ttlMs > MAX_INSTANT_MS) {
       return fail({ code: "BAD_REQUEST", message: `ttlMs ${request.ttlMs} puts the lease's expiry past the year 9999` });
     }
     try {
-      await this.model.fresh();
+      await freshBy(this.model, this.runtime, arrival.deadline);
     } catch (e) {
       return unavailableAfter(e);
     }

@@ -25,6 +25,7 @@ import {
 import { unavailable, unavailableAfter, type TurnResult } from "../actors/turn-result.ts";
 import type { HostTable } from "../projections/host-table.ts";
 import type { RouteTable } from "../projections/route-table.ts";
+import { freshBy } from "./deadlines.ts";
 import { HostAdmissions } from "./host-admissions.ts";
 import { KeyedSequencer } from "./keyed-sequencer.ts";
 
@@ -64,7 +65,9 @@ export class RoutePlacement {
 
   /** Places (or reuses) the lease of `(fp, model)` on the route; a failure records the request's new candidates. */
   async acquire(request: AcquireRouteLease, arrival: Arrival = {}): Promise<TurnResult> {
-    const ready = this.hosts.fresh();
+    // One deadline for every read and turn of the acquire, from its arrival.
+    const a = this.runtime.deadlineFor(arrival);
+    const ready = freshBy(this.hosts, this.runtime, a.deadline);
     // Handled in the task; this only keeps a failure that comes before our turn from counting as unhandled.
     ready.catch(() => undefined);
     const result = await this.order.run(request.route, async (admit) => {
@@ -73,7 +76,7 @@ export class RoutePlacement {
       } catch (e) {
         return unavailableAfter(e);
       }
-      return this.decide(request, arrival, admit);
+      return this.decide(request, a, admit);
     });
     if (result.ok || request.candidates.length === 0) return result;
     const { code } = result.rejection;
@@ -84,7 +87,7 @@ export class RoutePlacement {
     // Under its own op, so its message id never shadows a later successful
     // acquire with the same requestId (a failed command is decided again).
     const record: RecordSeen = { op: "seen", hosts: request.candidates };
-    const seen = await this.command(request.route, record, arrival);
+    const seen = await this.command(request.route, record, a);
     return seen.ok ? result : seen;
   }
 
@@ -94,7 +97,7 @@ export class RoutePlacement {
    * capped host is first admitted by the host's actor, and the route decides
    * again with the admission (or with the host known to be full).
    */
-  private async decide(request: AcquireRouteLease, arrival: Arrival, admitted: () => void): Promise<TurnResult> {
+  private async decide(request: AcquireRouteLease, arrival: Arrival & { deadline: number }, admitted: () => void): Promise<TurnResult> {
     const full = new Set<string>();
     let admission: GrantedAdmission | undefined;
     let refreshed = false;
@@ -119,19 +122,18 @@ export class RoutePlacement {
         // Full by the route table's loads, which are not waited for: look again once they are current
         // (a lease released through another instance a moment ago frees its slot here too).
         refreshed = true;
-        await this.routes.fresh();
+        await freshBy(this.routes, this.runtime, arrival.deadline);
         continue;
       }
       if (!decided.ok || !isAdmissionNeeded(decided.reply)) return decided;
       if (round >= MAX_CAPACITY_ROUNDS) return unavailable(`route ${request.route} kept moving while its host admitted a lease`, 100);
       const need = decided.reply;
       admission = undefined;
-      const outcome = await this.admissions.admit(need.admit, {
-        route: request.route,
-        fp: request.fp,
-        model: request.model,
-        routeSeq: need.routeSeq,
-      });
+      const outcome = await this.admissions.admit(
+        need.admit,
+        { route: request.route, fp: request.fp, model: request.model, routeSeq: need.routeSeq },
+        arrival,
+      );
       if (outcome.kind === "failed") return outcome.result;
       if (outcome.kind === "full") full.add(need.admit);
       if (outcome.kind === "admitted") admission = { host: need.admit, seq: outcome.seq, routeSeq: need.routeSeq };

@@ -21,7 +21,7 @@ export abstract class ProjectedReadModel<State> {
   }
 
   /** Waits (bounded) until every event of the kind the stream held when called is folded. */
-  fresh(): Promise<void> {
-    return this.projection.fresh();
+  fresh(timeoutMs?: number): Promise<void> {
+    return this.projection.fresh(timeoutMs);
   }
 }

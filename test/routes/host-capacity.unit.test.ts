@@ -24,7 +24,7 @@ const capped = (maxLeases: number | null, admissions: HostState["admissions"] = 
   admissions,
 });
 
-const admit = (active: number, settled: number[] = [], routeSeq = 7): AdmitLease => ({
+const admit = (active: number, settled: number[] = [], counted: number[] = [], routeSeq = 7): AdmitLease => ({
   op: "admit",
   route: "r",
   fp: "",
@@ -32,6 +32,7 @@ const admit = (active: number, settled: number[] = [], routeSeq = 7): AdmitLease
   routeSeq,
   active,
   settled,
+  counted,
 });
 
 const open = (seq: number, route = "x") => ({ seq, route, fp: "", model: "m", routeSeq: 1, atMs: T0 });
@@ -44,13 +45,24 @@ describe("the host's admission", () => {
       data: { route: "r", fp: "", model: "m", routeSeq: 7, closed: [] },
     });
     // One active and one open admission fill a cap of 2.
-    expect(decideHost(capped(2, [open(5)]), admit(1))).toMatchObject({
+    expect(decideHost(capped(2, [open(5)]), admit(1, [], [5]))).toMatchObject({
       outcome: "reject",
       rejection: { code: "NO_HOST", details: { full: ["h"] } },
     });
     // Settled, the admission is counted among the active leases (or never will be) and is closed by the next admission.
-    expect(decideHost(capped(2, [open(5)]), admit(1, [5, 99]))).toMatchObject({ outcome: "append", data: { closed: [5] } });
+    expect(decideHost(capped(2, [open(5)]), admit(1, [5, 99], [5]))).toMatchObject({ outcome: "append", data: { closed: [5] } });
     expect(decideHost(capped(0), admit(0))).toMatchObject({ outcome: "reject" });
+  });
+
+  it("asks for a new count when the host's open admissions are not those the count was made against", () => {
+    // Counted before admission 5 was closed by another instance (whose route table already held its lease):
+    // the stale count (0 active, admission 5 open) would let a fourth lease onto a host capped at 3.
+    const stale = { outcome: "reply", reply: { host: "h", admission: 0, stale: true } };
+    expect(decideHost(capped(3, [open(6), open(8)]), admit(0, [], [5, 6, 8]))).toEqual(stale);
+    // Counted before admission 9 was recorded.
+    expect(decideHost(capped(3, [open(6), open(9)]), admit(1, [], [6]))).toEqual(stale);
+    // The same open admissions, in any order: the count stands.
+    expect(decideHost(capped(3, [open(6), open(8)]), admit(0, [], [8, 6]))).toMatchObject({ outcome: "append" });
   });
 
   it("lets everything through on an uncapped host without recording anything", () => {

@@ -26,6 +26,12 @@ export interface AdmitLease {
   readonly routeSeq: number;
   readonly active: number;
   readonly settled: readonly number[];
+  /**
+   * The host's open admissions `active` and `settled` were counted against.
+   * Closing an admission moves its lease into `active`, so counts made
+   * against another set are stale: the decider asks for a new count then.
+   */
+  readonly counted: readonly number[];
 }
 
 /** Any host command. */

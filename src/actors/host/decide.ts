@@ -23,6 +23,13 @@ export function decideHost(state: HostState, command: HostCommand): Decision<Hos
   }
 }
 
+/** Do two lists hold the same sequences (in any order)? */
+function sameSeqs(a: readonly number[], b: readonly number[]): boolean {
+  if (a.length !== b.length) return false;
+  const set = new Set(a);
+  return b.every((s) => set.has(s));
+}
+
 /** Open admissions (not settled) that may still become leases on the host. */
 export function openAdmissions(state: HostState, settled: readonly number[]): number {
   const done = new Set(settled);
@@ -40,6 +47,15 @@ export function openAdmissions(state: HostState, settled: readonly number[]): nu
 function decideAdmit(state: HostState, command: AdmitLease): Decision<HostEvent> {
   // The cap was lifted meanwhile: nothing to guard, the route places freely.
   if (state.maxLeases === null) return replyOnly({ host: state.host, admission: 0 });
+  // Another admission was recorded or closed since the caller counted: its
+  // count may miss a lease that a closing moved out of the open admissions.
+  if (
+    !sameSeqs(
+      state.admissions.map((a) => a.seq),
+      command.counted,
+    )
+  )
+    return replyOnly({ host: state.host, admission: 0, stale: true });
   const taken = command.active + openAdmissions(state, command.settled);
   if (taken >= state.maxLeases) {
     return reject("NO_HOST", `host ${state.host} is full (${taken} of ${state.maxLeases} route leases)`, { full: [state.host] });

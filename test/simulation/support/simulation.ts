@@ -59,10 +59,9 @@ export const SIM_SETTINGS: Partial<ServiceConfig> = {
 
 /**
  * How long after the clients are done a live instance may still answer a
- * send they gave up on. Every wait is bounded, but a proxy acquisition is a
- * catch-up plus one turn per proxy asked, each with the full request timeout,
- * and a repeat of one waits for the first: 2–3 request timeouts in the runs
- * seen (see docs/testing.md); a wait that is never bounded never ends.
+ * send they gave up on: generous, since this only tells a bounded wait from
+ * one that never ends. (An application command now has one deadline for all
+ * its reads and turns: the slowest answers seen are one request timeout.)
  */
 const OWED_WITHIN_MS = 60_000;
 
