@@ -141,7 +141,8 @@ export interface ProxyInfo {
   readonly labels: Readonly<Record<string, string>>;
   readonly healthy: boolean;
   readonly active: number;
-  readonly cooldowns: readonly { readonly target: string; readonly untilAt: string }[];
+  /** `streak`: the place of this cooldown in its (proxy, target) streak of bans (1.1). */
+  readonly cooldowns: readonly { readonly target: string; readonly untilAt: string; readonly streak: number }[];
 }
 /** `proxy.list` reply, sorted by proxy. */
 export interface ProxyListReply {

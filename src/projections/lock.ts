@@ -6,6 +6,7 @@
 import type { HistoryEntry } from "../events/index.ts";
 import { isLockEvent, isUnparsable } from "../events/index.ts";
 import { advanceQueue, type LockWaiter } from "./lock-queue.ts";
+import type { LockLease as ContractLockLease } from "../contract/messages.ts";
 
 /** The lease a lock currently records (expired or not: expiry is a function of now). */
 export interface LockLease {
@@ -132,15 +133,8 @@ function lease(owner: string, generation: number, seq: number, ttlMs: number, ex
   return { owner, generation, etag: etagOf(seq), ttlMs, expiresAt, expiresAtMs: Date.parse(expiresAt) };
 }
 
-/** The wire shape of a lease (`lease` in docs/protocol.md's Locks section). */
-export interface LeaseView {
-  readonly name: string;
-  readonly owner: string;
-  readonly generation: number;
-  readonly etag: string;
-  readonly expiresAt: string;
-  readonly ttlMs: number;
-}
+/** The wire shape of a lease (`lease` in docs/protocol.md's Locks section), as the contract types it. */
+export type LeaseView = ContractLockLease;
 
 /** The wire view of a lock's lease. */
 export function leaseView(name: string, l: LockLease): LeaseView {

@@ -11,6 +11,7 @@
  */
 import type { HistoryEntry, ProxyLeaseGranted, ProxyStats } from "../events/index.ts";
 import { isProxyEvent, isUnparsable } from "../events/index.ts";
+import type { ProxyInfo } from "../contract/messages.ts";
 
 /** What a registration says about a proxy. */
 export interface ProxyRegistration {
@@ -183,16 +184,8 @@ export function compareNames(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
 
-/** One entry of `proxy.list`. */
-export interface ProxyView {
-  readonly proxy: string;
-  readonly maxLeases: number;
-  readonly latencyMs: number;
-  readonly labels: Readonly<Record<string, string>>;
-  readonly healthy: boolean;
-  readonly active: number;
-  readonly cooldowns: { target: string; untilAt: string; streak: number }[];
-}
+/** One entry of `proxy.list`, as the contract types it. */
+export type ProxyView = ProxyInfo;
 
 /** The `proxy.list` entry of a registered proxy at `now`. */
 export function proxyView(state: ProxyState, registration: ProxyRegistration, now: number): ProxyView {
