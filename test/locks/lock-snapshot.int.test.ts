@@ -8,8 +8,12 @@
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { Objm } from "@nats-io/obj";
+import { lockLogic } from "../../src/actors/lock/logic.ts";
 import { decodeProjectionSnapshot, encodeProjectionSnapshot } from "../../src/projections/index.ts";
 import { call, connectNats, startTestService, uniquePrefix, type TestService } from "../support/nats.ts";
+
+/** The lock projection's fold version, as the service's lock logic declares it. */
+const LOCK_FOLD_VERSION = lockLogic({ lockTtlMs: 30_000, maxTtlMs: 30_000 }).foldVersion;
 
 const running: TestService[] = [];
 afterEach(async () => {
@@ -35,7 +39,7 @@ describe("projection snapshots", () => {
       const store = await new Objm(nc).open(first.service.subjects.projectionBucket);
       const bytes = await store.getBlob("lock");
       expect(bytes).not.toBeNull();
-      const decoded = decodeProjectionSnapshot(bytes!, "lock", 2);
+      const decoded = decodeProjectionSnapshot(bytes!, "lock", LOCK_FOLD_VERSION);
       if (!decoded.ok) throw new Error(decoded.reason);
       expect(decoded.snapshot.seq).toBe(lastSeq);
       expect(decoded.snapshot.records.map(([id]) => id).sort()).toEqual(["hot", "other"]);
@@ -68,7 +72,7 @@ describe("projection snapshots", () => {
     const nc = await connectNats();
     try {
       const store = await new Objm(nc).open(first.service.subjects.projectionBucket);
-      const decoded = decodeProjectionSnapshot((await store.getBlob("lock"))!, "lock", 1);
+      const decoded = decodeProjectionSnapshot((await store.getBlob("lock"))!, "lock", LOCK_FOLD_VERSION);
       if (!decoded.ok) throw new Error(decoded.reason);
       expect(decoded.snapshot.seq).toBe(lastSeq);
       const records = decoded.snapshot.records.map(([id, state, seq, atMs]) =>
