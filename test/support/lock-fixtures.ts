@@ -12,19 +12,13 @@ import type { RunningService } from "../../src/service/start-service.ts";
 import { call, type Reply } from "./nats.ts";
 import { useTestServices, type TestServices } from "./cleanup.ts";
 import { expectOk } from "./replies.ts";
+import type { LockLease } from "../../src/contract/messages.ts";
 
 export { useCleanup } from "./cleanup.ts";
 export { expectFailure, expectOk } from "./replies.ts";
 
-/** The wire shape of a lease. */
-export interface Lease {
-  readonly name: string;
-  readonly owner: string;
-  readonly generation: number;
-  readonly etag: string;
-  readonly expiresAt: string;
-  readonly ttlMs: number;
-}
+/** The wire shape of a lease, as the contract types it. */
+export type Lease = LockLease;
 
 /** A lock reply body: a lease, `{lease: null}`, `{}` or an error. */
 export interface LockBody {
