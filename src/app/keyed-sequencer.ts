@@ -36,9 +36,4 @@ export class KeyedSequencer {
     };
     return ahead === undefined ? start() : ahead.then(start);
   }
-
-  /** Keys with a task not yet admitted. */
-  get size(): number {
-    return this.tails.size;
-  }
 }

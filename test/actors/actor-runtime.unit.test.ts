@@ -49,6 +49,14 @@ async function newRuntime(log: EventLog, clock: ManualClock, requestTimeoutMs?: 
   return runtime;
 }
 
+/** Two instances on one log; B has read lock "x" (so its state of it can go stale). */
+async function twoRuntimes(log: EventLog, clock: ManualClock): Promise<{ runtimeA: ActorRuntime; runtimeB: ActorRuntime }> {
+  const runtimeA = await newRuntime(log, clock);
+  const runtimeB = await newRuntime(log, clock);
+  await lock(runtimeB, "x", { op: "get" });
+  return { runtimeA, runtimeB };
+}
+
 function lock(runtime: ActorRuntime, name: string, command: LockCommand, requestId?: string): Promise<TurnResult> {
   return runtime.execute("lock", name, command, { requestId });
 }
@@ -200,9 +208,7 @@ describe("ActorRuntime with another writer on the same log", () => {
   it("decides again on the caught-up state: the generation continues from the other writer's", async () => {
     const clock = new ManualClock(T0);
     const log = newLog(clock);
-    const runtimeA = await newRuntime(log, clock);
-    const runtimeB = await newRuntime(log, clock);
-    await lock(runtimeB, "x", { op: "get" });
+    const { runtimeA, runtimeB } = await twoRuntimes(log, clock);
 
     const a = leaseOf(await lock(runtimeA, "x", { op: "acquire", owner: "alice" }));
     expect(await lock(runtimeA, "x", { op: "release", etag: a.etag })).toEqual({ ok: true, reply: {} });
@@ -218,9 +224,7 @@ describe("ActorRuntime with another writer on the same log", () => {
   it("does not answer a read from a stale state", async () => {
     const clock = new ManualClock(T0);
     const log = newLog(clock);
-    const runtimeA = await newRuntime(log, clock);
-    const runtimeB = await newRuntime(log, clock);
-    await lock(runtimeB, "x", { op: "get" });
+    const { runtimeA, runtimeB } = await twoRuntimes(log, clock);
     const a = leaseOf(await lock(runtimeA, "x", { op: "acquire", owner: "alice" }));
     expect(leaseOf(await lock(runtimeB, "x", { op: "get" }))).toEqual(a);
   });
@@ -376,9 +380,7 @@ describe("ActorRuntime idempotency (requestId)", () => {
   it("answers a repeat that reaches an instance whose state is stale", async () => {
     const clock = new ManualClock(T0);
     const log = newLog(clock);
-    const runtimeA = await newRuntime(log, clock);
-    const runtimeB = await newRuntime(log, clock);
-    await lock(runtimeB, "x", { op: "get" });
+    const { runtimeA, runtimeB } = await twoRuntimes(log, clock);
     const first = await lock(runtimeA, "x", { op: "acquire", owner: "alice" }, "req-1");
     expect(await lock(runtimeB, "x", { op: "acquire", owner: "alice" }, "req-1")).toEqual(first);
     expect(eventsOf(log, "x")).toHaveLength(1);
