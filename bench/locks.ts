@@ -19,6 +19,8 @@
  *
  * See bench/README.md for what the figures mean and the last recorded run.
  */
+import { resolve } from "node:path";
+import { pathToFileURL } from "node:url";
 import type { NatsConnection } from "@nats-io/nats-core";
 import { resolveConfig } from "../src/config.ts";
 import {
@@ -46,7 +48,8 @@ import {
 } from "./support.ts";
 
 type System = "ceiling" | "leasehold";
-type Names = "cold" | "hot";
+/** Which lock names a window's pairs use (see {@link nameChooser}). */
+export type Names = "cold" | "hot";
 
 /** Distinct names per window: cold spreads over this many, hot over {@link HOT_NAMES}. */
 const COLD_NAMES = 10_000;
@@ -110,7 +113,7 @@ function parseSettings(): Settings {
  * flight the one worker walks all 64). After a failure a worker's names get a
  * new generation suffix, so one bad turn cannot wedge it.
  */
-function nameChooser(tag: string, names: Names, concurrency: number): (worker: number) => { name: string; failed(): void } {
+export function nameChooser(tag: string, names: Names, concurrency: number): (worker: number) => { name: string; failed(): void } {
   const step: number[] = [];
   const generation: number[] = [];
   return (worker) => {
@@ -131,7 +134,7 @@ function nameChooser(tag: string, names: Names, concurrency: number): (worker: n
 }
 
 /** Acquire then release on the worker's next name. */
-function leaseholdPair(
+export function leaseholdPair(
   nc: NatsConnection,
   prefix: string,
   names: (worker: number) => { name: string; failed(): void },
@@ -371,4 +374,5 @@ async function main(): Promise<void> {
   });
 }
 
-runBench(main);
+// bench/peers.ts imports this file's workload; the bench itself runs only when this file is the one started.
+if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(resolve(process.argv[1])).href) runBench(main);

@@ -35,16 +35,25 @@ export interface BenchNats {
   stop(): Promise<void>;
 }
 
+/** How a bench's nats-server is configured beyond its defaults. */
+export interface BenchNatsOptions {
+  /** JetStream's `sync_interval` (`always`: fsync every write before the ack); the server's default (2 minutes) when not given. */
+  readonly syncInterval?: string;
+}
+
+/** The configuration file of a bench's nats-server whose ports file and store live in `dir`. */
+export function benchNatsConfig(dir: string, options: BenchNatsOptions = {}): string {
+  const sync = options.syncInterval === undefined ? "" : `, sync_interval: ${options.syncInterval}`;
+  return ["listen: 127.0.0.1:-1", `ports_file_dir: "${dir}"`, `jetstream { store_dir: "${join(dir, "js")}"${sync} }`].join("\n");
+}
+
 /** Starts nats-server with `listen: 127.0.0.1:-1`, a ports file and a temporary store, and waits for its URL. */
-export async function startBenchNats(): Promise<BenchNats> {
+export async function startBenchNats(options: BenchNatsOptions = {}): Promise<BenchNats> {
   const binary = await natsServerBinary();
   const { stdout, stderr: versionErr } = await promisify(execFile)(binary, ["--version"]);
   const version = (stdout || versionErr).trim().replace(/^nats-server:\s*/, "");
   const dir = mkdtempSync(join(tmpdir(), "leasehold-bench-"));
-  writeFileSync(
-    join(dir, "server.conf"),
-    ["listen: 127.0.0.1:-1", `ports_file_dir: "${dir}"`, `jetstream { store_dir: "${join(dir, "js")}" }`].join("\n"),
-  );
+  writeFileSync(join(dir, "server.conf"), benchNatsConfig(dir, options));
   const child = spawn(binary, ["-c", join(dir, "server.conf")], { stdio: ["ignore", "ignore", "pipe"] });
   let stderr = "";
   child.stderr.on("data", (c: Buffer) => (stderr = (stderr + c.toString()).slice(-4000)));
@@ -539,7 +548,7 @@ export async function closedLoop(
   work: WorkFn,
   concurrency: number,
   timing: Pick<CommonSettings, "warmupMs" | "durationMs">,
-  nats: BenchNats,
+  nats: Pick<BenchNats, "cpuSeconds">,
   beforeMeasure?: () => Promise<void>,
 ): Promise<Window> {
   const state = { phase: "warmup" as "warmup" | "measure" | "stop" };
