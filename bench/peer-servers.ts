@@ -197,10 +197,11 @@ async function startServer(options: {
   };
 }
 
-/** The first line of `binary --version`, bounded. */
-async function versionOf(binary: string): Promise<string> {
+/** `<name> <version>` from `binary --version` (etcd: `etcd Version: 3.4.23`, Redis: `Redis server v=7.0.15 ...`), bounded. */
+async function versionOf(binary: string, name: string): Promise<string> {
   const { stdout } = await promisify(execFile)(binary, ["--version"], { timeout: 10_000 });
-  return stdout.trim().split("\n")[0] ?? "unknown";
+  const version = /(?:Version: |v=)(\S+)/.exec(stdout)?.[1];
+  return version === undefined ? (stdout.trim().split("\n")[0] ?? "unknown") : `${name} ${version}`;
 }
 
 /** Starts one etcd member on loopback; `noFsync` runs it with `--unsafe-no-fsync`. */
@@ -212,7 +213,7 @@ export async function startEtcd(noFsync: boolean): Promise<PeerServer> {
     binary,
     args: (dir) => etcdArgs({ dataDir: join(dir, "data"), clientPort, peerPort, noFsync }),
     url,
-    version: await versionOf(binary),
+    version: await versionOf(binary, "etcd"),
     // etcd's /health answers {"health":"true"} once the member has a leader and serves requests.
     ready: async () => {
       const res = await fetch(`${url}/health`, { signal: AbortSignal.timeout(1000) });
@@ -229,7 +230,7 @@ export async function startRedis(persistence: "default" | "aof-always"): Promise
     binary,
     args: (dir) => redisArgs({ dir, port, persistence }),
     url: `127.0.0.1:${port}`,
-    version: await versionOf(binary),
+    version: await versionOf(binary, "redis-server"),
     ready: async () => {
       const probe = new Redis({
         host: "127.0.0.1",

@@ -11,6 +11,7 @@
  */
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
 import { connect } from "@nats-io/transport-node";
 import type { NatsConnection } from "@nats-io/nats-core";
@@ -184,8 +185,10 @@ async function main(): Promise<void> {
   }
   const progress = (line: string) => process.stderr.write(`${line}\n`);
   const cleanup = new Cleanup();
+  let stopping = false;
   const onSignal = (signal: NodeJS.Signals) => {
     progress(`${signal}: stopping every server this bench started`);
+    stopping = true;
     void cleanup.run().finally(() => process.exit(130));
   };
   process.once("SIGINT", onSignal);
@@ -210,7 +213,11 @@ async function main(): Promise<void> {
       for (const concurrency of settings.concurrency) {
         for (const target of alternate(targets, repeat)) {
           const names = nameChooser(`r${repeat}c${concurrency}`, "cold", concurrency);
-          const w = await closedLoop(target.pair(names), concurrency, settings, target);
+          const pair = target.pair(names);
+          // After Ctrl-C the requests fail at once; without a pause the workers would spin on
+          // microtasks and starve the timers that bound the cleanup.
+          const work: WorkFn = (worker, sample) => (stopping ? sleep(100).then(() => 1) : pair(worker, sample));
+          const w = await closedLoop(work, concurrency, settings, target);
           const run: PeerRun = {
             system: target.system,
             repeat,
