@@ -206,7 +206,9 @@ async function main(): Promise<void> {
       progress(`${system}: ${target.server.version} at ${target.server.url} (${PEER_DURABILITY[system]})`);
       targets.push(target);
     }
-    const machine = machineInfo(targets.find((t) => t.system.startsWith("leasehold"))?.server.version ?? "not run");
+    // machineLine() names the server itself, so the version goes in bare ("v2.10.27").
+    const natsVersion = targets.find((t) => t.system.startsWith("leasehold"))?.server.version.replace(/^nats-server /, "");
+    const machine = machineInfo(natsVersion ?? "not run");
     const started = new Date();
     const runs: PeerRun[] = [];
     for (let repeat = 1; repeat <= settings.repeats; repeat++) {
