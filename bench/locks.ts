@@ -41,6 +41,7 @@ import {
   runBench,
   windowLine,
   withBench,
+  type CeilingOptions,
   type MachineInfo,
   type CommonSettings,
   type WindowFigures,
@@ -157,8 +158,27 @@ export function leaseholdPair(
   };
 }
 
+/** The ceiling responder of the lock workload: acquire and release, one publish of a LockAcquired-sized event per request, keyed by name. */
+export function lockCeilingOptions(dedupWindowMs: number, replicas: number): CeilingOptions {
+  return {
+    dedupWindowMs,
+    replicas,
+    ops: ["acquire", "release"],
+    keyField: "name",
+    // The same shape and size as a LockAcquired envelope.
+    event: {
+      type: "LockAcquired",
+      v: 1,
+      at: new Date().toISOString(),
+      kind: "lock",
+      id: "c64-w63-g0",
+      data: { owner: "bench-w63", generation: 1, ttlMs: 10_000, expiresAt: new Date().toISOString(), previousOwner: "" },
+    },
+  };
+}
+
 /** The same two requests against the ceiling responder (same bodies, same names, so the same distinct subjects; same checks). */
-function ceilingPair(
+export function ceilingPair(
   nc: NatsConnection,
   prefix: string,
   names: (worker: number) => { name: string; failed(): void },
@@ -311,21 +331,7 @@ async function main(): Promise<void> {
     });
     if (settings.systems.includes("leasehold")) await bench.startService(config);
     if (settings.systems.includes("ceiling")) {
-      await bench.startCeiling({
-        dedupWindowMs: config.dedupWindowMs,
-        replicas,
-        ops: ["acquire", "release"],
-        keyField: "name",
-        // The same shape and size as a LockAcquired envelope.
-        event: {
-          type: "LockAcquired",
-          v: 1,
-          at: new Date().toISOString(),
-          kind: "lock",
-          id: "c64-w63-g0",
-          data: { owner: "bench-w63", generation: 1, ttlMs: 10_000, expiresAt: new Date().toISOString(), previousOwner: "" },
-        },
-      });
+      await bench.startCeiling(lockCeilingOptions(config.dedupWindowMs, replicas));
     }
     const load = await bench.connect("bench-load");
 

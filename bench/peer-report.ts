@@ -52,6 +52,10 @@ export const PEER_RATIOS: readonly RatioSpec[] = [
   { numerator: "leasehold", denominator: "redis-aof" },
   { numerator: "leasehold-sync", denominator: "redis" },
   { numerator: "leasehold-sync", denominator: "redis-aof" },
+  // What nats-server itself allows at each sync setting: leasehold against its one-publish ceiling, and the ceiling against etcd.
+  { numerator: "leasehold", denominator: "ceiling" },
+  { numerator: "leasehold-sync", denominator: "ceiling-sync" },
+  { numerator: "ceiling-sync", denominator: "etcd" },
 ];
 
 /** One computed ratio. */

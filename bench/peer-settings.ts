@@ -7,7 +7,16 @@ import { parseArgs } from "node:util";
 import { BENCH_OPTIONS, listOf, positiveInt, UsageError, type CommonSettings } from "./support.ts";
 
 /** The systems the peers bench knows, in the order they are listed and measured. */
-export const PEER_SYSTEMS = ["leasehold", "leasehold-sync", "etcd", "etcd-nofsync", "redis", "redis-aof"] as const;
+export const PEER_SYSTEMS = [
+  "leasehold",
+  "leasehold-sync",
+  "ceiling",
+  "ceiling-sync",
+  "etcd",
+  "etcd-nofsync",
+  "redis",
+  "redis-aof",
+] as const;
 
 /** One of {@link PEER_SYSTEMS}. */
 export type PeerSystem = (typeof PEER_SYSTEMS)[number];
@@ -16,6 +25,8 @@ export type PeerSystem = (typeof PEER_SYSTEMS)[number];
 export const PEER_DURABILITY: Readonly<Record<PeerSystem, string>> = {
   leasehold: "nats-server default: JetStream fsyncs every 2 min (sync_interval 2m)",
   "leasehold-sync": "nats-server `jetstream { sync_interval: always }`: fsync before every ack",
+  ceiling: "bench/locks.ts's one-publish ceiling on nats-server at the default sync (no lock logic: the most any service on it could do)",
+  "ceiling-sync": "the same ceiling on nats-server with `sync_interval: always`",
   etcd: "etcd default: WAL fsync on every commit",
   "etcd-nofsync": "etcd `--unsafe-no-fsync` (no fsync at all; for comparison only)",
   redis: "Redis default: RDB snapshots (save 3600 1 300 100 60 10000), no AOF",
@@ -49,7 +60,10 @@ options:
   --systems LIST       comma-separated, any of:
                          ${PEER_SYSTEMS.join(",")}
                        (default: all). leasehold runs on its own nats-server;
-                       -sync with sync_interval: always. etcd-nofsync is etcd
+                       -sync with sync_interval: always. ceiling is
+                       bench/locks.ts's responder doing one JetStream publish
+                       per request and nothing else (ceiling-sync: with
+                       sync_interval: always). etcd-nofsync is etcd
                        with --unsafe-no-fsync; redis-aof is appendonly yes +
                        appendfsync always.
   --concurrency LIST   pairs in flight, comma-separated (default 1,64)

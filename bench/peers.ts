@@ -20,7 +20,7 @@ import { Redis } from "ioredis";
 import { pino } from "pino";
 import { resolveConfig } from "../src/config.ts";
 import { startService } from "../src/service/start-service.ts";
-import { leaseholdPair, nameChooser } from "./locks.ts";
+import { ceilingPair, leaseholdPair, lockCeilingOptions, nameChooser } from "./locks.ts";
 import { etcdLockPair, REDIS_CLIENT_OPTIONS, REDIS_RELEASE_LUA, redisLockPair, type NameChooser } from "./peer-locks.ts";
 import { peerRatios, peerRunsTable, peersTable, summarizePeers, type PeerRun } from "./peer-report.ts";
 import { ensureBinaries, startEtcd, startRedis, type PeerServer } from "./peer-servers.ts";
@@ -34,6 +34,7 @@ import {
   round,
   runBench,
   startBenchNats,
+  startCeiling,
   waitForQuietMachine,
   type WorkFn,
 } from "./support.ts";
@@ -111,6 +112,31 @@ async function startLeasehold(system: PeerSystem, syncAlways: boolean, settings:
   };
 }
 
+/** bench/locks.ts's one-publish ceiling on a private nats-server: what nats-server allows a lock service at that sync setting. */
+async function startNatsCeiling(system: PeerSystem, syncAlways: boolean, settings: PeerSettings, cleanup: Cleanup): Promise<Target> {
+  const nats = await startBenchNats(syncAlways ? { syncInterval: "always" } : {});
+  cleanup.push(() => nats.stop());
+  const connectAs = async (name: string): Promise<NatsConnection> => {
+    const nc = await connect({ servers: nats.url, name, noAsyncTraces: true, timeout: 10_000 });
+    cleanup.push(() => nc.drain());
+    return nc;
+  };
+  const prefix = `peers${system.replace("-", "")}`;
+  const ceiling = await startCeiling(
+    await connectAs("bench-ceiling"),
+    prefix,
+    lockCeilingOptions(resolveConfig({ prefix }).dedupWindowMs, 1),
+  );
+  cleanup.push(() => ceiling.stop());
+  const load = await connectAs("bench-load");
+  return {
+    system,
+    server: { version: `nats-server ${nats.version}`, url: nats.url, settings: { sync_interval: syncAlways ? "always" : "default (2m)" } },
+    cpuSeconds: () => nats.cpuSeconds(),
+    pair: (names) => ceilingPair(load, prefix, names, settings.ttlMs),
+  };
+}
+
 /** One etcd member and a client holding one lease for the run (see peer-locks.ts). */
 async function startEtcdTarget(system: PeerSystem, noFsync: boolean, settings: PeerSettings, cleanup: Cleanup): Promise<Target> {
   const server: PeerServer = await startEtcd(noFsync);
@@ -166,6 +192,10 @@ function startTarget(system: PeerSystem, settings: PeerSettings, cleanup: Cleanu
       return startLeasehold(system, false, settings, cleanup);
     case "leasehold-sync":
       return startLeasehold(system, true, settings, cleanup);
+    case "ceiling":
+      return startNatsCeiling(system, false, settings, cleanup);
+    case "ceiling-sync":
+      return startNatsCeiling(system, true, settings, cleanup);
     case "etcd":
       return startEtcdTarget(system, false, settings, cleanup);
     case "etcd-nofsync":

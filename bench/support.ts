@@ -435,7 +435,7 @@ export interface CeilingOptions {
  * created like the event stream, and replies. Nothing a turn does is cheaper
  * than this, so leasehold's throughput over this is its efficiency.
  */
-async function startCeiling(nc: NatsConnection, prefix: string, options: CeilingOptions): Promise<Stoppable> {
+export async function startCeiling(nc: NatsConnection, prefix: string, options: CeilingOptions): Promise<Stoppable> {
   // The stream is created by the event log's own code, so it is configured exactly like the event stream.
   await JetStreamEventLog.open(nc, {
     stream: `${prefix.toUpperCase().replace(/[^A-Z0-9]/g, "_")}_CEILING`,
