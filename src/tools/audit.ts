@@ -39,7 +39,7 @@ import {
   type RouteState,
 } from "../projections/index.ts";
 import { queueAt } from "../projections/lock-queue.ts";
-import { actorOfSubject, StreamFold, type ActorRef } from "./stream-fold.ts";
+import { StreamFold, type ActorRef } from "./stream-fold.ts";
 import { cell } from "./table.ts";
 import { iso } from "./time.ts";
 import type { StreamSource } from "./stream-reader.ts";
@@ -196,10 +196,10 @@ export class Auditor {
     if (message.seq <= lastSeq) findings.push(["subject-sequence", `sequence ${message.seq} follows ${lastSeq} on ${message.subject}`]);
     this.lastSeqOf.set(message.subject, Math.max(lastSeq, message.seq));
 
-    const actor = actorOfSubject(this.fold.subjects, message.subject);
+    const actor = this.fold.actorOf(message.subject);
     // States are immutable: what the actor was before this message stays valid after the fold applies it.
     const before = actor === null ? undefined : this.fold.get(actor.kind, actor.id);
-    const { entry } = this.fold.apply(message);
+    const entry = this.fold.applyTo(message, actor);
     let atMs = message.time;
     if (actor === null) {
       findings.push(["envelope", `subject ${message.subject} is not ${this.fold.subjects.prefix}.events.<kind>.<token>`]);
