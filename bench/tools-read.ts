@@ -19,6 +19,8 @@
  * `<tmp>/leasehold-bench-tools-read`), so the stream (minutes to simulate and
  * write at 1,000,000 events) is written once and reused by later runs with
  * the same `--events`; `--rebuild` writes it again. `--reads` may add
+ * `raw-callback` (the tools' own read, `natsSource`, with nothing done per
+ * message: what is left when decoding and folding cost nothing), and
  * `replay-stream` and `audit-stream`: the per-message `readStream` path the
  * tools used before `natsSource`. The load average is recorded before every
  * read, since the figures are only comparable within one run.
@@ -34,7 +36,7 @@ import { auditSource, auditStream, foldSource, foldStream, natsSource } from "..
 import { simulateWorkload, WORKLOAD_SETTINGS } from "../test/tools/support/workload.ts";
 import { machineInfo, markdownTable, median, positiveInt, printJson, round, runBench, UsageError } from "./support.ts";
 
-const READS = ["raw", "replay", "audit", "replay-stream", "audit-stream"] as const;
+const READS = ["raw", "replay", "audit", "raw-callback", "replay-stream", "audit-stream"] as const;
 type Read = (typeof READS)[number];
 
 const progress = (line: string) => process.stderr.write(`${line}\n`);
@@ -151,6 +153,11 @@ async function main(): Promise<void> {
     };
     const runs: Record<Read, () => Promise<void>> = {
       raw,
+      "raw-callback": async () => {
+        let n = 0;
+        await natsSource(nc, subjects).read({}, () => void n++);
+        expectRead(n);
+      },
       replay: async () => expectRead((await foldSource(natsSource(nc, subjects), subjects)).fold.messages),
       audit: async () => {
         const summary = await auditSource(natsSource(nc, subjects), subjects, audit);
