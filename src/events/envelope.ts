@@ -10,6 +10,7 @@ import { proxyEventSchemas } from "./proxy-events.ts";
 import { hostEventSchemas } from "./host-events.ts";
 import { routeEventSchemas } from "./route-events.ts";
 import { instant } from "./fields.ts";
+import { compileSchema, type Accepts } from "./compiled-schemas.ts";
 
 /** One event as stored in the stream: `{type, v: 1, at, kind, id, requestId?, data}`. */
 export interface EventEnvelope<Type extends string = string, Data = unknown> {
@@ -68,7 +69,33 @@ const dataSchemas: Readonly<Record<string, z.ZodType>> = {
 
 const utf8 = new TextDecoder("utf-8", { fatal: true });
 
-/** Decodes and validates one stored message; never throws. */
+/** The envelope and every type's data schema compiled to plain predicates (null: that schema stays with zod). */
+const acceptsEnvelope = compileSchema(envelopeSchema);
+const acceptsData: ReadonlyMap<string, Accepts | null> = new Map(
+  Object.entries(dataSchemas).map(([type, schema]) => [type, compileSchema(schema)]),
+);
+
+/**
+ * The event in `json` when the compiled schemas accept it, as zod would
+ * return it (the envelope's keys in schema order, unknown ones dropped);
+ * null when they do not, and zod must judge. `data` is `json`'s own object
+ * rather than zod's copy of it: the same keys and values, in the same order.
+ */
+function acceptedEvent(json: unknown): EventEnvelope | null {
+  if (acceptsEnvelope === null || !acceptsEnvelope(json)) return null;
+  const env = json as EventEnvelope;
+  const accepts = acceptsData.get(env.type);
+  if (accepts === undefined) return null;
+  if (accepts === null ? !dataSchemas[env.type]!.safeParse(env.data).success : !accepts(env.data)) return null;
+  const { type, v, at, kind, id, requestId, data } = env;
+  return requestId === undefined ? { type, v, at, kind, id, data } : { type, v, at, kind, id, requestId, data };
+}
+
+/**
+ * Decodes and validates one stored message; never throws. Valid events take
+ * the compiled schemas' path; anything they do not accept is judged by zod
+ * ({@link decodeParsed}), so both accept and reject the same messages.
+ */
 export function decodeEvent(payload: Uint8Array, seq: number, msgId?: string): HistoryEntry {
   let json: unknown;
   try {
@@ -76,9 +103,16 @@ export function decodeEvent(payload: Uint8Array, seq: number, msgId?: string): H
   } catch (e) {
     return { seq, unparsable: true, reason: `not JSON: ${(e as Error).message}`, msgId };
   }
+  const event = acceptedEvent(json);
+  return event === null ? decodeParsed(json, seq, msgId) : { seq, event, msgId };
+}
+
+/** Validates a parsed message with the zod schemas alone (the reference {@link decodeEvent} agrees with); never throws. */
+export function decodeParsed(json: unknown, seq: number, msgId?: string): HistoryEntry {
   const env = envelopeSchema.safeParse(json);
   if (!env.success) return { seq, unparsable: true, reason: `bad envelope: ${z.prettifyError(env.error)}`, msgId };
-  const schema = dataSchemas[env.data.type];
+  // Own keys only: a type named like an Object.prototype member ("toString") is unknown, not a crash.
+  const schema = Object.hasOwn(dataSchemas, env.data.type) ? dataSchemas[env.data.type] : undefined;
   if (schema === undefined) return { seq, unparsable: true, reason: `unknown event type ${env.data.type}`, msgId };
   const data = schema.safeParse(env.data.data);
   if (!data.success) {

@@ -39,7 +39,7 @@ import {
   type RouteState,
 } from "../projections/index.ts";
 import { queueAt } from "../projections/lock-queue.ts";
-import { actorOfSubject, StreamFold, type ActorRef } from "./stream-fold.ts";
+import { StreamFold, type ActorRef } from "./stream-fold.ts";
 import { cell } from "./table.ts";
 import { iso } from "./time.ts";
 import type { StreamSource } from "./stream-reader.ts";
@@ -158,8 +158,8 @@ type Finding = readonly [AuditRule, string];
 /** Checks one message at a time; feed it the stream in order. */
 export class Auditor {
   readonly fold: StreamFold;
-  private readonly lastSeqOf = new Map<string, number>();
-  private readonly lastAtOf = new Map<string, number>();
+  /** Per subject: the highest sequence and the latest `at` (epoch ms; NaN before any event) seen on it. */
+  private readonly subjectMarks = new Map<string, { lastSeq: number; lastAtMs: number }>();
   /** Lease id -> proxy and expiry, for ids granted anywhere that may still resolve. */
   private readonly leaseIds = new Map<string, { proxy: string; expiresAtMs: number }>();
   private pruneIdsAt = 1024;
@@ -192,14 +192,17 @@ export class Auditor {
       this.reporting = (fromSeq !== undefined && message.seq >= fromSeq) || (fromTime !== undefined && message.time >= fromTime);
     }
     const findings: Finding[] = [];
-    const lastSeq = this.lastSeqOf.get(message.subject) ?? 0;
+    // One record per subject, updated in place: one map lookup per message.
+    let marks = this.subjectMarks.get(message.subject);
+    if (marks === undefined) this.subjectMarks.set(message.subject, (marks = { lastSeq: 0, lastAtMs: Number.NaN }));
+    const lastSeq = marks.lastSeq;
     if (message.seq <= lastSeq) findings.push(["subject-sequence", `sequence ${message.seq} follows ${lastSeq} on ${message.subject}`]);
-    this.lastSeqOf.set(message.subject, Math.max(lastSeq, message.seq));
+    marks.lastSeq = Math.max(lastSeq, message.seq);
 
-    const actor = actorOfSubject(this.fold.subjects, message.subject);
+    const actor = this.fold.actorOf(message.subject);
     // States are immutable: what the actor was before this message stays valid after the fold applies it.
     const before = actor === null ? undefined : this.fold.get(actor.kind, actor.id);
-    const { entry } = this.fold.apply(message);
+    const entry = this.fold.applyTo(message, actor);
     let atMs = message.time;
     if (actor === null) {
       findings.push(["envelope", `subject ${message.subject} is not ${this.fold.subjects.prefix}.events.<kind>.<token>`]);
@@ -213,11 +216,12 @@ export class Auditor {
       if (mismatch !== null) {
         findings.push(["envelope", mismatch]);
       } else {
-        const lastAt = this.lastAtOf.get(message.subject);
-        if (lastAt !== undefined && atMs < lastAt) {
+        const lastAt = marks.lastAtMs;
+        if (atMs < lastAt) {
           findings.push(["subject-at-decreases", `at ${event.at} is before ${iso(lastAt)}, the previous event's on this subject`]);
         }
-        this.lastAtOf.set(message.subject, Math.max(lastAt ?? atMs, atMs));
+        // NaN (nothing yet) never compares: the first event's instant is taken as it is.
+        marks.lastAtMs = atMs < lastAt ? lastAt : atMs;
         switch (actor.kind) {
           case "lock":
             if (isLockEvent(event)) this.checkLock(event, before as LockState, atMs, findings);
@@ -455,19 +459,19 @@ export class Auditor {
     findings: Finding[],
   ): void {
     const cap = this.fold.states.host.get(d.host)?.maxLeases ?? null;
-    const key = keyText(route, d.fp, d.model);
+    const key = () => keyText(route, d.fp, d.model);
     if (d.admission !== undefined) {
       const a = this.admissions.get(d.admission);
       this.admissions.delete(d.admission);
       if (a === undefined || a.host !== d.host || a.route !== route || a.fp !== d.fp || a.model !== d.model) {
         findings.push([
           "route-new-on-full-host",
-          `${key} placed on ${cell(d.host)} naming admission ${d.admission}, which is not that host's admission of this key`,
+          `${key()} placed on ${cell(d.host)} naming admission ${d.admission}, which is not that host's admission of this key`,
         ]);
       } else if (before.lastSeq !== a.routeSeq) {
         findings.push([
           "route-new-on-full-host",
-          `${key} placed on ${cell(d.host)} with admission ${d.admission} for the route's event after ${a.routeSeq}, but the route was at ${before.lastSeq}`,
+          `${key()} placed on ${cell(d.host)} with admission ${d.admission} for the route's event after ${a.routeSeq}, but the route was at ${before.lastSeq}`,
         ]);
       }
       return;
@@ -476,42 +480,42 @@ export class Auditor {
     if (cap !== null && active >= cap) {
       findings.push([
         "route-new-on-full-host",
-        `${key} newly placed on ${cell(d.host)}, which is full (${active} active leases, maxLeases ${cap})`,
+        `${key()} newly placed on ${cell(d.host)}, which is full (${active} active leases, maxLeases ${cap})`,
       ]);
     }
   }
 
   private checkRoute(event: RouteEvent, route: string, before: RouteState, findings: Finding[]): void {
     const hosts = this.fold.states.host;
-    const healthy = (h: string) => hosts.get(h)?.healthy === true;
-    const draining = (h: string) => hosts.get(h)?.draining === true;
     switch (event.type) {
       case "RouteLeasePlaced": {
         const d = event.data;
         const existing = before.leases.get(leaseKey(d.fp, d.model));
-        const key = keyText(route, d.fp, d.model);
+        // The key's text is built only for a finding: most placements have none.
+        const key = () => keyText(route, d.fp, d.model);
         if (existing !== undefined && d.from !== existing.host) {
           findings.push([
             "route-key-on-two-hosts",
-            `${key} placed on ${cell(d.host)} from ${JSON.stringify(d.from)} while its lease is on ${cell(existing.host)}`,
+            `${key()} placed on ${cell(d.host)} from ${JSON.stringify(d.from)} while its lease is on ${cell(existing.host)}`,
           ]);
         } else if (existing === undefined && d.from !== "") {
-          findings.push(["route-unknown-lease", `${key} placed from ${cell(d.from)}, but the key had no lease`]);
+          findings.push(["route-unknown-lease", `${key()} placed from ${cell(d.from)}, but the key had no lease`]);
         }
         // An operator's move: no health check, as the contract says.
         if (d.reason === "ctx") break;
-        if (!healthy(d.host)) {
-          const why = hosts.get(d.host)?.set === true ? "unhealthy" : "never set (unhealthy)";
+        const host = hosts.get(d.host);
+        if (host?.healthy !== true) {
+          const why = host?.set === true ? "unhealthy" : "never set (unhealthy)";
           findings.push([
             "route-placed-on-unhealthy-host",
-            `${key} placed (${d.reason}${d.reused ? ", inherited" : ""}) on ${cell(d.host)}, which is ${why}`,
+            `${key()} placed (${d.reason}${d.reused ? ", inherited" : ""}) on ${cell(d.host)}, which is ${why}`,
           ]);
         }
         if (before.pinned !== "" && d.host !== before.pinned) {
-          findings.push(["route-placed-off-pin", `${key} placed on ${cell(d.host)} while the route is pinned to ${cell(before.pinned)}`]);
+          findings.push(["route-placed-off-pin", `${key()} placed on ${cell(d.host)} while the route is pinned to ${cell(before.pinned)}`]);
         }
-        if (draining(d.host) && !d.reused && d.host !== before.pinned) {
-          findings.push(["route-new-on-draining-host", `${key} newly placed on ${cell(d.host)}, which is draining`]);
+        if (host?.draining === true && !d.reused && d.host !== before.pinned) {
+          findings.push(["route-new-on-draining-host", `${key()} newly placed on ${cell(d.host)}, which is draining`]);
         }
         // Chosen (not a pin, not inherited): capacity applies.
         if (!d.reused && before.pinned === "") this.checkCapacity(d, route, before, findings);

@@ -18,7 +18,7 @@ import {
   type RouteLeaseView,
 } from "../projections/index.ts";
 import { queueAt } from "../projections/lock-queue.ts";
-import { StreamFold, actorOfSubject } from "./stream-fold.ts";
+import { StreamFold } from "./stream-fold.ts";
 import type { StreamSource } from "./stream-reader.ts";
 import { cell, renderTable } from "./table.ts";
 import { formatDuration, iso } from "./time.ts";
@@ -131,9 +131,9 @@ export async function foldSource(
   const changed = noting ? new Set<string>() : undefined;
   await source.read({ toSeq: range.toSeq }, (m) => {
     if (toTime !== undefined && m.time > toTime) return false;
-    fold.apply(m);
+    const actor = fold.actorOf(m.subject);
+    fold.applyTo(m, actor);
     if (changed !== undefined && ((sinceSeq !== undefined && m.seq >= sinceSeq) || (sinceTime !== undefined && m.time >= sinceTime))) {
-      const actor = actorOfSubject(subjects, m.subject);
       if (actor !== null) changed.add(actorKey(actor.kind, actor.id));
     }
     onMessage?.(m);

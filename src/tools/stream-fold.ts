@@ -29,6 +29,9 @@ import {
   type RouteState,
 } from "../projections/index.ts";
 
+/** How many subjects' actors {@link StreamFold.actorOf} remembers at most. */
+const MAX_REMEMBERED_SUBJECTS = 100_000;
+
 /** Each kind's fold, as its actors use it. */
 export const KIND_FOLDS = {
   lock: { initialState: initialLockState, evolve: evolveLock },
@@ -89,6 +92,8 @@ export class StreamFold {
   /** How many messages were folded. */
   messages = 0;
 
+  private readonly actors = new Map<string, ActorRef | null>();
+
   constructor(readonly subjects: Subjects) {}
 
   /** The state of one actor (its initial state when it has no history). */
@@ -102,17 +107,39 @@ export class StreamFold {
     (this.states[kind] as Map<string, StateOf<K>>).set(id, state);
   }
 
+  /** The actor of a subject (null when it is not one leasehold writes), remembered: a stream has far fewer subjects than messages. */
+  actorOf(subject: string): ActorRef | null {
+    let actor = this.actors.get(subject);
+    if (actor === undefined) {
+      actor = actorOfSubject(this.subjects, subject);
+      // Bounded: a stream of mostly one-off subjects must not grow this without end.
+      if (this.actors.size >= MAX_REMEMBERED_SUBJECTS) this.actors.clear();
+      this.actors.set(subject, actor);
+    }
+    return actor;
+  }
+
   /** Decodes one message and folds it into its actor's state. */
   apply(message: StoredMessage): FoldedMessage {
-    const actor = actorOfSubject(this.subjects, message.subject);
+    const actor = this.actorOf(message.subject);
+    return { message, actor, entry: this.applyTo(message, actor) };
+  }
+
+  /**
+   * Decodes one message and folds it into the state of `actor` (its
+   * subject's, from {@link actorOf}); returns the decoded entry. The tools'
+   * per-message path: no object besides the entry and the new state.
+   */
+  applyTo(message: StoredMessage, actor: ActorRef | null): HistoryEntry {
     const entry = decodeEvent(message.payload, message.seq, message.msgId);
     if (actor !== null) {
-      const fold = KIND_FOLDS[actor.kind] as Pick<KindFold<unknown>, "evolve">;
-      this.set(actor.kind, actor.id, fold.evolve(this.get(actor.kind, actor.id), entry) as never);
+      const states = this.states[actor.kind] as Map<string, unknown>;
+      const fold = KIND_FOLDS[actor.kind] as Pick<KindFold<unknown>, "evolve" | "initialState">;
+      states.set(actor.id, fold.evolve(states.get(actor.id) ?? fold.initialState(actor.id), entry));
     }
     this.seq = message.seq;
     this.time = message.time;
     this.messages++;
-    return { message, actor, entry };
+    return entry;
   }
 }
