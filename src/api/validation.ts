@@ -56,11 +56,45 @@ export function parseBody(data: Uint8Array): { ok: true; value: Record<string, u
   return { ok: true, value: value as Record<string, unknown> };
 }
 
+/** Is `s` a valid non-empty identifier (what {@link requiredId} accepts)? */
+function isRequiredId(s: unknown): s is string {
+  return (
+    typeof s === "string" &&
+    s.length > 0 &&
+    s.isWellFormed() &&
+    (s.length * 3 <= MAX_ID_BYTES || Buffer.byteLength(s, "utf8") <= MAX_ID_BYTES)
+  );
+}
+
+/** Schemas with a fast path: it returns what the schema would for a valid body, or undefined for zod to say what is wrong. */
+const fastPaths = new WeakMap<z.ZodType, (body: Record<string, unknown>) => unknown>();
+
+/**
+ * Gives an object schema a fast path for its list of identifiers `key`
+ * (`route.acquire`'s candidates): a valid list is checked in one plain loop
+ * and the other fields by zod. zod's per-item checks of a 1,000-host list
+ * cost more than parsing the body; anything the loop does not accept goes
+ * through the whole schema, so a refusal says exactly what it said before.
+ */
+export function withIdListFastPath<S extends z.ZodObject>(schema: S, key: string): S {
+  const rest = schema.omit({ [key]: true } as never);
+  fastPaths.set(schema, (body) => {
+    const list = body[key];
+    if (!Array.isArray(list) || !list.every(isRequiredId)) return undefined;
+    const others = rest.safeParse(body);
+    // The body was parsed for this request alone, so its list is frozen in place (as zod's readonly() freezes its copy).
+    return others.success ? { ...others.data, [key]: Object.freeze(list) } : undefined;
+  });
+  return schema;
+}
+
 /** Validates a parsed body against a request schema. */
 export function validate<T>(
   schema: z.ZodType<T>,
   body: Record<string, unknown>,
 ): { ok: true; value: T } | { ok: false; rejection: Rejection } {
+  const fast = fastPaths.get(schema)?.(body);
+  if (fast !== undefined) return { ok: true, value: fast as T };
   const result = schema.safeParse(body);
   if (result.success) return { ok: true, value: result.data };
   const first = result.error.issues[0];
