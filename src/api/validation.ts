@@ -5,6 +5,7 @@
  */
 import { z } from "zod";
 import { badRequest, type Rejection } from "../contract/errors.ts";
+import { IdListTails } from "./id-list-tails.ts";
 
 /** Largest accepted request body, bytes. */
 export const MAX_BODY_BYTES = 64 * 1024;
@@ -66,6 +67,8 @@ function isRequiredId(s: unknown): s is string {
   );
 }
 
+/** Schemas whose identifier list is looked for at the end of the raw body (see {@link IdListTails}). */
+const listTails = new WeakMap<z.ZodType, IdListTails>();
 /** Schemas with a fast path: it returns what the schema would for a valid body, or undefined for zod to say what is wrong. */
 const fastPaths = new WeakMap<z.ZodType, (body: Record<string, unknown>) => unknown>();
 
@@ -78,6 +81,7 @@ const fastPaths = new WeakMap<z.ZodType, (body: Record<string, unknown>) => unkn
  */
 export function withIdListFastPath<S extends z.ZodObject>(schema: S, key: string): S {
   const rest = schema.omit({ [key]: true } as never);
+  listTails.set(schema, new IdListTails(key, rest));
   fastPaths.set(schema, (body) => {
     const list = body[key];
     if (!Array.isArray(list) || !list.every(isRequiredId)) return undefined;
@@ -104,6 +108,14 @@ export function validate<T>(
 
 /** Parses and validates a request body in one step: the request, or the refusal to send. */
 export function parseRequest<T>(schema: z.ZodType<T>, data: Uint8Array): { ok: true; value: T } | { ok: false; rejection: Rejection } {
+  const tails = listTails.get(schema);
+  if (tails !== undefined && data.length <= MAX_BODY_BYTES) {
+    const known = tails.match(data);
+    if (known !== undefined) return { ok: true, value: known as T };
+  }
   const body = parseBody(data);
-  return body.ok ? validate(schema, body.value) : body;
+  if (!body.ok) return body;
+  const request = validate(schema, body.value);
+  if (request.ok) tails?.learn(data, request.value);
+  return request;
 }

@@ -7,7 +7,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { routeRequests } from "../../src/api/route-requests.ts";
-import { optionalId, requestBase, requiredId, validate } from "../../src/api/validation.ts";
+import { optionalId, parseBody, parseRequest, requestBase, requiredId, validate } from "../../src/api/validation.ts";
 
 // The same schemas, built again so they carry no fast path: zod alone.
 const key = { route: requiredId, fp: optionalId, model: optionalId };
@@ -69,5 +69,85 @@ describe("identifier-list fast path", () => {
       candidates: [...candidates.slice(0, 500), "", ...candidates.slice(500)],
     });
     expect(bad).toEqual({ ok: false, rejection: expect.objectContaining({ message: "candidates.500: must not be empty" }) });
+  });
+});
+
+describe("known list tails", () => {
+  const fleet = Array.from({ length: 40 }, (_, i) => `h${i}`);
+  const lists = [
+    fleet,
+    fleet.slice(0, 33),
+    [...fleet].reverse(),
+    [...fleet.slice(1), ""],
+    [...fleet.slice(1), "\ud800"],
+    fleet.slice(0, 5),
+  ];
+  const heads = [
+    '{"route":"r1","fp":"c1","model":"m"',
+    '{"route":"r1","fp":"","model":"m","requestId":"q1"',
+    '{ "route" : "r1" , "fp":"c2","model":"m" ',
+    '\ufeff{"route":"r1","fp":"c1","model":"m"',
+    '{"route":"r1","fp":"c1","model":"m","candidates":["x"]',
+    '{"route":"","fp":"c1","model":"m"',
+    '{"route":"r1","fp":"c1"',
+    '{"route":"r1","fp":"c1","model":"m","extra":{"a":[1,2]}',
+    '{"route":"r1","fp":"c1","model":"m',
+    '{"x":{"route":"r1","fp":"c1","model":"m"',
+    '["r1"',
+    "{",
+    "",
+    '{"route":"r1","fp":"c1","model":"m",',
+  ];
+  const encoder = new TextEncoder();
+  /** The whole body through zod alone, as before known tails. */
+  const plain = (data: Uint8Array) => {
+    const b = parseBody(data);
+    return b.ok ? validate(plainAcquire as z.ZodType<unknown>, b.value) : b;
+  };
+
+  it("answers as parsing the whole body, whatever precedes a known list", () => {
+    fc.assert(
+      fc.property(
+        fc.array(
+          fc.record({
+            head: fc.constantFrom(...heads),
+            list: fc.constantFrom(...lists),
+            // Rare: a body that is not compact stops the learning for a while.
+            spaced: fc.constantFrom(false, false, false, false, false, false, false, false, false, true),
+            badByte: fc.boolean(),
+          }),
+          { minLength: 10, maxLength: 40 },
+        ),
+        (bodies) => {
+          for (const { head, list, spaced, badByte } of bodies) {
+            const tail = spaced ? `, "candidates": ${JSON.stringify(list, null, 1)}}` : `,"candidates":${JSON.stringify(list)}}`;
+            let data = encoder.encode(head + tail);
+            if (badByte && data.length > 3) {
+              data = data.slice();
+              data[1] = 0xff;
+            }
+            const fast = parseRequest(routeRequests.acquire as z.ZodType<unknown>, data);
+            const slow = plain(data);
+            expect(fast.ok).toBe(slow.ok);
+            if (fast.ok && slow.ok) expect(frozenCopy(fast.value)).toEqual(frozenCopy(slow.value));
+            else expect(fast).toEqual(slow);
+          }
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+
+  it("reuses the list parsed before for the same bytes", () => {
+    const body = (fp: string) => encoder.encode(JSON.stringify({ route: "r", fp, model: "m", candidates: fleet }));
+    // Enough bodies for the learning to resume after any non-compact body of the test above.
+    for (let i = 0; i < 70; i++) parseRequest(routeRequests.acquire, body(`warm${i}`));
+    const first = parseRequest(routeRequests.acquire, body("c1"));
+    const second = parseRequest(routeRequests.acquire, body("c2"));
+    expect(first.ok && second.ok).toBe(true);
+    if (!first.ok || !second.ok) return;
+    expect(second.value).toEqual({ route: "r", fp: "c2", model: "m", candidates: fleet });
+    expect(second.value.candidates).toBe(first.value.candidates);
+    expect(Object.isFrozen(second.value.candidates)).toBe(true);
   });
 });
