@@ -21,6 +21,7 @@
 import { type Decision, recorder, reject, replyOnly } from "../decision.ts";
 import type { RouteEvent } from "../../events/index.ts";
 import { leaseKey, sortedLeases, type RouteLease, type RouteState } from "../../projections/route.ts";
+import type { LoadedHost } from "../../projections/host-load-order.ts";
 import { leastLoadedChooser } from "./chooser.ts";
 import { SeenLists } from "./seen-lists.ts";
 import { touchEveryMs, type AcquireRoute, type AdmissionNeeded, type RouteCommand, type RouteSettings } from "./commands.ts";
@@ -172,7 +173,14 @@ function decideAcquire(state: RouteState, command: AcquireRoute, now: number, se
  * ties by the smallest name; undefined when none is open.
  */
 function leastLoadedOpen(command: AcquireRoute): string | undefined {
-  const { hosts, loads, full } = command;
+  const { hosts, loads, full, order, candidates } = command;
+  // A long list sent again (the same frozen array: see src/api/id-list-tails.ts) walks the load order instead.
+  if (order !== undefined && candidates.length >= REMEMBER_LISTS_FROM && Object.isFrozen(candidates)) {
+    let members = candidateSets.get(candidates);
+    if (members === undefined) candidateSets.set(candidates, (members = new Set(candidates)));
+    const walked = firstOpenInOrder(command, order, members);
+    if (walked !== TOO_FAR) return walked;
+  }
   let best: string | undefined;
   let bestLoad = Infinity;
   for (const h of command.candidates) {
@@ -186,6 +194,35 @@ function leastLoadedOpen(command: AcquireRoute): string | undefined {
     bestLoad = load;
   }
   return best;
+}
+
+/** Hosts of the load order a placement reads before looking at every candidate instead. */
+const MAX_WALK = 64;
+const TOO_FAR = Symbol("too far");
+/** Membership of frozen candidate lists (they are shared by the requests that send the same list). */
+const candidateSets = new WeakMap<readonly string[], ReadonlySet<string>>();
+
+/**
+ * The first open candidate in the load order (the least-loaded choice, as
+ * the order holds every host of the command's table), undefined when none
+ * is, or {@link TOO_FAR} after {@link MAX_WALK} hosts.
+ */
+function firstOpenInOrder(
+  command: AcquireRoute,
+  order: Iterable<LoadedHost>,
+  members: ReadonlySet<string>,
+): string | undefined | typeof TOO_FAR {
+  let walked = 0;
+  for (const { name } of order) {
+    if (++walked > MAX_WALK) return TOO_FAR;
+    if (!members.has(name)) continue;
+    const health = command.hosts.get(name);
+    if (health === undefined || !health.healthy || health.draining) continue;
+    const cap = health.maxLeases ?? null;
+    if (command.full?.has(name) === true || (cap !== null && (command.loads.get(name) ?? 0) >= cap)) continue;
+    return name;
+  }
+  return undefined;
 }
 
 /**
