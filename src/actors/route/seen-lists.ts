@@ -31,7 +31,8 @@ export class SeenLists {
   within(hosts: readonly string[]): WeakSet<ReadonlySet<string>> {
     let known = this.find(hosts);
     if (known === undefined) {
-      known = { hosts: [...hosts], within: new WeakSet() };
+      // A frozen list (as requests give, shared by those that send the same bytes) is kept as is; any other is copied.
+      known = { hosts: Object.isFrozen(hosts) ? hosts : [...hosts], within: new WeakSet() };
       this.recent.unshift(known);
       if (this.recent.length > this.capacity) this.recent.pop();
     }
