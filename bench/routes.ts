@@ -80,11 +80,11 @@ function parseSettings(): Settings {
  * One timed `acquire` per call, the body from `bodyOf` (a fresh conversation,
  * or the worker's own again); only successful requests are sampled.
  */
-function acquireOnce(nc: NatsConnection, subject: string, bodyOf: (worker: number) => unknown): WorkFn {
+function acquireOnce(nc: NatsConnection, subject: string, bodyOf: (worker: number) => Uint8Array): WorkFn {
   return async (worker, sample) => {
     const t0 = performance.now();
     try {
-      const reply = await nc.request(subject, json(bodyOf(worker)), { timeout: REQUEST_TIMEOUT_MS });
+      const reply = await nc.request(subject, bodyOf(worker), { timeout: REQUEST_TIMEOUT_MS });
       if (!succeeded(reply)) return 1;
       sample(performance.now() - t0);
       return 0;
@@ -94,26 +94,45 @@ function acquireOnce(nc: NatsConnection, subject: string, bodyOf: (worker: numbe
   };
 }
 
+const encoder = new TextEncoder();
+
+/**
+ * Request bodies `{route, fp, model, candidates}` with the candidate list
+ * encoded once: the load generator shares the process with the service and
+ * the ceiling, and stringifying 1,000 hosts per request would charge both
+ * for work no client needs to repeat. The bytes are those JSON.stringify
+ * gives for the whole object.
+ */
+function bodiesWith(candidates: readonly string[]): (fields: { route: string; fp: string; model: string }) => Uint8Array {
+  const tail = encoder.encode(`,"candidates":${JSON.stringify(candidates)}}`);
+  return (fields) => {
+    const head = encoder.encode(JSON.stringify(fields).slice(0, -1));
+    const body = new Uint8Array(head.length + tail.length);
+    body.set(head);
+    body.set(tail, head.length);
+    return body;
+  };
+}
+
 /** Reuse: every worker asks again for its own conversation (placed during warm-up). New placement: a new conversation every time. */
 function leaseholdRequest(nc: NatsConnection, prefix: string, path: Path, tag: string, candidates: readonly string[]): WorkFn {
   let n = 0;
-  return acquireOnce(nc, `${prefix}.v1.route.acquire`, (worker) => ({
-    route: `${tag}-w${worker}`,
-    fp: path === "reuse" ? "conversation" : `c${++n}`,
-    model: "m",
-    candidates,
-  }));
+  const bodyOf = bodiesWith(candidates);
+  // A reuse sends its worker's one body again and again.
+  const reused = new Map<number, Uint8Array>();
+  return acquireOnce(nc, `${prefix}.v1.route.acquire`, (worker) => {
+    if (path === "place") return bodyOf({ route: `${tag}-w${worker}`, fp: `c${++n}`, model: "m" });
+    let body = reused.get(worker);
+    if (body === undefined) reused.set(worker, (body = bodyOf({ route: `${tag}-w${worker}`, fp: "conversation", model: "m" })));
+    return body;
+  });
 }
 
 /** The ceiling: the same request body to a responder doing one JetStream publish per request. */
 function ceilingRequest(nc: NatsConnection, prefix: string, tag: string, candidates: readonly string[]): WorkFn {
   let n = 0;
-  return acquireOnce(nc, `${prefix}.ceiling.v1.acquire`, (worker) => ({
-    route: `${tag}-w${worker}`,
-    fp: `c${++n}`,
-    model: "m",
-    candidates,
-  }));
+  const bodyOf = bodiesWith(candidates);
+  return acquireOnce(nc, `${prefix}.ceiling.v1.acquire`, (worker) => bodyOf({ route: `${tag}-w${worker}`, fp: `c${++n}`, model: "m" }));
 }
 
 async function main(): Promise<void> {

@@ -6,7 +6,7 @@
  * alone. A developer's tool for before/after figures (docs/performance.md);
  * not part of `npm run bench`.
  *
- *   npx tsx bench/selection-micro.ts [--ms 3000] [--concurrency 64] [--only proxies|routes|rank]
+ *   npx tsx bench/selection-micro.ts [--ms 3000] [--concurrency 64] [--only proxies|routes|rank|place]
  */
 import { pino } from "pino";
 import { ActorRuntime, systemClock, type TurnResult } from "../src/actors/index.ts";
@@ -18,6 +18,11 @@ import type { KindContext, KindModule } from "../src/service/kind-module.ts";
 import { considerProxies, rankProxies } from "../src/actors/proxy/select.ts";
 import { ProxySelectionIndex } from "../src/projections/proxy-selection-index.ts";
 import { initialProxyState, type ProxyLease, type ProxyState } from "../src/projections/proxy.ts";
+import { leastLoadedChooser, type RouteChooser } from "../src/actors/route/chooser.ts";
+import type { AcquireRoute, RouteSettings } from "../src/actors/route/commands.ts";
+import { decideRoute } from "../src/actors/route/decide.ts";
+import { HostLoadOrder } from "../src/projections/host-load-order.ts";
+import { initialRouteState } from "../src/projections/route.ts";
 
 const args = process.argv.slice(2);
 const arg = (name: string, fallback: string): string => {
@@ -128,7 +133,57 @@ function rankingCost(n: number): { scanUs: number; indexUs: number } {
   return { scanUs, indexUs };
 }
 
+/**
+ * A new placement's decision alone (seen check and choosing), per acquisition, among `n` healthy
+ * candidates with loads 0-3: the general path (every candidate filtered, then chosen), the one-pass
+ * scan, and the walk of the load order; the candidate list is the frozen one a repeated body gives.
+ */
+function placementCost(n: number): { generalUs: number; scanUs: number; indexUs: number } {
+  const names = Array.from({ length: n }, (_, i) => `h${i}`);
+  const candidates = Object.freeze([...names]);
+  const hosts = new Map(names.map((h) => [h, { healthy: true, draining: false, maxLeases: null }]));
+  const loads = new Map(names.map((h, i) => [h, 1 + ((i * 7) % 3)]));
+  const order = new HostLoadOrder();
+  for (const h of names) order.set(h, loads.get(h)!);
+  let state = initialRouteState("r");
+  state = { ...state, seen: new Set(names) };
+  const command = (withOrder: boolean): AcquireRoute => ({
+    op: "acquire",
+    fp: "c",
+    model: "m",
+    candidates,
+    hosts,
+    loads,
+    recordReuse: false,
+    ...(withOrder ? { order } : {}),
+  });
+  const settings = (chooser: RouteChooser): RouteSettings => ({ routeIdleMs: 60_000, chooser });
+  const time = (settingsOf: RouteSettings, cmd: AcquireRoute): number => {
+    const rounds = Math.max(200, Math.floor(2_000_000 / n));
+    const now = Date.now();
+    for (let i = 0; i < rounds / 10; i++) decideRoute(state, cmd, now, settingsOf);
+    const t0 = performance.now();
+    for (let i = 0; i < rounds; i++) decideRoute(state, cmd, now, settingsOf);
+    return ((performance.now() - t0) * 1000) / rounds;
+  };
+  return {
+    // The same chooser under another identity takes the general path.
+    generalUs: time(settings({ ...leastLoadedChooser }), command(false)),
+    scanUs: time(settings(leastLoadedChooser), command(false)),
+    indexUs: time(settings(leastLoadedChooser), command(true)),
+  };
+}
+
 const round = (x: number) => Math.round(x);
+if (only === "place") {
+  for (const n of [8, 1000, 10_000]) {
+    const { generalUs, scanUs, indexUs } = placementCost(n);
+    console.log(
+      `placing among ${n} hosts: general path ${generalUs.toFixed(2)} us, one pass ${scanUs.toFixed(2)} us, load order ${indexUs.toFixed(2)} us`,
+    );
+  }
+  process.exit(0);
+}
 if (only === "rank") {
   for (const n of [10, 1000, 10_000]) {
     const { scanUs, indexUs } = rankingCost(n);

@@ -1,14 +1,14 @@
 /** Request schemas of the route endpoints (docs/protocol.md, Routes). */
 import { z } from "zod";
-import { optionalId, requestBase, requiredId } from "./validation.ts";
+import { optionalId, requestBase, requiredId, withIdListFastPath } from "./validation.ts";
 
 const key = { route: requiredId, fp: optionalId, model: optionalId };
 
 /** `route.<op>` request schemas, by op. */
 export const routeRequests = {
-  acquire: requestBase.extend({ ...key, candidates: z.array(requiredId).readonly() }),
+  acquire: withIdListFastPath(requestBase.extend({ ...key, candidates: z.array(requiredId).readonly() }), "candidates"),
   move: requestBase.extend({ ...key, host: requiredId }),
-  candidates: requestBase.extend({ route: requiredId, hosts: z.array(requiredId).readonly() }),
+  candidates: withIdListFastPath(requestBase.extend({ route: requiredId, hosts: z.array(requiredId).readonly() }), "hosts"),
   pin: requestBase.extend({ route: requiredId, host: requiredId }),
   unpin: requestBase.extend({ route: requiredId }),
   release: requestBase.extend({ route: requiredId }),

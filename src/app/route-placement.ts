@@ -44,6 +44,8 @@ const MAX_CAPACITY_ROUNDS = 8;
 export class RoutePlacement {
   private readonly order = new KeyedSequencer();
   private readonly admissions: HostAdmissions;
+  /** The host table last included in the route table's load order. */
+  private ordered: ReadonlyMap<string, unknown> | undefined;
 
   constructor(
     private readonly runtime: ActorRuntime,
@@ -102,15 +104,22 @@ export class RoutePlacement {
     let admission: GrantedAdmission | undefined;
     let refreshed = false;
     for (let round = 0; ; round++) {
+      const hosts = this.hosts.snapshot();
+      if (hosts !== this.ordered) {
+        // The order must hold every host the command's table knows (a new table: a host event, rare).
+        this.routes.includeHosts(hosts.keys());
+        this.ordered = hosts;
+      }
       const command: AcquireRoute = {
         op: "acquire",
         fp: request.fp,
         model: request.model,
         candidates: request.candidates,
-        hosts: this.hosts.snapshot(),
+        hosts,
         // The table's own map, read when the actor decides (no copy per request); hosts without leases are absent (0).
         // Every chooser reads it for capacity (a capped host at its cap is skipped); only least-loaded orders by it.
         loads: this.routes.activeByHost(),
+        order: this.routes.loadOrder,
         recordReuse: arrival.requestId !== undefined,
         ...(full.size === 0 ? {} : { full: new Set(full) }),
         ...(admission === undefined ? {} : { admission }),

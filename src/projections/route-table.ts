@@ -6,6 +6,7 @@
 import type { HistoryEntry } from "../events/index.ts";
 import { isRouteEvent, isUnparsable } from "../events/index.ts";
 import type { KindProjection } from "./kind-projection.ts";
+import { HostLoadOrder } from "./host-load-order.ts";
 import { ProjectedReadModel } from "./read-model.ts";
 import { leaseKey, type RouteLease, type RouteState } from "./route.ts";
 
@@ -13,6 +14,8 @@ import { leaseKey, type RouteLease, type RouteState } from "./route.ts";
 export class RouteTable extends ProjectedReadModel<RouteState> {
   private readonly leasesOf = new Map<string, ReadonlyMap<string, RouteLease>>();
   private readonly active = new Map<string, number>();
+  /** Hosts by (active leases, name), kept with `active`: the least-loaded chooser's order. */
+  readonly loadOrder = new HostLoadOrder();
 
   constructor(projection: KindProjection<RouteState>) {
     super(projection);
@@ -20,6 +23,8 @@ export class RouteTable extends ProjectedReadModel<RouteState> {
     projection.onRestore(() => {
       this.leasesOf.clear();
       this.active.clear();
+      // Every host keeps its place, at load 0 until the leases below count again.
+      for (const { name } of [...this.loadOrder]) this.loadOrder.set(name, 0);
       for (const [id, state] of projection.entries()) {
         this.leasesOf.set(id, state.leases);
         for (const lease of state.leases.values()) this.add(lease.host, 1);
@@ -40,6 +45,11 @@ export class RouteTable extends ProjectedReadModel<RouteState> {
   /** Active leases on `host`, all routes together. */
   activeOn(host: string): number {
     return this.active.get(host) ?? 0;
+  }
+
+  /** Includes `hosts` in {@link RouteTable.loadOrder} (at their current load) where they are not yet. */
+  includeHosts(hosts: Iterable<string>): void {
+    for (const host of hosts) this.loadOrder.include(host, this.activeOn(host));
   }
 
   /** Active leases per host, hosts with none absent. */
@@ -65,6 +75,7 @@ export class RouteTable extends ProjectedReadModel<RouteState> {
     const n = (this.active.get(host) ?? 0) + delta;
     if (n === 0) this.active.delete(host);
     else this.active.set(host, n);
+    this.loadOrder.set(host, n);
   }
 }
 

@@ -4,6 +4,7 @@
  * carried in the command, so the decider stays pure and replayable.
  */
 import type { HostHealth } from "../../projections/host.ts";
+import type { LoadedHost } from "../../projections/host-load-order.ts";
 import type { RouteChooser } from "./chooser.ts";
 
 /** Place `(fp, model)` or reuse its lease, in the seed's order: pin, lease, inherit, choose. */
@@ -16,6 +17,13 @@ export interface AcquireRoute {
   readonly hosts: ReadonlyMap<string, HostHealth>;
   /** Active leases per host, all routes (read only by a chooser that needs loads). */
   readonly loads: ReadonlyMap<string, number>;
+  /**
+   * Hosts in the least-loaded order by `loads` (fewest, then smallest name),
+   * holding at least every host of `hosts`, read when the actor decides:
+   * the default chooser reads the first few instead of every candidate.
+   * Optional: without it, it looks at every candidate.
+   */
+  readonly order?: Iterable<LoadedHost>;
   /**
    * Record even a reuse whose last use is recent (the request carries a
    * `requestId`): a repeat must get the same answer, which only a recorded

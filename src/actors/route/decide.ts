@@ -21,6 +21,9 @@
 import { type Decision, recorder, reject, replyOnly } from "../decision.ts";
 import type { RouteEvent } from "../../events/index.ts";
 import { leaseKey, sortedLeases, type RouteLease, type RouteState } from "../../projections/route.ts";
+import type { LoadedHost } from "../../projections/host-load-order.ts";
+import { leastLoadedChooser } from "./chooser.ts";
+import { SeenLists } from "./seen-lists.ts";
 import { touchEveryMs, type AcquireRoute, type AdmissionNeeded, type RouteCommand, type RouteSettings } from "./commands.ts";
 
 const record = recorder<RouteEvent>();
@@ -121,13 +124,23 @@ function decideAcquire(state: RouteState, command: AcquireRoute, now: number, se
   }
 
   // 4. Choose among healthy, non-draining candidates that are not full.
+  const granted = command.admission;
+  if (granted === undefined && settings.chooser === leastLoadedChooser) {
+    // The default chooser in one pass over the candidates; the general path below answers the same, with more lookups.
+    const host = leastLoadedOpen(command);
+    if (host !== undefined) {
+      if ((command.hosts.get(host)?.maxLeases ?? null) === null) return placed(host, from, false);
+      const needed: AdmissionNeeded = { admit: host, routeSeq: state.lastSeq };
+      return replyOnly(needed);
+    }
+    // None open: the general path says whether every eligible candidate is full.
+  }
   // A candidate given twice is harmless to either chooser (same load, same score), so no dedup here.
   const eligible: string[] = [];
   for (const h of command.candidates) {
     const health = command.hosts.get(h);
     if (health !== undefined && health.healthy && !health.draining) eligible.push(h);
   }
-  const granted = command.admission;
   // An admission is valid only as the route's very next event: a later one could overlap another admitter's count.
   if (granted !== undefined && granted.routeSeq === state.lastSeq && eligible.includes(granted.host)) {
     return placed(granted.host, from, false, granted.seq);
@@ -155,6 +168,64 @@ function decideAcquire(state: RouteState, command: AcquireRoute, now: number, se
 }
 
 /**
+ * What {@link leastLoadedChooser} picks among the command's open candidates
+ * (healthy, non-draining, not full), in one pass: the fewest active leases,
+ * ties by the smallest name; undefined when none is open.
+ */
+function leastLoadedOpen(command: AcquireRoute): string | undefined {
+  const { hosts, loads, full, order, candidates } = command;
+  // A long list sent again (the same frozen array: see src/api/id-list-tails.ts) walks the load order instead.
+  if (order !== undefined && candidates.length >= REMEMBER_LISTS_FROM && Object.isFrozen(candidates)) {
+    let members = candidateSets.get(candidates);
+    if (members === undefined) candidateSets.set(candidates, (members = new Set(candidates)));
+    const walked = firstOpenInOrder(command, order, members);
+    if (walked !== TOO_FAR) return walked;
+  }
+  let best: string | undefined;
+  let bestLoad = Infinity;
+  for (const h of command.candidates) {
+    const health = hosts.get(h);
+    if (health === undefined || !health.healthy || health.draining) continue;
+    const load = loads.get(h) ?? 0;
+    if (load > bestLoad || (load === bestLoad && !(best !== undefined && h < best))) continue;
+    const cap = health.maxLeases ?? null;
+    if (full?.has(h) === true || (cap !== null && load >= cap)) continue;
+    best = h;
+    bestLoad = load;
+  }
+  return best;
+}
+
+/** Hosts of the load order a placement reads before looking at every candidate instead. */
+const MAX_WALK = 64;
+const TOO_FAR = Symbol("too far");
+/** Membership of frozen candidate lists (they are shared by the requests that send the same list). */
+const candidateSets = new WeakMap<readonly string[], ReadonlySet<string>>();
+
+/**
+ * The first open candidate in the load order (the least-loaded choice, as
+ * the order holds every host of the command's table), undefined when none
+ * is, or {@link TOO_FAR} after {@link MAX_WALK} hosts.
+ */
+function firstOpenInOrder(
+  command: AcquireRoute,
+  order: Iterable<LoadedHost>,
+  members: ReadonlySet<string>,
+): string | undefined | typeof TOO_FAR {
+  let walked = 0;
+  for (const { name } of order) {
+    if (++walked > MAX_WALK) return TOO_FAR;
+    if (!members.has(name)) continue;
+    const health = command.hosts.get(name);
+    if (health === undefined || !health.healthy || health.draining) continue;
+    const cap = health.maxLeases ?? null;
+    if (command.full?.has(name) === true || (cap !== null && (command.loads.get(name) ?? 0) >= cap)) continue;
+    return name;
+  }
+  return undefined;
+}
+
+/**
  * A reuse answers `{host, reused: true}`. It records the last use only when
  * the recorded one is at least `routeIdleMs / 100` old, or when the command
  * has to record something anyway (new candidates, a requestId), so a hot
@@ -174,11 +245,22 @@ function reuse(
   return replyOnly({ host, reused: true });
 }
 
+/** Lists at least this long have their seen check remembered (shorter ones cost less to check than to look up). */
+const REMEMBER_LISTS_FROM = 32;
+/** Long candidate lists known to lie within seen sets (a memo: the same answers, fewer lookups). */
+const seenLists = new SeenLists();
+
 /** The hosts of `hosts` not yet in the route's seen set, each once, in order (no allocation when all were seen: the usual case). */
 function newlySeen(state: RouteState, hosts: readonly string[]): string[] {
+  const known = hosts.length >= REMEMBER_LISTS_FROM ? seenLists.within(hosts) : undefined;
+  if (known?.has(state.seen) === true) return [];
   let fresh: Set<string> | undefined;
   for (const h of hosts) if (!state.seen.has(h)) (fresh ??= new Set()).add(h);
-  return fresh === undefined ? [] : [...fresh];
+  if (fresh === undefined) {
+    known?.add(state.seen);
+    return [];
+  }
+  return [...fresh];
 }
 
 function seenField(seen: readonly string[]): { seen?: string[] } {
