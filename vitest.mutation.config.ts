@@ -13,6 +13,7 @@ export default defineConfig({
       "test/proxies/cooldown-backoff.unit.test.ts",
       "test/proxies/proxy-selection.unit.test.ts",
       "test/proxies/proxy-read-model.unit.test.ts",
+      "test/proxies/proxy-fold.unit.test.ts",
       "test/proxies/proxy-selection-index.sim.test.ts",
       "test/routes/decide-route.unit.test.ts",
       "test/routes/decide-host.unit.test.ts",
