@@ -26,6 +26,7 @@ export default defineConfig({
       "test/events/subject-token.unit.test.ts",
       "test/mutation/**/*.unit.test.ts",
     ],
+    setupFiles: ["test/mutation/fast-check-setup.ts"],
     testTimeout: 120_000,
   },
 });
