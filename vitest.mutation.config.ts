@@ -23,6 +23,7 @@ export default defineConfig({
       "test/tools/audit-rules.unit.test.ts",
       "test/tools/stream-bounds.unit.test.ts",
       "test/tools/audit-report.unit.test.ts",
+      "test/tools/audit-details.unit.test.ts",
       "test/events/subject-token.unit.test.ts",
       "test/mutation/**/*.unit.test.ts",
     ],
