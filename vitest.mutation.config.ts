@@ -9,6 +9,8 @@ export default defineConfig({
     include: [
       "test/locks/decide-lock.unit.test.ts",
       "test/locks/lock-fold-corruption.unit.test.ts",
+      "test/locks/lock-queue.unit.test.ts",
+      "test/locks/lock-queue-model.sim.test.ts",
       "test/proxies/decide-proxy.unit.test.ts",
       "test/proxies/cooldown-backoff.unit.test.ts",
       "test/proxies/proxy-selection.unit.test.ts",
@@ -17,6 +19,8 @@ export default defineConfig({
       "test/proxies/proxy-selection-index.sim.test.ts",
       "test/routes/decide-route.unit.test.ts",
       "test/routes/decide-host.unit.test.ts",
+      "test/routes/host-capacity.unit.test.ts",
+      "test/routes/host-admission-lapse.unit.test.ts",
       "test/routes/chooser.unit.test.ts",
       "test/routes/route-projection.unit.test.ts",
       "test/routes/route-module.unit.test.ts",
