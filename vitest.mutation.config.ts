@@ -23,6 +23,7 @@ export default defineConfig({
       "test/routes/host-admission-lapse.unit.test.ts",
       "test/routes/chooser.unit.test.ts",
       "test/routes/route-projection.unit.test.ts",
+      "test/routes/route-fold-seen.unit.test.ts",
       "test/routes/route-module.unit.test.ts",
       "test/tools/audit-rules.unit.test.ts",
       "test/tools/stream-bounds.unit.test.ts",
