@@ -17,6 +17,7 @@ export default defineConfig({
       "test/proxies/proxy-read-model.unit.test.ts",
       "test/proxies/proxy-fold.unit.test.ts",
       "test/proxies/proxy-selection-index.sim.test.ts",
+      "test/proxies/proxy-selection-index.unit.test.ts",
       "test/routes/decide-route.unit.test.ts",
       "test/routes/decide-host.unit.test.ts",
       "test/routes/host-capacity.unit.test.ts",
