@@ -103,5 +103,9 @@ describe("the wait queue", () => {
     lock
       .when({ op: "acquire", owner: "w1", waitMs: 5 * S, requestId: "r2" }, T0 + 2 * S)
       .thenRecords("LockWaiterQueued", { owner: "w1", until: iso(T0 + 7 * S), claimWindowMs: WINDOW });
+    // Nor has another owner's request that happens to carry the same requestId.
+    lock
+      .when({ op: "acquire", owner: "w2", waitMs: 5 * S, requestId: "r1" }, T0 + 2 * S)
+      .thenRecords("LockWaiterQueued", { owner: "w2", until: iso(T0 + 7 * S), claimWindowMs: WINDOW });
   });
 });

@@ -53,6 +53,13 @@ describe("ProxySelectionIndex boundaries", () => {
     }
   });
 
+  it("counts an unfolded grant until, not at, its expiry", () => {
+    const index = indexOf(registered(1));
+    index.addUnfolded("p", "u", T + 10);
+    expect(index.rank({}, "", T + 9, 5)).toEqual(full);
+    expect(index.rank({}, "", T + 10, 5)).toEqual(open);
+  });
+
   it("opens a proxy when its global cooldown ends before any lease expires", () => {
     const state: ProxyState = {
       ...registered(2),
