@@ -108,4 +108,29 @@ describe("the wait queue", () => {
       .when({ op: "acquire", owner: "w2", waitMs: 5 * S, requestId: "r1" }, T0 + 2 * S)
       .thenRecords("LockWaiterQueued", { owner: "w2", until: iso(T0 + 7 * S), claimWindowMs: WINDOW });
   });
+
+  it("a retry by requestId of the head in its claim window takes the lock; a retry of the place behind it keeps waiting", () => {
+    const withRequestId = (entry: HistoryEntry, requestId: string) =>
+      ({ ...entry, event: { ...(entry as { event: object }).event, requestId } }) as HistoryEntry;
+    const lock = givenLock(
+      [
+        acquired(1, { owner: "holder", generation: 1, ttlMs: 10 * S }),
+        withRequestId(queued(2, "w1", T0 + S, T0 + 60 * S), "r1"),
+        withRequestId(queued(3, "w2", T0 + 2 * S, T0 + 60 * S), "r2"),
+        released(4, { owner: "holder", generation: 1, at: T0 + 5 * S }),
+      ],
+      SETTINGS,
+    );
+    lock.when({ op: "acquire", owner: "w1", waitMs: 5 * S, requestId: "r1" }, T0 + 5 * S + 500).thenRecords("LockAcquired", {
+      owner: "w1",
+      generation: 2,
+      ttlMs: 5 * S,
+      expiresAt: iso(T0 + 10 * S + 500),
+      previousOwner: "",
+      waiterSeq: 2,
+    });
+    lock
+      .when({ op: "acquire", owner: "w2", waitMs: 5 * S, requestId: "r2" }, T0 + 5 * S + 500)
+      .thenReplies({ waiting: { place: 3, untilMs: T0 + 60 * S } });
+  });
 });
