@@ -60,6 +60,24 @@ describe("ProxySelectionIndex boundaries", () => {
     expect(index.rank({}, "", T + 10, 5)).toEqual(open);
   });
 
+  it("moves a proxy's next boundary earlier when a grant that ends sooner arrives", () => {
+    const index = indexOf({ ...registered(2), leases: new Map([lease("l", T + 40)]) });
+    expect(index.rank({}, "", T, 5)).toEqual(open);
+    index.addUnfolded("p", "u", T + 10);
+    expect(index.rank({}, "", T + 9, 5)).toEqual(full);
+    expect(index.rank({}, "", T + 10, 5)).toEqual(open);
+  });
+
+  it("answers from the new states after they were replaced wholesale and the index invalidated", () => {
+    let state = registered(1);
+    const index = new ProxySelectionIndex({ stateOf: () => state, states: () => [state] });
+    expect(index.rank({}, "", T, 5)).toEqual(open);
+    // A snapshot loaded: every state replaced, no refresh per proxy.
+    state = { ...registered(1), leases: new Map([lease("l", T + 40)]) };
+    index.invalidate();
+    expect(index.rank({}, "", T + 1, 5)).toEqual(full);
+  });
+
   it("opens a proxy when its global cooldown ends before any lease expires", () => {
     const state: ProxyState = {
       ...registered(2),
