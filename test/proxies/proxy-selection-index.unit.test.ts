@@ -78,6 +78,17 @@ describe("ProxySelectionIndex boundaries", () => {
     expect(index.rank({}, "", T + 1, 5)).toEqual(full);
   });
 
+  it("skips a proxy for a target until, not at, the end of its cooldown for that target", () => {
+    const state: ProxyState = {
+      ...registered(2),
+      cooldowns: new Map([["x", { untilAt: new Date(T + 10).toISOString(), untilMs: T + 10, streak: 1 }]]),
+    };
+    const index = indexOf(state);
+    expect(index.rank({}, "x", T + 9, 5)).toEqual({ stats: { considered: 1, unhealthy: 0, inCooldown: 1, atCapacity: 0 }, eligible: [] });
+    expect(index.rank({}, "y", T + 9, 5)).toEqual(open);
+    expect(index.rank({}, "x", T + 10, 5)).toEqual(open);
+  });
+
   it("opens a proxy when its global cooldown ends before any lease expires", () => {
     const state: ProxyState = {
       ...registered(2),
