@@ -133,4 +133,14 @@ describe("the wait queue", () => {
       .when({ op: "acquire", owner: "w2", waitMs: 5 * S, requestId: "r2" }, T0 + 5 * S + 500)
       .thenReplies({ waiting: { place: 3, untilMs: T0 + 60 * S } });
   });
+
+  it("says in LEASE_EXISTS when the lock is held by the head waiter's claim window rather than by a lease", () => {
+    const messageAt = (history: HistoryEntry[], now: number) => {
+      const { decision } = givenLock(history, SETTINGS).when({ op: "acquire", owner: "late" }, now);
+      return decision.outcome === "reject" ? decision.rejection.message : decision.outcome;
+    };
+    const freed = [...HELD_WITH_TWO_WAITERS, released(4, { owner: "holder", generation: 1, at: T0 + 5 * S })];
+    expect(messageAt(freed, T0 + 5 * S + 500)).toMatch(/ is held by w1 until .* \(its claim window\)$/);
+    expect(messageAt(HELD_WITH_TWO_WAITERS, T0 + 4 * S)).toMatch(/ is held by holder until [^(]*$/);
+  });
 });

@@ -89,6 +89,15 @@ describe("ProxySelectionIndex boundaries", () => {
     expect(index.rank({}, "x", T + 10, 5)).toEqual(open);
   });
 
+  it("prunes unfolded grants only up to the earlier of now and the instant it was evaluated at (a clock that went back)", () => {
+    const index = indexOf(registered(1));
+    index.addUnfolded("p", "u", T + 15);
+    expect(index.rank({}, "", T, 5)).toEqual(full);
+    expect(index.rank({}, "", T + 20, 5)).toEqual(open);
+    index.prune(T + 10);
+    expect(index.rank({}, "", T + 10, 5)).toEqual(full);
+  });
+
   it("opens a proxy when its global cooldown ends before any lease expires", () => {
     const state: ProxyState = {
       ...registered(2),
