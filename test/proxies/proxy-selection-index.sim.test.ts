@@ -202,6 +202,8 @@ describe("ProxySelectionIndex", () => {
     for (let i = 64; i < 80; i++) expect(index.rank({ k: String(i) }, "", 1000, 5)).toEqual(one(`p${i}`));
     expect(index.sizes.views).toBe(65);
     expect(index.rank({ all: "1" }, "", 1000, 2).eligible).toEqual(["p00", "p01"]);
+    // The view without labels is never the one dropped.
+    expect(index.rank({}, "", 1000, 1).stats.considered).toBe(80);
     expect(index.rank({ k: "1" }, "", 1000, 5)).toEqual(one("p01"));
     expect(index.sizes.views).toBe(65);
     expect(index.sizes.proxies).toBe(80);
