@@ -345,6 +345,19 @@ describe("CORRUPT", () => {
     }
   });
 
+  it("says why, for the operator who must reset: the lease's end and the ceiling, or the fold's reason", () => {
+    const messageOf = (history: HistoryEntry[]) => {
+      const { decision } = givenLock(history).when({ op: "get" }, T0 + S);
+      return decision.outcome === "reject" ? decision.rejection.message : decision.outcome;
+    };
+    expect(messageOf([acquired(1, { owner: "alice", generation: 1, ttlMs: 3_600 * S })])).toBe(
+      `lock ${LOCK} refuses its history: its lease expires at ${iso(T0 + 3_600 * S)}, more than maxTtlMs (30000) after now; an operator must reset it`,
+    );
+    expect(messageOf([unparsable(1, "not JSON")])).toBe(
+      `lock ${LOCK} refuses its history: event at sequence 1 does not parse (not JSON); an operator must reset it`,
+    );
+  });
+
   it("comes before LEASE_EXISTS", () => {
     givenLock([acquired(1, { owner: "alice", generation: 1 }), unparsable(2)])
       .when({ op: "acquire", owner: "bob" }, T0 + S)

@@ -8,7 +8,7 @@
 import { describe, expect, it } from "vitest";
 import { queueAt, nextQueueChangeAt } from "../../src/projections/lock-queue.ts";
 import type { HistoryEntry } from "../../src/events/index.ts";
-import { acquired, givenLock, iso, lockEvent, released, renewed, T0 } from "../support/given-lock.ts";
+import { acquired, givenLock, iso, LOCK, lockEvent, released, renewed, T0 } from "../support/given-lock.ts";
 
 const S = 1000;
 const WINDOW = 1000;
@@ -103,5 +103,44 @@ describe("the wait queue", () => {
     lock
       .when({ op: "acquire", owner: "w1", waitMs: 5 * S, requestId: "r2" }, T0 + 2 * S)
       .thenRecords("LockWaiterQueued", { owner: "w1", until: iso(T0 + 7 * S), claimWindowMs: WINDOW });
+    // Nor has another owner's request that happens to carry the same requestId.
+    lock
+      .when({ op: "acquire", owner: "w2", waitMs: 5 * S, requestId: "r1" }, T0 + 2 * S)
+      .thenRecords("LockWaiterQueued", { owner: "w2", until: iso(T0 + 7 * S), claimWindowMs: WINDOW });
+  });
+
+  it("a retry by requestId of the head in its claim window takes the lock; a retry of the place behind it keeps waiting", () => {
+    const withRequestId = (entry: HistoryEntry, requestId: string) =>
+      ({ ...entry, event: { ...(entry as { event: object }).event, requestId } }) as HistoryEntry;
+    const lock = givenLock(
+      [
+        acquired(1, { owner: "holder", generation: 1, ttlMs: 10 * S }),
+        withRequestId(queued(2, "w1", T0 + S, T0 + 60 * S), "r1"),
+        withRequestId(queued(3, "w2", T0 + 2 * S, T0 + 60 * S), "r2"),
+        released(4, { owner: "holder", generation: 1, at: T0 + 5 * S }),
+      ],
+      SETTINGS,
+    );
+    lock.when({ op: "acquire", owner: "w1", waitMs: 5 * S, requestId: "r1" }, T0 + 5 * S + 500).thenRecords("LockAcquired", {
+      owner: "w1",
+      generation: 2,
+      ttlMs: 5 * S,
+      expiresAt: iso(T0 + 10 * S + 500),
+      previousOwner: "",
+      waiterSeq: 2,
+    });
+    lock
+      .when({ op: "acquire", owner: "w2", waitMs: 5 * S, requestId: "r2" }, T0 + 5 * S + 500)
+      .thenReplies({ waiting: { place: 3, untilMs: T0 + 60 * S } });
+  });
+
+  it("says in LEASE_EXISTS when the lock is held by the head waiter's claim window rather than by a lease", () => {
+    const messageAt = (history: HistoryEntry[], now: number) => {
+      const { decision } = givenLock(history, SETTINGS).when({ op: "acquire", owner: "late" }, now);
+      return decision.outcome === "reject" ? decision.rejection.message : decision.outcome;
+    };
+    const freed = [...HELD_WITH_TWO_WAITERS, released(4, { owner: "holder", generation: 1, at: T0 + 5 * S })];
+    expect(messageAt(freed, T0 + 5 * S + 500)).toMatch(/ is held by w1 until .* \(its claim window\)$/);
+    expect(messageAt(HELD_WITH_TWO_WAITERS, T0 + 4 * S)).toBe(`lock ${LOCK} is held by holder until ${iso(T0 + 10 * S)}`);
   });
 });

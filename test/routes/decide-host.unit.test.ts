@@ -45,6 +45,21 @@ describe("decideHost", () => {
       }
     }
   });
+
+  it("records a change of the cap alone: set, lifted, or changed", () => {
+    for (const [from, to] of [
+      [null, 3],
+      [3, null],
+      [3, 4],
+    ] as const) {
+      const state: HostState = { host: "h", set: true, healthy: true, draining: false, maxLeases: from, admissions: [] };
+      expect(decideHost(state, { op: "set", healthy: true, draining: false, maxLeases: to })).toEqual({
+        outcome: "append",
+        type: "HostStateSet",
+        data: { healthy: true, draining: false, maxLeases: to },
+      });
+    }
+  });
 });
 
 describe("evolveHost", () => {

@@ -1,0 +1,263 @@
+/**
+ * The audit's finer cases, beyond one crafted history per rule
+ * (audit-rules.unit.test.ts): a placement that names a host admission (the
+ * admission must be that host's, for that key, and used in its place), leases
+ * that move between hosts counted on the right one, the exact edges of each
+ * time rule (retention, maxTtlMs, expiry), a lease re-granted under its own
+ * id, sequences and instants that fall back more than once, and each way a
+ * lease can fail to resolve, as the operator reads it.
+ */
+import { describe, expect, it } from "vitest";
+import { MemoryEventLog, Subjects, type StoredMessage } from "../../src/events/index.ts";
+import { auditStream, type Violation } from "../../src/tools/index.ts";
+import { at, CRAFT_AUDIT, CRAFT_T0, event, type CraftedMessage } from "./support/violations.ts";
+
+const subjects = new Subjects("craft");
+
+/** Audits `messages` written in order (stored a millisecond apart) and returns each violation as `rule #seq: message`. */
+async function findings(messages: readonly CraftedMessage[]): Promise<string[]> {
+  let t = CRAFT_T0;
+  const log = new MemoryEventLog({ now: () => t++ });
+  for (const m of messages) log.appendRaw(m.subject(subjects), m.payload);
+  const violations: Violation[] = [];
+  await auditStream(log.readStream(), subjects, { ...CRAFT_AUDIT, onViolation: (v) => violations.push(v) });
+  return violations.map((v) => `${v.rule} #${v.seq}: ${v.message}`);
+}
+
+const cappedHost = (name: string, s: number, maxLeases: number) =>
+  event("host", name, "HostStateSet", s, { healthy: true, draining: false, maxLeases });
+const hostSet = (name: string, s: number, healthy: boolean) => event("host", name, "HostStateSet", s, { healthy, draining: false });
+const admitted = (name: string, s: number, a: { route: string; fp?: string; model?: string; routeSeq: number }) =>
+  event("host", name, "HostLeaseAdmitted", s, { route: a.route, fp: a.fp ?? "", model: a.model ?? "m", routeSeq: a.routeSeq, closed: [] });
+const placed = (
+  route: string,
+  s: number,
+  p: { fp?: string; model?: string; host: string; from?: string; reason?: string; reused?: boolean; admission?: number },
+) =>
+  event("route", route, "RouteLeasePlaced", s, {
+    fp: p.fp ?? "",
+    model: p.model ?? "m",
+    host: p.host,
+    from: p.from ?? "",
+    reason: p.reason ?? "new",
+    reused: p.reused ?? false,
+    ...(p.admission === undefined ? {} : { admission: p.admission }),
+  });
+const seen = (route: string, s: number, on: string) => event("route", route, "RouteCandidatesSeen", s, { seen: [on] });
+const expires = (s: number, ttlMs: number) => new Date(CRAFT_T0 + s * 1000 + ttlMs).toISOString();
+const grant = (proxy: string, s: number, leaseId: string, ttlMs = 1000) =>
+  event("proxy", proxy, "ProxyLeaseGranted", s, { leaseId, target: "", ttlMs, expiresAt: expires(s, ttlMs) });
+const register = (proxy: string, s: number, maxLeases: number) =>
+  event("proxy", proxy, "ProxyRegistered", s, { maxLeases, latencyMs: 1, labels: {}, healthy: true });
+const acquire = (
+  lock: string,
+  s: number,
+  a: { owner: string; generation: number; ttlMs?: number; previousOwner?: string; waiterSeq?: number },
+) =>
+  event("lock", lock, "LockAcquired", s, {
+    owner: a.owner,
+    generation: a.generation,
+    ttlMs: a.ttlMs ?? 10_000,
+    expiresAt: expires(s, a.ttlMs ?? 10_000),
+    previousOwner: a.previousOwner ?? "",
+    ...(a.waiterSeq === undefined ? {} : { waiterSeq: a.waiterSeq }),
+  });
+
+describe("host admissions named by a placement", () => {
+  it("accepts a placement in the admission's place, then refuses the same admission twice", async () => {
+    expect(
+      await findings([
+        cappedHost("h1", 0, 1),
+        admitted("h1", 1, { route: "r", routeSeq: 0 }),
+        // Seq 3: the route's next event after its sequence 0, naming admission 2: fine, although h1 is then full.
+        placed("r", 2, { host: "h1", admission: 2 }),
+        placed("r", 3, { fp: "b", host: "h1", admission: 2 }),
+      ]),
+    ).toEqual([
+      `route-new-on-full-host #4: key (r, "b", "m") placed on h1 naming admission 2, which is not that host's admission of this key`,
+    ]);
+  });
+
+  it("refuses an admission of another host, route, fp or model", async () => {
+    const history = [
+      cappedHost("h1", 0, 5),
+      cappedHost("h2", 0, 5),
+      admitted("h1", 1, { route: "r", fp: "a", model: "m", routeSeq: 0 }), // 3
+      admitted("h1", 1, { route: "r", fp: "a", model: "m", routeSeq: 0 }), // 4
+      admitted("h1", 1, { route: "r", fp: "a", model: "m", routeSeq: 0 }), // 5
+      admitted("h1", 1, { route: "r", fp: "a", model: "m", routeSeq: 0 }), // 6
+      placed("r", 2, { fp: "a", model: "m", host: "h2", admission: 3 }),
+      placed("other", 2, { fp: "a", model: "m", host: "h1", admission: 4 }),
+      placed("r", 3, { fp: "z", model: "m", host: "h1", admission: 5 }),
+      placed("r", 4, { fp: "a", model: "n", host: "h1", admission: 6 }),
+    ];
+    expect(await findings(history)).toEqual([
+      `route-new-on-full-host #7: key (r, "a", "m") placed on h2 naming admission 3, which is not that host's admission of this key`,
+      `route-new-on-full-host #8: key (other, "a", "m") placed on h1 naming admission 4, which is not that host's admission of this key`,
+      `route-new-on-full-host #9: key (r, "z", "m") placed on h1 naming admission 5, which is not that host's admission of this key`,
+      `route-new-on-full-host #10: key (r, "a", "n") placed on h1 naming admission 6, which is not that host's admission of this key`,
+    ]);
+  });
+
+  it("refuses an admission used after the route moved past its place", async () => {
+    expect(
+      await findings([
+        cappedHost("h1", 0, 5),
+        admitted("h1", 1, { route: "r", routeSeq: 0 }),
+        seen("r", 2, "h1"),
+        placed("r", 3, { host: "h1", admission: 2 }),
+      ]),
+    ).toEqual([
+      `route-new-on-full-host #4: key (r, "", "m") placed on h1 with admission 2 for the route's event after 0, but the route was at 3`,
+    ]);
+  });
+});
+
+describe("route leases counted per host", () => {
+  it("moves a lease's count with the lease, and drops it when the lease goes", async () => {
+    expect(
+      await findings([
+        cappedHost("h1", 0, 1),
+        cappedHost("h2", 0, 1),
+        placed("r", 1, { fp: "a", host: "h1" }),
+        // The lease moves to h2: h1 has room again, h2 is full.
+        placed("r", 2, { fp: "a", host: "h2", from: "h1", reason: "unhealthy" }),
+        placed("r", 3, { fp: "b", host: "h1" }),
+        placed("r", 4, { fp: "c", host: "h2" }),
+        // Both leases on h2 expire: h2 has room again.
+        event("route", "r", "RouteLeaseExpired", 5, { fp: "a", model: "m", host: "h2" }),
+        event("route", "r", "RouteLeaseExpired", 5, { fp: "c", model: "m", host: "h2" }),
+        placed("r", 6, { fp: "d", host: "h2" }),
+        placed("r", 7, { fp: "e", host: "h2" }),
+      ]),
+    ).toEqual([
+      `route-new-on-full-host #6: key (r, "c", "m") newly placed on h2, which is full (1 active leases, maxLeases 1)`,
+      `route-new-on-full-host #10: key (r, "e", "m") newly placed on h2, which is full (1 active leases, maxLeases 1)`,
+    ]);
+  });
+
+  it("counts an admission open until its route moves past its place, and the cap is reached only at maxLeases", async () => {
+    expect(
+      await findings([
+        cappedHost("h1", 0, 2),
+        placed("r0", 1, { fp: "a", host: "h1" }),
+        // One active lease and no open admission: room for one more.
+        admitted("h1", 2, { route: "r1", routeSeq: 0 }),
+        // One active, one open: full.
+        admitted("h1", 3, { route: "r2", routeSeq: 0 }),
+      ]),
+    ).toEqual([`host-admitted-when-full #4: admitted key (r2, "", "m") with 1 active leases and 1 open admissions, maxLeases 2`]);
+  });
+});
+
+describe("placements on unhealthy hosts", () => {
+  it("names an inherited placement as such, and does not check an operator's move (ctx)", async () => {
+    expect(
+      await findings([
+        hostSet("h1", 0, false),
+        placed("r", 1, { fp: "a", host: "h1", reused: true }),
+        placed("r2", 2, { fp: "a", host: "h1", reason: "ctx" }),
+      ]),
+    ).toEqual([`route-placed-on-unhealthy-host #2: key (r, "a", "m") placed (new, inherited) on h1, which is unhealthy`]);
+  });
+
+  it("checks the leases a pin displaces", async () => {
+    expect(
+      await findings([
+        hostSet("h1", 0, true),
+        event("route", "r", "RoutePinned", 1, { host: "h1", displaced: [{ fp: "a", model: "m", host: "h2" }] }),
+      ]),
+    ).toEqual([`route-unknown-lease #2: displacement of key (r, "a", "m") on h2, which has no lease`]);
+  });
+});
+
+describe("proxy leases", () => {
+  it("does not count a lease re-granted under its own id twice against the cap", async () => {
+    expect(await findings([register("p", 0, 1), grant("p", 1, "l1", 10_000), grant("p", 2, "l1", 10_000)])).toEqual([
+      `proxy-lease-id-reused #3: lease id l1 was already granted on proxy p`,
+    ]);
+  });
+
+  it("takes a lease id as reused until retention after its expiry, inclusive", async () => {
+    // l1 expires at 2 s; retention is 60 s: reused at 62 s, not after.
+    expect(
+      await findings([
+        register("p", 0, 5),
+        register("q", 0, 5),
+        grant("p", 1, "l1"),
+        grant("q", 62, "l1"),
+        grant("p", 1, "l2"),
+        grant("q", 62.001, "l2"),
+      ]),
+    ).toEqual([`proxy-lease-id-reused #4: lease id l1 was already granted on proxy p`]);
+  });
+
+  it("says why a released lease does not resolve: granted on another proxy, or past retention", async () => {
+    expect(
+      await findings([
+        register("p", 0, 5),
+        register("q", 0, 5),
+        grant("p", 1, "l1"),
+        event("proxy", "q", "ProxyLeaseReleased", 2, { leaseId: "l1" }),
+        // A later grant on p prunes l1 (expired at 2 s, retention 60 s) from p's state.
+        grant("p", 100, "l2"),
+        event("proxy", "p", "ProxyLeaseReleased", 101, { leaseId: "l1" }),
+      ]),
+    ).toEqual([
+      `proxy-release-unknown-lease #4: release of lease l1, which was granted on proxy p, not this one`,
+      `proxy-release-unknown-lease #6: release of lease l1, which is past retention`,
+    ]);
+  });
+});
+
+describe("lock edges", () => {
+  it("holds a lease until, not at, its expiry; a TTL of exactly maxTtlMs is allowed", async () => {
+    expect(
+      await findings([
+        acquire("l", 0, { owner: "a", generation: 1, ttlMs: 30_000 }),
+        acquire("l", 30, { owner: "b", generation: 2, previousOwner: "a", ttlMs: 30_001 }),
+      ]),
+    ).toEqual([`lock-lease-beyond-max-ttl #2: LockAcquired writes a lease ending 30001 ms after the event, above maxTtlMs 30000`]);
+  });
+
+  it("words a previousOwner on a free lock, and a grant to a place that is not in the queue", async () => {
+    expect(await findings([acquire("l", 0, { owner: "a", generation: 1, previousOwner: "ghost", waiterSeq: 7 })])).toEqual([
+      `lock-queue-order #1: granted to the place queued at sequence 7, which is not in the queue`,
+      `lock-previous-owner-mismatch #1: previousOwner "ghost", but the lock was free`,
+    ]);
+  });
+
+  it("grants the head waiter in its claim window without a finding", async () => {
+    expect(
+      await findings([
+        acquire("l", 0, { owner: "a", generation: 1, ttlMs: 1000 }),
+        event("lock", "l", "LockWaiterQueued", 0.5, { owner: "w", until: at(60), claimWindowMs: 2000 }),
+        acquire("l", 1.5, { owner: "w", generation: 2, previousOwner: "a", waiterSeq: 2 }),
+      ]),
+    ).toEqual([]);
+  });
+});
+
+describe("order along a subject", () => {
+  it("compares each sequence and instant with the highest before it, not the last", async () => {
+    const messages = [0, 10, 5, 7].map((s, i) => event("host", "h", "HostStateSet", s, { healthy: i % 2 === 0, draining: false }));
+    const stored = messages.map((m, i): StoredMessage => ({
+      seq: [1, 5, 3, 4][i]!,
+      subject: m.subject(subjects),
+      payload: m.payload,
+      time: CRAFT_T0 + i,
+    }));
+    const violations: string[] = [];
+    await auditStream(
+      {
+        [Symbol.asyncIterator]: () => {
+          const it = stored[Symbol.iterator]();
+          return { next: () => Promise.resolve(it.next()) };
+        },
+      },
+      subjects,
+      { ...CRAFT_AUDIT, onViolation: (v) => violations.push(`${v.rule} #${v.seq}`) },
+    );
+    expect(violations).toEqual(["subject-sequence #3", "subject-at-decreases #3", "subject-sequence #4", "subject-at-decreases #4"]);
+  });
+});
