@@ -143,4 +143,13 @@ describe("the wait queue", () => {
     expect(messageAt(freed, T0 + 5 * S + 500)).toMatch(/ is held by w1 until .* \(its claim window\)$/);
     expect(messageAt(HELD_WITH_TWO_WAITERS, T0 + 4 * S)).toBe(`lock ${LOCK} is held by holder until ${iso(T0 + 10 * S)}`);
   });
+
+  it("at the very millisecond the lease ends the head waiter's claim window holds the lock, not the ended lease", () => {
+    const lock = givenLock(HELD_WITH_TWO_WAITERS, SETTINGS);
+    const { decision } = lock.when({ op: "acquire", owner: "late" }, T0 + 10 * S);
+    expect(decision.outcome === "reject" ? decision.rejection.message : decision.outcome).toBe(
+      `lock ${LOCK} is held by w1 until ${iso(T0 + 11 * S)} (its claim window)`,
+    );
+    lock.when({ op: "acquire", owner: "late" }, T0 + 10 * S).thenRejects("LEASE_EXISTS", { owner: "w1", expiresAt: iso(T0 + 11 * S) });
+  });
 });
