@@ -83,8 +83,11 @@ class Cleanup {
   }
 }
 
-/** leasehold's lock service on a private nats-server (`sync_interval: always` when `syncAlways`), driven over its own connection. */
-async function startLeasehold(system: PeerSystem, syncAlways: boolean, settings: PeerSettings, cleanup: Cleanup): Promise<Target> {
+/** What runs on one private nats-server: what to measure on it, given a connection maker and a fresh prefix. */
+type OnNats = (connectAs: (name: string) => Promise<NatsConnection>, prefix: string, natsUrl: string) => Promise<Target["pair"]>;
+
+/** A private nats-server (`sync_interval: always` when `syncAlways`) with `onNats` started on it; everything stopped by `cleanup`. */
+async function startOnNats(system: PeerSystem, syncAlways: boolean, cleanup: Cleanup, onNats: OnNats): Promise<Target> {
   const nats = await startBenchNats(syncAlways ? { syncInterval: "always" } : {});
   cleanup.push(() => nats.stop());
   const connectAs = async (name: string): Promise<NatsConnection> => {
@@ -93,48 +96,41 @@ async function startLeasehold(system: PeerSystem, syncAlways: boolean, settings:
     cleanup.push(() => nc.drain());
     return nc;
   };
-  const prefix = `peers${system === "leasehold" ? "" : "sync"}`;
-  const config = resolveConfig({
-    prefix,
-    nats: nats.url,
-    lockTtlMs: settings.ttlMs,
-    maxTtlMs: Math.max(settings.ttlMs, 30_000),
-    replicas: 1,
-  });
-  const service = await startService({ nc: await connectAs("leasehold-service"), config, logger: pino({ level: "silent" }) });
-  cleanup.push(() => service.stop());
-  const load = await connectAs("bench-load");
+  const pair = await onNats(connectAs, `peers${system.replace("-", "")}`, nats.url);
   return {
     system,
     server: { version: `nats-server ${nats.version}`, url: nats.url, settings: { sync_interval: syncAlways ? "always" : "default (2m)" } },
     cpuSeconds: () => nats.cpuSeconds(),
-    pair: (names) => leaseholdPair(load, prefix, names, settings.ttlMs),
+    pair,
   };
 }
 
+/** leasehold's lock service on a private nats-server, driven over its own connection. */
+function startLeasehold(system: PeerSystem, syncAlways: boolean, settings: PeerSettings, cleanup: Cleanup): Promise<Target> {
+  return startOnNats(system, syncAlways, cleanup, async (connectAs, prefix, natsUrl) => {
+    const config = resolveConfig({
+      prefix,
+      nats: natsUrl,
+      lockTtlMs: settings.ttlMs,
+      maxTtlMs: Math.max(settings.ttlMs, 30_000),
+      replicas: 1,
+    });
+    const service = await startService({ nc: await connectAs("leasehold-service"), config, logger: pino({ level: "silent" }) });
+    cleanup.push(() => service.stop());
+    const load = await connectAs("bench-load");
+    return (names) => leaseholdPair(load, prefix, names, settings.ttlMs);
+  });
+}
+
 /** bench/locks.ts's one-publish ceiling on a private nats-server: what nats-server allows a lock service at that sync setting. */
-async function startNatsCeiling(system: PeerSystem, syncAlways: boolean, settings: PeerSettings, cleanup: Cleanup): Promise<Target> {
-  const nats = await startBenchNats(syncAlways ? { syncInterval: "always" } : {});
-  cleanup.push(() => nats.stop());
-  const connectAs = async (name: string): Promise<NatsConnection> => {
-    const nc = await connect({ servers: nats.url, name, noAsyncTraces: true, timeout: 10_000 });
-    cleanup.push(() => nc.drain());
-    return nc;
-  };
-  const prefix = `peers${system.replace("-", "")}`;
-  const ceiling = await startCeiling(
-    await connectAs("bench-ceiling"),
-    prefix,
-    lockCeilingOptions(resolveConfig({ prefix }).dedupWindowMs, 1),
-  );
-  cleanup.push(() => ceiling.stop());
-  const load = await connectAs("bench-load");
-  return {
-    system,
-    server: { version: `nats-server ${nats.version}`, url: nats.url, settings: { sync_interval: syncAlways ? "always" : "default (2m)" } },
-    cpuSeconds: () => nats.cpuSeconds(),
-    pair: (names) => ceilingPair(load, prefix, names, settings.ttlMs),
-  };
+function startNatsCeiling(system: PeerSystem, syncAlways: boolean, settings: PeerSettings, cleanup: Cleanup): Promise<Target> {
+  return startOnNats(system, syncAlways, cleanup, async (connectAs, prefix) => {
+    const options = lockCeilingOptions(resolveConfig({ prefix }).dedupWindowMs, 1);
+    const ceiling = await startCeiling(await connectAs("bench-ceiling"), prefix, options);
+    cleanup.push(() => ceiling.stop());
+    const load = await connectAs("bench-load");
+    return (names) => ceilingPair(load, prefix, names, settings.ttlMs);
+  });
 }
 
 /** One etcd member and a client holding one lease for the run (see peer-locks.ts). */
