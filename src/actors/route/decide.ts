@@ -176,9 +176,7 @@ function leastLoadedOpen(command: AcquireRoute): string | undefined {
   const { hosts, loads, full, order, candidates } = command;
   // A long list sent again (the same frozen array: see src/api/id-list-tails.ts) walks the load order instead.
   if (order !== undefined && candidates.length >= REMEMBER_LISTS_FROM && Object.isFrozen(candidates)) {
-    let members = candidateSets.get(candidates);
-    if (members === undefined) candidateSets.set(candidates, (members = new Set(candidates)));
-    const walked = firstOpenInOrder(command, order, members);
+    const walked = firstOpenInOrder(command, order, seenLists.members(candidates));
     if (walked !== TOO_FAR) return walked;
   }
   let best: string | undefined;
@@ -199,8 +197,6 @@ function leastLoadedOpen(command: AcquireRoute): string | undefined {
 /** Hosts of the load order a placement reads before looking at every candidate instead. */
 const MAX_WALK = 64;
 const TOO_FAR = Symbol("too far");
-/** Membership of frozen candidate lists (they are shared by the requests that send the same list). */
-const candidateSets = new WeakMap<readonly string[], ReadonlySet<string>>();
 
 /**
  * The first open candidate in the load order (the least-loaded choice, as
@@ -247,7 +243,7 @@ function reuse(
 
 /** Lists at least this long have their seen check remembered (shorter ones cost less to check than to look up). */
 const REMEMBER_LISTS_FROM = 32;
-/** Long candidate lists known to lie within seen sets (a memo: the same answers, fewer lookups). */
+/** Long candidate lists known to lie within seen sets, and their hosts as sets for the load-order walk (a memo: the same answers, fewer lookups). */
 const seenLists = new SeenLists();
 
 /** The hosts of `hosts` not yet in the route's seen set, each once, in order (no allocation when all were seen: the usual case). */

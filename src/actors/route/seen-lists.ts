@@ -14,9 +14,11 @@ interface KnownList {
   readonly hosts: readonly string[];
   /** Seen sets that hold every host of the list. */
   readonly within: WeakSet<ReadonlySet<string>>;
+  /** The list's hosts as a set, built the first time a placement asks for it. */
+  members?: ReadonlySet<string>;
 }
 
-/** A few recent candidate lists (by content), each with the seen sets known to hold all of it. */
+/** A few recent candidate lists (by content), each with the seen sets known to hold all of it and, once asked, its hosts as a set. */
 export class SeenLists {
   /** Most recently used first. */
   private readonly recent: KnownList[] = [];
@@ -29,6 +31,17 @@ export class SeenLists {
    * least recently used beyond the capacity is forgotten).
    */
   within(hosts: readonly string[]): WeakSet<ReadonlySet<string>> {
+    return this.known(hosts).within;
+  }
+
+  /** The hosts of `hosts` as a set, kept with the list (remembered as {@link within} remembers it). */
+  members(hosts: readonly string[]): ReadonlySet<string> {
+    const known = this.known(hosts);
+    return (known.members ??= new Set(known.hosts));
+  }
+
+  /** The known list equal to `hosts`, remembered when it is not known yet. */
+  private known(hosts: readonly string[]): KnownList {
     let known = this.find(hosts);
     if (known === undefined) {
       // A frozen list (as requests give, shared by those that send the same bytes) is kept as is; any other is copied.
@@ -36,7 +49,7 @@ export class SeenLists {
       this.recent.unshift(known);
       if (this.recent.length > this.capacity) this.recent.pop();
     }
-    return known.within;
+    return known;
   }
 
   /** The known list equal to `hosts` (moved to the front), if any. */
