@@ -11,6 +11,7 @@ export default defineConfig({
       "test/locks/lock-fold-corruption.unit.test.ts",
       "test/locks/lock-queue.unit.test.ts",
       "test/locks/lock-queue-model.sim.test.ts",
+      "test/locks/lock-fold-queue.unit.test.ts",
       "test/proxies/decide-proxy.unit.test.ts",
       "test/proxies/cooldown-backoff.unit.test.ts",
       "test/proxies/proxy-selection.unit.test.ts",
