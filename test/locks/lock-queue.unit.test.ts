@@ -144,6 +144,18 @@ describe("the wait queue", () => {
     expect(messageAt(HELD_WITH_TWO_WAITERS, T0 + 4 * S)).toBe(`lock ${LOCK} is held by holder until ${iso(T0 + 10 * S)}`);
   });
 
+  it("a wait that runs out while nobody holds the lock and nobody waits names no claim window in LEASE_EXISTS", () => {
+    // w1 joins behind a 1 s lease, waiting until +4 s; its window (+1 s to +2 s) passes unclaimed.
+    const lock = givenLock([acquired(1, { owner: "holder", generation: 1, ttlMs: S }), queued(2, "w1", T0 + S / 2, T0 + 4 * S)], SETTINGS);
+    const { decision } = lock.when({ op: "claim", owner: "w1", place: 2, giveUpAt: T0 + 4 * S, waitingSince: T0 + S / 2 }, T0 + 4 * S);
+    expect(decision.outcome === "reject" ? decision.rejection.message : decision.outcome).toBe(
+      `lock ${LOCK} is held by  until ${iso(T0 + 4 * S)}`,
+    );
+    lock
+      .when({ op: "claim", owner: "w1", place: 2, giveUpAt: T0 + 4 * S, waitingSince: T0 + S / 2 }, T0 + 4 * S)
+      .thenRejects("LEASE_EXISTS", { owner: "", expiresAt: iso(T0 + 4 * S), waitedMs: 3500 });
+  });
+
   it("at the very millisecond the lease ends the head waiter's claim window holds the lock, not the ended lease", () => {
     const lock = givenLock(HELD_WITH_TWO_WAITERS, SETTINGS);
     const { decision } = lock.when({ op: "acquire", owner: "late" }, T0 + 10 * S);
