@@ -5,7 +5,8 @@
  * that move between hosts counted on the right one, the exact edges of each
  * time rule (retention, maxTtlMs, expiry), a lease re-granted under its own
  * id, sequences and instants that fall back more than once, and each way a
- * lease can fail to resolve, as the operator reads it.
+ * lease can fail to resolve, as the operator reads it; and the lease id
+ * index, which forgets ids past retention once it has grown.
  */
 import { describe, expect, it } from "vitest";
 import { MemoryEventLog, Subjects, type StoredMessage } from "../../src/events/index.ts";
@@ -259,5 +260,146 @@ describe("order along a subject", () => {
       { ...CRAFT_AUDIT, onViolation: (v) => violations.push(`${v.rule} #${v.seq}`) },
     );
     expect(violations).toEqual(["subject-sequence #3", "subject-at-decreases #3", "subject-sequence #4", "subject-at-decreases #4"]);
+  });
+});
+
+describe("rule edges the one-history-per-rule tests leave open", () => {
+  it("takes a sequence repeated on a subject as out of order, and says which", async () => {
+    const message = event("host", "h", "HostStateSet", 0, { healthy: true, draining: false });
+    const stored = [1, 1].map((seq, i): StoredMessage => ({
+      seq,
+      subject: message.subject(subjects),
+      payload: message.payload,
+      time: CRAFT_T0 + i,
+    }));
+    const violations: string[] = [];
+    await auditStream(
+      {
+        [Symbol.asyncIterator]: () => {
+          const it = stored[Symbol.iterator]();
+          return { next: () => Promise.resolve(it.next()) };
+        },
+      },
+      subjects,
+      { ...CRAFT_AUDIT, onViolation: (v) => violations.push(`${v.rule} #${v.seq}: ${v.message}`) },
+    );
+    expect(violations).toEqual([`subject-sequence #1: sequence 1 follows 1 on ${subjects.event("host", "h")}`]);
+  });
+
+  it("finds a grant to a place not in the queue while another waiter is queued behind a live lease", async () => {
+    expect(
+      await findings([
+        acquire("l", 0, { owner: "a", generation: 1 }),
+        event("lock", "l", "LockWaiterQueued", 1, { owner: "w", until: at(60), claimWindowMs: 2000 }),
+        acquire("l", 5, { owner: "b", generation: 2, previousOwner: "a", waiterSeq: 7 }),
+      ]),
+    ).toEqual([
+      `lock-queue-order #3: granted to the place queued at sequence 7, which is not in the queue`,
+      `lock-two-holders #3: acquired by b (generation 2) while a holds generation 1 until ${expires(0, 10_000)}`,
+    ]);
+  });
+
+  it("finds a release by the holder naming another generation", async () => {
+    expect(
+      await findings([
+        acquire("l", 0, { owner: "a", generation: 1 }),
+        event("lock", "l", "LockReleased", 1, { owner: "a", generation: 2 }),
+      ]),
+    ).toEqual([`lock-release-not-holder #2: released by a at generation 2, but the lease is a's at generation 1`]);
+  });
+
+  it("names the target's cooldown, not a global one that ended at the grant's instant", async () => {
+    const cooldown = (s: number, target: string, forS: number) =>
+      event("proxy", "p", "ProxyCooldownStarted", s, { leaseId: "l1", result: "rate_limited", target, untilAt: at(s + forS) });
+    expect(
+      await findings([
+        register("p", 0, 5),
+        grant("p", 1, "l1"),
+        cooldown(1.5, "", 1.5),
+        cooldown(1.5, "t", 10),
+        event("proxy", "p", "ProxyLeaseGranted", 3, { leaseId: "l2", target: "t", ttlMs: 1000, expiresAt: expires(3, 1000) }),
+      ]),
+    ).toEqual([`proxy-grant-in-cooldown #5: lease l2 for target "t" granted during the cooldown for "t" (until ${at(11.5)})`]);
+  });
+
+  it("counts a lease re-granted under its own id at its expiry as a new lease against the cap", async () => {
+    // l1 ends at 2 s, when l2 is granted; granted again at 2 s, the old l1 no longer counts: with l2 that makes 2 leases.
+    expect(await findings([register("p", 0, 1), grant("p", 1, "l1"), grant("p", 2, "l2", 10_000), grant("p", 2, "l1")])).toEqual([
+      `proxy-over-capacity #4: lease l1 makes 2 unexpired leases, above maxLeases 1`,
+      `proxy-lease-id-reused #4: lease id l1 was already granted on proxy p`,
+    ]);
+  });
+
+  it("says a lease released on its own proxy was released, up to retention after its expiry inclusive", async () => {
+    // l1 ends at 2 s; retention is 60 s: at 62 s its release is still explained as a release.
+    expect(
+      await findings([
+        register("p", 0, 5),
+        grant("p", 1, "l1"),
+        event("proxy", "p", "ProxyLeaseReleased", 1.5, { leaseId: "l1" }),
+        event("proxy", "p", "ProxyLeaseReleased", 62, { leaseId: "l1" }),
+      ]),
+    ).toEqual([`proxy-release-unknown-lease #4: release of lease l1, which was released`]);
+  });
+
+  it("finds nothing in a touch of a lease the route has", async () => {
+    expect(
+      await findings([
+        hostSet("h1", 0, true),
+        placed("r", 1, { host: "h1" }),
+        event("route", "r", "RouteLeaseTouched", 2, { fp: "", model: "m" }),
+      ]),
+    ).toEqual([]);
+  });
+});
+
+describe("the lease id index", () => {
+  /** Grants of `ids` on proxy `proxy` at `s` seconds, each ending a second later (the proxy is never registered). */
+  const grants = (proxy: string, s: number, ids: readonly string[]) => ids.map((id) => grant(proxy, s, id));
+  const fillers = (from: number, n: number) => Array.from({ length: n }, (_, i) => `f${from + i}`);
+  const release = (proxy: string, s: number, leaseId: string) => event("proxy", proxy, "ProxyLeaseReleased", s, { leaseId });
+  const notUnregistered = (found: readonly string[]) => found.filter((f) => !f.startsWith("proxy-grant-unregistered"));
+
+  it("forgets, once it holds more than 1024 ids, exactly the ids past retention", async () => {
+    // 1025 ids by the grant of "trigger" at 100 s; retention 60 s. "old" and the fillers ended by 2 s, "edge" at 40 s
+    // (retention ends at 100 s, inclusive), "live" at 109 s.
+    const found = notUnregistered(
+      await findings([
+        ...grants("p", 0, ["old"]),
+        ...grants("p", 1, fillers(0, 1021)),
+        ...grants("p", 39, ["edge"]),
+        grant("p", 99, "live", 10_000),
+        ...grants("p", 100, ["trigger"]),
+        ...grants("q", 100, ["edge", "live"]),
+        release("q", 100, "old"),
+      ]),
+    );
+    expect(found).toEqual([
+      `proxy-lease-id-reused #1026: lease id edge was already granted on proxy p`,
+      `proxy-lease-id-reused #1027: lease id live was already granted on proxy p`,
+      `proxy-release-unknown-lease #1028: release of lease old, which was never granted (or is past retention)`,
+    ]);
+  });
+
+  it("is scanned only when it has doubled since the last scan, and at least past 1024 ids", async () => {
+    // f0 ends at 1 s; f1..f1023 are granted at 100 s: 1024 ids, no scan yet, so f0 is still known.
+    // f1024 makes 1025: the scan forgets f0 and leaves 1024 ids, so the next one is past 2048.
+    const found = notUnregistered(
+      await findings([
+        ...grants("p", 0, ["f0"]),
+        ...grants("p", 100, fillers(1, 1023)),
+        release("q", 100, "f0"),
+        ...grants("p", 100, ["f1024"]),
+        release("q", 100, "f0"),
+        // By 200 s all of f1..f1024 are past retention, but 1026 ids are far from 2048: f1 is still known.
+        ...grants("p", 200, ["g"]),
+        release("q", 200, "f1"),
+      ]),
+    );
+    expect(found).toEqual([
+      `proxy-release-unknown-lease #1025: release of lease f0, which was granted on proxy p, not this one`,
+      `proxy-release-unknown-lease #1027: release of lease f0, which was never granted (or is past retention)`,
+      `proxy-release-unknown-lease #1029: release of lease f1, which was granted on proxy p, not this one`,
+    ]);
   });
 });
