@@ -1,7 +1,8 @@
 /**
  * --since/--until for replay and audit on a hand-written history: bounds by
  * sequence and by time, replay's "changed since" narrowing, the audit's
- * reporting window, and an empty interval refused as a usage error.
+ * reporting window, and an empty interval refused as a usage error; the
+ * audit's progress reports on the tools' fast path (auditSource).
  */
 import { describe, expect, it } from "vitest";
 import { MemoryEventLog, Subjects } from "../../src/events/index.ts";
@@ -9,12 +10,13 @@ import { auditSource, foldSource, logSource, parseBounds, replayView, ToolUsageE
 
 const T0 = Date.parse("2026-06-01T00:00:00.000Z");
 
-/** Three hosts set a second apart (sequences 1..3, stored at T0, T0+1s, T0+2s). */
-function history(): { log: MemoryEventLog; subjects: Subjects } {
+/** Three hosts set a second apart (sequences 1..3, stored at T0, T0+1s, T0+2s, or at the instants `stored`). */
+function history(stored: readonly number[] = [T0, T0 + 1000, T0 + 2000]): { log: MemoryEventLog; subjects: Subjects } {
   let t = T0;
   const log = new MemoryEventLog({ now: () => t });
   const subjects = new Subjects("b");
-  for (const host of ["h1", "h2", "h3"]) {
+  for (const [i, host] of ["h1", "h2", "h3"].entries()) {
+    t = stored[i]!;
     const event = {
       type: "HostStateSet",
       v: 1,
@@ -24,7 +26,6 @@ function history(): { log: MemoryEventLog; subjects: Subjects } {
       data: { healthy: true, draining: false },
     };
     log.appendRaw(subjects.event("host", host), new TextEncoder().encode(JSON.stringify(event)));
-    t += 1000;
   }
   return { log, subjects };
 }
@@ -67,5 +68,28 @@ describe("stream bounds", () => {
     expect(byTime).toMatchObject({ read: 2, checked: 1, firstSeq: 2, lastSeq: 2, violations: 0 });
     const bySeq = await auditSource(logSource(log), subjects, { cooldownMs: 1000, maxTtlMs: 60_000, fromSeq: 2 });
     expect(bySeq).toMatchObject({ read: 3, checked: 2, firstSeq: 2, lastSeq: 3 });
+  });
+
+  it("audit stops after --until's sequence, or at the first message stored after --until's instant", async () => {
+    const { log, subjects } = history();
+    const bySeq = await auditSource(logSource(log), subjects, { cooldownMs: 1000, maxTtlMs: 60_000, toSeq: 2 });
+    expect(bySeq).toMatchObject({ read: 2, checked: 2, firstSeq: 1, lastSeq: 2 });
+
+    // Stored at T0, T0+2s, then T0+1s (the clock set back): reading stops at sequence 2, the first stored after T0+1s.
+    const setBack = history([T0, T0 + 2000, T0 + 1000]);
+    const byTime = await auditSource(logSource(setBack.log), subjects, { cooldownMs: 1000, maxTtlMs: 60_000, toTime: T0 + 1000 });
+    expect(byTime).toMatchObject({ read: 1, checked: 1, firstSeq: 1, lastSeq: 1 });
+  });
+
+  it("audit reports progress every progressEvery messages", async () => {
+    const { log, subjects } = history();
+    const progress: unknown[] = [];
+    await auditSource(logSource(log), subjects, {
+      cooldownMs: 1000,
+      maxTtlMs: 60_000,
+      progressEvery: 2,
+      onProgress: (p) => progress.push(p),
+    });
+    expect(progress).toEqual([{ read: 2, seq: 2, violations: 0 }]);
   });
 });
