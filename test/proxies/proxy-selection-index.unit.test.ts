@@ -109,3 +109,57 @@ describe("ProxySelectionIndex boundaries", () => {
     expect(index.rank({}, "", T + 10, 5)).toEqual(open);
   });
 });
+
+describe("ProxySelectionIndex pending boundaries of many proxies", () => {
+  const named = (i: number): string => `p${String(i).padStart(2, "0")}`;
+  /** Expiry offsets of ten proxies, in several orders (as added: ascending, descending, interleaved, scattered). */
+  const ORDERS: readonly (readonly number[])[] = [
+    [1, 2, 3, 4, 5, 6, 7, 8, 9, 10],
+    [10, 9, 8, 7, 6, 5, 4, 3, 2, 1],
+    [1, 10, 2, 9, 3, 8, 4, 7, 5, 6],
+    [8, 4, 1, 10, 5, 2, 7, 9, 3, 6],
+    [5, 10, 4, 9, 3, 8, 2, 7, 1, 6],
+  ];
+
+  it("opens each full proxy at its own lease's expiry, whatever order the boundaries were added in", () => {
+    for (const offsets of ORDERS) {
+      // The first half is there when the index is first evaluated, the rest arrives (and is refreshed) after.
+      for (const atStart of [offsets.length, offsets.length / 2, 0]) {
+        const states = new Map<string, ProxyState>();
+        const index = new ProxySelectionIndex({ stateOf: (n) => states.get(n) ?? initialProxyState(n), states: () => states.values() });
+        const add = (i: number) => {
+          const name = named(i);
+          states.set(name, {
+            ...initialProxyState(name),
+            registration: { maxLeases: 1, latencyMs: 0, labels: {}, healthy: true },
+            leases: new Map([lease(`l${i}`, T + offsets[i]!)]),
+          });
+          index.refresh(name);
+        };
+        for (let i = 0; i < atStart; i++) add(i);
+        index.rank({}, "", T, 20);
+        for (let i = atStart; i < offsets.length; i++) add(i);
+        for (let t = T; t <= T + 11; t++) {
+          const open = offsets.flatMap((offset, i) => (T + offset <= t ? [named(i)] : []));
+          const got = index.rank({}, "", t, 20);
+          expect(got.eligible, `offsets ${offsets.join(",")}, ${atStart} at start, at T+${t - T}`).toEqual(open.sort());
+          expect(got.stats.atCapacity).toBe(offsets.length - open.length);
+        }
+      }
+    }
+  });
+});
+
+describe("ProxySelectionIndex pruning", () => {
+  it("forgets an unfolded grant pruned at or after its expiry, also for a query whose clock went back before it", () => {
+    const index = indexOf(registered(1));
+    expect(index.rank({}, "", T, 5)).toEqual(open);
+    index.addUnfolded("p", "u", T + 15);
+    expect(index.rank({}, "", T + 14, 5)).toEqual(full);
+    expect(index.rank({}, "", T + 15, 5)).toEqual(open);
+    index.prune(T + 15);
+    // Pruned at its expiry: it counts nowhere from then on, even when the clock goes back.
+    expect(index.unfoldedOn("p", T + 10)).toBe(0);
+    expect(index.rank({}, "", T + 10, 5)).toEqual(open);
+  });
+});
