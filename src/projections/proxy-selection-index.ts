@@ -245,7 +245,13 @@ export class ProxySelectionIndex {
     return { stats, eligible };
   }
 
-  /** Drops unfolded grants expired at `now` (they count nowhere from then on). */
+  /**
+   * Drops unfolded grants expired at `now` that a query has also seen expire
+   * (they count nowhere from then on). The views were classified at the last
+   * evaluated instant and must agree with the grants they counted, so nothing
+   * later than it is dropped, and nothing before the first query or after
+   * {@link invalidate}.
+   */
   prune(now: number): void {
     const horizon = Math.min(now, this.at);
     for (const [proxy, mine] of this.unfolded) {

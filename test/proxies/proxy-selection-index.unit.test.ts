@@ -162,4 +162,24 @@ describe("ProxySelectionIndex pruning", () => {
     expect(index.unfoldedOn("p", T + 10)).toBe(0);
     expect(index.rank({}, "", T + 10, 5)).toEqual(open);
   });
+
+  // prune forgets a grant only once a query has seen it expire: the views
+  // were classified at the last evaluated instant and must agree with the
+  // grants they counted. Before the first query, and after invalidate()
+  // (a snapshot loaded), no query has seen anything expire.
+  it("keeps an unfolded grant no query has seen expire: before the first query and after invalidate()", () => {
+    const fresh = indexOf(registered(1));
+    fresh.addUnfolded("p", "u", T + 15);
+    fresh.prune(T + 20);
+    expect(fresh.unfoldedOn("p", T + 10)).toBe(1);
+    expect(fresh.rank({}, "", T + 10, 5)).toEqual(full);
+
+    const reloaded = indexOf(registered(1));
+    expect(reloaded.rank({}, "", T, 5)).toEqual(open);
+    reloaded.addUnfolded("p", "u", T + 15);
+    reloaded.invalidate();
+    reloaded.prune(T + 20);
+    expect(reloaded.unfoldedOn("p", T + 10)).toBe(1);
+    expect(reloaded.rank({}, "", T + 10, 5)).toEqual(full);
+  });
 });
