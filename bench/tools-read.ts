@@ -32,11 +32,11 @@ import { connect } from "@nats-io/transport-node";
 import { DeliverPolicy, jetstream, jetstreamManager } from "@nats-io/jetstream";
 import { startLocalNatsServer } from "../src/cluster/local-cluster.ts";
 import { encodeEvent, JetStreamEventLog, Subjects, type EventEnvelope } from "../src/events/index.ts";
-import { auditSource, auditStream, foldSource, foldStream, natsSource } from "../src/tools/index.ts";
+import { auditInWorker, auditSource, auditStream, foldSource, foldStream, natsSource, replayInWorker } from "../src/tools/index.ts";
 import { simulateWorkload, WORKLOAD_SETTINGS } from "../test/tools/support/workload.ts";
 import { machineInfo, markdownTable, median, positiveInt, printJson, round, runBench, UsageError } from "./support.ts";
 
-const READS = ["raw", "replay", "audit", "raw-callback", "replay-stream", "audit-stream"] as const;
+const READS = ["raw", "replay", "audit", "replay-thread", "audit-thread", "raw-callback", "replay-stream", "audit-stream"] as const;
 type Read = (typeof READS)[number];
 
 const progress = (line: string) => process.stderr.write(`${line}\n`);
@@ -158,12 +158,14 @@ async function main(): Promise<void> {
         await natsSource(nc, subjects).read({}, () => void n++);
         expectRead(n);
       },
-      replay: async () => expectRead((await foldSource(natsSource(nc, subjects), subjects)).fold.messages),
+      replay: async () => expectRead((await replayInWorker(natsSource(nc, subjects), subjects)).messages),
       audit: async () => {
-        const summary = await auditSource(natsSource(nc, subjects), subjects, audit);
+        const summary = await auditInWorker(natsSource(nc, subjects), subjects, audit);
         expectRead(summary.read);
         auditViolations = summary.violations;
       },
+      "replay-thread": async () => expectRead((await foldSource(natsSource(nc, subjects), subjects)).fold.messages),
+      "audit-thread": async () => expectRead((await auditSource(natsSource(nc, subjects), subjects, audit)).read),
       "replay-stream": async () => expectRead((await foldStream(log.readStream(), subjects)).messages),
       "audit-stream": async () => expectRead((await auditStream(log.readStream(), subjects, audit)).read),
     };

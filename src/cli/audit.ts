@@ -8,7 +8,7 @@ import { Option, type Command } from "commander";
 import { DEFAULTS } from "../config.ts";
 import {
   AUDIT_RULES,
-  auditSource,
+  auditInWorker,
   natsSource,
   cell,
   parseCount,
@@ -98,7 +98,8 @@ export function addAuditCommand(program: Command): void {
       };
       let summary: AuditSummary;
       try {
-        summary = await auditSource(
+        // The checks run on a worker thread while this one reads (see src/tools/worker-read.ts).
+        summary = await auditInWorker(
           source,
           subjects,
           {

@@ -7,16 +7,14 @@ import { Option, type Command } from "commander";
 import { ACTOR_KINDS, type ActorKind } from "../events/index.ts";
 import {
   earlier,
-  foldSource,
   natsSource,
   parseBounds,
   parseCount,
   parseInstant,
   renderReplay,
-  replayInstant,
-  replayView,
-  type ReplayFold,
+  replayInWorker,
   type ReplayRange,
+  type ReplayView,
 } from "../tools/index.ts";
 import { addToolAction } from "./options.ts";
 import { terminalReadProgress } from "./progress.ts";
@@ -77,14 +75,19 @@ export function addReplayCommand(program: Command): void {
       const source = natsSource(nc, subjects);
       const last = await source.lastSeq();
       const progress = terminalReadProgress("replay", earlier(range.toSeq, last) ?? last);
-      let done: ReplayFold;
+      let view: ReplayView;
       try {
-        done = await foldSource(source, subjects, range, progress === undefined ? undefined : (m) => progress.seen(m.seq));
+        // The fold runs on a worker thread while this one reads (see src/tools/worker-read.ts).
+        view = await replayInWorker(
+          source,
+          subjects,
+          range,
+          { kind: flags.kind, id: flags.id },
+          progress === undefined ? undefined : (m) => progress.seen(m.seq),
+        );
       } finally {
         progress?.done();
       }
-      const { fold, changed } = done;
-      const view = replayView(fold, replayInstant(fold, range, Date.now()), { kind: flags.kind, id: flags.id, changed });
       console.log(flags.json === true ? JSON.stringify(view, null, 2) : renderReplay(view, subjects.eventStream).join("\n"));
       return 0;
     },
