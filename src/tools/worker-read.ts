@@ -5,10 +5,12 @@
  * decodes, folds and checks them with the same code as the one-thread path
  * ({@link foldSource}, {@link auditSource}), so the answers are the same.
  *
- * Backpressure: at most {@link MAX_BATCHES_IN_FLIGHT} batches wait for the
+ * Backpressure: at most {@link MAX_BYTES_IN_FLIGHT} of payloads wait for the
  * worker; beyond that the main thread blocks (`Atomics.wait`, bounded by the
  * stall timeout) inside the message callback, so the client reads no more of
- * the socket until the worker has caught up.
+ * the socket until the worker has caught up. The bound is generous because
+ * the worker takes a second or more to start (it loads the folds afresh,
+ * through tsx in a checkout): the read goes on meanwhile.
  */
 import { Worker } from "node:worker_threads";
 import type { StoredMessage, Subjects } from "../events/index.ts";
@@ -19,8 +21,8 @@ import { DONE_BATCHES, FAILED, type FoldBatch, type ToMain, type WorkerJob, type
 
 /** Messages per batch handed to the worker. */
 const BATCH_MESSAGES = 4096;
-/** How many batches may wait for the worker before the main thread stops reading. */
-const MAX_BATCHES_IN_FLIGHT = 8;
+/** How many payload bytes may wait for the worker before the main thread stops reading (about a second of reading). */
+const MAX_BYTES_IN_FLIGHT = 64 * 1024 * 1024;
 
 /** Settings of the two-thread read. */
 export interface WorkerReadOptions {
@@ -162,16 +164,24 @@ async function readInWorker(
 
   const packer = new BatchPacker();
   let sent = 0;
+  /** Payload bytes of each batch sent; those from index `done` on still wait for the worker. */
+  const sentBytes: number[] = [];
+  let waiting = 0;
+  let counted = 0;
   const send = () => {
     const { batch, transfer } = packer.take();
+    const bytes = batch.bytes.byteLength; // read before the transfer detaches it
     worker.postMessage(batch, transfer);
     sent++;
-    // Backpressure: wait (bounded) while the worker is too many batches behind.
+    sentBytes.push(bytes);
+    waiting += bytes;
+    // Backpressure: wait (bounded) while the worker is too far behind; one batch may always wait.
     const deadline = performance.now() + stallMs;
     for (;;) {
       if (Atomics.load(shared, FAILED) !== 0) throw new Error("the fold worker failed");
       const done = Atomics.load(shared, DONE_BATCHES);
-      if (sent - done <= MAX_BATCHES_IN_FLIGHT) return;
+      for (; counted < done; counted++) waiting -= sentBytes[counted]!;
+      if (waiting <= MAX_BYTES_IN_FLIGHT || sent - done <= 1) return;
       const left = deadline - performance.now();
       if (left <= 0) throw new Error(`the fold worker folded nothing for ${stallMs} ms`);
       Atomics.wait(shared, DONE_BATCHES, done, left);
