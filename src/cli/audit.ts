@@ -9,6 +9,7 @@ import { DEFAULTS } from "../config.ts";
 import {
   AUDIT_RULES,
   auditInWorker,
+  auditSource,
   natsSource,
   cell,
   parseCount,
@@ -20,6 +21,7 @@ import {
 } from "../tools/index.ts";
 import { addToolAction } from "./options.ts";
 import { terminalReadProgress } from "./progress.ts";
+import { toolsOnTwoThreads } from "./tool-threads.ts";
 
 /** Flags of `audit`. */
 export interface AuditFlags {
@@ -98,8 +100,8 @@ export function addAuditCommand(program: Command): void {
       };
       let summary: AuditSummary;
       try {
-        // The checks run on a worker thread while this one reads (see src/tools/worker-read.ts).
-        summary = await auditInWorker(
+        // With LEASEHOLD_TOOLS_THREADS=2 the checks run on a worker thread while this one reads (src/tools/worker-read.ts).
+        summary = await (toolsOnTwoThreads() ? auditInWorker : auditSource)(
           source,
           subjects,
           {

@@ -27,8 +27,8 @@ import {
   type StreamSource,
   type Violation,
 } from "../../src/tools/index.ts";
-import { connectNats, uniquePrefix } from "../support/nats.ts";
-import { publishRaw } from "./support/cli.ts";
+import { connectNats, natsUrl, uniquePrefix } from "../support/nats.ts";
+import { publishRaw, runCli } from "./support/cli.ts";
 import { CRAFT_AUDIT, scenarios } from "./support/violations.ts";
 import { simulateWorkload } from "./support/workload.ts";
 
@@ -134,5 +134,24 @@ describe("replay and audit on a worker thread", () => {
     };
     await expect(replayInWorker(failing, subjects)).rejects.toThrow("the stream read stalled");
     await expect(auditInWorker(failing, subjects, CRAFT_AUDIT)).rejects.toThrow("the stream read stalled");
+  });
+
+  it("the commands print the same with LEASEHOLD_TOOLS_THREADS=2 (the worker) as without", async () => {
+    const last = stored[stored.length - 1]!;
+    const twoThreads = { LEASEHOLD_TOOLS_THREADS: "2" };
+    const replay = ["replay", "--nats", natsUrl(), "--prefix", subjects.prefix, "--seq", String(last.seq - 7)];
+    const [oneReplay, twoReplay] = await Promise.all([runCli(replay), runCli(replay, twoThreads)]);
+    expect(oneReplay.code, oneReplay.stderr).toBe(0);
+    expect(twoReplay.code, twoReplay.stderr).toBe(0);
+    expect(twoReplay.stdout).toBe(oneReplay.stdout);
+
+    const audit = ["audit", "--json", "--nats", natsUrl(), "--prefix", subjects.prefix, "--cooldown-ms", String(CRAFT_AUDIT.cooldownMs)];
+    const [oneAudit, twoAudit] = await Promise.all([runCli(audit), runCli(audit, twoThreads)]);
+    expect(oneAudit.code, oneAudit.stderr).toBe(1);
+    expect(twoAudit.code, twoAudit.stderr).toBe(1);
+    // Only the summary's elapsed time may differ.
+    const withoutElapsed = (stdout: string) => stdout.replace(/"elapsedMs":\d+/, '"elapsedMs":0');
+    expect(withoutElapsed(twoAudit.stdout)).toBe(withoutElapsed(oneAudit.stdout));
+    expect(oneAudit.stdout.split("\n").length).toBeGreaterThan(5);
   });
 });
