@@ -19,6 +19,8 @@ export default tseslint.config(
       "stryker.config.mjs",
       ".stryker-tmp/",
       "reports/",
+      // Plain JS, for checkouts only: registers tsx in the tools' worker thread (see its comment).
+      "src/tools/fold-worker-tsx.mjs",
     ],
   },
   js.configs.recommended,

@@ -7,7 +7,7 @@
  * figures in docs/performance.md; not part of `npm run bench`.
  *
  *   npx tsx bench/tools-read.ts [--events 1000000] [--base 100000] [--repeats 3]
- *                               [--reads raw,replay,audit] [--data-dir DIR] [--rebuild] [--json]
+ *                               [--reads raw,replay,audit] [--data-dir DIR] [--rebuild] [--json] [--dist]
  *
  * Simulating a million events takes most of an hour on a busy 2-core
  * machine, so `--base` events are simulated and the stream is made of copies
@@ -22,7 +22,9 @@
  * `raw-callback` (the tools' own read, `natsSource`, with nothing done per
  * message: what is left when decoding and folding cost nothing), and
  * `replay-stream` and `audit-stream`: the per-message `readStream` path the
- * tools used before `natsSource`. The load average is recorded before every
+ * tools used before `natsSource`; `replay-worker` and `audit-worker` fold on a
+ * worker thread (src/tools/worker-read.ts, LEASEHOLD_TOOLS_THREADS=2), from
+ * src/ through tsx, or with `--dist` from the built dist/. The load average is recorded before every
  * read, since the figures are only comparable within one run.
  */
 import { loadavg, tmpdir } from "node:os";
@@ -32,11 +34,12 @@ import { connect } from "@nats-io/transport-node";
 import { DeliverPolicy, jetstream, jetstreamManager } from "@nats-io/jetstream";
 import { startLocalNatsServer } from "../src/cluster/local-cluster.ts";
 import { encodeEvent, JetStreamEventLog, Subjects, type EventEnvelope } from "../src/events/index.ts";
+import * as tools from "../src/tools/index.ts";
 import { auditSource, auditStream, foldSource, foldStream, natsSource } from "../src/tools/index.ts";
 import { simulateWorkload, WORKLOAD_SETTINGS } from "../test/tools/support/workload.ts";
 import { machineInfo, markdownTable, median, positiveInt, printJson, round, runBench, UsageError } from "./support.ts";
 
-const READS = ["raw", "replay", "audit", "raw-callback", "replay-stream", "audit-stream"] as const;
+const READS = ["raw", "replay", "audit", "replay-worker", "audit-worker", "raw-callback", "replay-stream", "audit-stream"] as const;
 type Read = (typeof READS)[number];
 
 const progress = (line: string) => process.stderr.write(`${line}\n`);
@@ -53,6 +56,7 @@ function parseSettings() {
         "data-dir": { type: "string", default: join(tmpdir(), "leasehold-bench-tools-read") },
         rebuild: { type: "boolean", default: false },
         json: { type: "boolean", default: false },
+        dist: { type: "boolean", default: false },
       },
       strict: true,
     }));
@@ -70,6 +74,7 @@ function parseSettings() {
     dataDir: values["data-dir"],
     rebuild: values.rebuild,
     json: values.json,
+    dist: values.dist,
   };
 }
 
@@ -128,6 +133,8 @@ async function main(): Promise<void> {
       progress(`reusing the stream in ${settings.dataDir} (${info.state.messages} events)`);
     }
     const total = info.state.last_seq;
+    // --dist: the worker reads run the built dist/ (`npm run build` first), whose worker starts without tsx.
+    const worker = settings.dist ? ((await import(join(import.meta.dirname, "../dist/tools/index.js"))) as typeof tools) : tools;
     const machine = machineInfo(nc.info?.version ?? "unknown");
     const log = await JetStreamEventLog.open(nc, { stream: subjects.eventStream, subjects: subjects.allEvents, dedupWindowMs: 120_000 });
 
@@ -164,6 +171,8 @@ async function main(): Promise<void> {
         expectRead(summary.read);
         auditViolations = summary.violations;
       },
+      "replay-worker": async () => expectRead((await worker.replayInWorker(worker.natsSource(nc, subjects), subjects)).messages),
+      "audit-worker": async () => expectRead((await worker.auditInWorker(worker.natsSource(nc, subjects), subjects, audit)).read),
       "replay-stream": async () => expectRead((await foldStream(log.readStream(), subjects)).messages),
       "audit-stream": async () => expectRead((await auditStream(log.readStream(), subjects, audit)).read),
     };

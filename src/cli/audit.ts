@@ -8,6 +8,7 @@ import { Option, type Command } from "commander";
 import { DEFAULTS } from "../config.ts";
 import {
   AUDIT_RULES,
+  auditInWorker,
   auditSource,
   natsSource,
   cell,
@@ -20,6 +21,7 @@ import {
 } from "../tools/index.ts";
 import { addToolAction } from "./options.ts";
 import { terminalReadProgress } from "./progress.ts";
+import { toolsOnTwoThreads } from "./tool-threads.ts";
 
 /** Flags of `audit`. */
 export interface AuditFlags {
@@ -98,7 +100,8 @@ export function addAuditCommand(program: Command): void {
       };
       let summary: AuditSummary;
       try {
-        summary = await auditSource(
+        // With LEASEHOLD_TOOLS_THREADS=2 the checks run on a worker thread while this one reads (src/tools/worker-read.ts).
+        summary = await (toolsOnTwoThreads() ? auditInWorker : auditSource)(
           source,
           subjects,
           {

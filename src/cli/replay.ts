@@ -4,7 +4,7 @@
  * state then, as tables or (`--json`) in the shapes the service answers.
  */
 import { Option, type Command } from "commander";
-import { ACTOR_KINDS, type ActorKind } from "../events/index.ts";
+import { ACTOR_KINDS, type ActorKind, type StoredMessage } from "../events/index.ts";
 import {
   earlier,
   foldSource,
@@ -14,12 +14,14 @@ import {
   parseInstant,
   renderReplay,
   replayInstant,
+  replayInWorker,
   replayView,
-  type ReplayFold,
   type ReplayRange,
+  type ReplayView,
 } from "../tools/index.ts";
 import { addToolAction } from "./options.ts";
 import { terminalReadProgress } from "./progress.ts";
+import { toolsOnTwoThreads } from "./tool-threads.ts";
 
 /** Flags of `replay`. */
 export interface ReplayFlags {
@@ -77,14 +79,19 @@ export function addReplayCommand(program: Command): void {
       const source = natsSource(nc, subjects);
       const last = await source.lastSeq();
       const progress = terminalReadProgress("replay", earlier(range.toSeq, last) ?? last);
-      let done: ReplayFold;
+      let view: ReplayView;
       try {
-        done = await foldSource(source, subjects, range, progress === undefined ? undefined : (m) => progress.seen(m.seq));
+        const onMessage = progress === undefined ? undefined : (m: StoredMessage) => progress.seen(m.seq);
+        if (toolsOnTwoThreads()) {
+          // The fold runs on a worker thread while this one reads (see src/tools/worker-read.ts).
+          view = await replayInWorker(source, subjects, range, { kind: flags.kind, id: flags.id }, onMessage);
+        } else {
+          const { fold, changed } = await foldSource(source, subjects, range, onMessage);
+          view = replayView(fold, replayInstant(fold, range, Date.now()), { kind: flags.kind, id: flags.id, changed });
+        }
       } finally {
         progress?.done();
       }
-      const { fold, changed } = done;
-      const view = replayView(fold, replayInstant(fold, range, Date.now()), { kind: flags.kind, id: flags.id, changed });
       console.log(flags.json === true ? JSON.stringify(view, null, 2) : renderReplay(view, subjects.eventStream).join("\n"));
       return 0;
     },

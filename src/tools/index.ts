@@ -9,3 +9,4 @@ export * from "./tail.ts";
 export * from "./status.ts";
 export * from "./connect.ts";
 export * from "./stream-reader.ts";
+export * from "./worker-read.ts";

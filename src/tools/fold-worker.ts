@@ -1,0 +1,111 @@
+/**
+ * The worker thread of the tools' two-thread read (see worker-read.ts): the
+ * main thread only receives from NATS and copies each batch of messages into
+ * one transferred buffer; this thread decodes, folds and (for `audit`)
+ * checks them, with the same {@link StreamFold} and {@link Auditor} as the
+ * one-thread path, so the results cannot differ. After each batch it counts
+ * one more batch done in the shared counter, which is what the main thread
+ * waits on when it is too far ahead (the backpressure).
+ */
+import { parentPort, workerData } from "node:worker_threads";
+import { Subjects, type StoredMessage } from "../events/index.ts";
+import { Auditor, type AuditOptions, type AuditProgress, type Violation } from "./audit.ts";
+import { actorKey, replayInstant, replayView, type ReplayFilter, type ReplayRange } from "./replay.ts";
+import { StreamFold } from "./stream-fold.ts";
+import {
+  DONE_BATCHES,
+  FAILED,
+  type FoldBatch,
+  type ToMain,
+  type WorkerEvent,
+  type WorkerJob,
+  type WorkerSetup,
+} from "./worker-protocol.ts";
+
+const port = parentPort;
+if (port === null) throw new Error("fold-worker.ts runs as a worker thread only");
+const setup = workerData as WorkerSetup;
+const shared = new Int32Array(setup.shared);
+
+/** Folds (and checks) one message; returns the events the main thread must hear of. */
+type Step = (message: StoredMessage) => void;
+
+/** Events (violations, progress) waiting to go out with the next batch's answer. */
+let outbox: WorkerEvent[] = [];
+let step: Step;
+let finish: () => ToMain;
+
+function replayJob(job: Extract<WorkerJob, { tool: "replay" }>): void {
+  const subjects = new Subjects(job.prefix);
+  const fold = new StreamFold(subjects);
+  const { sinceSeq, sinceTime } = job.range;
+  const changed = sinceSeq !== undefined || sinceTime !== undefined ? new Set<string>() : undefined;
+  step = (m) => {
+    const actor = fold.actorOf(m.subject);
+    fold.applyTo(m, actor);
+    if (changed !== undefined && ((sinceSeq !== undefined && m.seq >= sinceSeq) || (sinceTime !== undefined && m.time >= sinceTime))) {
+      if (actor !== null) changed.add(actorKey(actor.kind, actor.id));
+    }
+  };
+  finish = () => {
+    const range: ReplayRange = job.range;
+    const filter: ReplayFilter = { kind: job.filter.kind, id: job.filter.id, changed };
+    return { type: "done", view: replayView(fold, replayInstant(fold, range, Date.now()), filter) };
+  };
+}
+
+function auditJob(job: Extract<WorkerJob, { tool: "audit" }>): void {
+  const every = job.options.progressEvery ?? 10_000;
+  const progress = job.progress;
+  const options: AuditOptions = {
+    ...job.options,
+    onViolation: (violation: Violation) => outbox.push({ violation }),
+  };
+  const auditor = new Auditor(new Subjects(job.prefix), options);
+  step = (m) => {
+    auditor.check(m);
+    if (progress && auditor.messagesRead % every === 0) {
+      const p: AuditProgress = { read: auditor.messagesRead, seq: m.seq, violations: auditor.violationsFound };
+      outbox.push({ progress: p });
+    }
+  };
+  finish = () => ({ type: "done", summary: auditor.summary() });
+}
+
+function foldBatch(batch: FoldBatch): void {
+  const bytes = new Uint8Array(batch.bytes);
+  const seqs = new Float64Array(batch.seqs);
+  const times = new Float64Array(batch.times);
+  const ends = new Uint32Array(batch.ends);
+  let start = 0;
+  for (let i = 0; i < batch.count; i++) {
+    const end = ends[i]!;
+    step({ seq: seqs[i]!, subject: batch.subjects[i]!, payload: bytes.subarray(start, end), time: times[i]! });
+    start = end;
+  }
+}
+
+const job = setup.job;
+if (job.tool === "replay") replayJob(job);
+else auditJob(job);
+
+port.on("message", (message: FoldBatch | { type: "end" }) => {
+  try {
+    if (message.type === "end") {
+      port.postMessage(finish());
+      return;
+    }
+    foldBatch(message);
+    if (outbox.length > 0) {
+      port.postMessage({ type: "events", events: outbox } satisfies ToMain);
+      outbox = [];
+    }
+    Atomics.add(shared, DONE_BATCHES, 1);
+    Atomics.notify(shared, DONE_BATCHES);
+  } catch (e) {
+    const error = e as Error;
+    port.postMessage({ type: "error", message: error.message, stack: error.stack } satisfies ToMain);
+    Atomics.store(shared, FAILED, 1);
+    Atomics.notify(shared, DONE_BATCHES);
+  }
+});
