@@ -110,6 +110,10 @@ describe("the route decider and capacity", () => {
     given
       .when(acquire("", "m", { candidates: ["b", "a", "b"], hosts: hosts({ a: 2, b: 1 }), loads }), T0, settings)
       .thenRejects("NO_HOST", { full: ["a", "b"] });
+    // Named sorted by code unit, whatever order the candidates came in.
+    given
+      .when(acquire("", "m", { candidates: ["c", "b", "Z", "a"], hosts: hosts({ a: 2, b: 1, c: 0, Z: 0 }), loads }), T0, settings)
+      .thenRejects("NO_HOST", { full: ["Z", "a", "b", "c"] });
     // An admission refused this request counts as full too.
     given
       .when(acquire("", "m", { candidates: ["a"], hosts: hosts({ a: 5 }), loads, full: new Set(["a"]) }), T0, settings)
