@@ -11,6 +11,7 @@ import {
   IDLE_MS,
   pinned,
   placed,
+  ROUTE,
   routeEvent,
   seen,
   settingsWith,
@@ -184,6 +185,18 @@ describe("route.acquire step 4: the chooser", () => {
       .thenRejects("NO_HOST");
   });
 
+  it("says in a NO_HOST which route and key found no host, and names no full hosts when none is full", () => {
+    for (const candidates of [[], ["a", "b"]]) {
+      const { decision } = givenRoute([seen("a", "b")]).when(acquire("c1", "m", { candidates, hosts: hostsOf({ down: ["a", "b"] }) }));
+      expect(decision).toMatchObject({ outcome: "reject", rejection: { code: "NO_HOST" } });
+      if (decision.outcome !== "reject") return;
+      expect(decision.rejection.details).toBeUndefined();
+      expect(decision.rejection.message).toContain(ROUTE);
+      expect(decision.rejection.message).toContain('"c1"');
+      expect(decision.rejection.message).toContain('"m"');
+    }
+  });
+
   it("with the rendezvous chooser picks the same host for a key whatever the order of candidates and loads", () => {
     const rendezvous = settingsWith("rendezvous");
     const hosts = up("h1", "h2", "h3", "h4");
@@ -223,6 +236,22 @@ describe("route.move", () => {
 });
 
 describe("route.candidates", () => {
+  // Lists this long have their seen check remembered: the answers must be those of a list checked afresh.
+  const fleet = Object.freeze(Array.from({ length: 40 }, (_, i) => `gpu-${i}`));
+
+  it("records the new hosts of a long list, and nothing for a long list already seen, asked again and again", () => {
+    givenRoute([seen("gpu-0")])
+      .when({ op: "candidates", hosts: fleet })
+      .thenRecords("RouteCandidatesSeen", { seen: fleet.slice(1) });
+    const all = givenRoute([seen(...fleet)]);
+    for (let i = 0; i < 3; i++) all.when({ op: "candidates", hosts: fleet }).thenReplies({});
+    for (let i = 0; i < 3; i++) all.when({ op: "candidates", hosts: [...fleet] }).thenReplies({});
+    // The same list against a route that has not seen all of it: the memo of the first route does not answer for it.
+    givenRoute([seen(...fleet.slice(0, 39))])
+      .when({ op: "candidates", hosts: fleet })
+      .thenRecords("RouteCandidatesSeen", { seen: ["gpu-39"] });
+  });
+
   it("records only hosts not yet seen, once each, and nothing when all were seen", () => {
     givenRoute([seen("a")])
       .when({ op: "candidates", hosts: ["a", "b", "b", "c"] })
@@ -267,6 +296,13 @@ describe("route.pin", () => {
     givenRoute([seen("a", "b"), pinned("a"), placed("c1", "m", "a")])
       .when({ op: "pin", host: "b" })
       .thenRecords("RoutePinned", { host: "b", displaced: [{ fp: "c1", model: "m", host: "a" }] });
+  });
+
+  it("displaces a lease an operator moved off the pin since, although the route is already pinned there", () => {
+    const moved = routeEvent("RouteLeasePlaced", { fp: "c1", model: "m", host: "b", from: "a", reason: "ctx", reused: false });
+    givenRoute([seen("a", "b"), pinned("a"), placed("c1", "m", "a"), placed("c2", "m", "a"), moved])
+      .when({ op: "pin", host: "a" })
+      .thenRecords("RoutePinned", { host: "a", displaced: [{ fp: "c1", model: "m", host: "b" }] });
   });
 });
 

@@ -10,6 +10,7 @@ import { decideHost, openAdmissions } from "../../src/actors/host/decide.ts";
 import type { AdmitLease } from "../../src/actors/host/commands.ts";
 import type { HistoryEntry } from "../../src/events/index.ts";
 import { evolveHost, initialHostState, type HostHealth, type HostState } from "../../src/projections/host.ts";
+import { HostLoadOrder } from "../../src/projections/host-load-order.ts";
 import { acquire, givenRoute, placed, seen, settingsWith, T0 } from "../support/route-given.ts";
 import { specEvent } from "../support/event-builders.ts";
 
@@ -110,10 +111,32 @@ describe("the route decider and capacity", () => {
     given
       .when(acquire("", "m", { candidates: ["b", "a", "b"], hosts: hosts({ a: 2, b: 1 }), loads }), T0, settings)
       .thenRejects("NO_HOST", { full: ["a", "b"] });
+    // Named sorted by code unit, whatever order the candidates came in.
+    given
+      .when(acquire("", "m", { candidates: ["c", "b", "Z", "a"], hosts: hosts({ a: 2, b: 1, c: 0, Z: 0 }), loads }), T0, settings)
+      .thenRejects("NO_HOST", { full: ["Z", "a", "b", "c"] });
     // An admission refused this request counts as full too.
     given
       .when(acquire("", "m", { candidates: ["a"], hosts: hosts({ a: 5 }), loads, full: new Set(["a"]) }), T0, settings)
       .thenRejects("NO_HOST", { full: ["a"] });
+  });
+
+  it("skips a host an admission refused for this request also when it walks the hosts' load order (a long list)", () => {
+    // A long list sent again (frozen, as requests give) with the route table's load order: the decider walks the order.
+    const fleet = Object.freeze(Array.from({ length: 40 }, (_, i) => `gpu-${i}`));
+    const loads = new Map(fleet.map((h) => [h, 2]));
+    loads.set("gpu-5", 0);
+    loads.set("gpu-7", 1);
+    const order = new HostLoadOrder();
+    for (const h of fleet) order.set(h, loads.get(h)!);
+    const all = hosts(Object.fromEntries(fleet.map((h) => [h, null])));
+    const given = givenRoute([seen(...fleet)]);
+    given
+      .when(acquire("", "m", { candidates: fleet, hosts: all, loads, order }))
+      .thenRecords("RouteLeasePlaced", { fp: "", model: "m", host: "gpu-5", from: "", reason: "new", reused: false });
+    given
+      .when(acquire("", "m", { candidates: fleet, hosts: all, loads, order, full: new Set(["gpu-5"]) }))
+      .thenRecords("RouteLeasePlaced", { fp: "", model: "m", host: "gpu-7", from: "", reason: "new", reused: false });
   });
 
   it("asks a capped host for an admission bound to the route's last sequence, and places with it only there", () => {

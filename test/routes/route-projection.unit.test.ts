@@ -5,10 +5,10 @@
  */
 import { describe, expect, it } from "vitest";
 import fc from "fast-check";
-import { encodeEvent, MemoryEventLog, Subjects, type HistoryEntry } from "../../src/events/index.ts";
+import { decodeEvent, encodeEvent, MemoryEventLog, Subjects, type HistoryEntry } from "../../src/events/index.ts";
 import { evolveHost, initialHostState } from "../../src/projections/host.ts";
 import { HostTable } from "../../src/projections/host-table.ts";
-import { evolveRoute, initialRouteState, leaseKey, sortedLeases } from "../../src/projections/route.ts";
+import { compareCodeUnits, evolveRoute, initialRouteState, leaseKey, sortedLeases } from "../../src/projections/route.ts";
 import { RouteTable } from "../../src/projections/route-table.ts";
 import { routeLogic } from "../../src/actors/route/logic.ts";
 import { hostLogic } from "../../src/actors/host/logic.ts";
@@ -26,6 +26,49 @@ describe("evolveRoute", () => {
     expect(lease.lastUsedAtMs).toBe(T0 + 500);
     // A touch never moves the last use back.
     expect(fold([placed("c1", "m", "a", T0 + 500), touched("c1", "m", T0)]).leases.get(leaseKey("c1", "m"))!.lastUsedAtMs).toBe(T0 + 500);
+  });
+
+  it("keeps the last use as recorded when a touch is not later, even one spelling the same instant differently", () => {
+    // The stream accepts any RFC 3339 UTC instant; this one is T0 without milliseconds.
+    const sameInstant = decodeEvent(
+      encodeEvent({
+        type: "RouteLeaseTouched",
+        v: 1,
+        at: "2026-01-01T00:00:00Z",
+        kind: "route",
+        id: ROUTE,
+        data: { fp: "c1", model: "m" },
+      }),
+      900,
+    );
+    const state = fold([placed("c1", "m", "a", T0)]);
+    const lease = evolveRoute(state, sameInstant).leases.get(leaseKey("c1", "m"))!;
+    expect(Date.parse("2026-01-01T00:00:00Z")).toBe(T0);
+    expect(lease.lastUsedAt).toBe(new Date(T0).toISOString());
+  });
+
+  it("sorts leases by fp, then by model when the fps are equal, whatever order they were placed in", () => {
+    const keys = [
+      ["c1", "n"],
+      ["", "m"],
+      ["c1", "m"],
+      ["c1", "l"],
+      ["", "n"],
+    ] as const;
+    const expected = [
+      ["", "m"],
+      ["", "n"],
+      ["c1", "l"],
+      ["c1", "m"],
+      ["c1", "n"],
+    ];
+    for (const order of [keys, [...keys].reverse(), [keys[2], keys[0], keys[4], keys[1], keys[3]]]) {
+      const state = fold(order.map(([fp, model]) => placed(fp, model, "a")));
+      expect(sortedLeases(state).map((l) => [l.fp, l.model])).toEqual(expected);
+    }
+    expect(compareCodeUnits("c1", "c1")).toBe(0);
+    expect(compareCodeUnits("Z", "a")).toBeLessThan(0);
+    expect(compareCodeUnits("é", "z")).toBeGreaterThan(0);
   });
 
   it("collects every candidate and every placement host into the seen set", () => {
