@@ -1,7 +1,7 @@
 /** The two choosers behind the RouteChooser interface. */
 import { createHash } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { leastLoadedChooser, rendezvousChooser, rendezvousScore, chooserNamed } from "../../src/actors/route/chooser.ts";
+import { leastLoadedChooser, rendezvousChooser, rendezvousOver, rendezvousScore, chooserNamed } from "../../src/actors/route/chooser.ts";
 
 const key = { route: "chat/eu", fp: "conv-1", model: "llama" };
 
@@ -82,5 +82,38 @@ describe("rendezvous chooser", () => {
   it("is selected by name", () => {
     expect(chooserNamed("rendezvous")).toBe(rendezvousChooser);
     expect(chooserNamed("least-loaded")).toBe(leastLoadedChooser);
+  });
+});
+
+/** A digest giving each host the score [high, low] named for it (the text ends with NUL host). */
+function scoresOf(scores: Record<string, readonly [number, number]>): (text: string) => Buffer {
+  return (text) => {
+    const [high, low] = scores[text.slice(text.lastIndexOf("\u0000") + 1)] ?? [0, 0];
+    const digest = Buffer.alloc(32);
+    digest.writeUInt32BE(high, 0);
+    digest.writeUInt32BE(low, 4);
+    return digest;
+  };
+}
+
+// Ties of real SHA-256 scores take about 2^32 hashes to find; the tie-breaking
+// is the same function over a digest that ties on purpose.
+describe("rendezvous tie-breaking, over a digest that ties on purpose", () => {
+  it("a whole 64-bit tie goes to the smallest name, whatever the order of candidates", () => {
+    const chooser = rendezvousOver(scoresOf({ a: [5, 7], b: [5, 7], c: [5, 6] }));
+    expect(chooser.choose(key, ["a", "b", "c"], new Map())).toBe("a");
+    expect(chooser.choose(key, ["b", "a", "c"], new Map())).toBe("a");
+    expect(chooser.choose(key, ["c", "b", "a"], new Map())).toBe("a");
+  });
+
+  it("a score of 0 (both halves) is still a score: the only candidate, or the highest, wins", () => {
+    expect(rendezvousOver(scoresOf({ z: [0, 0] })).choose(key, ["z"], new Map())).toBe("z");
+    expect(rendezvousOver(scoresOf({ y: [0, 0], z: [0, 0] })).choose(key, ["z", "y"], new Map())).toBe("y");
+  });
+
+  it("the first half decides before the second", () => {
+    const chooser = rendezvousOver(scoresOf({ a: [1, 0], b: [0, 0xffffffff] }));
+    expect(chooser.choose(key, ["b", "a"], new Map())).toBe("a");
+    expect(chooser.choose(key, ["a", "b"], new Map())).toBe("a");
   });
 });

@@ -54,28 +54,37 @@ export const leastLoadedChooser: RouteChooser = {
  * Any router that computes the same function over the same candidates agrees
  * on the host without asking anyone, and removing a host moves only its keys.
  */
-export const rendezvousChooser: RouteChooser = {
-  name: "rendezvous",
-  needsLoads: false,
-  choose(key, eligible) {
-    // The 64-bit score compared as two 32-bit halves: no BigInt per host.
-    const prefix = `${key.route}\u0000${key.fp}\u0000${key.model}\u0000`;
-    let best: string | undefined;
-    let bestHigh = -1;
-    let bestLow = -1;
-    for (const host of eligible) {
-      const digest = sha256(prefix + host);
-      const high = digest.readUInt32BE(0);
-      const low = digest.readUInt32BE(4);
-      if (high > bestHigh || (high === bestHigh && (low > bestLow || (low === bestLow && best !== undefined && host < best)))) {
-        best = host;
-        bestHigh = high;
-        bestLow = low;
+export const rendezvousChooser: RouteChooser = rendezvousOver(sha256);
+
+/**
+ * {@link rendezvousChooser} over another digest (its first 8 bytes are the
+ * score): ties of SHA-256 scores take about 2^32 hashes to find, so the
+ * tie-breaking is tested over a digest that ties on purpose.
+ */
+export function rendezvousOver(digest: (text: string) => Buffer): RouteChooser {
+  return {
+    name: "rendezvous",
+    needsLoads: false,
+    choose(key, eligible) {
+      // The 64-bit score compared as two 32-bit halves: no BigInt per host.
+      const prefix = `${key.route}\u0000${key.fp}\u0000${key.model}\u0000`;
+      let best: string | undefined;
+      let bestHigh = -1;
+      let bestLow = -1;
+      for (const host of eligible) {
+        const score = digest(prefix + host);
+        const high = score.readUInt32BE(0);
+        const low = score.readUInt32BE(4);
+        if (high > bestHigh || (high === bestHigh && (low > bestLow || (low === bestLow && best !== undefined && host < best)))) {
+          best = host;
+          bestHigh = high;
+          bestLow = low;
+        }
       }
-    }
-    return best;
-  },
-};
+      return best;
+    },
+  };
+}
 
 /** The rendezvous score of `host` for `key` (see {@link rendezvousChooser}). */
 export function rendezvousScore(key: PlacementKey, host: string): bigint {
