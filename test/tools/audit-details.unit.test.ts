@@ -239,6 +239,22 @@ describe("lock edges", () => {
   });
 });
 
+/** Audits stored messages as given (sequences and times may go backwards), each violation as `say` words it. */
+async function violationsOf(stored: readonly StoredMessage[], say: (v: Violation) => string): Promise<string[]> {
+  const violations: string[] = [];
+  await auditStream(
+    {
+      [Symbol.asyncIterator]: () => {
+        const it = stored[Symbol.iterator]();
+        return { next: () => Promise.resolve(it.next()) };
+      },
+    },
+    subjects,
+    { ...CRAFT_AUDIT, onViolation: (v) => violations.push(say(v)) },
+  );
+  return violations;
+}
+
 describe("order along a subject", () => {
   it("compares each sequence and instant with the highest before it, not the last", async () => {
     const messages = [0, 10, 5, 7].map((s, i) => event("host", "h", "HostStateSet", s, { healthy: i % 2 === 0, draining: false }));
@@ -248,18 +264,12 @@ describe("order along a subject", () => {
       payload: m.payload,
       time: CRAFT_T0 + i,
     }));
-    const violations: string[] = [];
-    await auditStream(
-      {
-        [Symbol.asyncIterator]: () => {
-          const it = stored[Symbol.iterator]();
-          return { next: () => Promise.resolve(it.next()) };
-        },
-      },
-      subjects,
-      { ...CRAFT_AUDIT, onViolation: (v) => violations.push(`${v.rule} #${v.seq}`) },
-    );
-    expect(violations).toEqual(["subject-sequence #3", "subject-at-decreases #3", "subject-sequence #4", "subject-at-decreases #4"]);
+    expect(await violationsOf(stored, (v) => `${v.rule} #${v.seq}`)).toEqual([
+      "subject-sequence #3",
+      "subject-at-decreases #3",
+      "subject-sequence #4",
+      "subject-at-decreases #4",
+    ]);
   });
 });
 
@@ -272,18 +282,9 @@ describe("rule edges the one-history-per-rule tests leave open", () => {
       payload: message.payload,
       time: CRAFT_T0 + i,
     }));
-    const violations: string[] = [];
-    await auditStream(
-      {
-        [Symbol.asyncIterator]: () => {
-          const it = stored[Symbol.iterator]();
-          return { next: () => Promise.resolve(it.next()) };
-        },
-      },
-      subjects,
-      { ...CRAFT_AUDIT, onViolation: (v) => violations.push(`${v.rule} #${v.seq}: ${v.message}`) },
-    );
-    expect(violations).toEqual([`subject-sequence #1: sequence 1 follows 1 on ${subjects.event("host", "h")}`]);
+    expect(await violationsOf(stored, (v) => `${v.rule} #${v.seq}: ${v.message}`)).toEqual([
+      `subject-sequence #1: sequence 1 follows 1 on ${subjects.event("host", "h")}`,
+    ]);
   });
 
   it("finds a grant to a place not in the queue while another waiter is queued behind a live lease", async () => {
