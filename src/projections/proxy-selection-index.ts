@@ -20,7 +20,7 @@
  * from then on; the least recently used views beyond {@link MAX_VIEWS} go.
  */
 import type { ProxyStats } from "../events/index.ts";
-import { compareNames, labelsMatch, type ProxyRegistration, type ProxyState } from "./proxy.ts";
+import { compareNames, GLOBAL_COOLDOWN, labelsMatch, type ProxyRegistration, type ProxyState } from "./proxy.ts";
 import { SortedChunks } from "./sorted-chunks.ts";
 
 /** Label views kept besides the one without labels. */
@@ -100,7 +100,7 @@ export class ProxySelectionIndex {
     let next = Infinity;
     const scopedTargets: string[] = [];
     for (const [target, cooldown] of state.cooldowns) {
-      if (target === "" || cooldown.untilMs <= at) continue;
+      if (target === GLOBAL_COOLDOWN || cooldown.untilMs <= at) continue;
       scopedTargets.push(target);
       let byProxy = this.scoped.get(target);
       if (byProxy === undefined) this.scoped.set(target, (byProxy = new Map<string, number>()));
@@ -122,7 +122,7 @@ export class ProxySelectionIndex {
         }
       }
     }
-    const global = state.cooldowns.get("");
+    const global = state.cooldowns.get(GLOBAL_COOLDOWN);
     let cls: Class;
     if (!registration.healthy) cls = "unhealthy";
     else if (global !== undefined && at < global.untilMs) {
@@ -215,7 +215,7 @@ export class ProxySelectionIndex {
     const view = this.viewFor(labels);
     const stats: ProxyStats = { considered: view.members.size, unhealthy: view.unhealthy, inCooldown: view.cooling, atCapacity: view.full };
     let skip: Set<string> | undefined;
-    const cooling = target === "" ? undefined : this.scoped.get(target);
+    const cooling = target === GLOBAL_COOLDOWN ? undefined : this.scoped.get(target);
     if (cooling !== undefined) {
       for (const [name, untilMs] of cooling) {
         if (untilMs <= now) {

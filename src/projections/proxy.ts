@@ -133,14 +133,20 @@ export function activeLeases(state: ProxyState, now: number): number {
 }
 
 /**
+ * The cooldown key of a proxy-wide cooldown (a report without a target, or
+ * acquisitions without one): it applies to every target.
+ */
+export const GLOBAL_COOLDOWN = "";
+
+/**
  * Is the proxy cooling down for an acquisition for `target` at `now`? The
  * global cooldown always applies; a target-scoped one only to that target (an
  * acquisition without a target sees only the global one).
  */
 export function inCooldown(state: ProxyState, target: string, now: number): boolean {
-  const global = state.cooldowns.get("");
+  const global = state.cooldowns.get(GLOBAL_COOLDOWN);
   if (global !== undefined && now < global.untilMs) return true;
-  if (target === "") return false;
+  if (target === GLOBAL_COOLDOWN) return false;
   const scoped = state.cooldowns.get(target);
   return scoped !== undefined && now < scoped.untilMs;
 }

@@ -27,6 +27,8 @@ import { SeenLists } from "./seen-lists.ts";
 import { touchEveryMs, type AcquireRoute, type AdmissionNeeded, type RouteCommand, type RouteSettings } from "./commands.ts";
 
 const record = recorder<RouteEvent>();
+/** The fp of a route's own lease (a conversation with no fingerprint), whose host the route's other conversations inherit. */
+const ROUTE_WIDE_FP = "";
 
 /** Decides one route command at instant `now` (epoch ms). */
 export function decideRoute(state: RouteState, command: RouteCommand, now: number, settings: RouteSettings): Decision<RouteEvent> {
@@ -118,8 +120,8 @@ function decideAcquire(state: RouteState, command: AcquireRoute, now: number, se
   }
 
   // 3. Inherit the host of the route's own lease.
-  if (fp !== "") {
-    const own = state.leases.get(leaseKey("", model));
+  if (fp !== ROUTE_WIDE_FP) {
+    const own = state.leases.get(leaseKey(ROUTE_WIDE_FP, model));
     if (own !== undefined && healthy(own.host)) return placed(own.host, from, true);
   }
 
