@@ -151,6 +151,9 @@ describe("client.elect", () => {
         return client.lock.renew(...args);
       },
     };
+    // a's keeper clock stands still from its start (t = 0, before its acquire is
+    // sent); when it runs again, as much time has passed for it as since then.
+    const startedAt = performance.now();
     const a = new Election(
       spied,
       "leader",
@@ -171,7 +174,6 @@ describe("client.elect", () => {
       client.timeoutMs,
     );
     await until(() => termA !== undefined, 5000, "a elected");
-    const pausedAt = performance.now();
 
     // a is paused (its keeper's clock stands still): b waits for the lease to run out on the server, then leads.
     const other = await h.client(prefix);
@@ -190,7 +192,7 @@ describe("client.elect", () => {
     expect(termB!.generation).toBeGreaterThan(termA!.generation);
 
     // a runs again: the first thing that happens is onDeposed, before any renew is sent.
-    frozen.resume(performance.now() - pausedAt);
+    frozen.resume(performance.now() - startedAt);
     expect(deposedA).toEqual({ name: "leader", owner: "a", generation: termA!.generation, reason: "expired" });
     expect(renewsByA).toBe(0);
     expect(termA!.signal.aborted).toBe(true);
