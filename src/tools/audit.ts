@@ -607,16 +607,30 @@ export async function auditSource(
   onMessage?: (message: StoredMessage) => void,
 ): Promise<AuditSummary> {
   const auditor = new Auditor(subjects, options);
-  const { toTime, onProgress } = options;
-  const every = options.progressEvery ?? 10_000;
+  const { toTime } = options;
+  const reportProgress = progressReporter(auditor, options.progressEvery, options.onProgress);
   await source.read({ toSeq: options.toSeq }, (m) => {
     if (toTime !== undefined && m.time > toTime) return false;
     auditor.check(m);
     onMessage?.(m);
-    if (onProgress !== undefined && auditor.messagesRead % every === 0) {
-      onProgress({ read: auditor.messagesRead, seq: m.seq, violations: auditor.violationsFound });
-    }
+    reportProgress(m);
     return true;
   });
   return auditor.summary();
+}
+
+/**
+ * Called after each message `auditor` checked: tells `onProgress` every
+ * `every` messages (default 10,000). For {@link auditSource} and the tools'
+ * fold worker alike.
+ */
+export function progressReporter(
+  auditor: Auditor,
+  every = 10_000,
+  onProgress: ((progress: AuditProgress) => void) | undefined,
+): (m: StoredMessage) => void {
+  if (onProgress === undefined) return () => undefined;
+  return (m) => {
+    if (auditor.messagesRead % every === 0) onProgress({ read: auditor.messagesRead, seq: m.seq, violations: auditor.violationsFound });
+  };
 }

@@ -9,9 +9,8 @@
  */
 import { parentPort, workerData } from "node:worker_threads";
 import { Subjects, type StoredMessage } from "../events/index.ts";
-import { Auditor, type AuditOptions, type AuditProgress, type Violation } from "./audit.ts";
-import { actorKey, replayInstant, replayView, type ReplayFilter, type ReplayRange } from "./replay.ts";
-import { StreamFold } from "./stream-fold.ts";
+import { Auditor, progressReporter, type AuditOptions, type Violation } from "./audit.ts";
+import { replayInstant, replayStepper, replayView, type ReplayFilter } from "./replay.ts";
 import {
   DONE_BATCHES,
   FAILED,
@@ -27,7 +26,7 @@ if (port === null) throw new Error("fold-worker.ts runs as a worker thread only"
 const setup = workerData as WorkerSetup;
 const shared = new Int32Array(setup.shared);
 
-/** Folds (and checks) one message; returns the events the main thread must hear of. */
+/** Folds (and, for `audit`, checks) one message. */
 type Step = (message: StoredMessage) => void;
 
 /** Events (violations, progress) waiting to go out with the next batch's answer. */
@@ -36,38 +35,25 @@ let step: Step;
 let finish: () => ToMain;
 
 function replayJob(job: Extract<WorkerJob, { tool: "replay" }>): void {
-  const subjects = new Subjects(job.prefix);
-  const fold = new StreamFold(subjects);
-  const { sinceSeq, sinceTime } = job.range;
-  const changed = sinceSeq !== undefined || sinceTime !== undefined ? new Set<string>() : undefined;
-  step = (m) => {
-    const actor = fold.actorOf(m.subject);
-    fold.applyTo(m, actor);
-    if (changed !== undefined && ((sinceSeq !== undefined && m.seq >= sinceSeq) || (sinceTime !== undefined && m.time >= sinceTime))) {
-      if (actor !== null) changed.add(actorKey(actor.kind, actor.id));
-    }
-  };
+  const { fold, changed, step: foldOne } = replayStepper(new Subjects(job.prefix), job.range);
+  step = foldOne;
   finish = () => {
-    const range: ReplayRange = job.range;
     const filter: ReplayFilter = { kind: job.filter.kind, id: job.filter.id, changed };
-    return { type: "done", view: replayView(fold, replayInstant(fold, range, Date.now()), filter) };
+    return { type: "done", view: replayView(fold, replayInstant(fold, job.range, Date.now()), filter) };
   };
 }
 
 function auditJob(job: Extract<WorkerJob, { tool: "audit" }>): void {
-  const every = job.options.progressEvery ?? 10_000;
-  const progress = job.progress;
-  const options: AuditOptions = {
-    ...job.options,
-    onViolation: (violation: Violation) => outbox.push({ violation }),
-  };
+  const options: AuditOptions = { ...job.options, onViolation: (violation: Violation) => outbox.push({ violation }) };
   const auditor = new Auditor(new Subjects(job.prefix), options);
+  const reportProgress = progressReporter(
+    auditor,
+    job.options.progressEvery,
+    job.progress ? (progress) => outbox.push({ progress }) : undefined,
+  );
   step = (m) => {
     auditor.check(m);
-    if (progress && auditor.messagesRead % every === 0) {
-      const p: AuditProgress = { read: auditor.messagesRead, seq: m.seq, violations: auditor.violationsFound };
-      outbox.push({ progress: p });
-    }
+    reportProgress(m);
   };
   finish = () => ({ type: "done", summary: auditor.summary() });
 }

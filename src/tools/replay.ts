@@ -125,21 +125,34 @@ export async function foldSource(
   range: ReplayRange = {},
   onMessage?: (message: StoredMessage) => void,
 ): Promise<ReplayFold> {
-  const fold = new StreamFold(subjects);
-  const { toTime, sinceSeq, sinceTime } = range;
-  const noting = sinceSeq !== undefined || sinceTime !== undefined;
-  const changed = noting ? new Set<string>() : undefined;
+  const { fold, changed, step } = replayStepper(subjects, range);
+  const { toTime } = range;
   await source.read({ toSeq: range.toSeq }, (m) => {
     if (toTime !== undefined && m.time > toTime) return false;
+    step(m);
+    onMessage?.(m);
+    return true;
+  });
+  return { fold, changed };
+}
+
+/**
+ * A replay's fold, one message at a time (for {@link foldSource} and the
+ * tools' fold worker alike): `step` folds a message and, when `range` has a
+ * `since`, notes the actor it changed from then on in `changed`.
+ */
+export function replayStepper(subjects: Subjects, range: ReplayRange): ReplayFold & { step: (m: StoredMessage) => void } {
+  const fold = new StreamFold(subjects);
+  const { sinceSeq, sinceTime } = range;
+  const changed = sinceSeq !== undefined || sinceTime !== undefined ? new Set<string>() : undefined;
+  const step = (m: StoredMessage): void => {
     const actor = fold.actorOf(m.subject);
     fold.applyTo(m, actor);
     if (changed !== undefined && ((sinceSeq !== undefined && m.seq >= sinceSeq) || (sinceTime !== undefined && m.time >= sinceTime))) {
       if (actor !== null) changed.add(actorKey(actor.kind, actor.id));
     }
-    onMessage?.(m);
-    return true;
-  });
-  return { fold, changed };
+  };
+  return { fold, changed, step };
 }
 
 /**
