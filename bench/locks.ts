@@ -46,6 +46,8 @@ import {
   type CommonSettings,
   type WindowFigures,
   type WorkFn,
+  figure,
+  NO_FIGURE,
 } from "./support.ts";
 
 type System = "ceiling" | "leasehold";
@@ -242,8 +244,6 @@ function summarize(runs: readonly Run[], names: Names, concurrency: number, repe
 }
 
 function report(settings: Settings, machine: MachineInfo, runs: readonly Run[], summaries: readonly Summary[]): string {
-  const dash = "–";
-  const n = (v: number | undefined, digits = 0) => (v === undefined || Number.isNaN(v) ? dash : v.toFixed(digits));
   const summaryTable = markdownTable(
     [
       "names",
@@ -264,18 +264,18 @@ function report(settings: Settings, machine: MachineInfo, runs: readonly Run[], 
     summaries.map((s) => [
       s.names,
       s.concurrency,
-      n(s.leasehold?.pairsPerSec),
-      n(s.leasehold?.requestsPerSec),
-      n(s.leasehold?.p50Ms, 2),
-      n(s.leasehold?.p99Ms, 2),
-      n(s.ceiling?.pairsPerSec),
-      n(s.ceiling?.requestsPerSec),
-      n(s.ceiling?.p50Ms, 2),
-      n(s.ceiling?.p99Ms, 2),
-      n(s.ratio, 2),
-      n(s.cpuRatio, 2),
-      n(s.p50Ratio, 2),
-      `${s.leasehold?.failedRequests ?? dash} / ${s.ceiling?.failedRequests ?? dash}`,
+      figure(s.leasehold?.pairsPerSec),
+      figure(s.leasehold?.requestsPerSec),
+      figure(s.leasehold?.p50Ms, 2),
+      figure(s.leasehold?.p99Ms, 2),
+      figure(s.ceiling?.pairsPerSec),
+      figure(s.ceiling?.requestsPerSec),
+      figure(s.ceiling?.p50Ms, 2),
+      figure(s.ceiling?.p99Ms, 2),
+      figure(s.ratio, 2),
+      figure(s.cpuRatio, 2),
+      figure(s.p50Ratio, 2),
+      `${s.leasehold?.failedRequests ?? NO_FIGURE} / ${s.ceiling?.failedRequests ?? NO_FIGURE}`,
     ]),
   );
   const runTable = markdownTable(
@@ -298,12 +298,12 @@ function report(settings: Settings, machine: MachineInfo, runs: readonly Run[], 
       r.names,
       r.concurrency,
       r.system,
-      n(r.pairsPerSec),
-      n(r.p50Ms, 2),
-      n(r.p99Ms, 2),
-      n(r.nodeCpuPct),
-      n(r.pairsPerNodeCpuSec),
-      n(r.natsCpuPct),
+      figure(r.pairsPerSec),
+      figure(r.p50Ms, 2),
+      figure(r.p99Ms, 2),
+      figure(r.nodeCpuPct),
+      figure(r.pairsPerNodeCpuSec),
+      figure(r.natsCpuPct),
       r.loadAvg1m,
       r.failedRequests,
     ]),

@@ -5,7 +5,7 @@
  * printed tables. Pure.
  */
 import { PEER_DURABILITY, type PeerSystem } from "./peer-settings.ts";
-import { markdownTable, median } from "./support.ts";
+import { figure, markdownTable, median, NO_FIGURE } from "./support.ts";
 
 /** One timed window of one system at one concurrency. */
 export interface PeerRun {
@@ -131,9 +131,6 @@ export function peerRatios(runs: readonly PeerRun[], concurrencies: readonly num
   );
 }
 
-const dash = "–";
-const fixed = (v: number | undefined, digits = 0) => (v === undefined || Number.isNaN(v) ? dash : v.toFixed(digits));
-
 /** The one printed table: each system's figures, then the ratios with their targets. */
 export function peersTable(summaries: readonly PeerSummary[], ratios: readonly PeerRatio[]): string {
   const figures = markdownTable(
@@ -142,10 +139,10 @@ export function peersTable(summaries: readonly PeerSummary[], ratios: readonly P
       s.system,
       PEER_DURABILITY[s.system],
       s.concurrency,
-      fixed(s.pairsPerSec),
-      fixed(s.p50Ms, 2),
-      fixed(s.p99Ms, 2),
-      fixed(s.serverCpuPct),
+      figure(s.pairsPerSec),
+      figure(s.p50Ms, 2),
+      figure(s.p99Ms, 2),
+      figure(s.serverCpuPct),
       s.failedRequests,
     ]),
   );
@@ -154,9 +151,9 @@ export function peersTable(summaries: readonly PeerSummary[], ratios: readonly P
     ratios.map((r) => [
       `${r.numerator} / ${r.denominator}`,
       r.concurrency,
-      fixed(r.ratio, 2),
-      r.atLeast === undefined ? dash : `>= ${r.atLeast}`,
-      r.met === undefined ? dash : r.met ? "yes" : "no",
+      figure(r.ratio, 2),
+      r.atLeast === undefined ? NO_FIGURE : `>= ${r.atLeast}`,
+      r.met === undefined ? NO_FIGURE : r.met ? "yes" : "no",
     ]),
   );
   return `${figures}\n\n${ratioTable}`;
@@ -170,11 +167,11 @@ export function peerRunsTable(runs: readonly PeerRun[]): string {
       r.repeat,
       r.concurrency,
       r.system,
-      fixed(r.pairsPerSec),
-      fixed(r.p50Ms, 2),
-      fixed(r.p99Ms, 2),
-      fixed(r.nodeCpuPct),
-      fixed(r.serverCpuPct),
+      figure(r.pairsPerSec),
+      figure(r.p50Ms, 2),
+      figure(r.p99Ms, 2),
+      figure(r.nodeCpuPct),
+      figure(r.serverCpuPct),
       r.loadAvg1m,
       r.failedRequests,
     ]),

@@ -212,6 +212,14 @@ export function round(value: number, digits = 0): number {
   return Math.round(value * f) / f;
 }
 
+/** A dash for a table cell with no figure. */
+export const NO_FIGURE = "–";
+
+/** A figure for a table cell: `digits` decimals, or a dash when there is none. */
+export function figure(v: number | undefined, digits = 0): string {
+  return v === undefined || Number.isNaN(v) ? NO_FIGURE : v.toFixed(digits);
+}
+
 /** A markdown table from a header row and body rows. */
 export function markdownTable(header: readonly string[], rows: readonly (readonly (string | number)[])[]): string {
   const line = (cells: readonly (string | number)[]) => `| ${cells.map(String).join(" | ")} |`;
