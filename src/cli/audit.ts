@@ -21,7 +21,7 @@ import {
 } from "../tools/index.ts";
 import { addToolAction } from "./options.ts";
 import { terminalReadProgress } from "./progress.ts";
-import { toolsOnTwoThreads } from "./tool-threads.ts";
+import { toolsOnTwoThreads, toolThreadsSetting } from "./tool-threads.ts";
 
 /** Flags of `audit`. */
 export interface AuditFlags {
@@ -71,6 +71,7 @@ export function addAuditCommand(program: Command): void {
   addToolAction(
     command,
     (flags: AuditFlags): Omit<AuditOptions, "onViolation" | "onProgress"> => {
+      toolThreadsSetting(); // a bad LEASEHOLD_TOOLS_THREADS is a usage error before connecting
       const since = flags.from ?? flags.since;
       const until = flags.to ?? flags.until;
       const from = since === undefined ? undefined : parsePosition(since, flags.from === undefined ? "--since" : "--from");
@@ -100,8 +101,8 @@ export function addAuditCommand(program: Command): void {
       };
       let summary: AuditSummary;
       try {
-        // With LEASEHOLD_TOOLS_THREADS=2 the checks run on a worker thread while this one reads (src/tools/worker-read.ts).
-        summary = await (toolsOnTwoThreads() ? auditInWorker : auditSource)(
+        // On two threads the checks run on a worker while this one reads (src/tools/worker-read.ts).
+        summary = await (toolsOnTwoThreads(toolThreadsSetting(), total) ? auditInWorker : auditSource)(
           source,
           subjects,
           {

@@ -21,7 +21,7 @@ import {
 } from "../tools/index.ts";
 import { addToolAction } from "./options.ts";
 import { terminalReadProgress } from "./progress.ts";
-import { toolsOnTwoThreads } from "./tool-threads.ts";
+import { toolsOnTwoThreads, toolThreadsSetting } from "./tool-threads.ts";
 
 /** Flags of `replay`. */
 export interface ReplayFlags {
@@ -67,6 +67,7 @@ export function addReplayCommand(program: Command): void {
   addToolAction(
     command,
     (flags: ReplayFlags): ReplayRange => {
+      toolThreadsSetting(); // a bad LEASEHOLD_TOOLS_THREADS is a usage error before connecting
       const bounds = parseBounds(flags.since, flags.until);
       return {
         toTime: earlier(flags.at === undefined ? undefined : parseInstant(flags.at, "--at"), bounds.untilTime),
@@ -78,11 +79,12 @@ export function addReplayCommand(program: Command): void {
     async ({ nc, subjects }, range, flags) => {
       const source = natsSource(nc, subjects);
       const last = await source.lastSeq();
-      const progress = terminalReadProgress("replay", earlier(range.toSeq, last) ?? last);
+      const total = earlier(range.toSeq, last) ?? last;
+      const progress = terminalReadProgress("replay", total);
       let view: ReplayView;
       try {
         const onMessage = progress === undefined ? undefined : (m: StoredMessage) => progress.seen(m.seq);
-        if (toolsOnTwoThreads()) {
+        if (toolsOnTwoThreads(toolThreadsSetting(), total)) {
           // The fold runs on a worker thread while this one reads (see src/tools/worker-read.ts).
           view = await replayInWorker(source, subjects, range, { kind: flags.kind, id: flags.id }, onMessage);
         } else {

@@ -1,9 +1,35 @@
 /**
- * Whether `replay` and `audit` fold on a second thread (src/tools/worker-read.ts):
- * only when LEASEHOLD_TOOLS_THREADS is 2. One thread is the default because on
- * the busy 2-core machine it was measured on, the worker's start-up (it loads
- * the folds afresh) cost more than the overlap gained (docs/performance.md, "Tools").
+ * Whether `replay` and `audit` fold on a second thread (src/tools/worker-read.ts)
+ * while the first only receives from NATS. By default they do when the
+ * machine has two or more cores and the read is long enough to repay the
+ * worker's start (a few tenths of a second from dist/, more from a
+ * checkout, where tsx loads the folds again): measured on an idle 2-core
+ * machine, two threads read 1,000,000 events 12–16 % faster than one
+ * (docs/performance.md, "Tools"). LEASEHOLD_TOOLS_THREADS=1 or 2 decides
+ * instead (one thread is the better choice on a machine whose cores are busy
+ * with other work).
  */
-export function toolsOnTwoThreads(env: NodeJS.ProcessEnv = process.env): boolean {
-  return env.LEASEHOLD_TOOLS_THREADS === "2";
+import { availableParallelism } from "node:os";
+import { ToolUsageError } from "../tools/index.ts";
+
+/** Reads of at least this many messages fold on a second thread by default. */
+export const TWO_THREADS_FROM_MESSAGES = 100_000;
+
+/** What LEASEHOLD_TOOLS_THREADS asks for: a thread count, or the default's choice. */
+export type ToolThreads = 1 | 2 | "auto";
+
+/** LEASEHOLD_TOOLS_THREADS, checked (a usage error names the values it takes). */
+export function toolThreadsSetting(env: NodeJS.ProcessEnv = process.env): ToolThreads {
+  const value = env.LEASEHOLD_TOOLS_THREADS;
+  if (value === undefined || value === "") return "auto";
+  if (value === "1" || value === "2") return Number(value) as 1 | 2;
+  throw new ToolUsageError(
+    `LEASEHOLD_TOOLS_THREADS is ${JSON.stringify(value)}; it takes 1 or 2 (unset: 2 on a multi-core machine for long reads)`,
+  );
+}
+
+/** Whether a read of `messages` messages folds on a second thread, given the setting and the machine's cores. */
+export function toolsOnTwoThreads(setting: ToolThreads, messages: number, cores: number = availableParallelism()): boolean {
+  if (setting !== "auto") return setting === 2;
+  return cores >= 2 && messages >= TWO_THREADS_FROM_MESSAGES;
 }

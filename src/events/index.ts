@@ -11,3 +11,4 @@ export * from "./jetstream-event-log.ts";
 export * from "./proxy-events.ts";
 export * from "./host-events.ts";
 export * from "./route-events.ts";
+export * from "./instant.ts";

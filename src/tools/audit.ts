@@ -25,6 +25,7 @@ import {
   type RouteEvent,
   type StoredMessage,
   type Subjects,
+  parseInstant,
 } from "../events/index.ts";
 import {
   activeLeases,
@@ -211,7 +212,7 @@ export class Auditor {
       findings.push([entry.reason.startsWith("bad envelope") ? "envelope" : "event-parses", entry.reason]);
     } else if (actor !== null) {
       const event = entry.event;
-      atMs = Date.parse(event.at);
+      atMs = parseInstant(event.at);
       const mismatch = envelopeMismatch(event, actor);
       if (mismatch !== null) {
         findings.push(["envelope", mismatch]);
@@ -338,7 +339,7 @@ export class Auditor {
   }
 
   private checkTtl(type: string, expiresAt: string, atMs: number, findings: Finding[]): void {
-    const ahead = Date.parse(expiresAt) - atMs;
+    const ahead = parseInstant(expiresAt) - atMs;
     const { maxTtlMs } = this.options;
     if (ahead > maxTtlMs)
       findings.push(["lock-lease-beyond-max-ttl", `${type} writes a lease ending ${ahead} ms after the event, above maxTtlMs ${maxTtlMs}`]);
@@ -375,7 +376,7 @@ export class Auditor {
         if (earlier !== undefined && atMs <= earlier.expiresAtMs + retentionMs) {
           findings.push(["proxy-lease-id-reused", `lease id ${d.leaseId} was already granted on proxy ${cell(earlier.proxy)}`]);
         }
-        this.leaseIds.set(d.leaseId, { proxy: name, expiresAtMs: Date.parse(d.expiresAt) });
+        this.leaseIds.set(d.leaseId, { proxy: name, expiresAtMs: parseInstant(d.expiresAt) });
         this.prune(name, atMs);
         break;
       }
@@ -424,9 +425,20 @@ export class Auditor {
   /** Keeps {@link Auditor.activeOnHost} current: the leases one route message added and removed. */
   private countLeases(before: RouteState, after: RouteState): void {
     if (before.leases === after.leases) return;
-    const add = (host: string, delta: number) => this.activeOnHost.set(host, (this.activeOnHost.get(host) ?? 0) + delta);
-    for (const [key, lease] of before.leases) if (after.leases.get(key)?.host !== lease.host) add(lease.host, -1);
-    for (const [key, lease] of after.leases) if (before.leases.get(key)?.host !== lease.host) add(lease.host, 1);
+    let moved = false;
+    for (const [key, lease] of after.leases) {
+      if (before.leases.get(key)?.host !== lease.host) {
+        this.addActive(lease.host, 1);
+        moved = true;
+      }
+    }
+    // As many leases as before, each on the host it had: the same leases (a touch), nothing left.
+    if (!moved && before.leases.size === after.leases.size) return;
+    for (const [key, lease] of before.leases) if (after.leases.get(key)?.host !== lease.host) this.addActive(lease.host, -1);
+  }
+
+  private addActive(host: string, delta: number): void {
+    this.activeOnHost.set(host, (this.activeOnHost.get(host) ?? 0) + delta);
   }
 
   /** Admissions of `host` whose route has not moved past their place: they may still become leases. */

@@ -12,6 +12,7 @@
 import type { NatsConnection } from "@nats-io/nats-core";
 import { DeliverPolicy, jetstream } from "@nats-io/jetstream";
 import type { EventLog, StoredMessage, Subjects } from "../events/index.ts";
+import { storedMillis } from "./stored-time.ts";
 
 /** Which messages to read: sequence bounds (inclusive). */
 export interface ReadRange {
@@ -77,7 +78,7 @@ export function natsSource(nc: NatsConnection, subjects: Subjects, options: Nats
           if (seq > toSeq) return end();
           let goOn: boolean | void;
           try {
-            goOn = visit({ seq, subject: m.subject, payload: m.data, time: Math.floor(Number(m.info.timestampNanos) / 1e6) });
+            goOn = visit({ seq, subject: m.subject, payload: m.data, time: storedMillis(m) });
           } catch (e) {
             return end(e as Error);
           }

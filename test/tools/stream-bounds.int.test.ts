@@ -9,7 +9,7 @@ import type { NatsConnection } from "@nats-io/nats-core";
 import { Subjects, type StoredMessage } from "../../src/events/index.ts";
 import { auditSource, foldSource, natsSource } from "../../src/tools/index.ts";
 import { connectNats, uniquePrefix } from "../support/nats.ts";
-import { publishRaw } from "./support/cli.ts";
+import { openEventLog, publishRaw } from "./support/cli.ts";
 
 const encoder = new TextEncoder();
 let nc: NatsConnection | undefined;
@@ -37,6 +37,11 @@ describe("natsSource", () => {
     await source.read({}, (m) => void read.push(m));
     expect(read.map((m) => m.seq)).toEqual(Array.from({ length: last }, (_, i) => i + 1));
     for (let i = 1; i < read.length; i++) expect(read[i]!.time).toBeGreaterThanOrEqual(read[i - 1]!.time);
+    // The same messages, sequences and stored instants as the event log's reader, which parses with the client.
+    const fields = (m: StoredMessage) => ({ seq: m.seq, subject: m.subject, time: m.time, payload: [...m.payload] });
+    const logged: StoredMessage[] = [];
+    for await (const m of (await openEventLog(nc, prefix)).readStream()) logged.push(m);
+    expect(read.map(fields)).toEqual(logged.map(fields));
 
     // A bound in the middle, by the server's own stamps: everything stored at or before it, nothing after.
     const middle = read[Math.floor(read.length / 2)]!.time;

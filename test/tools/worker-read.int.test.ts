@@ -9,11 +9,12 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { NatsConnection } from "@nats-io/nats-core";
-import { Subjects, type StoredMessage } from "../../src/events/index.ts";
+import { MemoryEventLog, Subjects, type StoredMessage } from "../../src/events/index.ts";
 import {
   auditInWorker,
   auditSource,
   foldSource,
+  logSource,
   natsSource,
   renderReplay,
   replayInstant,
@@ -136,22 +137,70 @@ describe("replay and audit on a worker thread", () => {
     await expect(auditInWorker(failing, subjects, CRAFT_AUDIT)).rejects.toThrow("the stream read stalled");
   });
 
-  it("the commands print the same with LEASEHOLD_TOOLS_THREADS=2 (the worker) as without", async () => {
+  it("the commands print the same with LEASEHOLD_TOOLS_THREADS=2 (the worker) as with 1", async () => {
     const last = stored[stored.length - 1]!;
+    const oneThread = { LEASEHOLD_TOOLS_THREADS: "1" };
     const twoThreads = { LEASEHOLD_TOOLS_THREADS: "2" };
     const replay = ["replay", "--nats", natsUrl(), "--prefix", subjects.prefix, "--seq", String(last.seq - 7)];
-    const [oneReplay, twoReplay] = await Promise.all([runCli(replay), runCli(replay, twoThreads)]);
+    const [oneReplay, twoReplay] = await Promise.all([runCli(replay, oneThread), runCli(replay, twoThreads)]);
     expect(oneReplay.code, oneReplay.stderr).toBe(0);
     expect(twoReplay.code, twoReplay.stderr).toBe(0);
     expect(twoReplay.stdout).toBe(oneReplay.stdout);
 
     const audit = ["audit", "--json", "--nats", natsUrl(), "--prefix", subjects.prefix, "--cooldown-ms", String(CRAFT_AUDIT.cooldownMs)];
-    const [oneAudit, twoAudit] = await Promise.all([runCli(audit), runCli(audit, twoThreads)]);
+    const [oneAudit, twoAudit] = await Promise.all([runCli(audit, oneThread), runCli(audit, twoThreads)]);
     expect(oneAudit.code, oneAudit.stderr).toBe(1);
     expect(twoAudit.code, twoAudit.stderr).toBe(1);
     // Only the summary's elapsed time may differ.
     const withoutElapsed = (stdout: string) => stdout.replace(/"elapsedMs":\d+/, '"elapsedMs":0');
     expect(withoutElapsed(twoAudit.stdout)).toBe(withoutElapsed(oneAudit.stdout));
     expect(oneAudit.stdout.split("\n").length).toBeGreaterThan(5);
+  });
+
+  it("decodes names beyond ASCII, and bytes that are not UTF-8, as the one-thread path does", async () => {
+    // Payloads are copied into a batch's buffer and cut out again by offset: a character of several bytes must survive that.
+    const encoder = new TextEncoder();
+    const log = new MemoryEventLog();
+    const lockEvent = (name: string, owner: string, generation: number) =>
+      JSON.stringify({
+        type: "LockAcquired",
+        v: 1,
+        at: "2026-06-01T00:00:00.000Z",
+        kind: "lock",
+        id: name,
+        data: { owner, generation, ttlMs: 1000, expiresAt: "2026-06-01T00:00:01.000Z", previousOwner: "" },
+      });
+    for (let i = 0; i < 5000; i++) {
+      const payload = encoder.encode(lockEvent(`ascii-${i}`, "w#", 1));
+      // Every 500th owner with a byte that is not UTF-8 for its #: not JSON, on either path.
+      if (i % 500 === 0) payload[payload.indexOf(0x23)] = 0xff;
+      log.appendRaw(subjects.event("lock", `ascii-${i}`), payload);
+    }
+    for (let i = 0; i < 3000; i++) {
+      const name = `ключ-${i}`;
+      const payload = encoder.encode(lockEvent(name, i % 2 === 0 ? "wörker" : "🔒", 1));
+      // Every 99th cut short.
+      log.appendRaw(subjects.event("lock", name), i % 99 === 0 ? payload.subarray(0, payload.length - 70) : payload);
+    }
+    const view = await replayInWorker(logSource(log), subjects);
+    const { fold } = await foldSource(logSource(log), subjects);
+    expect(JSON.stringify(view)).toBe(JSON.stringify(replayView(fold, Date.parse(view.at))));
+    const owners = new Set(view.locks?.map((l) => l.recorded?.owner));
+    expect(owners).toEqual(new Set([undefined, "w#", "wörker", "🔒"]));
+    const audit = { ...CRAFT_AUDIT };
+    const two = await auditWith((source, options) => auditInWorker(logSource(log), subjects, options), audit);
+    const one = await auditWith((source, options) => auditSource(logSource(log), subjects, options), audit);
+    expect(two).toEqual(one);
+    expect(one.summary.byRule["event-parses"]).toBe(10 + 31); // the bad bytes and the cut ones
+  });
+
+  it("refuses a LEASEHOLD_TOOLS_THREADS other than 1 or 2 in one line, exit 2, before connecting", async () => {
+    for (const command of ["replay", "audit"]) {
+      const run = await runCli([command, "--nats", "nats://127.0.0.1:1", "--prefix", subjects.prefix], { LEASEHOLD_TOOLS_THREADS: "3" });
+      expect(run.code).toBe(2);
+      expect(run.stderr.trim()).toBe(
+        `leasehold ${command}: LEASEHOLD_TOOLS_THREADS is "3"; it takes 1 or 2 (unset: 2 on a multi-core machine for long reads)`,
+      );
+    }
   });
 });

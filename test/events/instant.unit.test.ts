@@ -1,0 +1,41 @@
+/**
+ * parseInstant is Date.parse: on canonical instants over the whole range of
+ * years, on every day of every month (the 29th–31st go to Date.parse), and
+ * on near misses (a wrong separator, a digit out of place, an hour of 24,
+ * a missing Z, another length).
+ */
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { parseInstant } from "../../src/events/instant.ts";
+
+const MIN_MS = Date.parse("0000-01-01T00:00:00.000Z");
+const MAX_MS = Date.parse("9999-12-31T23:59:59.999Z");
+const canonical = fc.integer({ min: MIN_MS, max: MAX_MS }).map((ms) => new Date(ms).toISOString());
+
+/** A canonical instant with one character replaced: most are not instants, some are other valid ones. */
+const nearMiss = fc
+  .tuple(canonical, fc.nat(23), fc.constantFrom(..."0123456789-:.TZ +x"))
+  .map(([s, i, c]) => s.slice(0, i) + c + s.slice(i + 1));
+
+describe("parseInstant", () => {
+  it("equals Date.parse on canonical instants, near misses and other strings", () => {
+    const strings = fc.oneof(canonical, nearMiss, fc.string(), fc.constantFrom("2026-02-30T00:00:00.000Z", "2026-01-01T24:00:00.000Z"));
+    fc.assert(
+      fc.property(strings, (s) => {
+        expect(parseInstant(s)).toBe(Date.parse(s));
+      }),
+      { numRuns: 20_000 },
+    );
+  });
+
+  it("equals Date.parse on every day of every month around leap years and the epoch", () => {
+    for (const year of [1969, 1970, 1999, 2000, 2024, 2026, 2100]) {
+      for (let month = 1; month <= 12; month++) {
+        for (let day = 1; day <= 31; day++) {
+          const s = `${year}-${String(month).padStart(2, "0")}-${String(day).padStart(2, "0")}T23:59:59.999Z`;
+          expect(parseInstant(s), s).toBe(Date.parse(s));
+        }
+      }
+    }
+  });
+});
