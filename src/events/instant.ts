@@ -11,8 +11,20 @@
  * (test/events/instant.unit.test.ts checks that over generated strings).
  */
 
+/** The last instant read and its value: one event's `at` is read by the schema check, the fold and the audit in turn. */
+let lastText = "";
+let lastMs = Number.NaN;
+
 /** `Date.parse(s)`, computed directly when `s` is a canonical instant. */
 export function parseInstant(s: string): number {
+  if (s === lastText) return lastMs;
+  const ms = readInstant(s);
+  lastText = s;
+  lastMs = ms;
+  return ms;
+}
+
+function readInstant(s: string): number {
   if (s.length !== 24 || s.charCodeAt(23) !== 90 /* Z */) return Date.parse(s);
   const year = fourDigits(s, 0);
   const month = twoDigits(s, 5);

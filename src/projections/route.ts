@@ -35,9 +35,23 @@ export interface RouteState {
   readonly lastSeq: number;
 }
 
-/** The map key of `(fp, model)`; unambiguous for any pair of strings. */
+/**
+ * The map key of `(fp, model)`: `JSON.stringify([fp, model])`, unambiguous
+ * for any pair of strings (and what snapshots hold). Built by hand when
+ * neither string needs escaping, which is nearly always: a route fold makes
+ * one per event.
+ */
 export function leaseKey(fp: string, model: string): string {
-  return JSON.stringify([fp, model]);
+  return plainJson(fp) && plainJson(model) ? `["${fp}","${model}"]` : JSON.stringify([fp, model]);
+}
+
+/** True when JSON.stringify writes `s` between quotes as it is: no quote, backslash, control character or surrogate. */
+function plainJson(s: string): boolean {
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c < 0x20 || c === 0x22 || c === 0x5c || (c >= 0xd800 && c <= 0xdfff)) return false;
+  }
+  return true;
 }
 
 /** The state of a route with no history. */

@@ -17,6 +17,7 @@ import type { StoredMessage, Subjects } from "../events/index.ts";
 import type { AuditOptions, AuditSummary } from "./audit.ts";
 import type { ReplayFilter, ReplayRange, ReplayView } from "./replay.ts";
 import type { StreamSource } from "./stream-reader.ts";
+import { workerEntryFromSource } from "./worker-bundle.ts";
 import { DONE_BATCHES, FAILED, type FoldBatch, type ToMain, type WorkerJob, type WorkerSetup } from "./worker-protocol.ts";
 
 /** Messages per batch handed to the worker. */
@@ -75,10 +76,11 @@ export async function auditInWorker(
   return answer.summary;
 }
 
-/** Starts the fold worker: from src/ (a checkout, run through tsx) through an entry that registers tsx's loader, from dist/ as it is. */
-function startWorker(setup: WorkerSetup): Worker {
+/** Starts the fold worker: from dist/ as it is; from src/ (a checkout, run through tsx) bundled into one module (worker-bundle.ts). */
+async function startWorker(setup: WorkerSetup): Promise<Worker> {
   const fromSource = import.meta.url.endsWith(".ts");
-  return new Worker(new URL(fromSource ? "./fold-worker-tsx.mjs" : "./fold-worker.js", import.meta.url), { workerData: setup });
+  const entry = fromSource ? await workerEntryFromSource() : new URL("./fold-worker.js", import.meta.url);
+  return new Worker(entry, { workerData: setup });
 }
 
 /** Batches of messages, packed into fresh buffers (each is transferred away). */
@@ -150,7 +152,7 @@ async function readInWorker(
   const stallMs = options.stallMs ?? 10_000;
   const sharedBuffer = new SharedArrayBuffer(8);
   const shared = new Int32Array(sharedBuffer);
-  const worker = startWorker({ job, shared: sharedBuffer });
+  const worker = await startWorker({ job, shared: sharedBuffer });
   let settle!: { resolve: (done: Done) => void; reject: (error: Error) => void };
   const answered = new Promise<Done>((resolve, reject) => (settle = { resolve, reject }));
   answered.catch(() => undefined); // awaited below; a failure during the read must not go unhandled meanwhile

@@ -28,6 +28,12 @@ describe("parseInstant", () => {
     );
   });
 
+  it("answers a repeated instant as it did the first time, whatever came between", () => {
+    const a = "2026-03-01T00:00:00.000Z";
+    const b = "2026-03-01T00:00:00.001Z";
+    for (const s of [a, a, b, a, "", a, "garbage", "garbage", b]) expect(parseInstant(s), s).toBe(Date.parse(s));
+  });
+
   it("equals Date.parse on every day of every month around leap years and the epoch", () => {
     for (const year of [1969, 1970, 1999, 2000, 2024, 2026, 2100]) {
       for (let month = 1; month <= 12; month++) {

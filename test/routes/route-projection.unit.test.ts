@@ -18,6 +18,18 @@ import { placed, pinned, routeEvent, ROUTE, seen, T0, touched } from "../support
 
 const fold = (history: HistoryEntry[]) => history.reduce(evolveRoute, initialRouteState(ROUTE));
 
+describe("leaseKey", () => {
+  it("is JSON.stringify([fp, model]) for any two strings (snapshots hold it), quotes, controls and surrogates included", () => {
+    const text = fc.oneof(fc.string(), fc.string({ unit: "binary" }), fc.constantFrom("", '"', "\\", "\n", "\ud800", "a\udc00b", "é🔒"));
+    fc.assert(
+      fc.property(text, text, (fp, model) => {
+        expect(leaseKey(fp, model)).toBe(JSON.stringify([fp, model]));
+      }),
+      { numRuns: 5000 },
+    );
+  });
+});
+
 describe("evolveRoute", () => {
   it("stamps a placement's creation and last use with the event's instant, and a touch moves only the last use", () => {
     const state = fold([placed("c1", "m", "a", T0), touched("c1", "m", T0 + 500)]);
