@@ -58,15 +58,21 @@ function auditJob(job: Extract<WorkerJob, { tool: "audit" }>): void {
   finish = () => ({ type: "done", summary: auditor.summary() });
 }
 
+/** Subjects by number, as the main thread numbered them (see FoldBatch). */
+const subjectTable: string[] = [];
+
 function foldBatch(batch: FoldBatch): void {
+  if (batch.resetSubjects) subjectTable.length = 0;
+  for (const subject of batch.newSubjects) subjectTable.push(subject);
   const bytes = new Uint8Array(batch.bytes);
   const seqs = new Float64Array(batch.seqs);
   const times = new Float64Array(batch.times);
   const ends = new Uint32Array(batch.ends);
+  const subjectIds = new Int32Array(batch.subjectIds);
   let start = 0;
   for (let i = 0; i < batch.count; i++) {
     const end = ends[i]!;
-    step({ seq: seqs[i]!, subject: batch.subjects[i]!, payload: bytes.subarray(start, end), time: times[i]! });
+    step({ seq: seqs[i]!, subject: subjectTable[subjectIds[i]!]!, payload: bytes.subarray(start, end), time: times[i]! });
     start = end;
   }
 }

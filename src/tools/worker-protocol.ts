@@ -36,8 +36,15 @@ export interface WorkerSetup {
 
 /**
  * Messages in stream order, packed: message i has sequence `seqs[i]`, stored
- * time `times[i]` (epoch ms), subject `subjects[i]`, and payload
+ * time `times[i]` (epoch ms), subject number `subjectIds[i]`, and payload
  * `bytes[ends[i-1] ?? 0 .. ends[i]]`. The buffers are transferred, not copied.
+ *
+ * Subjects are numbered in the order they first appear, and each is sent
+ * once: `newSubjects` are the subjects numbered from this batch on, in
+ * order. A stream has far fewer subjects than messages, so this clones a
+ * few strings per batch instead of one per message, and the worker's
+ * lookups by subject meet the same string each time. With `resetSubjects`
+ * the numbering starts again from 0 at this batch (the table is bounded).
  */
 export interface FoldBatch {
   readonly type: "batch";
@@ -46,7 +53,9 @@ export interface FoldBatch {
   readonly times: ArrayBuffer;
   readonly ends: ArrayBuffer;
   readonly bytes: ArrayBuffer;
-  readonly subjects: readonly string[];
+  readonly subjectIds: ArrayBuffer;
+  readonly newSubjects: readonly string[];
+  readonly resetSubjects: boolean;
 }
 
 /** Something the audit found or reached, in the order it happened. */

@@ -22,6 +22,8 @@ import { DONE_BATCHES, FAILED, type FoldBatch, type ToMain, type WorkerJob, type
 
 /** Messages per batch handed to the worker. */
 const BATCH_MESSAGES = 4096;
+/** Subjects numbered at most before the numbering starts again (see FoldBatch). */
+const MAX_SUBJECTS = 100_000;
 /** How many payload bytes may wait for the worker before the main thread stops reading (about a second of reading). */
 const MAX_BYTES_IN_FLIGHT = 64 * 1024 * 1024;
 
@@ -29,6 +31,8 @@ const MAX_BYTES_IN_FLIGHT = 64 * 1024 * 1024;
 export interface WorkerReadOptions {
   /** The worker failing to finish a batch for this long fails the read (default 10 s, as the stream's own stall timeout). */
   readonly stallMs?: number;
+  /** Subjects the main thread numbers before it starts again from 0 (default 100,000; the table's memory bound). */
+  readonly maxSubjects?: number;
 }
 
 /**
@@ -89,11 +93,18 @@ class BatchPacker {
   private seqs = new Float64Array(BATCH_MESSAGES);
   private times = new Float64Array(BATCH_MESSAGES);
   private ends = new Uint32Array(BATCH_MESSAGES);
-  private subjects: string[] = [];
+  private subjectIds = new Int32Array(BATCH_MESSAGES);
+  /** Every subject numbered so far (see FoldBatch), at most `maxSubjects` before the numbering starts again. */
+  private readonly numbered = new Map<string, number>();
+  private newSubjects: string[] = [];
+  private resetSubjects = false;
   private bytes: Uint8Array<ArrayBuffer>;
   private used = 0;
 
-  constructor(private bytesHint = 256 * 1024) {
+  constructor(
+    private readonly maxSubjects: number,
+    private bytesHint = 256 * 1024,
+  ) {
     this.bytes = new Uint8Array(bytesHint);
   }
 
@@ -111,7 +122,13 @@ class BatchPacker {
     this.seqs[i] = m.seq;
     this.times[i] = m.time;
     this.ends[i] = this.used;
-    this.subjects.push(m.subject);
+    let id = this.numbered.get(m.subject);
+    if (id === undefined) {
+      id = this.numbered.size;
+      this.numbered.set(m.subject, id);
+      this.newSubjects.push(m.subject);
+    }
+    this.subjectIds[i] = id;
     return this.count === BATCH_MESSAGES;
   }
 
@@ -124,18 +141,24 @@ class BatchPacker {
       times: this.times.buffer,
       ends: this.ends.buffer,
       bytes: this.bytes.buffer,
-      subjects: this.subjects,
+      subjectIds: this.subjectIds.buffer,
+      newSubjects: this.newSubjects,
+      resetSubjects: this.resetSubjects,
     };
+    // Bounded: past maxSubjects, the next batch numbers its subjects from 0 again (and says so).
+    this.resetSubjects = this.numbered.size >= this.maxSubjects;
+    if (this.resetSubjects) this.numbered.clear();
     // The next batch starts at the size this one needed: few regrowths, little slack.
     this.bytesHint = Math.max(this.bytesHint, this.used);
     this.seqs = new Float64Array(BATCH_MESSAGES);
     this.times = new Float64Array(BATCH_MESSAGES);
     this.ends = new Uint32Array(BATCH_MESSAGES);
-    this.subjects = [];
+    this.subjectIds = new Int32Array(BATCH_MESSAGES);
+    this.newSubjects = [];
     this.bytes = new Uint8Array(this.bytesHint);
     this.used = 0;
     this.count = 0;
-    return { batch, transfer: [batch.seqs, batch.times, batch.ends, batch.bytes] };
+    return { batch, transfer: [batch.seqs, batch.times, batch.ends, batch.bytes, batch.subjectIds] };
   }
 }
 
@@ -164,7 +187,7 @@ async function readInWorker(
   worker.on("error", (e) => settle.reject(e));
   worker.on("exit", (code) => settle.reject(new Error(`the fold worker exited (code ${code}) before it answered`)));
 
-  const packer = new BatchPacker();
+  const packer = new BatchPacker(options.maxSubjects ?? MAX_SUBJECTS);
   let sent = 0;
   /** Payload bytes of each batch sent; those from index `done` on still wait for the worker. */
   const sentBytes: number[] = [];
