@@ -7,7 +7,7 @@
  * figures in docs/performance.md; not part of `npm run bench`.
  *
  *   npx tsx bench/tools-read.ts [--events 1000000] [--base 100000] [--repeats 3]
- *                               [--reads raw,replay,audit] [--data-dir DIR] [--rebuild] [--json] [--dist]
+ *                               [--reads raw,replay,audit,replay-worker,audit-worker] [--data-dir DIR] [--rebuild] [--json] [--dist]
  *
  * Simulating a million events takes most of an hour on a busy 2-core
  * machine, so `--base` events are simulated and the stream is made of copies
@@ -22,9 +22,10 @@
  * `raw-callback` (the tools' own read, `natsSource`, with nothing done per
  * message: what is left when decoding and folding cost nothing), and
  * `replay-stream` and `audit-stream`: the per-message `readStream` path the
- * tools used before `natsSource`; `replay-worker` and `audit-worker` fold on a
- * worker thread (src/tools/worker-read.ts, LEASEHOLD_TOOLS_THREADS=2), from
- * src/ through tsx, or with `--dist` from the built dist/. The load average is recorded before every
+ * tools used before `natsSource`. `replay` and `audit` fold on one thread,
+ * `replay-worker` and `audit-worker` on a worker thread (src/tools/worker-read.ts,
+ * what the commands do by default for long reads on a multi-core machine),
+ * bundled from src/, or with `--dist` from the built dist/. The load average is recorded before every
  * read, since the figures are only comparable within one run.
  */
 import { loadavg, tmpdir } from "node:os";
@@ -52,7 +53,7 @@ function parseSettings() {
         events: { type: "string", default: "1000000" },
         base: { type: "string", default: "100000" },
         repeats: { type: "string", default: "3" },
-        reads: { type: "string", default: "raw,replay,audit" },
+        reads: { type: "string", default: "raw,replay,audit,replay-worker,audit-worker" },
         "data-dir": { type: "string", default: join(tmpdir(), "leasehold-bench-tools-read") },
         rebuild: { type: "boolean", default: false },
         json: { type: "boolean", default: false },

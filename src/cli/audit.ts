@@ -21,7 +21,7 @@ import {
 } from "../tools/index.ts";
 import { addToolAction } from "./options.ts";
 import { terminalReadProgress } from "./progress.ts";
-import { toolsOnTwoThreads, toolThreadsSetting } from "./tool-threads.ts";
+import { TOOL_THREADS_HELP, toolsOnTwoThreads, toolThreadsSetting } from "./tool-threads.ts";
 
 /** Flags of `audit`. */
 export interface AuditFlags {
@@ -67,7 +67,8 @@ export function addAuditCommand(program: Command): void {
         .env("LEASEHOLD_MAX_TTL_MS")
         .default(String(DEFAULTS.maxTtlMs)),
     )
-    .addHelpText("after", `\nRules checked:\n${rules}`);
+    .addHelpText("after", `\nRules checked:\n${rules}`)
+    .addHelpText("after", TOOL_THREADS_HELP);
   addToolAction(
     command,
     (flags: AuditFlags): Omit<AuditOptions, "onViolation" | "onProgress"> => {

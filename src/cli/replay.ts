@@ -21,7 +21,7 @@ import {
 } from "../tools/index.ts";
 import { addToolAction } from "./options.ts";
 import { terminalReadProgress } from "./progress.ts";
-import { toolsOnTwoThreads, toolThreadsSetting } from "./tool-threads.ts";
+import { TOOL_THREADS_HELP, toolsOnTwoThreads, toolThreadsSetting } from "./tool-threads.ts";
 
 /** Flags of `replay`. */
 export interface ReplayFlags {
@@ -63,7 +63,8 @@ export function addReplayCommand(program: Command): void {
     .addHelpText(
       "after",
       "\nExamples:\n  leasehold replay --at 2026-11-30T19:14:10Z\n  leasehold replay --since 2026-11-30T19:00:00Z --until 2026-11-30T19:14:10Z\n  leasehold replay --seq 120 --kind lock --id reports/nightly --json",
-    );
+    )
+    .addHelpText("after", TOOL_THREADS_HELP);
   addToolAction(
     command,
     (flags: ReplayFlags): ReplayRange => {

@@ -2,15 +2,18 @@
  * Whether `replay` and `audit` fold on a second thread (src/tools/worker-read.ts)
  * while the first only receives from NATS. By default they do when the
  * machine has two or more cores and the read is long enough to repay the
- * worker's start (a few tenths of a second from dist/, more from a
- * checkout, where tsx loads the folds again): measured on an idle 2-core
- * machine, two threads read 1,000,000 events 12–16 % faster than one
- * (docs/performance.md, "Tools"). LEASEHOLD_TOOLS_THREADS=1 or 2 decides
- * instead (one thread is the better choice on a machine whose cores are busy
- * with other work).
+ * worker's start (about 0.35 s, from dist/ or from the bundle a checkout
+ * makes): on a quiet 2-core machine two threads read 1,000,000 events
+ * faster than one (docs/performance.md, "Two threads by default").
+ * LEASEHOLD_TOOLS_THREADS=1 or 2 decides instead: one thread is the better
+ * choice on a machine whose cores are busy with other work.
  */
 import { availableParallelism } from "node:os";
 import { ToolUsageError } from "../tools/index.ts";
+
+/** The help line of the commands that fold the stream. */
+export const TOOL_THREADS_HELP = `\nLEASEHOLD_TOOLS_THREADS=1 folds on one thread, =2 on two (a worker folds while the main thread reads);
+unset, two on a machine with two cores or more for a read of 100,000 messages or more. The output is the same.`;
 
 /** Reads of at least this many messages fold on a second thread by default. */
 export const TWO_THREADS_FROM_MESSAGES = 100_000;

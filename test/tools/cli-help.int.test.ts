@@ -1,4 +1,4 @@
-/** `--help` of every operator tool: exit 0, each flag documented, connection flags with their LEASEHOLD_* variables, audit's rules listed. */
+/** `--help` of every operator tool: exit 0, each flag documented, connection flags with their LEASEHOLD_* variables, audit's rules listed, replay's and audit's threads. */
 import { describe, expect, it } from "vitest";
 import { AUDIT_RULES } from "../../src/tools/index.ts";
 import { runCli } from "./support/cli.ts";
@@ -20,6 +20,8 @@ describe("--help of the operator tools", () => {
     expect(help).toContain("env: LEASEHOLD_NATS");
     expect(help).toContain("env: LEASEHOLD_PREFIX");
     expect(help).toContain("nats://127.0.0.1:4222");
+    // The commands that fold the stream say how many threads they fold on.
+    expect(help.includes("LEASEHOLD_TOOLS_THREADS=1 folds on one thread")).toBe(command === "replay" || command === "audit");
     if (command === "audit") {
       expect(help).toContain("env: LEASEHOLD_COOLDOWN_MS");
       for (const rule of Object.keys(AUDIT_RULES)) expect(help).toContain(` ${rule} `);
