@@ -20,7 +20,11 @@ const fold = (history: HistoryEntry[]) => history.reduce(evolveRoute, initialRou
 
 describe("leaseKey", () => {
   it("is JSON.stringify([fp, model]) for any two strings (snapshots hold it), quotes, controls and surrogates included", () => {
-    const text = fc.oneof(fc.string(), fc.string({ unit: "binary" }), fc.constantFrom("", '"', "\\", "\n", "\ud800", "a\udc00b", "é🔒"));
+    const text = fc.oneof(
+      fc.string(),
+      fc.string({ unit: "binary" }),
+      fc.constantFrom("", '"', "\\", "\n", " ", "\u001f", "\ud800", "\udfff", "a\udc00b", "é🔒"),
+    );
     fc.assert(
       fc.property(text, text, (fp, model) => {
         expect(leaseKey(fp, model)).toBe(JSON.stringify([fp, model]));
