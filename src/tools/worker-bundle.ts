@@ -4,61 +4,66 @@
  * worker about 0.8 s (1.1 s of CPU) before it folds anything, and during a
  * whole-stream read the worker is the slower thread, so that start adds to
  * the whole read. Bundled into one module by esbuild (tsx's own compiler),
- * the worker loads in about a third of that. The bundle is written under
+ * the worker loads in less than half that. The bundle is written under
  * node_modules/.cache/leasehold/ (so its imports of zod and the NATS client
  * resolve as they do from src/) with a manifest of the sources it was made
  * from; it is used again while none of them is newer than it (as `make`
- * decides), and made again otherwise. When bundling fails, the worker starts
- * through tsx's loader as before (fold-worker-tsx.mjs): slower, the same
- * results.
+ * decides), and made again otherwise. Each checkout has its own manifest
+ * (named by its entry's path): checkouts that share one node_modules never
+ * run each other's bundles. When bundling fails, the worker starts through
+ * tsx's loader as before (fold-worker-tsx.mjs): slower, the same results.
  */
 import { createHash, randomUUID } from "node:crypto";
-import { mkdir, readdir, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
+import { mkdir, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
 import { resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const SOURCE_ENTRY = new URL("./fold-worker.ts", import.meta.url);
 const TSX_ENTRY = new URL("./fold-worker-tsx.mjs", import.meta.url);
 const CACHE_DIR = new URL("../../node_modules/.cache/leasehold/", import.meta.url);
-const PREFIX = "fold-worker-";
-const MANIFEST = new URL("fold-worker.json", CACHE_DIR);
 
 /** The URL to start the fold worker from, from a checkout: the bundle, or tsx's entry when it cannot be made. */
 export async function workerEntryFromSource(): Promise<URL> {
   try {
-    return await bundle();
+    return await bundleOf(SOURCE_ENTRY, CACHE_DIR);
   } catch {
     return TSX_ENTRY;
   }
 }
 
-/** What the cache directory says of the last bundle: its file name and the sources it was made from. */
+/** What the cache directory says of an entry's last bundle: its file name and the sources it was made from. */
 interface Manifest {
   readonly bundle: string;
   readonly inputs: readonly string[];
 }
 
-async function bundle(): Promise<URL> {
-  return (await freshBundle()) ?? (await makeBundle());
-}
-
-/** The last bundle, when it exists and none of its sources changed since it was made. */
-async function freshBundle(): Promise<URL | undefined> {
-  const manifest = await readFile(MANIFEST, "utf8")
+/** `entry` and what it imports from the checkout, as one module in `cacheDir`: the last bundle while it is fresh, else a new one. */
+export async function bundleOf(entry: URL, cacheDir: URL): Promise<URL> {
+  const key = hash(fileURLToPath(entry));
+  const manifestFile = new URL(`manifest-${key}.json`, cacheDir);
+  const manifest = await readFile(manifestFile, "utf8")
     .then((text) => JSON.parse(text) as Manifest)
     .catch(() => undefined);
-  if (manifest === undefined) return undefined;
-  const file = new URL(manifest.bundle, CACHE_DIR);
-  const made = await stat(file).catch(() => undefined);
-  if (made === undefined) return undefined;
-  const sources = await Promise.all(manifest.inputs.map((input) => stat(input).catch(() => undefined)));
-  return sources.every((s) => s !== undefined && s.mtimeMs <= made.mtimeMs) ? file : undefined;
+  if (manifest !== undefined && (await fresh(manifest, cacheDir))) return new URL(manifest.bundle, cacheDir);
+  const made = await makeBundle(entry, cacheDir, key);
+  await replaceFile(manifestFile, JSON.stringify(made));
+  // The bundle of sources since edited is never loaded again by this checkout.
+  if (manifest !== undefined && manifest.bundle !== made.bundle) await rm(new URL(manifest.bundle, cacheDir), { force: true });
+  return new URL(made.bundle, cacheDir);
 }
 
-async function makeBundle(): Promise<URL> {
+/** True when the manifest's bundle exists and none of its sources is newer. */
+async function fresh(manifest: Manifest, cacheDir: URL): Promise<boolean> {
+  const made = await stat(new URL(manifest.bundle, cacheDir)).catch(() => undefined);
+  if (made === undefined) return false;
+  const sources = await Promise.all(manifest.inputs.map((input) => stat(input).catch(() => undefined)));
+  return sources.every((s) => s !== undefined && s.mtimeMs <= made.mtimeMs);
+}
+
+async function makeBundle(entry: URL, cacheDir: URL, key: string): Promise<Manifest> {
   const { build } = await import("esbuild");
   const built = await build({
-    entryPoints: [fileURLToPath(SOURCE_ENTRY)],
+    entryPoints: [fileURLToPath(entry)],
     bundle: true,
     platform: "node",
     format: "esm",
@@ -69,19 +74,17 @@ async function makeBundle(): Promise<URL> {
     logLevel: "silent",
   });
   const text = built.outputFiles[0]!.text;
-  const name = `${PREFIX}${createHash("sha256").update(text).digest("hex").slice(0, 16)}.mjs`;
-  const manifest: Manifest = { bundle: name, inputs: Object.keys(built.metafile.inputs).map((input) => resolve(input)) };
-  await mkdir(CACHE_DIR, { recursive: true });
-  // Written whole, then renamed into place: two commands starting at once never load half a file.
-  await replaceFile(new URL(name, CACHE_DIR), text);
-  await replaceFile(MANIFEST, JSON.stringify(manifest));
-  // Bundles of sources since edited are never loaded again.
-  for (const old of await readdir(CACHE_DIR)) {
-    if (old.startsWith(PREFIX) && old.endsWith(".mjs") && old !== name) await rm(new URL(old, CACHE_DIR), { force: true });
-  }
-  return new URL(name, CACHE_DIR);
+  const bundle = `fold-worker-${key}-${hash(text)}.mjs`;
+  await mkdir(cacheDir, { recursive: true });
+  await replaceFile(new URL(bundle, cacheDir), text);
+  return { bundle, inputs: Object.keys(built.metafile.inputs).map((input) => resolve(input)) };
 }
 
+function hash(text: string): string {
+  return createHash("sha256").update(text).digest("hex").slice(0, 16);
+}
+
+/** Writes the whole file, then renames it into place: two commands starting at once never load half a file. */
 async function replaceFile(file: URL, text: string): Promise<void> {
   const partial = new URL(`${file.href}.${randomUUID()}.partial`);
   await writeFile(partial, text);
