@@ -19,7 +19,7 @@ import {
   type EventLog,
   type RecordedEvent,
   type Subjects,
-  parseInstant,
+  instantMs,
 } from "../events/index.ts";
 import { KindProjection, type ProjectionRecord, type ProjectionSnapshotStore } from "../projections/index.ts";
 import type { ActorLogic, Command } from "./actor-logic.ts";
@@ -326,7 +326,7 @@ export class ActorRuntime {
         const recorded: RecordedEvent = { seq, event: event.envelope, msgId };
         const stateAfter = logic.evolve(base.state, recorded);
         const reply = logic.replyFor(stateAfter, recorded);
-        projection.applyOwn(id, recorded, stateAfter, parseInstant(event.envelope.at), reply);
+        projection.applyOwn(id, recorded, stateAfter, instantMs(event.envelope.at), reply);
         return reply;
       },
       replyRecordedFor: (msgId) => projection.replyRecordedFor(msgId) ?? projection.remembered(msgId),

@@ -16,7 +16,7 @@
  */
 import type { z } from "zod";
 import { instant } from "./fields.ts";
-import { parseInstant } from "./instant.ts";
+import { isUtcInstant } from "./instant.ts";
 
 /** True only when the schema it was compiled from accepts `value` (a value `JSON.parse` returned). */
 export type Accepts = (value: unknown) => boolean;
@@ -53,8 +53,8 @@ const defOf = (schema: z.ZodType): Def => (schema as unknown as { _zod: { def: D
 const valuesOf = (schema: z.ZodType): ReadonlySet<unknown> | undefined =>
   (schema as unknown as { _zod: { values?: ReadonlySet<unknown> } })._zod.values;
 
-/** The refinement of {@link instant}, as written there. */
-const isInstant: Accepts = (s) => typeof s === "string" && s.endsWith("Z") && !Number.isNaN(parseInstant(s));
+/** The refinement of {@link instant}, the same function. */
+const isInstant: Accepts = (s) => typeof s === "string" && isUtcInstant(s);
 
 /** An object `JSON.parse` made, without the keys that zod treats specially. */
 function isPlainJsonObject(value: unknown): value is Record<string, unknown> {

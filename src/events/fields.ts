@@ -1,9 +1,9 @@
 /** Field schemas shared by the envelope and the event `data` of every kind. */
 import { z } from "zod";
-import { parseInstant } from "./instant.ts";
+import { isUtcInstant } from "./instant.ts";
 
 /** An RFC 3339 UTC instant as `Date.prototype.toISOString()` writes it. */
-export const instant = z.string().refine((s) => s.endsWith("Z") && !Number.isNaN(parseInstant(s)), "not an RFC 3339 UTC instant");
+export const instant = z.string().refine(isUtcInstant, "not an RFC 3339 UTC instant");
 /** A count or a sequence that may be zero. */
 export const count = z.number().int().nonnegative();
 /** A positive whole number (TTL, generation). */

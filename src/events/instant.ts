@@ -11,12 +11,17 @@
  * (test/events/instant.unit.test.ts checks that over generated strings).
  */
 
+/** An RFC 3339 UTC instant as the events accept it: ends in `Z` and parses (the `instant` field schema's refinement). */
+export function isUtcInstant(s: string): boolean {
+  return s.endsWith("Z") && !Number.isNaN(instantMs(s));
+}
+
 /** The last instant read and its value: one event's `at` is read by the schema check, the fold and the audit in turn. */
 let lastText = "";
 let lastMs = Number.NaN;
 
 /** `Date.parse(s)`, computed directly when `s` is a canonical instant. */
-export function parseInstant(s: string): number {
+export function instantMs(s: string): number {
   if (s === lastText) return lastMs;
   const ms = readInstant(s);
   lastText = s;

@@ -5,7 +5,7 @@
  * `host.list`.
  */
 import type { HistoryEntry } from "../events/index.ts";
-import { isHostEvent, isUnparsable, parseInstant } from "../events/index.ts";
+import { isHostEvent, isUnparsable, instantMs } from "../events/index.ts";
 
 /** What placement needs to know of a host. */
 export interface HostHealth {
@@ -66,7 +66,7 @@ export function evolveHost(state: HostState, entry: HistoryEntry): HostState {
       const d = event.data;
       const closed = new Set(d.closed);
       const admissions = state.admissions.filter((a) => !closed.has(a.seq));
-      admissions.push({ seq: entry.seq, route: d.route, fp: d.fp, model: d.model, routeSeq: d.routeSeq, atMs: parseInstant(event.at) });
+      admissions.push({ seq: entry.seq, route: d.route, fp: d.fp, model: d.model, routeSeq: d.routeSeq, atMs: instantMs(event.at) });
       return { ...state, admissions };
     }
   }

@@ -30,7 +30,7 @@ import {
   type HistoryEntry,
   type RecordedEvent,
   type StoredMessage,
-  parseInstant,
+  instantMs,
 } from "../events/index.ts";
 import { batchedCatchUp } from "./batched-catch-up.ts";
 import {
@@ -417,7 +417,7 @@ export class KindProjection<State> {
     const entry = decodeEvent(message.payload, message.seq, message.msgId);
     const { fold } = this.options;
     const state = fold.evolve(before?.state ?? fold.initialState(id), entry);
-    const atMs = isUnparsable(entry) ? 0 : parseInstant(entry.event.at);
+    const atMs = isUnparsable(entry) ? 0 : instantMs(entry.event.at);
     this.records.set(id, { state, seq: message.seq, atMs: Math.max(atMs, before?.atMs ?? 0) });
     if (!isUnparsable(entry)) {
       const wanted = entry.event.requestId !== undefined || (entry.msgId !== undefined && this.watched.has(baseMsgId(entry.msgId)));

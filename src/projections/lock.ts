@@ -4,7 +4,7 @@
  * none of them can disagree about what a history means.
  */
 import type { HistoryEntry } from "../events/index.ts";
-import { isLockEvent, isUnparsable, parseInstant } from "../events/index.ts";
+import { isLockEvent, isUnparsable, instantMs } from "../events/index.ts";
 import { advanceQueue, type LockWaiter } from "./lock-queue.ts";
 import type { LockLease as ContractLockLease } from "../contract/messages.ts";
 
@@ -60,7 +60,7 @@ export function evolveLock(before: LockState, entry: HistoryEntry): LockState {
   const event = entry.event;
   const seq = entry.seq;
   if (!isLockEvent(event)) return { ...before, corrupt: `event at sequence ${seq} has a type no lock writes (${event.type})` };
-  const atMs = parseInstant(event.at);
+  const atMs = instantMs(event.at);
   const state = advanceQueue(before, atMs);
   switch (event.type) {
     case "LockWaiterQueued": {
@@ -69,7 +69,7 @@ export function evolveLock(before: LockState, entry: HistoryEntry): LockState {
         seq,
         owner: d.owner,
         requestId: event.requestId ?? null,
-        untilMs: parseInstant(d.until),
+        untilMs: instantMs(d.until),
         until: d.until,
         claimWindowMs: d.claimWindowMs,
         joinedAtMs: atMs,
@@ -130,7 +130,7 @@ function freedAt(state: LockState, atMs: number): number {
 }
 
 function lease(owner: string, generation: number, seq: number, ttlMs: number, expiresAt: string): LockLease {
-  return { owner, generation, etag: etagOf(seq), ttlMs, expiresAt, expiresAtMs: parseInstant(expiresAt) };
+  return { owner, generation, etag: etagOf(seq), ttlMs, expiresAt, expiresAtMs: instantMs(expiresAt) };
 }
 
 /** The wire shape of a lease (`lease` in docs/protocol.md's Locks section), as the contract types it. */

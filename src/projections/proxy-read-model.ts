@@ -7,7 +7,7 @@
  * selection index (proxies classified and ordered as selection sees them).
  */
 import type { HistoryEntry } from "../events/index.ts";
-import { isProxyEvent, isUnparsable, parseInstant } from "../events/index.ts";
+import { isProxyEvent, isUnparsable, instantMs } from "../events/index.ts";
 import type { KindProjection } from "./kind-projection.ts";
 import { ProjectedReadModel } from "./read-model.ts";
 import { ProxySelectionIndex } from "./proxy-selection-index.ts";
@@ -119,7 +119,7 @@ export class ProxyReadModel extends ProjectedReadModel<ProxyState> {
   noteGranted(reply: ProxyAcquireReply, ttlMs: number, requestId: string | undefined): void {
     const { id, proxy, expiresAt } = reply.lease;
     if (this.leases.has(id)) return;
-    const expiresAtMs = parseInstant(expiresAt);
+    const expiresAtMs = instantMs(expiresAt);
     const lease = { proxy, expiresAtMs };
     this.leases.set(id, lease);
     this.unfolded.set(id, lease);
@@ -166,8 +166,8 @@ export class ProxyReadModel extends ProjectedReadModel<ProxyState> {
     if (event.type === "ProxyLeaseGranted") {
       const d = event.data;
       if (this.unfolded.delete(d.leaseId)) this.selection.forgetUnfolded(proxy, d.leaseId);
-      this.leases.set(d.leaseId, { proxy, expiresAtMs: parseInstant(d.expiresAt) });
-      if (event.requestId !== undefined) this.remember(event.requestId, acquireReplyOf(proxy, d), parseInstant(event.at));
+      this.leases.set(d.leaseId, { proxy, expiresAtMs: instantMs(d.expiresAt) });
+      if (event.requestId !== undefined) this.remember(event.requestId, acquireReplyOf(proxy, d), instantMs(event.at));
     } else if (event.type === "ProxyLeaseReleased") {
       this.leases.delete(event.data.leaseId);
     }

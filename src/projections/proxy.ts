@@ -10,7 +10,7 @@
  * `now > expiresAt + retention`). Nothing here depends on when memory is pruned.
  */
 import type { HistoryEntry, ProxyLeaseGranted, ProxyStats } from "../events/index.ts";
-import { isProxyEvent, isUnparsable, parseInstant } from "../events/index.ts";
+import { isProxyEvent, isUnparsable, instantMs } from "../events/index.ts";
 import type { ProxyInfo } from "../contract/messages.ts";
 
 /** What a registration says about a proxy. */
@@ -85,7 +85,7 @@ export function evolveProxy(state: ProxyState, entry: HistoryEntry): ProxyState 
         target: d.target,
         ttlMs: d.ttlMs,
         expiresAt: d.expiresAt,
-        expiresAtMs: parseInstant(d.expiresAt),
+        expiresAtMs: instantMs(d.expiresAt),
       });
       return { ...state, leases };
     }
@@ -99,7 +99,7 @@ export function evolveProxy(state: ProxyState, entry: HistoryEntry): ProxyState 
       const d = event.data;
       // As the seed: the pair's cooldown is set to the reported end (never merged with an older one).
       const cooldowns = new Map(state.cooldowns);
-      cooldowns.set(d.target, { untilAt: d.untilAt, untilMs: parseInstant(d.untilAt), streak: d.streak ?? 1 });
+      cooldowns.set(d.target, { untilAt: d.untilAt, untilMs: instantMs(d.untilAt), streak: d.streak ?? 1 });
       return { ...state, cooldowns };
     }
     default:

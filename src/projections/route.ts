@@ -5,7 +5,7 @@
  * index and the idle sweep.
  */
 import type { HistoryEntry } from "../events/index.ts";
-import { isRouteEvent, isUnparsable, parseInstant } from "../events/index.ts";
+import { isRouteEvent, isUnparsable, instantMs } from "../events/index.ts";
 
 /** One conversation's placement within a route. */
 export interface RouteLease {
@@ -73,7 +73,7 @@ function evolveRouteContent(state: RouteState, entry: HistoryEntry): RouteState 
   const event = entry.event;
   if (!isRouteEvent(event)) return state;
   const at = event.at;
-  const atMs = parseInstant(at);
+  const atMs = instantMs(at);
   switch (event.type) {
     case "RouteLeasePlaced": {
       const d = event.data;

@@ -25,7 +25,7 @@ import {
   type RouteEvent,
   type StoredMessage,
   type Subjects,
-  parseInstant,
+  instantMs,
 } from "../events/index.ts";
 import {
   activeLeases,
@@ -212,7 +212,7 @@ export class Auditor {
       findings.push([entry.reason.startsWith("bad envelope") ? "envelope" : "event-parses", entry.reason]);
     } else if (actor !== null) {
       const event = entry.event;
-      atMs = parseInstant(event.at);
+      atMs = instantMs(event.at);
       const mismatch = envelopeMismatch(event, actor);
       if (mismatch !== null) {
         findings.push(["envelope", mismatch]);
@@ -339,7 +339,7 @@ export class Auditor {
   }
 
   private checkTtl(type: string, expiresAt: string, atMs: number, findings: Finding[]): void {
-    const ahead = parseInstant(expiresAt) - atMs;
+    const ahead = instantMs(expiresAt) - atMs;
     const { maxTtlMs } = this.options;
     if (ahead > maxTtlMs)
       findings.push(["lock-lease-beyond-max-ttl", `${type} writes a lease ending ${ahead} ms after the event, above maxTtlMs ${maxTtlMs}`]);
@@ -376,7 +376,7 @@ export class Auditor {
         if (earlier !== undefined && atMs <= earlier.expiresAtMs + retentionMs) {
           findings.push(["proxy-lease-id-reused", `lease id ${d.leaseId} was already granted on proxy ${cell(earlier.proxy)}`]);
         }
-        this.leaseIds.set(d.leaseId, { proxy: name, expiresAtMs: parseInstant(d.expiresAt) });
+        this.leaseIds.set(d.leaseId, { proxy: name, expiresAtMs: instantMs(d.expiresAt) });
         this.prune(name, atMs);
         break;
       }

@@ -1,5 +1,5 @@
 /** The lock actor's logic: the lock projection plus the lock decider. */
-import { parseInstant } from "../../events/index.ts";
+import { instantMs } from "../../events/index.ts";
 import type { ActorLogic } from "../actor-logic.ts";
 import { evolveLock, initialLockState, leaseView, type LockState } from "../../projections/lock.ts";
 import { decideLock } from "./decide.ts";
@@ -21,7 +21,7 @@ export function lockLogic(settings: LockSettings): ActorLogic<LockState, LockCom
         return { lease: leaseView(state.name, state.lease) };
       }
       if (event.type === "LockWaiterQueued") {
-        return waitingReply(recorded.seq, parseInstant((event.data as { until: string }).until));
+        return waitingReply(recorded.seq, instantMs((event.data as { until: string }).until));
       }
       return {};
     },
