@@ -12,3 +12,4 @@ export * from "./proxy-events.ts";
 export * from "./host-events.ts";
 export * from "./route-events.ts";
 export * from "./instant.ts";
+export * from "./stored-time.ts";

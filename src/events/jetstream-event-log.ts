@@ -24,6 +24,7 @@ import {
 import type { AppendOptions, AppendResult, EventLog, FollowOptions, Following, StoredMessage, StreamRange } from "./event-log.ts";
 import { LogUnavailableError, WrongLastSequenceError } from "./event-log.ts";
 import { pause, withDeadline } from "./deadline.ts";
+import { storedMillis } from "./stored-time.ts";
 
 /** How the event stream is created. */
 export interface JetStreamEventLogOptions {
@@ -247,7 +248,7 @@ function toStored(m: JsMsg): StoredMessage {
     seq: m.seq,
     subject: m.subject,
     payload: m.data,
-    time: Number(m.timestampNanos / 1_000_000n),
+    time: storedMillis(m),
     msgId: m.headers?.get("Nats-Msg-Id") || undefined,
   };
 }

@@ -11,8 +11,7 @@
  */
 import type { NatsConnection } from "@nats-io/nats-core";
 import { DeliverPolicy, jetstream } from "@nats-io/jetstream";
-import type { EventLog, StoredMessage, Subjects } from "../events/index.ts";
-import { storedMillis } from "./stored-time.ts";
+import { storedMillis, type EventLog, type StoredMessage, type Subjects } from "../events/index.ts";
 
 /** Which messages to read: sequence bounds (inclusive). */
 export interface ReadRange {

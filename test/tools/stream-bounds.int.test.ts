@@ -37,7 +37,7 @@ describe("natsSource", () => {
     await source.read({}, (m) => void read.push(m));
     expect(read.map((m) => m.seq)).toEqual(Array.from({ length: last }, (_, i) => i + 1));
     for (let i = 1; i < read.length; i++) expect(read[i]!.time).toBeGreaterThanOrEqual(read[i - 1]!.time);
-    // The same messages, sequences and stored instants as the event log's reader, which parses with the client.
+    // The same messages, sequences and stored instants as the event log's reader (its own consumer, its own parse).
     const fields = (m: StoredMessage) => ({ seq: m.seq, subject: m.subject, time: m.time, payload: [...m.payload] });
     const logged: StoredMessage[] = [];
     for await (const m of (await openEventLog(nc, prefix)).readStream()) logged.push(m);

@@ -1,9 +1,9 @@
 /**
- * A delivered message's stored instant in whole milliseconds, exactly as
- * the event log's reader gives it (BigInt nanoseconds divided by 10^6), but
- * from the number the client has already parsed for every message
- * (`info.timestampNanos`), so the tools' read does not parse the reply
- * subject a second time per message.
+ * A delivered message's stored instant in whole milliseconds, exactly (the
+ * BigInt nanoseconds divided by 10^6), but from the number the client has
+ * already parsed for every message (`info.timestampNanos`), so neither the
+ * event log's readers nor the tools' read parse the reply subject a second
+ * time per message.
  *
  * That number is the nanoseconds rounded to a double (to within 128 ns at
  * today's instants), so dividing it can land on the wrong side of a

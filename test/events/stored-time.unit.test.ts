@@ -6,7 +6,7 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { storedMillis } from "../../src/tools/stored-time.ts";
+import { storedMillis } from "../../src/events/stored-time.ts";
 
 /** A delivered message as the client parses it: `info.timestampNanos` is parseInt's double, `timestampNanos` the exact BigInt. */
 function delivered(nanos: bigint, onExactRead: () => void = () => undefined) {
