@@ -7,15 +7,13 @@ import { Option, type Command } from "commander";
 import { ACTOR_KINDS, type ActorKind, type StoredMessage } from "../events/index.ts";
 import {
   earlier,
-  foldSource,
   natsSource,
   parseBounds,
   parseCount,
   parseInstant,
   renderReplay,
-  replayInstant,
   replayInWorker,
-  replayView,
+  replaySource,
   type ReplayRange,
   type ReplayView,
 } from "../tools/index.ts";
@@ -85,13 +83,14 @@ export function addReplayCommand(program: Command): void {
       let view: ReplayView;
       try {
         const onMessage = progress === undefined ? undefined : (m: StoredMessage) => progress.seen(m.seq);
-        if (toolsOnTwoThreads(toolThreadsSetting(), total)) {
-          // The fold runs on a worker thread while this one reads (see src/tools/worker-read.ts).
-          view = await replayInWorker(source, subjects, range, { kind: flags.kind, id: flags.id }, onMessage);
-        } else {
-          const { fold, changed } = await foldSource(source, subjects, range, onMessage);
-          view = replayView(fold, replayInstant(fold, range, Date.now()), { kind: flags.kind, id: flags.id, changed });
-        }
+        // On two threads the fold runs on a worker while this one reads (src/tools/worker-read.ts).
+        view = await (toolsOnTwoThreads(toolThreadsSetting(), total) ? replayInWorker : replaySource)(
+          source,
+          subjects,
+          range,
+          { kind: flags.kind, id: flags.id },
+          onMessage,
+        );
       } finally {
         progress?.done();
       }

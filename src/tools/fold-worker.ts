@@ -10,7 +10,7 @@
 import { parentPort, workerData } from "node:worker_threads";
 import { Subjects, type StoredMessage } from "../events/index.ts";
 import { Auditor, progressReporter, type AuditOptions, type Violation } from "./audit.ts";
-import { replayInstant, replayStepper, replayView, type ReplayFilter } from "./replay.ts";
+import { replayStepper, replayViewOf } from "./replay.ts";
 import {
   DONE_BATCHES,
   FAILED,
@@ -35,12 +35,9 @@ let step: Step;
 let finish: () => ToMain;
 
 function replayJob(job: Extract<WorkerJob, { tool: "replay" }>): void {
-  const { fold, changed, step: foldOne } = replayStepper(new Subjects(job.prefix), job.range);
-  step = foldOne;
-  finish = () => {
-    const filter: ReplayFilter = { kind: job.filter.kind, id: job.filter.id, changed };
-    return { type: "done", view: replayView(fold, replayInstant(fold, job.range, Date.now()), filter) };
-  };
+  const replay = replayStepper(new Subjects(job.prefix), job.range);
+  step = replay.step;
+  finish = () => ({ type: "done", view: replayViewOf(replay, job.range, job.filter, Date.now()) });
 }
 
 function auditJob(job: Extract<WorkerJob, { tool: "audit" }>): void {

@@ -137,6 +137,35 @@ export async function foldSource(
 }
 
 /**
+ * `replay` on this thread: the stream folded through `range` ({@link foldSource}),
+ * shown as {@link replayViewOf} shows it. Its two-thread counterpart, with the
+ * same arguments and answer, is `replayInWorker`.
+ */
+export async function replaySource(
+  source: StreamSource,
+  subjects: Subjects,
+  range: ReplayRange = {},
+  filter: Omit<ReplayFilter, "changed"> = {},
+  onMessage?: (message: StoredMessage) => void,
+): Promise<ReplayView> {
+  return replayViewOf(await foldSource(source, subjects, range, onMessage), range, filter, Date.now());
+}
+
+/**
+ * What a replay shows of its fold: the actors `filter` keeps (only those
+ * changed since the range's `since`, when it has one) as of the range's end
+ * ({@link replayInstant}; `now` when it has none).
+ */
+export function replayViewOf(
+  { fold, changed }: ReplayFold,
+  range: ReplayRange,
+  filter: Omit<ReplayFilter, "changed">,
+  now: number,
+): ReplayView {
+  return replayView(fold, replayInstant(fold, range, now), { kind: filter.kind, id: filter.id, changed });
+}
+
+/**
  * A replay's fold, one message at a time (for {@link foldSource} and the
  * tools' fold worker alike): `step` folds a message and, when `range` has a
  * `since`, notes the actor it changed from then on in `changed`.

@@ -3,14 +3,14 @@
  * stream (the NATS client's work) and copies each batch of messages into one
  * buffer that it transfers to a worker thread (fold-worker.ts), which
  * decodes, folds and checks them with the same code as the one-thread path
- * ({@link foldSource}, {@link auditSource}), so the answers are the same.
+ * ({@link replaySource}, {@link auditSource}), so the answers are the same.
  *
  * Backpressure: at most {@link MAX_BYTES_IN_FLIGHT} of payloads wait for the
  * worker; beyond that the main thread blocks (`Atomics.wait`, bounded by the
  * stall timeout) inside the message callback, so the client reads no more of
- * the socket until the worker has caught up. The bound is generous because
- * the worker takes a second or more to start (it loads the folds afresh,
- * through tsx in a checkout): the read goes on meanwhile.
+ * the socket until the worker has caught up. The bound is generous so that
+ * the read goes on while the worker starts (about 0.35 s: it loads the folds
+ * afresh, from dist/ or from the bundle a checkout makes, worker-bundle.ts).
  */
 import { Worker } from "node:worker_threads";
 import type { StoredMessage, Subjects } from "../events/index.ts";
@@ -36,11 +36,10 @@ export interface WorkerReadOptions {
 }
 
 /**
- * What {@link foldSource} then {@link replayView} answer, with the fold on a
- * worker thread: the state of every actor the filter keeps, as of the
- * range's end (`--at`, else the last folded message's time with `--seq`,
- * else now). `filter.changed` is ignored: the range's `since` makes it.
- * `onMessage` sees each message as it is received (progress).
+ * What {@link replaySource} answers, with the fold on a worker thread: the
+ * state of every actor the filter keeps, as of the range's end (`--at`, else
+ * the last folded message's time with `--seq`, else now). `onMessage` sees
+ * each message as it is received (progress).
  */
 export async function replayInWorker(
   source: StreamSource,
