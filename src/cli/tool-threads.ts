@@ -11,12 +11,12 @@
 import { availableParallelism } from "node:os";
 import { ToolUsageError } from "../tools/index.ts";
 
-/** The help line of the commands that fold the stream. */
-export const TOOL_THREADS_HELP = `\nLEASEHOLD_TOOLS_THREADS=1 folds on one thread, =2 on two (a worker folds while the main thread reads);
-unset, two on a machine with two cores or more for a read of 100,000 messages or more. The output is the same.`;
-
 /** Reads of at least this many messages fold on a second thread by default. */
 export const TWO_THREADS_FROM_MESSAGES = 100_000;
+
+/** The help line of the commands that fold the stream. */
+export const TOOL_THREADS_HELP = `\nLEASEHOLD_TOOLS_THREADS=1 folds on one thread, =2 on two (a worker folds while the main thread reads);
+unset, two on a machine with two cores or more for a read of ${TWO_THREADS_FROM_MESSAGES.toLocaleString("en-US")} messages or more. The output is the same.`;
 
 /** What LEASEHOLD_TOOLS_THREADS asks for: a thread count, or the default's choice. */
 export type ToolThreads = 1 | 2 | "auto";
