@@ -52,7 +52,9 @@ export interface Following {
    * one the server delivered is the last one `onMessage` got). Cheap: the
    * server keeps both figures, unlike a wildcard "last by subject" whose cost
    * grows with the stream when the filter's last message is old. False when
-   * it cannot tell (messages in flight, or the subscription being re-created).
+   * it cannot tell (messages in flight, the subscription being re-created,
+   * or a replicated stream, whose consumer may sit on a server that has not
+   * applied what the leader acknowledged).
    */
   caughtUp(timeoutMs: number): Promise<boolean>;
 }

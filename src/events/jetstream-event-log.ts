@@ -20,6 +20,7 @@ import {
   type JetStreamManager,
   type JsMsg,
   type StreamConfig,
+  type StreamInfo,
 } from "@nats-io/jetstream";
 import type { AppendOptions, AppendResult, EventLog, FollowOptions, Following, StoredMessage, StreamRange } from "./event-log.ts";
 import { LogUnavailableError, WrongLastSequenceError } from "./event-log.ts";
@@ -49,6 +50,8 @@ export class JetStreamEventLog implements EventLog {
   private constructor(
     private readonly jsm: JetStreamManager,
     private readonly options: JetStreamEventLogOptions,
+    /** The stream's replicas as the server reports them (not as asked: an existing stream is never changed). */
+    private readonly replicas: number,
   ) {
     this.js = jsm.jetstream();
     this.appendTimeoutMs = options.appendTimeoutMs ?? 5000;
@@ -70,27 +73,28 @@ export class JetStreamEventLog implements EventLog {
       allow_direct: true,
       num_replicas: options.replicas ?? 1,
     } satisfies Partial<StreamConfig>;
+    let info: StreamInfo;
     try {
-      await jsm.streams.info(options.stream);
+      info = await jsm.streams.info(options.stream);
     } catch (e) {
       if (!(e instanceof JetStreamApiError && e.code === JetStreamApiCodes.StreamNotFound)) throw e;
       try {
-        await jsm.streams.add(config);
+        info = await jsm.streams.add(config);
       } catch (addError) {
         // Another instance may have created it between our look and our add.
-        await jsm.streams.info(options.stream).catch(() => {
+        info = await jsm.streams.info(options.stream).catch(() => {
           throw addError;
         });
       }
     }
-    return new JetStreamEventLog(jsm, options);
+    return new JetStreamEventLog(jsm, options, info.config.num_replicas);
   }
 
   /** Opens the log without creating anything (read-only tools). */
   static async attach(nc: NatsConnection, options: JetStreamEventLogOptions): Promise<JetStreamEventLog> {
     const jsm = await jetstreamManager(nc, { timeout: options.opTimeoutMs ?? 5000 });
-    await jsm.streams.info(options.stream);
-    return new JetStreamEventLog(jsm, options);
+    const info = await jsm.streams.info(options.stream);
+    return new JetStreamEventLog(jsm, options, info.config.num_replicas);
   }
 
   async append(subject: string, payload: Uint8Array, options: AppendOptions): Promise<AppendResult> {
@@ -227,7 +231,10 @@ export class JetStreamEventLog implements EventLog {
       restart: () => void close(),
       caughtUp: async (timeoutMs) => {
         const current = consumer;
-        if (current === undefined || messages === undefined) return false;
+        // A replicated stream places this one-replica consumer on any of its
+        // servers, which may not yet hold what the leader has acknowledged:
+        // its "nothing pending" proves nothing then, so only the leader is asked.
+        if (current === undefined || messages === undefined || this.replicas > 1) return false;
         const info = await withDeadline(current.info(false), timeoutMs, `position of follow ${filter}`);
         if (info.num_pending > 0) return false;
         const delivered = info.delivered.consumer_seq;

@@ -6,10 +6,10 @@
  * query per table serves a whole batch of requests instead of one each.
  */
 /** Wraps `query` (e.g. a follower's `fresh`) so that concurrent callers share runs as described above. */
-export function batchedCatchUp(query: () => Promise<void>): () => Promise<void> {
-  let current: Promise<void> | undefined;
-  let next: Promise<void> | undefined;
-  const start = (): Promise<void> => {
+export function batchedCatchUp<T = void>(query: () => Promise<T>): () => Promise<T> {
+  let current: Promise<T> | undefined;
+  let next: Promise<T> | undefined;
+  const start = (): Promise<T> => {
     const run = query().finally(() => {
       if (current === run) current = undefined;
     });

@@ -343,6 +343,19 @@ describe("ActorRuntime when the log cannot be read", () => {
         }
         return super.lastSubjectSeq(subject);
       }
+      // Offline for the follower's consumer too: it cannot say it is caught up.
+      override async follow(
+        fromSeq: number,
+        onMessage: (message: StoredMessage) => void,
+        filter?: string | FollowOptions,
+      ): Promise<Following> {
+        const following = await super.follow(fromSeq, onMessage, filter);
+        return {
+          ...following,
+          caughtUp: (ms) =>
+            failReads > 0 ? Promise.reject(new LogUnavailableError("stream offline (test)", false)) : following.caughtUp(ms),
+        };
+      }
     })(memory);
     const runtime = await newRuntime(flaky, clock);
     failReads = 1;

@@ -263,6 +263,23 @@ export function eventLogContract(name: string, makeLog: () => Promise<LogUnderTe
       }
     });
 
+    it("says a follower is caught up once it got every message of its filter", async () => {
+      const { log, subject } = await setup();
+      await put(log, subject("a.one"), "a1");
+      await put(log, subject("b.one"), "b1");
+      const seen: number[] = [];
+      const following = await log.follow(1, (m) => seen.push(m.seq), subject("a.*"));
+      try {
+        await put(log, subject("a.two"), "a2");
+        await put(log, subject("b.two"), "b2");
+        await vi.waitFor(() => expect(seen).toEqual([1, 3]), { timeout: 5000, interval: 10 });
+        // Messages of other subjects stored after its last one do not keep it behind.
+        await vi.waitFor(async () => expect(await following.caughtUp(5000)).toBe(true), { timeout: 5000, interval: 10 });
+      } finally {
+        await following.stop();
+      }
+    });
+
     it("reports the last sequence of the whole stream", async () => {
       const { log, subject } = await setup();
       expect(await log.lastSeq()).toBe(0);
