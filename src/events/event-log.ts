@@ -52,11 +52,15 @@ export interface Following {
    * one the server delivered is the last one `onMessage` got). Cheap: the
    * server keeps both figures, unlike a wildcard "last by subject" whose cost
    * grows with the stream when the filter's last message is old. False when
-   * it cannot tell (messages in flight, the subscription being re-created,
-   * or a replicated stream, whose consumer may sit on a server that has not
-   * applied what the leader acknowledged).
+   * it cannot tell (messages in flight, or the subscription being re-created).
    */
   caughtUp(timeoutMs: number): Promise<boolean>;
+  /**
+   * Whether a yes from `caughtUp` covers everything the stream's leader has
+   * acknowledged. Not on a replicated stream: the subscription's server may
+   * be a replica that has not yet applied the latest acknowledged messages.
+   */
+  readonly vouchesForLeader: boolean;
 }
 
 /** How a follower reports trouble it recovers from by itself. */

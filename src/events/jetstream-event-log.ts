@@ -229,12 +229,12 @@ export class JetStreamEventLog implements EventLog {
         await withDeadline(loop, this.opTimeoutMs, "follower stop").catch(() => undefined);
       },
       restart: () => void close(),
+      // A replicated stream places this one-replica consumer on any of its
+      // servers, which may not yet hold what the leader has acknowledged.
+      vouchesForLeader: this.replicas === 1,
       caughtUp: async (timeoutMs) => {
         const current = consumer;
-        // A replicated stream places this one-replica consumer on any of its
-        // servers, which may not yet hold what the leader has acknowledged:
-        // its "nothing pending" proves nothing then, so only the leader is asked.
-        if (current === undefined || messages === undefined || this.replicas > 1) return false;
+        if (current === undefined || messages === undefined) return false;
         const info = await withDeadline(current.info(false), timeoutMs, `position of follow ${filter}`);
         if (info.num_pending > 0) return false;
         const delivered = info.delivered.consumer_seq;

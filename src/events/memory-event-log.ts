@@ -122,6 +122,7 @@ export class MemoryEventLog implements EventLog {
       restart: () => undefined,
       // Delivery is synchronous with the append: a follower is always caught up.
       caughtUp: () => Promise.resolve(true),
+      vouchesForLeader: true,
     });
   }
 

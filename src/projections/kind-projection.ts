@@ -288,8 +288,12 @@ export class KindProjection<State> {
   }
 
   private readonly sharedFresh = batchedCatchUp(async () => {
+    // On a replicated stream the consumer's server may be a replica a moment
+    // behind the leader (docs/cluster.md): the read models take that window
+    // for a look whose cost does not grow with the stream; verified answers
+    // (`freshSubject`) do not.
     if (await this.consumerCaughtUp()) return;
-    // Otherwise (messages pending or in flight, the consumer being re-created, or a replicated stream) the leader's last sequence on the filter.
+    // Otherwise (messages pending or in flight, or the consumer being re-created) the leader's last sequence on the filter.
     const last = await this.options.log.lastSubjectSeq(this.options.filter, this.opTimeoutMs);
     await this.reached(last, this.opTimeoutMs);
   });
@@ -301,7 +305,7 @@ export class KindProjection<State> {
    * caller, whichever subject they care about, and its answer is a few
    * hundred bytes, where the leader's "last message on a subject" carries
    * that message (a route's first placement names every candidate: 7 KB
-   * with 1,000 hosts). False when the log cannot tell (see `caughtUp`).
+   * with 1,000 hosts). False when the consumer cannot tell (see `caughtUp`).
    */
   private readonly consumerCaughtUp = batchedCatchUp<boolean>(
     () => this.following?.caughtUp(this.opTimeoutMs).catch(() => false) ?? Promise.resolve(false),
@@ -316,7 +320,7 @@ export class KindProjection<State> {
     let shared = this.subjectLooks.get(subject);
     if (shared === undefined) {
       const look = batchedCatchUp(async () => {
-        if (await this.consumerCaughtUp()) return;
+        if (this.following?.vouchesForLeader === true && (await this.consumerCaughtUp())) return;
         await this.reached(await this.options.log.lastSubjectSeq(subject, this.opTimeoutMs), this.opTimeoutMs);
       });
       shared = () => {

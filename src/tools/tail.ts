@@ -87,5 +87,12 @@ export async function startTail(log: EventLog, subjects: Subjects, options: Tail
     options.fromSeq ?? (options.since !== undefined ? await firstSeqAtOrAfter(log, options.since) : (await log.lastSeq()) + 1);
   const format = options.json === true ? formatEventJson : (m: StoredMessage) => formatEventLine(m, subjects);
   const following = await log.follow(fromSeq, (m) => write(format(m)), filter);
-  return { fromSeq, filter, stop: () => following.stop(), restart: () => following.restart(), caughtUp: (ms) => following.caughtUp(ms) };
+  return {
+    fromSeq,
+    filter,
+    stop: () => following.stop(),
+    restart: () => following.restart(),
+    caughtUp: (ms) => following.caughtUp(ms),
+    vouchesForLeader: following.vouchesForLeader,
+  };
 }

@@ -177,6 +177,8 @@ class SimFollower implements Following {
   private paused = false;
   private stopped = false;
   private scheduled = false;
+  /** The simulated stream is one store: what it acknowledged, its followers are told of. */
+  readonly vouchesForLeader = true;
   inner: Following | undefined;
 
   constructor(
