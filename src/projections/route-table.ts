@@ -4,11 +4,10 @@
  * least-loaded chooser's loads and `host.list`'s `active`).
  */
 import type { HistoryEntry } from "../events/index.ts";
-import { isRouteEvent, isUnparsable } from "../events/index.ts";
 import type { KindProjection } from "./kind-projection.ts";
 import { HostLoadOrder } from "./host-load-order.ts";
 import { ProjectedReadModel } from "./read-model.ts";
-import { leaseKey, type RouteLease, type RouteState } from "./route.ts";
+import { leaseKey, leaseKeysChangedBy, type RouteLease, type RouteState } from "./route.ts";
 
 /** Follows the route events of one prefix. */
 export class RouteTable extends ProjectedReadModel<RouteState> {
@@ -61,7 +60,7 @@ export class RouteTable extends ProjectedReadModel<RouteState> {
     const before = this.leasesOf.get(id) ?? new Map<string, RouteLease>();
     this.leasesOf.set(id, state.leases);
     if (before === state.leases) return;
-    for (const k of mentioned(entry)) {
+    for (const k of leaseKeysChangedBy(entry)) {
       const key = leaseKey(k.fp, k.model);
       const was = before.get(key)?.host;
       const now = state.leases.get(key)?.host;
@@ -76,23 +75,5 @@ export class RouteTable extends ProjectedReadModel<RouteState> {
     if (n === 0) this.active.delete(host);
     else this.active.set(host, n);
     this.loadOrder.set(host, n);
-  }
-}
-
-/** The lease keys an event may have changed. */
-function mentioned(entry: HistoryEntry): readonly { fp: string; model: string }[] {
-  if (isUnparsable(entry)) return [];
-  const event = entry.event;
-  if (!isRouteEvent(event)) return [];
-  switch (event.type) {
-    case "RouteLeasePlaced":
-    case "RouteLeaseExpired":
-      return [event.data];
-    case "RoutePinned":
-      return event.data.displaced;
-    case "RouteReleased":
-      return event.data.released;
-    default:
-      return [];
   }
 }

@@ -121,6 +121,29 @@ function evolveRouteContent(state: RouteState, entry: HistoryEntry): RouteState 
   }
 }
 
+/**
+ * The lease keys a route event may have changed (placed, moved or removed;
+ * a touch moves no lease). Indexes of leases per host follow these instead
+ * of comparing every lease of a route before and after: a route with many
+ * live leases costs them no more per event than one with a few.
+ */
+export function leaseKeysChangedBy(entry: HistoryEntry): readonly { fp: string; model: string }[] {
+  if (isUnparsable(entry)) return [];
+  const event = entry.event;
+  if (!isRouteEvent(event)) return [];
+  switch (event.type) {
+    case "RouteLeasePlaced":
+    case "RouteLeaseExpired":
+      return [event.data];
+    case "RoutePinned":
+      return event.data.displaced;
+    case "RouteReleased":
+      return event.data.released;
+    default:
+      return [];
+  }
+}
+
 /** The seen set with `more` (and `host`) added; the same object when nothing is new. */
 function withSeen(seen: ReadonlySet<string>, more: readonly string[] | undefined, host?: string): ReadonlySet<string> {
   const add = host === undefined ? (more ?? []) : [...(more ?? []), host];

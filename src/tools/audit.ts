@@ -19,6 +19,7 @@ import {
   routeEventSchemas,
   type ActorKind,
   type EventEnvelope,
+  type HistoryEntry,
   type HostEvent,
   type LockEvent,
   type ProxyEvent,
@@ -32,6 +33,7 @@ import {
   compareCodeUnits,
   inCooldown,
   leaseKey,
+  leaseKeysChangedBy,
   pruneProxy,
   resolvableLease,
   type HostState,
@@ -239,7 +241,7 @@ export class Auditor {
         }
       }
     }
-    if (actor?.kind === "route") this.countLeases(before as RouteState, this.fold.get("route", actor.id));
+    if (actor?.kind === "route") this.countLeases(before as RouteState, this.fold.get("route", actor.id), entry);
     if (!this.reporting) return;
     this.checked++;
     if (this.firstChecked === 0) this.firstChecked = message.seq;
@@ -423,18 +425,16 @@ export class Auditor {
   }
 
   /** Keeps {@link Auditor.activeOnHost} current: the leases one route message added and removed. */
-  private countLeases(before: RouteState, after: RouteState): void {
+  private countLeases(before: RouteState, after: RouteState, entry: HistoryEntry): void {
     if (before.leases === after.leases) return;
-    let moved = false;
-    for (const [key, lease] of after.leases) {
-      if (before.leases.get(key)?.host !== lease.host) {
-        this.addActive(lease.host, 1);
-        moved = true;
-      }
+    for (const k of leaseKeysChangedBy(entry)) {
+      const key = leaseKey(k.fp, k.model);
+      const was = before.leases.get(key)?.host;
+      const now = after.leases.get(key)?.host;
+      if (was === now) continue;
+      if (was !== undefined) this.addActive(was, -1);
+      if (now !== undefined) this.addActive(now, 1);
     }
-    // As many leases as before, each on the host it had: the same leases (a touch), nothing left.
-    if (!moved && before.leases.size === after.leases.size) return;
-    for (const [key, lease] of before.leases) if (after.leases.get(key)?.host !== lease.host) this.addActive(lease.host, -1);
   }
 
   private addActive(host: string, delta: number): void {
