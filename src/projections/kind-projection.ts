@@ -105,6 +105,15 @@ interface Waiter {
 /** Replies at most kept in a snapshot (bounded so a snapshot stays small whatever the traffic). */
 const SNAPSHOT_REPLIES = 10_000;
 
+/**
+ * How long the follower's consumer is given to say whether it is caught up
+ * (it answers in about a millisecond). Every fresh look of the kind waits on
+ * this one, so a request lost while NATS reconnects must not hold them all
+ * for the whole operation timeout: past this, the leader is asked instead,
+ * with the time the request has left.
+ */
+const CONSUMER_LOOK_MS = 500;
+
 /** One kind's folded states, kept current by a follower. */
 export class KindProjection<State> {
   readonly kind: ActorKind;
@@ -305,10 +314,11 @@ export class KindProjection<State> {
    * caller, whichever subject they care about, and its answer is a few
    * hundred bytes, where the leader's "last message on a subject" carries
    * that message (a route's first placement names every candidate: 7 KB
-   * with 1,000 hosts). False when the consumer cannot tell (see `caughtUp`).
+   * with 1,000 hosts). False when the consumer cannot tell (see `caughtUp`),
+   * or does not answer within {@link CONSUMER_LOOK_MS}.
    */
   private readonly consumerCaughtUp = batchedCatchUp<boolean>(
-    () => this.following?.caughtUp(this.opTimeoutMs).catch(() => false) ?? Promise.resolve(false),
+    () => this.following?.caughtUp(Math.min(this.opTimeoutMs, CONSUMER_LOOK_MS)).catch(() => false) ?? Promise.resolve(false),
   );
 
   /**

@@ -4,8 +4,17 @@
  * remembered replies bounded, and bounds every wait.
  */
 import { pino } from "pino";
-import { describe, expect, it } from "vitest";
-import { encodeEvent, LogUnavailableError, MemoryEventLog, Subjects, type EventEnvelope } from "../../src/events/index.ts";
+import { describe, expect, it, vi } from "vitest";
+import {
+  encodeEvent,
+  LogUnavailableError,
+  MemoryEventLog,
+  Subjects,
+  type EventEnvelope,
+  type FollowOptions,
+  type Following,
+  type StoredMessage,
+} from "../../src/events/index.ts";
 import {
   decodeProjectionSnapshot,
   encodeProjectionSnapshot,
@@ -134,6 +143,53 @@ describe("KindProjection", () => {
     await p.start();
     await expect(p.reached(10, 20)).rejects.toBeInstanceOf(LogUnavailableError);
     await p.stop();
+  });
+
+  it("asks the leader once the follower's consumer has not answered for 500 ms, not after the whole operation timeout", async () => {
+    // The consumer's answer was lost (as while NATS reconnects): it honours its deadline and never says yes.
+    const log = new (class extends MemoryEventLog {
+      override async follow(
+        fromSeq: number,
+        onMessage: (message: StoredMessage) => void,
+        filter?: string | FollowOptions,
+      ): Promise<Following> {
+        const following = await super.follow(fromSeq, onMessage, filter);
+        return {
+          ...following,
+          caughtUp: (ms) =>
+            new Promise<boolean>((_, reject) => setTimeout(() => reject(new LogUnavailableError("no answer (test)", false)), ms)),
+        };
+      }
+    })();
+    const leaderLooks: string[] = [];
+    const spied = Object.assign(Object.create(log) as MemoryEventLog, {
+      lastSubjectSeq: (subject: string) => {
+        leaderLooks.push(subject);
+        return log.lastSubjectSeq(subject);
+      },
+    });
+    await history(log, "a", 1);
+    const p = new KindProjection({
+      log: spied,
+      filter: subjects.eventsOfKind("lock"),
+      fold: logic,
+      logger: capturingLogger([]),
+      opTimeoutMs: 10_000,
+    });
+    await p.start();
+    leaderLooks.length = 0;
+    vi.useFakeTimers();
+    try {
+      let done = false;
+      void p.freshSubject(subjects.event("lock", "a"), 10_000).then(() => (done = true));
+      await vi.advanceTimersByTimeAsync(499);
+      expect([done, leaderLooks]).toEqual([false, []]);
+      await vi.advanceTimersByTimeAsync(1);
+      expect([done, leaderLooks]).toEqual([true, [subjects.event("lock", "a")]]);
+    } finally {
+      vi.useRealTimers();
+      await p.stop();
+    }
   });
 
   it("keeps a busy lock's remembered replies within their bounds, so its snapshot stays small", async () => {
