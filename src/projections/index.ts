@@ -7,6 +7,7 @@ export * from "./read-model.ts";
 export * from "./reply-memory.ts";
 export * from "./host.ts";
 export * from "./host-table.ts";
+export * from "./lease-map.ts";
 export * from "./route.ts";
 export * from "./route-table.ts";
 export * from "./proxy.ts";

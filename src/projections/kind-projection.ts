@@ -53,6 +53,8 @@ export interface KindFold<State> {
   evolve(state: State, entry: HistoryEntry): State;
   /** The reply owed to the command that recorded `recorded`, given the state right after it. */
   replyFor(state: State, recorded: RecordedEvent): unknown;
+  /** A state as a snapshot gives it back, made whole again (default: as it is); V8's serialization keeps no classes. */
+  reviveState?(state: State): State;
 }
 
 /** One id's folded state and where in the stream it stands. */
@@ -405,7 +407,8 @@ export class KindProjection<State> {
       );
       return 0;
     }
-    for (const [id, state, seq, atMs] of snapshot.records) this.records.set(id, { state: state as State, seq, atMs });
+    const revive = (state: State): State => fold.reviveState?.(state) ?? state;
+    for (const [id, state, seq, atMs] of snapshot.records) this.records.set(id, { state: revive(state as State), seq, atMs });
     for (const [msgId, reply, atMs] of snapshot.replies) this.replyMemory.remember(msgId, reply, atMs);
     for (const [name, data] of Object.entries(snapshot.extras)) this.extras.get(name)?.restore(data);
     for (const listener of this.restoreListeners) listener();

@@ -6,12 +6,13 @@
 import type { HistoryEntry } from "../events/index.ts";
 import type { KindProjection } from "./kind-projection.ts";
 import { HostLoadOrder } from "./host-load-order.ts";
+import { LeaseMap } from "./lease-map.ts";
 import { ProjectedReadModel } from "./read-model.ts";
 import { leaseKey, leaseKeysChangedBy, type RouteLease, type RouteState } from "./route.ts";
 
 /** Follows the route events of one prefix. */
 export class RouteTable extends ProjectedReadModel<RouteState> {
-  private readonly leasesOf = new Map<string, ReadonlyMap<string, RouteLease>>();
+  private readonly leasesOf = new Map<string, LeaseMap<RouteLease>>();
   private readonly active = new Map<string, number>();
   /** Hosts by (active leases, name), kept with `active`: the least-loaded chooser's order. */
   readonly loadOrder = new HostLoadOrder();
@@ -57,7 +58,7 @@ export class RouteTable extends ProjectedReadModel<RouteState> {
   }
 
   private index(id: string, state: RouteState, entry: HistoryEntry): void {
-    const before = this.leasesOf.get(id) ?? new Map<string, RouteLease>();
+    const before = this.leasesOf.get(id) ?? LeaseMap.empty<RouteLease>();
     this.leasesOf.set(id, state.leases);
     if (before === state.leases) return;
     for (const k of leaseKeysChangedBy(entry)) {

@@ -6,6 +6,7 @@
  */
 import type { HistoryEntry } from "../events/index.ts";
 import { isRouteEvent, isUnparsable, instantMs } from "../events/index.ts";
+import { LeaseMap } from "./lease-map.ts";
 
 /** One conversation's placement within a route. */
 export interface RouteLease {
@@ -24,8 +25,8 @@ export interface RouteState {
   readonly route: string;
   /** The pinned host, `""` when the route is not pinned. */
   readonly pinned: string;
-  /** Active leases by {@link leaseKey}. */
-  readonly leases: ReadonlyMap<string, RouteLease>;
+  /** Active leases by {@link leaseKey}; an update shares the buckets it does not touch. */
+  readonly leases: LeaseMap<RouteLease>;
   /** Every host given to the route as a candidate or that one of its leases was placed on. */
   readonly seen: ReadonlySet<string>;
   /**
@@ -56,7 +57,7 @@ function plainJson(s: string): boolean {
 
 /** The state of a route with no history. */
 export function initialRouteState(route: string): RouteState {
-  return { route, pinned: "", leases: new Map(), seen: new Set(), lastSeq: 0 };
+  return { route, pinned: "", leases: LeaseMap.empty(), seen: new Set(), lastSeq: 0 };
 }
 
 /**
@@ -77,8 +78,7 @@ function evolveRouteContent(state: RouteState, entry: HistoryEntry): RouteState 
   switch (event.type) {
     case "RouteLeasePlaced": {
       const d = event.data;
-      const leases = new Map(state.leases);
-      leases.set(leaseKey(d.fp, d.model), {
+      const leases = state.leases.with(leaseKey(d.fp, d.model), {
         fp: d.fp,
         model: d.model,
         host: d.host,
@@ -95,8 +95,7 @@ function evolveRouteContent(state: RouteState, entry: HistoryEntry): RouteState 
       const lease = state.leases.get(key);
       const seen = withSeen(state.seen, d.seen);
       if (lease === undefined || lease.lastUsedAtMs >= atMs) return seen === state.seen ? state : { ...state, seen };
-      const leases = new Map(state.leases);
-      leases.set(key, { ...lease, lastUsedAt: at, lastUsedAtMs: atMs });
+      const leases = state.leases.with(key, { ...lease, lastUsedAt: at, lastUsedAtMs: atMs });
       return { ...state, leases, seen };
     }
     case "RouteLeaseExpired":
@@ -153,10 +152,16 @@ function withSeen(seen: ReadonlySet<string>, more: readonly string[] | undefined
   return next;
 }
 
-function without(leases: ReadonlyMap<string, RouteLease>, keys: readonly { fp: string; model: string }[]): ReadonlyMap<string, RouteLease> {
-  const next = new Map(leases);
-  for (const k of keys) next.delete(leaseKey(k.fp, k.model));
-  return next;
+function without(leases: LeaseMap<RouteLease>, keys: readonly { fp: string; model: string }[]): LeaseMap<RouteLease> {
+  return leases.without(keys.map((k) => leaseKey(k.fp, k.model)));
+}
+
+/**
+ * A route state as a snapshot gives it back: V8's structured serialization
+ * keeps plain Maps and Sets but not the lease map's class.
+ */
+export function reviveRouteState(state: RouteState): RouteState {
+  return state.leases instanceof LeaseMap ? state : { ...state, leases: LeaseMap.revive<RouteLease>(state.leases) };
 }
 
 /** Compares strings by UTF-16 code units, as JS `<` does (the contract's sort order). */

@@ -19,6 +19,7 @@ import { routeLogic } from "../../src/actors/route/logic.ts";
 import type { ServiceConfig } from "../../src/config.ts";
 import { decodeEvent, isUnparsable, type ActorKind } from "../../src/events/index.ts";
 import { decodeToken } from "../../src/contract/subject-token.ts";
+import { LeaseMap } from "../../src/projections/lease-map.ts";
 
 /** The folds' settings a history was recorded with. */
 export type FoldSettings = Pick<ServiceConfig, "lockTtlMs" | "maxTtlMs" | "cooldownMs" | "cooldownBackoff" | "maxCooldownMs" | "routeIdleMs">;
@@ -62,6 +63,8 @@ export function logicOf(kind: ActorKind, s: FoldSettings): ActorLogic<unknown, C
  * sorted keys, sets sorted arrays.
  */
 export function canonical(value: unknown): unknown {
+  // A route's lease map is a map of leases, however it is stored.
+  if (value instanceof LeaseMap) return canonical(new Map(value));
   if (value instanceof Map) {
     const entries = [...value.entries()].map(([k, v]) => [k, canonical(v)] as const);
     if (entries.every(([k]) => typeof k === "string")) {

@@ -1,7 +1,7 @@
 /** The route actor's logic: the route projection plus the route decider. */
 import type { ActorLogic } from "../actor-logic.ts";
 import { isRouteEvent } from "../../events/index.ts";
-import { evolveRoute, initialRouteState, leaseKey, type RouteState } from "../../projections/route.ts";
+import { evolveRoute, initialRouteState, leaseKey, reviveRouteState, type RouteState } from "../../projections/route.ts";
 import type { RouteCommand, RouteSettings } from "./commands.ts";
 import { decideRoute } from "./decide.ts";
 
@@ -13,6 +13,7 @@ export function routeLogic(settings: RouteSettings): ActorLogic<RouteState, Rout
     foldVersion: 2,
     initialState: initialRouteState,
     evolve: evolveRoute,
+    reviveState: reviveRouteState,
     decide: (state, command, now) => decideRoute(state, command, now, settings),
     replyFor: (state, recorded) => {
       const event = recorded.event;
