@@ -20,6 +20,7 @@ import type { LockCommand } from "../../src/actors/lock/commands.ts";
 import { lockLogic } from "../../src/actors/lock/logic.ts";
 import { etagOf } from "../../src/projections/lock.ts";
 import { DEFAULT_SETTINGS, iso, T0 } from "../support/given-lock.ts";
+import { withCaughtUp } from "../support/projections.ts";
 
 const DEDUP_WINDOW_MS = 120_000;
 const subjects = new Subjects("t");
@@ -343,21 +344,12 @@ describe("ActorRuntime when the log cannot be read", () => {
         }
         return super.lastSubjectSeq(subject);
       }
-      // Offline for the follower's consumer too: it cannot say it is caught up.
-      override async follow(
-        fromSeq: number,
-        onMessage: (message: StoredMessage) => void,
-        filter?: string | FollowOptions,
-      ): Promise<Following> {
-        const following = await super.follow(fromSeq, onMessage, filter);
-        return {
-          ...following,
-          caughtUp: (ms) =>
-            failReads > 0 ? Promise.reject(new LogUnavailableError("stream offline (test)", false)) : following.caughtUp(ms),
-        };
-      }
     })(memory);
-    const runtime = await newRuntime(flaky, clock);
+    // Offline for the follower's consumer too: it cannot say it is caught up.
+    const offline = withCaughtUp(flaky, (ms, own) =>
+      failReads > 0 ? Promise.reject(new LogUnavailableError("stream offline (test)", false)) : own(ms),
+    );
+    const runtime = await newRuntime(offline, clock);
     failReads = 1;
     expect(codeOf(await lock(runtime, "x", { op: "get" }))).toBe("UNAVAILABLE");
     expect(leaseOf(await lock(runtime, "x", { op: "acquire", owner: "alice" }))).toMatchObject({ owner: "alice", generation: 1 });

@@ -5,16 +5,7 @@
  */
 import { pino } from "pino";
 import { describe, expect, it, vi } from "vitest";
-import {
-  encodeEvent,
-  LogUnavailableError,
-  MemoryEventLog,
-  Subjects,
-  type EventEnvelope,
-  type FollowOptions,
-  type Following,
-  type StoredMessage,
-} from "../../src/events/index.ts";
+import { encodeEvent, LogUnavailableError, MemoryEventLog, Subjects, type EventEnvelope } from "../../src/events/index.ts";
 import {
   decodeProjectionSnapshot,
   encodeProjectionSnapshot,
@@ -26,6 +17,7 @@ import {
 import { lockLogic } from "../../src/actors/lock/logic.ts";
 import type { LockState } from "../../src/projections/lock.ts";
 import { DEFAULT_SETTINGS, T0 } from "../support/given-lock.ts";
+import { withCaughtUp } from "../support/projections.ts";
 
 const subjects = new Subjects("t");
 const logic = lockLogic(DEFAULT_SETTINGS);
@@ -147,22 +139,13 @@ describe("KindProjection", () => {
 
   it("asks the leader once the follower's consumer has not answered for 500 ms, not after the whole operation timeout", async () => {
     // The consumer's answer was lost (as while NATS reconnects): it honours its deadline and never says yes.
-    const log = new (class extends MemoryEventLog {
-      override async follow(
-        fromSeq: number,
-        onMessage: (message: StoredMessage) => void,
-        filter?: string | FollowOptions,
-      ): Promise<Following> {
-        const following = await super.follow(fromSeq, onMessage, filter);
-        return {
-          ...following,
-          caughtUp: (ms) =>
-            new Promise<boolean>((_, reject) => setTimeout(() => reject(new LogUnavailableError("no answer (test)", false)), ms)),
-        };
-      }
-    })();
+    const log = new MemoryEventLog();
+    const silent = withCaughtUp(
+      log,
+      (ms) => new Promise<boolean>((_, reject) => setTimeout(() => reject(new LogUnavailableError("no answer (test)", false)), ms)),
+    );
     const leaderLooks: string[] = [];
-    const spied = Object.assign(Object.create(log) as MemoryEventLog, {
+    const spied = Object.assign(Object.create(silent) as MemoryEventLog, {
       lastSubjectSeq: (subject: string) => {
         leaderLooks.push(subject);
         return log.lastSubjectSeq(subject);

@@ -4,10 +4,10 @@
  * before it called (that look may miss a write acknowledged just before).
  */
 import { describe, expect, it } from "vitest";
-import { MemoryEventLog, Subjects, type Following } from "../../src/events/index.ts";
+import { MemoryEventLog, Subjects } from "../../src/events/index.ts";
 import { ProxyReadModel } from "../../src/projections/proxy-read-model.ts";
 import { proxyLogic } from "../../src/actors/proxy/logic.ts";
-import { projectionOf } from "../support/projections.ts";
+import { projectionOf, withCaughtUp } from "../support/projections.ts";
 
 /**
  * A log whose lastSubjectSeq answers only when the test says so, and whose
@@ -18,10 +18,6 @@ class SlowLookLog extends MemoryEventLog {
   override lastSubjectSeq(subject: string): Promise<number> {
     return new Promise((resolve) => this.looks.push(() => void super.lastSubjectSeq(subject).then(resolve)));
   }
-  override async follow(...args: Parameters<MemoryEventLog["follow"]>): Promise<Following> {
-    const following = await super.follow(...args);
-    return { ...following, caughtUp: () => Promise.resolve(false) };
-  }
 }
 
 const settle = () => new Promise<void>((resolve) => setImmediate(resolve));
@@ -29,7 +25,8 @@ const settle = () => new Promise<void>((resolve) => setImmediate(resolve));
 describe("ProxyReadModel.fresh", () => {
   it("queues one shared look behind the one in flight, and answers late callers only from it", async () => {
     const log = new SlowLookLog();
-    const model = new ProxyReadModel(projectionOf(log, new Subjects("t"), proxyLogic({ cooldownMs: 1000 })), {
+    const neverCaughtUp = withCaughtUp(log, () => Promise.resolve(false));
+    const model = new ProxyReadModel(projectionOf(neverCaughtUp, new Subjects("t"), proxyLogic({ cooldownMs: 1000 })), {
       retentionMs: 1000,
       dedupWindowMs: 1000,
     });
