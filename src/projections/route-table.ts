@@ -8,7 +8,7 @@ import type { KindProjection } from "./kind-projection.ts";
 import { HostLoadOrder } from "./host-load-order.ts";
 import { LeaseMap } from "./lease-map.ts";
 import { ProjectedReadModel } from "./read-model.ts";
-import { leaseKey, leaseKeysChangedBy, type RouteLease, type RouteState } from "./route.ts";
+import { countLeaseMoves, type RouteLease, type RouteState } from "./route.ts";
 
 /** Follows the route events of one prefix. */
 export class RouteTable extends ProjectedReadModel<RouteState> {
@@ -60,15 +60,7 @@ export class RouteTable extends ProjectedReadModel<RouteState> {
   private index(id: string, state: RouteState, entry: HistoryEntry): void {
     const before = this.leasesOf.get(id) ?? LeaseMap.empty<RouteLease>();
     this.leasesOf.set(id, state.leases);
-    if (before === state.leases) return;
-    for (const k of leaseKeysChangedBy(entry)) {
-      const key = leaseKey(k.fp, k.model);
-      const was = before.get(key)?.host;
-      const now = state.leases.get(key)?.host;
-      if (was === now) continue;
-      if (was !== undefined) this.add(was, -1);
-      if (now !== undefined) this.add(now, 1);
-    }
+    countLeaseMoves(before, state.leases, entry, (host, delta) => this.add(host, delta));
   }
 
   private add(host: string, delta: number): void {

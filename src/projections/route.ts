@@ -121,12 +121,32 @@ function evolveRouteContent(state: RouteState, entry: HistoryEntry): RouteState 
 }
 
 /**
- * The lease keys a route event may have changed (placed, moved or removed;
- * a touch moves no lease). Indexes of leases per host follow these instead
- * of comparing every lease of a route before and after: a route with many
- * live leases costs them no more per event than one with a few.
+ * Counts what one route event did to the leases per host: `count(host, -1)`
+ * for each lease it took off a host (removed, or moved away), `count(host, 1)`
+ * for each it put on one. `before` and `after` are the route's leases around
+ * the event. Only the keys the event names are looked at, never every lease
+ * of the route, so a route with many live leases costs an index (the route
+ * table's, the audit's) no more per event than one with a few.
  */
-export function leaseKeysChangedBy(entry: HistoryEntry): readonly { fp: string; model: string }[] {
+export function countLeaseMoves(
+  before: LeaseMap<RouteLease>,
+  after: LeaseMap<RouteLease>,
+  entry: HistoryEntry,
+  count: (host: string, delta: 1 | -1) => void,
+): void {
+  if (before === after) return;
+  for (const k of leaseKeysChangedBy(entry)) {
+    const key = leaseKey(k.fp, k.model);
+    const was = before.get(key)?.host;
+    const now = after.get(key)?.host;
+    if (was === now) continue;
+    if (was !== undefined) count(was, -1);
+    if (now !== undefined) count(now, 1);
+  }
+}
+
+/** The lease keys a route event may have changed (placed, moved or removed; a touch moves no lease). */
+function leaseKeysChangedBy(entry: HistoryEntry): readonly { fp: string; model: string }[] {
   if (isUnparsable(entry)) return [];
   const event = entry.event;
   if (!isRouteEvent(event)) return [];

@@ -31,9 +31,9 @@ import {
 import {
   activeLeases,
   compareCodeUnits,
+  countLeaseMoves,
   inCooldown,
   leaseKey,
-  leaseKeysChangedBy,
   pruneProxy,
   resolvableLease,
   type HostState,
@@ -426,15 +426,7 @@ export class Auditor {
 
   /** Keeps {@link Auditor.activeOnHost} current: the leases one route message added and removed. */
   private countLeases(before: RouteState, after: RouteState, entry: HistoryEntry): void {
-    if (before.leases === after.leases) return;
-    for (const k of leaseKeysChangedBy(entry)) {
-      const key = leaseKey(k.fp, k.model);
-      const was = before.leases.get(key)?.host;
-      const now = after.leases.get(key)?.host;
-      if (was === now) continue;
-      if (was !== undefined) this.addActive(was, -1);
-      if (now !== undefined) this.addActive(now, 1);
-    }
+    countLeaseMoves(before.leases, after.leases, entry, (host, delta) => this.addActive(host, delta));
   }
 
   private addActive(host: string, delta: number): void {
