@@ -1,15 +1,14 @@
 /**
  * The actor runtime of one service instance. Each registered kind gets a
  * projection (one stream follower) that holds every actor's state; an actor
- * — an XState machine per id — exists only while it has commands to carry
- * out (and a while after, up to a bounded number kept warm), so memory
- * follows live state, not traffic. The runtime implements the turn's effects:
- * appends with the projection's last subject sequence as the expected one,
- * waits on the projection, all with the command's deadline.
+ * is a mailbox per id (commands decided in arrival order, one at a time)
+ * over the state its kind's projection holds, and exists only while it has
+ * commands, so memory follows live state, not traffic. A command's turn is
+ * plain bounded code (src/actors/command-turn.ts) around the kind's pure
+ * logic: no interpreter, invoked actor or timer per request.
  */
 import type { Logger } from "pino";
 import { nuid } from "@nats-io/nats-core";
-import { createActor, fromPromise } from "xstate";
 import {
   encodeEvent,
   requestMsgId,
@@ -25,15 +24,8 @@ import { KindProjection, type ProjectionRecord, type ProjectionSnapshotStore } f
 import type { ActorLogic, Command } from "./actor-logic.ts";
 import type { Clock } from "./clock.ts";
 import type { Decision } from "./decision.ts";
-import {
-  turnMachine,
-  type AppendInput,
-  type CatchUpInput,
-  type EncodedEvent,
-  type PendingCommand,
-  type TurnActor,
-  type TurnPorts,
-} from "./turn-machine.ts";
+import { runTurn, timedOut, type AppendInput, type EncodedEvent, type PendingCommand, type TurnPorts } from "./command-turn.ts";
+import { TurnDeadlines } from "./turn-deadlines.ts";
 import { isUnavailable, unavailable, type TurnResult } from "./turn-result.ts";
 
 /** What the runtime reports as it works (metrics hook in here). */
@@ -62,8 +54,6 @@ export interface ActorRuntimeOptions {
   readonly requestTimeoutMs?: number;
   /** Deadline of each look at the stream by a projection (default 5000 ms). */
   readonly opTimeoutMs?: number;
-  /** Idle actors kept in memory for the next command (default 4096, about 4.5 KB each); the rest are stopped. */
-  readonly maxWarmActors?: number;
   /** The timer clock deadlines are measured on (default performance.now). */
   readonly monotonic?: () => number;
   readonly observer?: RuntimeObserver;
@@ -90,28 +80,30 @@ export interface Arrival {
 /** The map key of an actor (NUL cannot occur in a kind). */
 const actorKey = (kind: ActorKind, id: string): string => `${kind}\u0000${id}`;
 
-interface LiveActor {
-  readonly actor: TurnActor;
-  /** Commands sent to it and not answered yet. */
-  pending: number;
+/** One command in an actor's mailbox, and how to answer it. */
+interface Job {
+  readonly pending: PendingCommand;
+  readonly resolve: (result: TurnResult) => void;
+}
+
+/** An actor while it has commands: those waiting for their turn, in arrival order. */
+interface Mailbox {
+  readonly jobs: Job[];
 }
 
 interface KindRuntime {
   readonly logic: ActorLogic<unknown, Command>;
   readonly projection: KindProjection<unknown>;
-  readonly machine: typeof turnMachine;
   readonly ports: TurnPorts;
 }
 
 /** Runs every actor of every registered kind on this instance. */
 export class ActorRuntime {
   private readonly kinds = new Map<ActorKind, KindRuntime>();
-  private readonly actors = new Map<string, LiveActor>();
-  /** Idle actors, least recently used first. */
-  private readonly warm = new Set<string>();
+  private readonly mailboxes = new Map<string, Mailbox>();
+  private readonly deadlines: TurnDeadlines;
   private readonly maxAttempts: number;
   private readonly requestTimeoutMs: number;
-  private readonly maxWarmActors: number;
   private readonly newMsgId: () => string;
   private readonly monotonic: () => number;
   private inFlight = 0;
@@ -121,9 +113,9 @@ export class ActorRuntime {
   constructor(private readonly options: ActorRuntimeOptions) {
     this.maxAttempts = options.maxAttempts ?? 32;
     this.requestTimeoutMs = options.requestTimeoutMs ?? 3000;
-    this.maxWarmActors = options.maxWarmActors ?? 4096;
     this.newMsgId = options.newMsgId ?? (() => nuid.next());
     this.monotonic = options.monotonic ?? (() => performance.now());
+    this.deadlines = new TurnDeadlines({ monotonic: this.monotonic });
   }
 
   /** Makes a kind of actor available and returns its projection (start it before serving). */
@@ -142,20 +134,7 @@ export class ActorRuntime {
       replies: { horizonMs: 2 * this.options.dedupWindowMs },
     });
     const ports = this.portsFor(logic.kind, erased, projection);
-    const machine = turnMachine.provide({
-      actors: {
-        append: fromPromise<AppendResult, AppendInput>(({ input }) => this.append(logic.kind, input)),
-        verify: fromPromise<void, CatchUpInput>(({ input }) =>
-          projection.freshSubject(subjects.event(logic.kind, input.id), input.timeoutMs),
-        ),
-        catchUp: fromPromise<void, CatchUpInput>(({ input }) =>
-          input.seq > 0
-            ? projection.reached(input.seq, input.timeoutMs)
-            : projection.freshSubject(subjects.event(logic.kind, input.id), input.timeoutMs),
-        ),
-      },
-    });
-    this.kinds.set(logic.kind, { logic: erased, projection, machine, ports });
+    this.kinds.set(logic.kind, { logic: erased, projection, ports });
     return projection as KindProjection<S>;
   }
 
@@ -180,40 +159,63 @@ export class ActorRuntime {
     if (this.stopping) return Promise.resolve(unavailable("the service instance is stopping", 100));
     const runtime = this.kindRuntime(kind);
     const key = actorKey(kind, id);
-    let live = this.actors.get(key);
-    if (live === undefined) {
-      live = { actor: createActor(runtime.machine, { input: { ports: runtime.ports, id } }), pending: 0 };
-      this.actors.set(key, live);
-      live.pending++;
-      live.actor.start();
-    } else {
-      live.pending++;
-      this.warm.delete(key);
-    }
+    const pending: PendingCommand = {
+      command,
+      requestId,
+      requestedAt,
+      // The op is part of the id so a requestId reused for another operation is not mistaken for a repeat.
+      msgId: requestId === undefined ? this.newMsgId() : requestMsgId(this.msgIdScope(kind, id, command), command.op, requestId),
+      deadline: arrival.deadline ?? this.monotonic() + this.requestTimeoutMs,
+    };
     this.inFlight++;
-    const actor = live;
     return new Promise<TurnResult>((resolve) => {
-      const pending: PendingCommand = {
-        command,
-        requestId,
-        requestedAt,
-        // The op is part of the id so a requestId reused for another operation is not mistaken for a repeat.
-        msgId: requestId === undefined ? this.newMsgId() : requestMsgId(this.msgIdScope(kind, id, command), command.op, requestId),
-        deadline: arrival.deadline ?? this.monotonic() + this.requestTimeoutMs,
-        resolve: (result) => {
-          if (!result.ok && isUnavailable(result)) {
-            this.options.logger.debug(
-              { kind, id, op: command.op, requestId, cause: result.rejection.message },
-              "turn answered UNAVAILABLE",
-            );
-          }
-          actor.pending--;
-          this.inFlight--;
-          resolve(result);
-          if (this.inFlight === 0) this.notifyIdle();
+      const job: Job = { pending, resolve };
+      const mailbox = this.mailboxes.get(key);
+      if (mailbox !== undefined) {
+        mailbox.jobs.push(job);
+        return;
+      }
+      const fresh: Mailbox = { jobs: [job] };
+      this.mailboxes.set(key, fresh);
+      void this.serve(key, id, runtime, fresh);
+    }).then((result) => {
+      if (!result.ok && isUnavailable(result)) {
+        this.options.logger.debug({ kind, id, op: command.op, requestId, cause: result.rejection.message }, "turn answered UNAVAILABLE");
+      }
+      this.inFlight--;
+      if (this.inFlight === 0) this.notifyIdle();
+      return result;
+    });
+  }
+
+  /** Takes the mailbox's commands one at a time, in arrival order, until it is empty; then the actor is gone. */
+  private async serve(key: string, id: string, runtime: KindRuntime, mailbox: Mailbox): Promise<void> {
+    for (let job = mailbox.jobs[0]; job !== undefined; job = mailbox.jobs[0]) {
+      job.resolve(await this.bounded(runtime.ports, id, job.pending));
+      mailbox.jobs.shift();
+    }
+    this.mailboxes.delete(key);
+  }
+
+  /** One turn, answered by itself or, past its deadline, by the runtime's deadline sweep (whichever comes first). */
+  private bounded(ports: TurnPorts, id: string, pending: PendingCommand): Promise<TurnResult> {
+    return new Promise<TurnResult>((resolve) => {
+      let answered = false;
+      const turn = {
+        deadline: pending.deadline,
+        expire: () => {
+          if (answered) return;
+          answered = true;
+          resolve(timedOut(true));
         },
       };
-      actor.actor.send({ type: "COMMAND", pending });
+      this.deadlines.add(turn);
+      void runTurn(ports, id, pending).then((result) => {
+        this.deadlines.done(turn);
+        if (answered) return;
+        answered = true;
+        resolve(result);
+      });
     });
   }
 
@@ -246,25 +248,21 @@ export class ActorRuntime {
     });
   }
 
-  /** Refuses new commands (UNAVAILABLE), waits (bounded) for those in flight, and stops every actor. */
+  /** Refuses new commands (UNAVAILABLE) and waits (bounded) for those in flight; resolves with how many were left. */
   async stop(timeoutMs = 10_000): Promise<number> {
     this.stopping = true;
-    const left = await this.drain(timeoutMs);
-    for (const live of this.actors.values()) live.actor.stop();
-    this.actors.clear();
-    this.warm.clear();
-    return left;
+    return this.drain(timeoutMs);
   }
 
-  /** How many actors are in memory (busy or kept warm). */
+  /** How many actors are in memory (those with commands to carry out). */
   get activeActors(): number {
-    return this.actors.size;
+    return this.mailboxes.size;
   }
 
   /** Actors in memory by kind. */
   activeByKind(): Record<ActorKind, number> {
     const counts: Record<ActorKind, number> = { lock: 0, proxy: 0, route: 0, host: 0 };
-    for (const key of this.actors.keys()) counts[key.slice(0, key.indexOf("\u0000")) as ActorKind]++;
+    for (const key of this.mailboxes.keys()) counts[key.slice(0, key.indexOf("\u0000")) as ActorKind]++;
     return counts;
   }
 
@@ -294,24 +292,8 @@ export class ActorRuntime {
     for (const w of this.idleWaiters.splice(0)) w();
   }
 
-  /** An actor went idle: keep it warm, stopping the least recently used beyond the bound. */
-  private retire(key: string): void {
-    const live = this.actors.get(key);
-    if (live === undefined || live.pending > 0) return;
-    this.warm.delete(key);
-    this.warm.add(key);
-    if (this.warm.size <= this.maxWarmActors) return;
-    const [oldest] = this.warm;
-    this.warm.delete(oldest!);
-    const evicted = this.actors.get(oldest!);
-    if (evicted === undefined || evicted.pending > 0) return;
-    this.actors.delete(oldest!);
-    // Not from inside the machine's own transition: stop it once the current one is done.
-    queueMicrotask(() => evicted.actor.stop());
-  }
-
   private portsFor(kind: ActorKind, logic: ActorLogic<unknown, Command>, projection: KindProjection<unknown>): TurnPorts {
-    const { clock, dedupWindowMs } = this.options;
+    const { clock, dedupWindowMs, subjects } = this.options;
     return {
       now: () => clock.now(),
       monotonic: this.monotonic,
@@ -332,7 +314,9 @@ export class ActorRuntime {
       replyRecordedFor: (msgId) => projection.replyRecordedFor(msgId) ?? projection.remembered(msgId),
       watch: (msgId) => projection.watch(msgId),
       unwatch: (msgId) => projection.unwatch(msgId),
-      idle: (id) => this.retire(actorKey(kind, id)),
+      append: (input) => this.append(kind, input),
+      verify: (id, timeoutMs) => projection.freshSubject(subjects.event(kind, id), timeoutMs),
+      catchUp: (id, seq, timeoutMs) => projection.reached(seq, timeoutMs),
       dedupWindowMs,
       maxAttempts: this.maxAttempts,
     };

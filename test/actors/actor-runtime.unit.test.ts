@@ -178,13 +178,16 @@ describe("ActorRuntime mailbox", () => {
     const clock = new ManualClock(T0);
     const log = newLog(clock);
     const runtime = await newRuntime(log, clock);
-    const [a, b] = await Promise.all([
+    const both = Promise.all([
       lock(runtime, "a", { op: "acquire", owner: "alice" }),
       lock(runtime, "b", { op: "acquire", owner: "alice" }),
     ]);
+    // Each has its own mailbox while it has a command, and none is kept once answered: memory follows live state.
+    expect(runtime.activeActors).toBe(2);
+    const [a, b] = await both;
     expect(leaseOf(a)).toMatchObject({ name: "a", generation: 1 });
     expect(leaseOf(b)).toMatchObject({ name: "b", generation: 1 });
-    expect(runtime.activeActors).toBe(2);
+    expect(runtime.activeActors).toBe(0);
   });
 });
 

@@ -1,9 +1,9 @@
 /**
- * Mutation check: a turn that never times out. The turn machine's deadline
- * (its `after` transition, the bound on a turn whose step does not end — an
- * append stuck past its own deadline) is replaced by one that never comes,
- * for this file only; the simulation at its default settings must find a
- * live instance that never answers.
+ * Mutation check: a turn that never times out. The runtime's deadline sweep
+ * (the bound on a turn whose step does not end — an append stuck past its
+ * own deadline) is replaced by one that never answers, for this file only;
+ * the simulation at its default settings must find a live instance that
+ * never answers.
  */
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
@@ -11,10 +11,12 @@ import { simulationProperty } from "./support/properties.ts";
 import { SIM_RUNS, SIM_TIMEOUT_MS } from "./support/settings.ts";
 import { useSimTimers } from "./support/sim-cluster.ts";
 
-vi.mock("../../src/actors/turn-machine.ts", async (importOriginal) => {
-  const real = await importOriginal<typeof import("../../src/actors/turn-machine.ts")>();
-  // About eleven days: past every run's horizon, below setTimeout's limit.
-  return { ...real, turnMachine: real.turnMachine.provide({ delays: { deadline: 1_000_000_000 } }) };
+vi.mock("../../src/actors/turn-deadlines.ts", async (importOriginal) => {
+  const real = await importOriginal<typeof import("../../src/actors/turn-deadlines.ts")>();
+  class NeverExpires extends real.TurnDeadlines {
+    override add(): void {}
+  }
+  return { ...real, TurnDeadlines: NeverExpires };
 });
 
 describe("mutation check: the simulation catches a turn that never times out", () => {

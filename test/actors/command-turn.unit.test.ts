@@ -1,11 +1,10 @@
 /**
- * The turn machine alone: its effects replaced with machine.provide() fakes
- * the test controls, its timers on XState's SimulatedClock. Deadlines,
- * cancellation on stop, a conflict followed by success, and an append whose
- * acknowledgement was lost.
+ * One command's turn alone: its effects replaced by fakes the test settles
+ * by hand, its timer clock moved by the test. Deadlines given to every step,
+ * a conflict followed by success, an append whose acknowledgement was lost,
+ * and the runtime's sweep that answers a turn whose step never ends.
  */
-import { describe, expect, it } from "vitest";
-import { createActor, fromPromise, SimulatedClock } from "xstate";
+import { describe, expect, it, vi } from "vitest";
 import {
   baseMsgId,
   LogUnavailableError,
@@ -17,7 +16,8 @@ import {
 import type { ProjectionRecord } from "../../src/projections/index.ts";
 import { lockLogic } from "../../src/actors/lock/logic.ts";
 import type { LockCommand } from "../../src/actors/lock/commands.ts";
-import { turnMachine, type AppendInput, type CatchUpInput, type TurnPorts } from "../../src/actors/turn-machine.ts";
+import { runTurn, type AppendInput, type TurnPorts } from "../../src/actors/command-turn.ts";
+import { TurnDeadlines } from "../../src/actors/turn-deadlines.ts";
 import type { TurnResult } from "../../src/actors/turn-result.ts";
 import { DEFAULT_SETTINGS, T0 } from "../support/given-lock.ts";
 
@@ -27,23 +27,29 @@ const TIMEOUT_MS = 1000;
 /** A step the test settles by hand. */
 interface Step<I, O> {
   readonly input: I;
+  readonly timeoutMs: number;
   readonly resolve: (value: O) => void;
   readonly reject: (error: unknown) => void;
-  readonly signal: AbortSignal;
+}
+
+interface CatchUp {
+  readonly seq: number;
 }
 
 /** Ports over a one-lock projection the test can move, plus the fake steps' calls. */
 function fixture() {
-  const clock = new SimulatedClock();
+  let mono = 0;
   const records = new Map<string, ProjectionRecord<unknown>>();
   const found = new Map<string, { reply: unknown }>();
   const appends: Step<AppendInput, AppendResult>[] = [];
-  const verifies: Step<CatchUpInput, void>[] = [];
-  const catchUps: Step<CatchUpInput, void>[] = [];
-  const idle: string[] = [];
+  const verifies: Step<CatchUp, void>[] = [];
+  const catchUps: Step<CatchUp, void>[] = [];
+  const watched = new Set<string>();
+  const step = <I, O>(calls: Step<I, O>[], input: I, timeoutMs: number) =>
+    new Promise<O>((resolve, reject) => calls.push({ input, timeoutMs, resolve, reject }));
   const ports: TurnPorts = {
     now: () => T0,
-    monotonic: () => clock.now(),
+    monotonic: () => mono,
     record: (id) => records.get(id) ?? { state: logic.initialState(id), seq: 0, atMs: 0 },
     remembered: () => undefined,
     decide: (state, command, now) => logic.decide(state as never, command as LockCommand, now),
@@ -59,40 +65,24 @@ function fixture() {
       return logic.replyFor(state, recorded);
     },
     replyRecordedFor: (msgId) => found.get(msgId),
-    watch: () => undefined,
-    unwatch: () => undefined,
-    idle: (id) => idle.push(id),
+    watch: (msgId) => watched.add(msgId),
+    unwatch: (msgId) => watched.delete(msgId),
+    append: (input) => step(appends, input, input.timeoutMs),
+    verify: (_id, timeoutMs) => step(verifies, { seq: 0 }, timeoutMs),
+    catchUp: (_id, seq, timeoutMs) => step(catchUps, { seq }, timeoutMs),
     dedupWindowMs: 120_000,
     maxAttempts: 8,
   };
-  const step =
-    <I, O>(calls: Step<I, O>[]) =>
-    ({ input, signal }: { input: I; signal: AbortSignal }) =>
-      new Promise<O>((resolve, reject) => calls.push({ input, resolve, reject, signal }));
-  const machine = turnMachine.provide({
-    actors: {
-      append: fromPromise(step(appends)),
-      verify: fromPromise(step(verifies)),
-      catchUp: fromPromise(step(catchUps)),
-    },
-  });
-  const actor = createActor(machine, { input: { ports, id: "x" }, clock });
-  actor.start();
   const send = (command: LockCommand, requestId?: string): Promise<TurnResult> =>
-    new Promise((resolve) =>
-      actor.send({
-        type: "COMMAND",
-        pending: {
-          command,
-          requestId,
-          requestedAt: undefined,
-          msgId: `m-${command.op}-${requestId ?? ""}`,
-          deadline: clock.now() + TIMEOUT_MS,
-          resolve,
-        },
-      }),
-    );
-  return { clock, records, found, appends, verifies, catchUps, idle, actor, send };
+    runTurn(ports, "x", {
+      command,
+      requestId,
+      requestedAt: undefined,
+      msgId: `m-${command.op}-${requestId ?? ""}`,
+      deadline: mono + TIMEOUT_MS,
+    });
+  const advance = (ms: number) => (mono += ms);
+  return { records, found, appends, verifies, catchUps, watched, ports, send, advance };
 }
 
 /** Lock x's state after bob acquired it at stream sequence `seq`. */
@@ -113,7 +103,7 @@ function heldByBob(seq: number) {
 /** Lets the promise callbacks run. */
 const settle = () => new Promise<void>((resolve) => setImmediate(resolve));
 
-describe("the turn machine", () => {
+describe("a command's turn", () => {
   it("appends with the projection's sequence and answers from its own event", async () => {
     const f = fixture();
     f.records.set("x", { state: logic.initialState("x"), seq: 41, atMs: 0 });
@@ -124,7 +114,21 @@ describe("the turn machine", () => {
     f.appends[0]!.resolve({ seq: 42, duplicate: false });
     expect(await result).toMatchObject({ ok: true, reply: { lease: { owner: "alice", generation: 1 } } });
     expect(f.records.get("x")!.seq).toBe(42);
-    expect(f.idle).toContain("x");
+    expect(f.watched.size).toBe(0);
+  });
+
+  it("gives every step the time the command has left", async () => {
+    const f = fixture();
+    const result = f.send({ op: "acquire", owner: "alice" });
+    await settle();
+    expect(f.appends[0]!.timeoutMs).toBe(TIMEOUT_MS);
+    f.advance(300);
+    f.appends[0]!.reject(new WrongLastSequenceError("s", 0, { actual: 7 }));
+    await settle();
+    expect(f.catchUps[0]!.timeoutMs).toBe(TIMEOUT_MS - 300);
+    f.advance(TIMEOUT_MS);
+    f.catchUps[0]!.reject(new LogUnavailableError("the lock projection to reach sequence 7 timed out", false));
+    expect(await result).toMatchObject({ ok: false, rejection: { code: "UNAVAILABLE" }, unavailable: { retryAfterMs: 1000 } });
   });
 
   it("after a conflict waits for the writer's sequence, decides again on the new record, and succeeds", async () => {
@@ -166,6 +170,22 @@ describe("the turn machine", () => {
     expect(await result).toEqual({ ok: true, reply: { lease: { owner: "alice", generation: 1, etag: "stored" } } });
   });
 
+  it("after two lost acknowledgements looks at the subject's last event before deciding again", async () => {
+    const f = fixture();
+    const result = f.send({ op: "acquire", owner: "alice" }, "r1");
+    await settle();
+    f.appends[0]!.reject(new LogUnavailableError("ack lost", true));
+    await settle();
+    f.appends[1]!.reject(new LogUnavailableError("ack lost again", true));
+    await settle();
+    expect(f.verifies).toHaveLength(1);
+    f.verifies[0]!.resolve();
+    await settle();
+    expect(f.appends).toHaveLength(3);
+    f.appends[2]!.resolve({ seq: 1, duplicate: false });
+    expect(await result).toMatchObject({ ok: true, reply: { lease: { owner: "alice" } } });
+  });
+
   it("when JetStream calls the id a duplicate but the stream holds no event with it, tries again under a variant id", async () => {
     const f = fixture();
     const result = f.send({ op: "acquire", owner: "alice" }, "r1");
@@ -173,8 +193,8 @@ describe("the turn machine", () => {
     // A proposal lost in a leader change stays in the duplicate window: the ack says duplicate, at no sequence.
     f.appends[0]!.resolve({ seq: 0, duplicate: true });
     await settle();
-    expect(f.catchUps.map((c) => c.input.seq)).toEqual([0]);
-    f.catchUps[0]!.resolve();
+    expect(f.verifies).toHaveLength(1);
+    f.verifies[0]!.resolve();
     await settle();
     expect(f.appends).toHaveLength(2);
     const [first, second] = [f.appends[0]!.input.msgId, f.appends[1]!.input.msgId];
@@ -191,8 +211,7 @@ describe("the turn machine", () => {
     await settle();
     expect(f.verifies).toHaveLength(1);
     // The check found a newer event: the record moved while it looked.
-    const held = heldByBob(5);
-    f.records.set("x", { state: held, seq: 5, atMs: T0 });
+    f.records.set("x", { state: heldByBob(5), seq: 5, atMs: T0 });
     f.verifies[0]!.resolve();
     await settle();
     expect(f.verifies).toHaveLength(2);
@@ -200,33 +219,34 @@ describe("the turn machine", () => {
     expect(await result).toMatchObject({ ok: true, reply: { lease: { owner: "bob" } } });
   });
 
-  it("answers UNAVAILABLE at the deadline when the append never answers, and cancels it", async () => {
+  it("answers a command that waited past its deadline for its turn UNAVAILABLE without deciding", async () => {
     const f = fixture();
-    const result = f.send({ op: "acquire", owner: "alice" });
-    await settle();
-    expect(f.appends).toHaveLength(1);
-    f.clock.increment(TIMEOUT_MS);
-    const answer = await result;
-    expect(answer).toMatchObject({ ok: false, rejection: { code: "UNAVAILABLE" }, unavailable: { retryAfterMs: expect.any(Number) } });
-    expect(f.appends[0]!.signal.aborted).toBe(true);
-  });
-
-  it("serves queued commands in order, each with its own deadline: one that waited past it is answered UNAVAILABLE", async () => {
-    const f = fixture();
-    const first = f.send({ op: "acquire", owner: "alice" });
-    const second = f.send({ op: "get" });
-    await settle();
-    f.clock.increment(TIMEOUT_MS);
-    expect(await first).toMatchObject({ rejection: { code: "UNAVAILABLE" } });
-    expect(await second).toMatchObject({ rejection: { code: "UNAVAILABLE" } });
+    const pending = { command: { op: "get" } as const, requestId: undefined, requestedAt: undefined, msgId: "m", deadline: 10 };
+    f.advance(10);
+    expect(await runTurn(f.ports, "x", pending)).toMatchObject({ ok: false, rejection: { code: "UNAVAILABLE" } });
     expect(f.verifies).toHaveLength(0);
   });
+});
 
-  it("cancels the step in flight when the actor is stopped", async () => {
-    const f = fixture();
-    void f.send({ op: "acquire", owner: "alice" });
-    await settle();
-    f.actor.stop();
-    expect(f.appends[0]!.signal.aborted).toBe(true);
+describe("the runtime's deadline sweep", () => {
+  it("answers a turn whose step never ends once its deadline passed, and stops its timer when none is left", () => {
+    vi.useFakeTimers();
+    let mono = 0;
+    const deadlines = new TurnDeadlines({ monotonic: () => mono, resolutionMs: 5 });
+    const expired: string[] = [];
+    const late = { deadline: 20, expire: () => expired.push("late") };
+    const onTime = { deadline: 1_000, expire: () => expired.push("on time") };
+    deadlines.add(late);
+    deadlines.add(onTime);
+    vi.advanceTimersByTime(5);
+    expect(expired).toEqual([]);
+    mono = 25;
+    vi.advanceTimersByTime(5);
+    expect(expired).toEqual(["late"]);
+    expect(deadlines.size).toBe(1);
+    deadlines.done(onTime);
+    expect(deadlines.size).toBe(0);
+    expect(vi.getTimerCount()).toBe(0);
+    vi.useRealTimers();
   });
 });

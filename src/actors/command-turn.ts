@@ -1,0 +1,191 @@
+/**
+ * One command's turn on one actor, as plain bounded code: the I/O protocol
+ * around the kind's pure logic. The actor's state is not here but in its
+ * kind's projection, read at each decision.
+ *
+ *   decide ─ append ──► appending ─ acked ──────────────────────► reply
+ *     │ ▲                  │ conflict / duplicate / lost ack twice
+ *     │ └──── catching up ◄┘ (wait until the projection passed it)
+ *     └─ reply or refusal ─► verifying ─ nothing newer ──► answer
+ *                                       └ something newer ─► decide
+ *
+ * Every step is given the time the command has left; the runtime bounds the
+ * turn as a whole as well (src/actors/turn-deadlines.ts), so a step that
+ * ignores its own deadline cannot hold the answer. Lease expiry is never a
+ * timer here: it is arithmetic on the decision's instant.
+ */
+import { LogUnavailableError, msgIdVariant, WrongLastSequenceError, type AppendResult, type EventEnvelope } from "../events/index.ts";
+import type { ProjectionRecord } from "../projections/index.ts";
+import type { Command } from "./actor-logic.ts";
+import type { Decision } from "./decision.ts";
+import { unavailable, type TurnResult } from "./turn-result.ts";
+
+/** One command waiting for, or taking, its turn. */
+export interface PendingCommand {
+  readonly command: Command;
+  readonly requestId: string | undefined;
+  /** When a durable command was first sent (epoch ms): a reply remembered since then answers it. */
+  readonly requestedAt: number | undefined;
+  /** `Nats-Msg-Id` of the event this command may append (stable across retries). */
+  readonly msgId: string;
+  /** The instant on the runtime's timer clock by which the command must be answered. */
+  readonly deadline: number;
+}
+
+/** An event ready to append: its envelope and the exact bytes (a retry sends the same ones). */
+export interface EncodedEvent {
+  readonly envelope: EventEnvelope;
+  readonly payload: Uint8Array;
+}
+
+/** What the append step is given. */
+export interface AppendInput {
+  readonly id: string;
+  readonly event: EncodedEvent;
+  readonly expectedSeq: number;
+  readonly msgId: string;
+  /** The command's op and requestId, for the runtime's log lines. */
+  readonly op: string;
+  readonly requestId: string | undefined;
+  readonly timeoutMs: number;
+}
+
+/** The effects and pure parts a turn uses, implemented by the runtime (faked in the turn's own tests). */
+export interface TurnPorts {
+  /** The decision clock (epoch ms): injected, simulated in tests. */
+  now(): number;
+  /** The timer clock deadlines are measured on (ms). */
+  monotonic(): number;
+  /** The id's record in its kind's projection. */
+  record(id: string): ProjectionRecord<unknown>;
+  /** A reply remembered for `msgId` at or after `since`, if any. */
+  remembered(msgId: string, since: number): { reply: unknown } | undefined;
+  decide(state: unknown, command: Command, now: number): Decision;
+  /** The event a decision records, stamped with the decision's instant. */
+  encode(id: string, decision: Decision, now: number, requestId: string | undefined): EncodedEvent;
+  /** Applies this turn's own acknowledged event to the projection and returns the reply it owes. */
+  applyOwn(id: string, base: ProjectionRecord<unknown>, event: EncodedEvent, seq: number, msgId: string): unknown;
+  /** Where this turn's own event was found in the stream (by any folder), with its reply. */
+  replyRecordedFor(msgId: string): { reply: unknown } | undefined;
+  watch(msgId: string): void;
+  unwatch(msgId: string): void;
+  /** Appends with the expected subject sequence and message id; bounded by `timeoutMs`. */
+  append(input: AppendInput): Promise<AppendResult>;
+  /** Resolves once the projection holds the last event on the actor's subject; rejects at `timeoutMs`. */
+  verify(id: string, timeoutMs: number): Promise<void>;
+  /** Resolves once the projection has folded stream sequence `seq`; rejects at `timeoutMs`. */
+  catchUp(id: string, seq: number, timeoutMs: number): Promise<void>;
+  /** How long a requestId is remembered (the dedup window). */
+  readonly dedupWindowMs: number;
+  /** Decisions per command before giving up under contention. */
+  readonly maxAttempts: number;
+}
+
+/** The answer of a turn that ran out of time. */
+export function timedOut(mayHaveRecorded: boolean): TurnResult {
+  return unavailable(
+    mayHaveRecorded
+      ? "no answer from the event stream in time; the command may have been recorded: retry with the same requestId"
+      : "no answer from the event stream in time",
+    1000,
+  );
+}
+
+/** Runs one command's turn on actor `id` to its answer. Never throws. */
+export async function runTurn(ports: TurnPorts, id: string, pending: PendingCommand): Promise<TurnResult> {
+  const left = (): number => pending.deadline - ports.monotonic();
+  if (left() <= 0) return unavailable("the request waited past its deadline for its turn", 0);
+  let attempts = 0;
+  let uncertain = 0;
+  let msgId = pending.msgId;
+  let watching = false;
+  try {
+    for (;;) {
+      if (left() <= 0) return timedOut(uncertain > 0);
+      const base = ports.record(id);
+      const now = Math.max(ports.now(), base.atMs);
+      if (pending.requestId !== undefined) {
+        const remembered = ports.remembered(pending.msgId, pending.requestedAt ?? now - ports.dedupWindowMs);
+        if (remembered !== undefined) return { ok: true, reply: remembered.reply };
+      }
+      const decision = ports.decide(base.state, pending.command, now);
+      attempts++;
+      if (decision.outcome !== "append") {
+        // A reply or refusal is answered only once the projection is known to hold the subject's last event.
+        try {
+          await ports.verify(id, left());
+        } catch (error) {
+          return failed(error, left(), uncertain);
+        }
+        if (ports.record(id).seq !== base.seq) continue;
+        if (decision.outcome === "reject") return { ok: false, rejection: decision.rejection };
+        return { ok: true, reply: decision.reply };
+      }
+      const event = ports.encode(id, decision, now, pending.requestId);
+      if (!watching) {
+        ports.watch(pending.msgId);
+        watching = true;
+      }
+      let waitSeq = 0;
+      let duplicate = false;
+      for (;;) {
+        try {
+          const ack = await ports.append({
+            id,
+            event,
+            expectedSeq: base.seq,
+            msgId,
+            op: pending.command.op,
+            requestId: pending.requestId,
+            timeoutMs: Math.max(1, left()),
+          });
+          if (!ack.duplicate) return { ok: true, reply: ports.applyOwn(id, base, event, ack.seq, msgId) };
+          // Our message id was stored already (a retry after a lost ack): find where, then answer from it.
+          waitSeq = ack.seq;
+          duplicate = true;
+          break;
+        } catch (error) {
+          // Someone else wrote: wait until the projection has their event, then decide again.
+          if (error instanceof WrongLastSequenceError) {
+            waitSeq = error.actual ?? 0;
+            break;
+          }
+          if (!(error instanceof LogUnavailableError && error.ambiguous)) return failed(error, left(), uncertain);
+          uncertain++;
+          if (left() <= 0) return timedOut(true);
+          // The ack was lost: publish again with the same message id and expected
+          // sequence. JetStream stores it at most once, so this settles the question.
+          if (uncertain === 1) continue;
+          waitSeq = 0;
+          break;
+        }
+      }
+      try {
+        await (waitSeq > 0 ? ports.catchUp(id, waitSeq, left()) : ports.verify(id, left()));
+      } catch (error) {
+        return failed(error, left(), uncertain);
+      }
+      const found = ports.replyRecordedFor(pending.msgId);
+      if (found !== undefined) return { ok: true, reply: found.reply };
+      if (attempts >= ports.maxAttempts) {
+        return unavailable(
+          uncertain > 0 ? "the event stream did not acknowledge the append" : `gave up after ${attempts} conflicting attempts`,
+          250,
+        );
+      }
+      // The id is held by JetStream's duplicate window but no event carries it: try again under a variant.
+      if (duplicate) msgId = msgIdVariant(pending.msgId, attempts);
+    }
+  } catch (error) {
+    // A port that threw where it should not have (a bug below): the caller still gets an answer.
+    return failed(error, left(), uncertain);
+  } finally {
+    if (watching) ports.unwatch(pending.msgId);
+  }
+}
+
+/** The answer for a step that failed: out of time, or the stream could not be used. */
+function failed(error: unknown, leftMs: number, uncertain: number): TurnResult {
+  if (leftMs <= 0) return timedOut(uncertain > 0);
+  return unavailable(error instanceof Error ? error.message : String(error), 250);
+}
