@@ -15,12 +15,12 @@ import { routeModule } from "../src/service/route-module.ts";
 import { resolveConfig } from "../src/config.ts";
 import { MemoryEventLog, Subjects } from "../src/events/index.ts";
 import type { KindContext, KindModule } from "../src/service/kind-module.ts";
-import { considerProxies, rankProxies } from "../src/actors/proxy/select.ts";
+import { considerProxies, rankProxies } from "../src/logic/proxy/select.ts";
 import { ProxySelectionIndex } from "../src/projections/proxy-selection-index.ts";
 import { initialProxyState, type ProxyLease, type ProxyState } from "../src/projections/proxy.ts";
-import { leastLoadedChooser, type RouteChooser } from "../src/actors/route/chooser.ts";
-import type { AcquireRoute, RouteSettings } from "../src/actors/route/commands.ts";
-import { decideRoute } from "../src/actors/route/decide.ts";
+import { leastLoadedChooser, type RouteChooser } from "../src/logic/route/chooser.ts";
+import type { AcquireRoute, RouteSettings } from "../src/logic/route/commands.ts";
+import { decideRoute } from "../src/logic/route/decide.ts";
 import { HostLoadOrder } from "../src/projections/host-load-order.ts";
 import { initialRouteState } from "../src/projections/route.ts";
 

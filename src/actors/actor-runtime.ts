@@ -21,9 +21,9 @@ import {
   instantMs,
 } from "../events/index.ts";
 import { KindProjection, type ProjectionRecord, type ProjectionSnapshotStore } from "../projections/index.ts";
-import type { ActorLogic, Command } from "./actor-logic.ts";
+import type { ActorLogic, Command } from "../logic/actor-logic.ts";
 import type { Clock } from "./clock.ts";
-import type { Decision } from "./decision.ts";
+import type { Decision } from "../logic/decision.ts";
 import { runTurn, timedOut, type AppendInput, type EncodedEvent, type PendingCommand, type TurnPorts } from "./command-turn.ts";
 import { TurnDeadlines } from "./turn-deadlines.ts";
 import { isUnavailable, unavailable, type TurnResult } from "./turn-result.ts";

@@ -16,8 +16,8 @@
  */
 import { LogUnavailableError, msgIdVariant, WrongLastSequenceError, type AppendResult, type EventEnvelope } from "../events/index.ts";
 import type { ProjectionRecord } from "../projections/index.ts";
-import type { Command } from "./actor-logic.ts";
-import type { Decision } from "./decision.ts";
+import type { Command } from "../logic/actor-logic.ts";
+import type { Decision } from "../logic/decision.ts";
 import { unavailable, type TurnResult } from "./turn-result.ts";
 
 /** One command waiting for, or taking, its turn. */

@@ -8,7 +8,7 @@
 import type { ActorRuntime } from "../actors/actor-runtime.ts";
 import { badRequest } from "../contract/errors.ts";
 import type { HostInfo } from "../contract/messages.ts";
-import type { LockWaiters } from "../actors/lock/lock-waiters.ts";
+import type { LockWaiters } from "../app/lock-waiters.ts";
 import type { Clock } from "../actors/clock.ts";
 import type { ProxyLeasing } from "../app/proxy-leasing.ts";
 import type { RoutePlacement } from "../app/route-placement.ts";

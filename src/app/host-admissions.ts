@@ -9,15 +9,8 @@
  * moved past that place, the lease is either among the host's active leases
  * or never will be.
  */
-import {
-  unavailable,
-  type AdmitLease,
-  type ActorRuntime,
-  type Arrival,
-  type Clock,
-  type LapseAdmission,
-  type TurnResult,
-} from "../actors/index.ts";
+import { unavailable, type ActorRuntime, type Arrival, type Clock, type TurnResult } from "../actors/index.ts";
+import type { AdmitLease, LapseAdmission } from "../logic/index.ts";
 import { freshBy } from "./deadlines.ts";
 import type { HostState, HostTable, RouteTable } from "../projections/index.ts";
 

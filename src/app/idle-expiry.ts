@@ -3,8 +3,8 @@
  * `RouteLeaseExpired`, per lease idle at `now`.
  */
 import type { ActorRuntime } from "../actors/actor-runtime.ts";
-import type { ExpireLease, RouteSettings } from "../actors/route/commands.ts";
-import { isRouteLeaseIdle } from "../actors/route/decide.ts";
+import type { ExpireLease, RouteSettings } from "../logic/route/commands.ts";
+import { isRouteLeaseIdle } from "../logic/route/decide.ts";
 import type { RouteTable } from "../projections/route-table.ts";
 
 /** How many expire turns the sweep runs at once. */

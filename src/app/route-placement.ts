@@ -20,7 +20,7 @@ import {
   type GrantedAdmission,
   type RecordSeen,
   type RouteCommand,
-} from "../actors/route/commands.ts";
+} from "../logic/route/commands.ts";
 
 import { unavailable, unavailableAfter, type TurnResult } from "../actors/turn-result.ts";
 import type { HostTable } from "../projections/host-table.ts";

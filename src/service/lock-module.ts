@@ -1,6 +1,6 @@
 /** The lock kind in a service instance: its actors (and their projection), the waiting acquires' runtime, and endpoints. */
-import { LockWaiters } from "../actors/lock/lock-waiters.ts";
-import { lockLogic } from "../actors/lock/logic.ts";
+import { LockWaiters } from "../app/lock-waiters.ts";
+import { lockLogic } from "../logic/lock/logic.ts";
 import { lockEndpoints } from "../api/endpoints.ts";
 import type { KindContext, KindModule } from "./kind-module.ts";
 

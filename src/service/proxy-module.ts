@@ -1,5 +1,5 @@
 /** The proxy kind in a service instance: its actors, read model, leasing, endpoints and sweep. */
-import { proxyLogic } from "../actors/proxy/logic.ts";
+import { proxyLogic } from "../logic/proxy/logic.ts";
 import { proxyEndpoints } from "../api/endpoints.ts";
 import { ProxyLeasing } from "../app/proxy-leasing.ts";
 import { ProxyReadModel } from "../projections/proxy-read-model.ts";

@@ -2,10 +2,10 @@
  * Route placement in a service instance: the host and route actors, the host
  * and route tables their endpoints read, and the idle sweep.
  */
-import { hostLogic } from "../actors/host/logic.ts";
-import { chooserNamed } from "../actors/route/chooser.ts";
-import type { RouteSettings } from "../actors/route/commands.ts";
-import { routeLogic } from "../actors/route/logic.ts";
+import { hostLogic } from "../logic/host/logic.ts";
+import { chooserNamed } from "../logic/route/chooser.ts";
+import type { RouteSettings } from "../logic/route/commands.ts";
+import { routeLogic } from "../logic/route/logic.ts";
 import { hostEndpoints, routeEndpoints } from "../api/endpoints.ts";
 import { expireIdleLeases } from "../app/idle-expiry.ts";
 import { RoutePlacement } from "../app/route-placement.ts";

@@ -14,8 +14,8 @@ import {
   type EventEnvelope,
 } from "../../src/events/index.ts";
 import type { ProjectionRecord } from "../../src/projections/index.ts";
-import { lockLogic } from "../../src/actors/lock/logic.ts";
-import type { LockCommand } from "../../src/actors/lock/commands.ts";
+import { lockLogic } from "../../src/logic/lock/logic.ts";
+import type { LockCommand } from "../../src/logic/lock/commands.ts";
 import { runTurn, type AppendInput, type TurnPorts } from "../../src/actors/command-turn.ts";
 import { TurnDeadlines } from "../../src/actors/turn-deadlines.ts";
 import type { TurnResult } from "../../src/actors/turn-result.ts";

@@ -10,12 +10,12 @@
  */
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import type { ActorLogic, Command } from "../../src/actors/actor-logic.ts";
-import { hostLogic } from "../../src/actors/host/logic.ts";
-import { lockLogic } from "../../src/actors/lock/logic.ts";
-import { proxyLogic } from "../../src/actors/proxy/logic.ts";
-import { chooserNamed } from "../../src/actors/route/chooser.ts";
-import { routeLogic } from "../../src/actors/route/logic.ts";
+import type { ActorLogic, Command } from "../../src/logic/actor-logic.ts";
+import { hostLogic } from "../../src/logic/host/logic.ts";
+import { lockLogic } from "../../src/logic/lock/logic.ts";
+import { proxyLogic } from "../../src/logic/proxy/logic.ts";
+import { chooserNamed } from "../../src/logic/route/chooser.ts";
+import { routeLogic } from "../../src/logic/route/logic.ts";
 import type { ServiceConfig } from "../../src/config.ts";
 import { decodeEvent, isUnparsable, type ActorKind } from "../../src/events/index.ts";
 import { decodeToken } from "../../src/contract/subject-token.ts";

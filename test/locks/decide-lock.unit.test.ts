@@ -1,8 +1,8 @@
 import fc from "fast-check";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { decodeEvent, encodeEvent, isUnparsable, type EventEnvelope, type HistoryEntry } from "../../src/events/envelope.ts";
-import type { LockCommand, LockSettings } from "../../src/actors/lock/commands.ts";
-import { decideLock } from "../../src/actors/lock/decide.ts";
+import type { LockCommand, LockSettings } from "../../src/logic/lock/commands.ts";
+import { decideLock } from "../../src/logic/lock/decide.ts";
 import { evolveLock, initialLockState, type LockState } from "../../src/projections/lock.ts";
 import {
   acquired,

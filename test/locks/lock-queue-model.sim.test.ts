@@ -14,8 +14,8 @@
  */
 import { describe, expect, it } from "vitest";
 import fc from "fast-check";
-import { decideLock, lockLogic, type LockCommand, type LockSettings } from "../../src/actors/lock/index.ts";
-import { isWaitingReply } from "../../src/actors/lock/waiting-reply.ts";
+import { decideLock, lockLogic, type LockCommand, type LockSettings } from "../../src/logic/lock/index.ts";
+import { isWaitingReply } from "../../src/logic/lock/waiting-reply.ts";
 import { decodeEvent, encodeEvent, isUnparsable, type EventEnvelope } from "../../src/events/index.ts";
 import { etagOf, evolveLock, initialLockState, type LockState } from "../../src/projections/lock.ts";
 import { iso, T0 } from "../support/event-builders.ts";

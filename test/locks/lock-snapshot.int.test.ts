@@ -8,7 +8,7 @@
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { Objm } from "@nats-io/obj";
-import { lockLogic } from "../../src/actors/lock/logic.ts";
+import { lockLogic } from "../../src/logic/lock/logic.ts";
 import { decodeProjectionSnapshot, encodeProjectionSnapshot } from "../../src/projections/index.ts";
 import { call, connectNats, startTestService, uniquePrefix, type TestService } from "../support/nats.ts";
 

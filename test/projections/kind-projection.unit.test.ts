@@ -14,7 +14,7 @@ import {
   ReplyMemory,
   type ProjectionSnapshotStore,
 } from "../../src/projections/index.ts";
-import { lockLogic } from "../../src/actors/lock/logic.ts";
+import { lockLogic } from "../../src/logic/lock/logic.ts";
 import type { LockState } from "../../src/projections/lock.ts";
 import { DEFAULT_SETTINGS, T0 } from "../support/given-lock.ts";
 import { withCaughtUp } from "../support/projections.ts";

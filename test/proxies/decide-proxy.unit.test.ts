@@ -6,8 +6,8 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { decideProxy } from "../../src/actors/proxy/decide.ts";
-import type { ProxyCommand } from "../../src/actors/proxy/commands.ts";
+import { decideProxy } from "../../src/logic/proxy/decide.ts";
+import type { ProxyCommand } from "../../src/logic/proxy/commands.ts";
 import { activeCooldowns, activeLeases, evolveProxy, initialProxyState, pruneProxy } from "../../src/projections/proxy.ts";
 import type { HistoryEntry } from "../../src/events/index.ts";
 import {

@@ -6,7 +6,7 @@
 import { describe, expect, it } from "vitest";
 import { MemoryEventLog, Subjects } from "../../src/events/index.ts";
 import { ProxyReadModel } from "../../src/projections/proxy-read-model.ts";
-import { proxyLogic } from "../../src/actors/proxy/logic.ts";
+import { proxyLogic } from "../../src/logic/proxy/logic.ts";
 import { projectionOf, withCaughtUp } from "../support/projections.ts";
 
 /**

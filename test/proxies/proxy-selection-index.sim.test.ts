@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from "vitest";
 import fc from "fast-check";
-import { considerProxies, rankProxies } from "../../src/actors/proxy/select.ts";
+import { considerProxies, rankProxies } from "../../src/logic/proxy/select.ts";
 import { ProxySelectionIndex } from "../../src/projections/proxy-selection-index.ts";
 import { initialProxyState, type ProxyState } from "../../src/projections/proxy.ts";
 

@@ -5,7 +5,7 @@
  * then holds.
  */
 import { describe, expect, it } from "vitest";
-import { decideHost } from "../../src/actors/host/decide.ts";
+import { decideHost } from "../../src/logic/host/decide.ts";
 import type { HistoryEntry } from "../../src/events/index.ts";
 import { evolveHost, initialHostState, type HostState } from "../../src/projections/host.ts";
 import { T0 } from "../support/route-given.ts";

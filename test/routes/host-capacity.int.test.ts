@@ -7,7 +7,7 @@
  */
 import { describe, expect, it } from "vitest";
 import type { NatsConnection } from "@nats-io/nats-core";
-import { CHOOSER_NAMES } from "../../src/actors/route/chooser.ts";
+import { CHOOSER_NAMES } from "../../src/logic/route/chooser.ts";
 import { auditStream, type Violation } from "../../src/tools/index.ts";
 import { uniquePrefix } from "../support/nats.ts";
 import { dataOf, eventsOfKind, failed, ok, routeClient, useRouteServices } from "../support/route-fixtures.ts";

@@ -6,8 +6,8 @@
  * unused one by taking that place (lapse).
  */
 import { describe, expect, it } from "vitest";
-import { decideHost, openAdmissions } from "../../src/actors/host/decide.ts";
-import type { AdmitLease } from "../../src/actors/host/commands.ts";
+import { decideHost, openAdmissions } from "../../src/logic/host/decide.ts";
+import type { AdmitLease } from "../../src/logic/host/commands.ts";
 import type { HistoryEntry } from "../../src/events/index.ts";
 import { evolveHost, initialHostState, type HostHealth, type HostState } from "../../src/projections/host.ts";
 import { HostLoadOrder } from "../../src/projections/host-load-order.ts";

@@ -6,8 +6,8 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { encodeEvent, MemoryEventLog, Subjects } from "../../src/events/index.ts";
-import { chooserNamed } from "../../src/actors/route/chooser.ts";
-import { routeLogic } from "../../src/actors/route/logic.ts";
+import { chooserNamed } from "../../src/logic/route/chooser.ts";
+import { routeLogic } from "../../src/logic/route/logic.ts";
 import { HostLoadOrder } from "../../src/projections/host-load-order.ts";
 import { compareCodeUnits, leaseKey } from "../../src/projections/route.ts";
 import { RouteTable } from "../../src/projections/route-table.ts";

@@ -11,9 +11,9 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { leastLoadedChooser } from "../../src/actors/route/chooser.ts";
-import type { AcquireRoute, RouteCommand, RouteSettings } from "../../src/actors/route/commands.ts";
-import { decideRoute } from "../../src/actors/route/decide.ts";
+import { leastLoadedChooser } from "../../src/logic/route/chooser.ts";
+import type { AcquireRoute, RouteCommand, RouteSettings } from "../../src/logic/route/commands.ts";
+import { decideRoute } from "../../src/logic/route/decide.ts";
 import type { HostHealth } from "../../src/projections/host.ts";
 import { HostLoadOrder } from "../../src/projections/host-load-order.ts";
 import { evolveRoute, initialRouteState, type RouteState } from "../../src/projections/route.ts";

@@ -7,8 +7,8 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { expireIdleLeases } from "../../src/app/idle-expiry.ts";
 import { RouteTable } from "../../src/projections/route-table.ts";
-import { routeLogic } from "../../src/actors/route/logic.ts";
-import { chooserNamed } from "../../src/actors/route/chooser.ts";
+import { routeLogic } from "../../src/logic/route/logic.ts";
+import { chooserNamed } from "../../src/logic/route/chooser.ts";
 import { projectionOf } from "../support/projections.ts";
 import { codeOf, okReply, startRouteHarness, T0, type RouteHarness, type RouteHarnessOptions } from "../support/route-harness.ts";
 

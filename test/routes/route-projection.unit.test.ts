@@ -10,9 +10,9 @@ import { evolveHost, initialHostState } from "../../src/projections/host.ts";
 import { HostTable } from "../../src/projections/host-table.ts";
 import { compareCodeUnits, evolveRoute, initialRouteState, leaseKey, sortedLeases } from "../../src/projections/route.ts";
 import { RouteTable } from "../../src/projections/route-table.ts";
-import { routeLogic } from "../../src/actors/route/logic.ts";
-import { hostLogic } from "../../src/actors/host/logic.ts";
-import { chooserNamed } from "../../src/actors/route/chooser.ts";
+import { routeLogic } from "../../src/logic/route/logic.ts";
+import { hostLogic } from "../../src/logic/host/logic.ts";
+import { chooserNamed } from "../../src/logic/route/chooser.ts";
 import { projectionOf } from "../support/projections.ts";
 import { placed, pinned, routeEvent, ROUTE, seen, T0, touched } from "../support/route-given.ts";
 

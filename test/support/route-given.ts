@@ -5,9 +5,9 @@
  * host tables.
  */
 import type { HistoryEntry, RouteEvent } from "../../src/events/index.ts";
-import { decideRoute } from "../../src/actors/route/decide.ts";
-import { chooserNamed, type ChooserName } from "../../src/actors/route/chooser.ts";
-import type { AcquireRoute, RouteCommand, RouteSettings } from "../../src/actors/route/commands.ts";
+import { decideRoute } from "../../src/logic/route/decide.ts";
+import { chooserNamed, type ChooserName } from "../../src/logic/route/chooser.ts";
+import type { AcquireRoute, RouteCommand, RouteSettings } from "../../src/logic/route/commands.ts";
 import { evolveRoute, initialRouteState, type RouteState } from "../../src/projections/route.ts";
 import type { HostHealth } from "../../src/projections/host.ts";
 import { deciderSpec, type Then as SpecThen } from "./decider-spec.ts";

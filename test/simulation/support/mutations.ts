@@ -5,7 +5,7 @@
  * writer's append options); the turn that never times out replaces the turn
  * machine's deadline (see turn-timeout.mutant.sim.test.ts).
  */
-import type { ActorLogic, Command, Decision } from "../../../src/actors/index.ts";
+import type { ActorLogic, Command, Decision } from "../../../src/logic/index.ts";
 import type { EventEnvelope } from "../../../src/events/index.ts";
 import type { ProxyState } from "../../../src/projections/proxy.ts";
 import type { LogicMutation, Mutation } from "./sim-cluster.ts";

@@ -12,7 +12,8 @@
 import { pino } from "pino";
 import { vi } from "vitest";
 import type { Scheduler } from "fast-check";
-import { ActorRuntime, type ActorLogic, type Clock, type Command, type TurnResult } from "../../../src/actors/index.ts";
+import { ActorRuntime, type Clock, type TurnResult } from "../../../src/actors/index.ts";
+import type { ActorLogic, Command } from "../../../src/logic/index.ts";
 import { lockModule } from "../../../src/service/lock-module.ts";
 import { proxyModule } from "../../../src/service/proxy-module.ts";
 import { routeModule } from "../../../src/service/route-module.ts";

@@ -12,14 +12,14 @@
  * clock jumps back), plus one request timeout for the last turn.
  */
 import type { Logger } from "pino";
-import type { ActorRuntime, Arrival } from "../actor-runtime.ts";
-import type { Clock } from "../clock.ts";
-import { unavailable, type TurnResult } from "../turn-result.ts";
-import type { KindProjection } from "../../projections/index.ts";
-import type { LockState } from "../../projections/lock.ts";
-import { nextQueueChangeAt, queueAt } from "../../projections/lock-queue.ts";
-import type { AcquireLock, ClaimLock } from "./commands.ts";
-import { isWaitingReply } from "./waiting-reply.ts";
+import type { ActorRuntime, Arrival } from "../actors/actor-runtime.ts";
+import type { Clock } from "../actors/clock.ts";
+import { unavailable, type TurnResult } from "../actors/turn-result.ts";
+import type { KindProjection } from "../projections/index.ts";
+import type { LockState } from "../projections/lock.ts";
+import { nextQueueChangeAt, queueAt } from "../projections/lock-queue.ts";
+import type { AcquireLock, ClaimLock } from "../logic/lock/commands.ts";
+import { isWaitingReply } from "../logic/lock/waiting-reply.ts";
 
 /** Settings of {@link LockWaiters}. */
 export interface LockWaitersOptions {

@@ -1,0 +1,7 @@
+/** What each kind of actor is: its commands, and its XState logic that decides them and folds its events. */
+export * from "./decision.ts";
+export * from "./actor-logic.ts";
+export * from "./lock/index.ts";
+export * from "./host/index.ts";
+export * from "./route/index.ts";
+export * from "./proxy/index.ts";
