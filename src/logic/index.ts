@@ -5,3 +5,7 @@ export * from "./lock/index.ts";
 export * from "./host/index.ts";
 export * from "./route/index.ts";
 export * from "./proxy/index.ts";
+export * from "./diagram.ts";
+export * from "./flat-machine.ts";
+export * from "./kind-logic.ts";
+export * from "./data-logic.ts";

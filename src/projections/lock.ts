@@ -3,7 +3,7 @@
  * Shared by the lock actor (hydration), the read endpoints and the tools, so
  * none of them can disagree about what a history means.
  */
-import type { HistoryEntry } from "../events/index.ts";
+import type { HistoryEntry, LockEvent, RecordedEvent } from "../events/index.ts";
 import { isLockEvent, isUnparsable, instantMs } from "../events/index.ts";
 import { advanceQueue, type LockWaiter } from "./lock-queue.ts";
 import type { LockLease as ContractLockLease } from "../contract/messages.ts";
@@ -51,77 +51,127 @@ export function etagOf(seq: number): string {
 /**
  * Applies one history entry. Entries that break the lock's invariants mark it
  * corrupt. The queue is first brought to the event's instant (waiters whose
- * turn passed leave it), then the event applies.
+ * turn passed leave it), then the event applies. The lock's XState machine
+ * (src/logic/lock/machine.ts) folds with the same steps, one per event type;
+ * this is their composition for the code below the logic layer.
  */
 export function evolveLock(before: LockState, entry: HistoryEntry): LockState {
-  if (isUnparsable(entry)) {
-    return { ...before, corrupt: `event at sequence ${entry.seq} does not parse (${entry.reason})` };
-  }
+  if (isUnparsable(entry)) return markUnparsable(before, entry);
   const event = entry.event;
-  const seq = entry.seq;
-  if (!isLockEvent(event)) return { ...before, corrupt: `event at sequence ${seq} has a type no lock writes (${event.type})` };
+  if (!isLockEvent(event)) return markForeign(before, entry);
+  const recorded = entry as RecordedEvent<LockEvent>;
+  switch (event.type) {
+    case "LockWaiterQueued":
+      return applyWaiterQueued(before, recorded);
+    case "LockAcquired":
+      return applyAcquired(before, recorded);
+    case "LockRenewed":
+      return applyRenewed(before, recorded);
+    case "LockReleased":
+      return applyReleased(before, recorded);
+    case "LockReset":
+      return applyReset(before, recorded);
+  }
+}
+
+/** A message that did not parse: the lock refuses its history from here. */
+export function markUnparsable(state: LockState, entry: HistoryEntry): LockState {
+  return { ...state, corrupt: `event at sequence ${entry.seq} does not parse (${isUnparsable(entry) ? entry.reason : "unknown"})` };
+}
+
+/** An event of a type no lock writes. */
+export function markForeign(state: LockState, entry: RecordedEvent): LockState {
+  return { ...state, corrupt: `event at sequence ${entry.seq} has a type no lock writes (${entry.event.type})` };
+}
+
+/** A waiter joins the queue (after the queue is brought to the event's instant). */
+export function applyWaiterQueued(before: LockState, entry: RecordedEvent<LockEvent>): LockState {
+  const event = entry.event as Extract<LockEvent, { type: "LockWaiterQueued" }>;
   const atMs = instantMs(event.at);
   const state = advanceQueue(before, atMs);
-  switch (event.type) {
-    case "LockWaiterQueued": {
-      const d = event.data;
-      const waiter: LockWaiter = {
-        seq,
-        owner: d.owner,
-        requestId: event.requestId ?? null,
-        untilMs: instantMs(d.until),
-        until: d.until,
-        claimWindowMs: d.claimWindowMs,
-        joinedAtMs: atMs,
-      };
-      return { ...state, waiters: [...state.waiters, waiter], headSinceMs: state.waiters.length === 0 ? atMs : state.headSinceMs };
-    }
-    case "LockAcquired": {
-      const d = event.data;
-      // A grant to a waiter takes its place out of the queue; the next one becomes head now.
-      const place = d.waiterSeq === undefined ? -1 : state.waiters.findIndex((w) => w.seq === d.waiterSeq);
-      const waiters = place < 0 ? state.waiters : state.waiters.filter((_, i) => i !== place);
-      const headSinceMs = place === 0 ? atMs : state.headSinceMs;
-      const corrupt =
-        d.generation !== state.generation + 1
-          ? `LockAcquired at sequence ${seq} has generation ${d.generation}, expected ${state.generation + 1}`
-          : state.corrupt;
-      return {
-        ...state,
-        corrupt,
-        generation: Math.max(state.generation, d.generation),
-        lease: lease(d.owner, d.generation, seq, d.ttlMs, d.expiresAt),
-        waiters,
-        headSinceMs,
-      };
-    }
-    case "LockRenewed": {
-      const d = event.data;
-      const held = state.lease;
-      const corrupt =
-        held === null || held.generation !== d.generation || held.owner !== d.owner
-          ? `LockRenewed at sequence ${seq} does not match the current lease`
-          : state.corrupt;
-      return { ...state, corrupt, lease: lease(d.owner, d.generation, seq, d.ttlMs, d.expiresAt) };
-    }
-    case "LockReleased": {
-      const held = state.lease;
-      const corrupt =
-        held === null || held.generation !== event.data.generation
-          ? `LockReleased at sequence ${seq} does not match the current lease`
-          : state.corrupt;
-      return { ...state, corrupt, lease: null, freedAtMs: freedAt(state, atMs) };
-    }
-    case "LockReset":
-      // A reset is the operator's word: nothing before it counts any more (waiters keep their places).
-      return {
-        ...state,
-        corrupt: null,
-        lease: null,
-        freedAtMs: freedAt(state, atMs),
-        generation: Math.max(state.generation, event.data.generation),
-      };
-  }
+  const d = event.data;
+  const waiter: LockWaiter = {
+    seq: entry.seq,
+    owner: d.owner,
+    requestId: event.requestId ?? null,
+    untilMs: instantMs(d.until),
+    until: d.until,
+    claimWindowMs: d.claimWindowMs,
+    joinedAtMs: atMs,
+  };
+  return { ...state, waiters: [...state.waiters, waiter], headSinceMs: state.waiters.length === 0 ? atMs : state.headSinceMs };
+}
+
+/** Does this `LockAcquired` break the generation rule (each acquisition the one after the highest so far)? */
+export function acquiredBreaks(state: LockState, entry: RecordedEvent<LockEvent>): boolean {
+  return (entry.event as Extract<LockEvent, { type: "LockAcquired" }>).data.generation !== state.generation + 1;
+}
+
+/** A lease is granted; a grant to a waiter takes its place out of the queue, and the next one becomes head now. */
+export function applyAcquired(before: LockState, entry: RecordedEvent<LockEvent>): LockState {
+  const event = entry.event as Extract<LockEvent, { type: "LockAcquired" }>;
+  const atMs = instantMs(event.at);
+  const state = advanceQueue(before, atMs);
+  const d = event.data;
+  const seq = entry.seq;
+  const place = d.waiterSeq === undefined ? -1 : state.waiters.findIndex((w) => w.seq === d.waiterSeq);
+  const waiters = place < 0 ? state.waiters : state.waiters.filter((_, i) => i !== place);
+  const headSinceMs = place === 0 ? atMs : state.headSinceMs;
+  const corrupt = acquiredBreaks(state, entry)
+    ? `LockAcquired at sequence ${seq} has generation ${d.generation}, expected ${state.generation + 1}`
+    : state.corrupt;
+  return {
+    ...state,
+    corrupt,
+    generation: Math.max(state.generation, d.generation),
+    lease: lease(d.owner, d.generation, seq, d.ttlMs, d.expiresAt),
+    waiters,
+    headSinceMs,
+  };
+}
+
+/** Does this `LockRenewed` fail to match the current lease? */
+export function renewedBreaks(state: LockState, entry: RecordedEvent<LockEvent>): boolean {
+  const d = (entry.event as Extract<LockEvent, { type: "LockRenewed" }>).data;
+  const held = state.lease;
+  return held === null || held.generation !== d.generation || held.owner !== d.owner;
+}
+
+/** The current lease is extended. */
+export function applyRenewed(before: LockState, entry: RecordedEvent<LockEvent>): LockState {
+  const event = entry.event as Extract<LockEvent, { type: "LockRenewed" }>;
+  const state = advanceQueue(before, instantMs(event.at));
+  const d = event.data;
+  const corrupt = renewedBreaks(state, entry) ? `LockRenewed at sequence ${entry.seq} does not match the current lease` : state.corrupt;
+  return { ...state, corrupt, lease: lease(d.owner, d.generation, entry.seq, d.ttlMs, d.expiresAt) };
+}
+
+/** Does this `LockReleased` fail to match the current lease? */
+export function releasedBreaks(state: LockState, entry: RecordedEvent<LockEvent>): boolean {
+  const held = state.lease;
+  return held === null || held.generation !== (entry.event as Extract<LockEvent, { type: "LockReleased" }>).data.generation;
+}
+
+/** The current lease is given up. */
+export function applyReleased(before: LockState, entry: RecordedEvent<LockEvent>): LockState {
+  const atMs = instantMs(entry.event.at);
+  const state = advanceQueue(before, atMs);
+  const corrupt = releasedBreaks(state, entry) ? `LockReleased at sequence ${entry.seq} does not match the current lease` : state.corrupt;
+  return { ...state, corrupt, lease: null, freedAtMs: freedAt(state, atMs) };
+}
+
+/** A reset is the operator's word: nothing before it counts any more (waiters keep their places). */
+export function applyReset(before: LockState, entry: RecordedEvent<LockEvent>): LockState {
+  const event = entry.event as Extract<LockEvent, { type: "LockReset" }>;
+  const atMs = instantMs(event.at);
+  const state = advanceQueue(before, atMs);
+  return {
+    ...state,
+    corrupt: null,
+    lease: null,
+    freedAtMs: freedAt(state, atMs),
+    generation: Math.max(state.generation, event.data.generation),
+  };
 }
 
 /** When the lock became free, given it is freed at `atMs`: an expired lease freed it at its expiry already. */

@@ -1,8 +1,7 @@
 /**
- * The whole stream folded into every actor's state, with the same
- * `initialState`/`evolve` per kind as the service's actors and read models
- * (src/projections), so replay and audit cannot disagree with the service
- * about what a history means.
+ * The whole stream folded into every actor's state, with each kind's logic
+ * (src/logic) as the service's actors and projections run it, so replay and
+ * audit cannot disagree with the service about what a history means.
  */
 import {
   ACTOR_KINDS,
@@ -13,31 +12,23 @@ import {
   type StoredMessage,
   type Subjects,
 } from "../events/index.ts";
-import {
-  evolveHost,
-  evolveLock,
-  evolveProxy,
-  evolveRoute,
-  initialHostState,
-  initialLockState,
-  initialProxyState,
-  initialRouteState,
-  type KindFold,
-  type HostState,
-  type LockState,
-  type ProxyState,
-  type RouteState,
-} from "../projections/index.ts";
+import type { KindFold, HostState, LockState, ProxyState, RouteState } from "../projections/index.ts";
+import { chooserNamed, hostLogic, lockLogic, proxyLogic, routeLogic } from "../logic/index.ts";
+import { DEFAULTS } from "../config.ts";
 
 /** How many subjects' actors {@link StreamFold.actorOf} remembers at most. */
 const MAX_REMEMBERED_SUBJECTS = 100_000;
 
-/** Each kind's fold, as its actors use it. */
+/**
+ * Each kind's fold: its logic's transition on recorded events, as its
+ * actors and projections run it. Folding reads no server setting (settings
+ * shape decisions only), so the defaults merely complete the logic's arguments.
+ */
 export const KIND_FOLDS = {
-  lock: { initialState: initialLockState, evolve: evolveLock },
-  proxy: { initialState: initialProxyState, evolve: evolveProxy },
-  host: { initialState: initialHostState, evolve: evolveHost },
-  route: { initialState: initialRouteState, evolve: evolveRoute },
+  lock: lockLogic(DEFAULTS),
+  proxy: proxyLogic(DEFAULTS),
+  host: hostLogic(),
+  route: routeLogic({ routeIdleMs: DEFAULTS.routeIdleMs, chooser: chooserNamed(DEFAULTS.routeChooser) }),
 } satisfies { readonly [K in ActorKind]: Pick<KindFold<unknown>, "initialState" | "evolve"> };
 
 /** The state type of one kind. */

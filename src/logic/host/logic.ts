@@ -1,20 +1,35 @@
-/** The host actor's logic: the host projection plus the host decider. */
+/** The host actor's logic: XState `fromTransition` logic over the host decider and the host fold. */
 import type { ActorLogic } from "../actor-logic.ts";
+import { hostEventSchemas, type HostEvent } from "../../events/index.ts";
 import { evolveHost, initialHostState, type HostState } from "../../projections/host.ts";
+import { decideAndFold } from "../data-logic.ts";
+import { fromXState, transitionSnapshotOf } from "../kind-logic.ts";
 import type { HostCommand } from "./commands.ts";
 import { decideHost } from "./decide.ts";
 
 /** The host actor logic (hosts have no server settings). */
 export function hostLogic(): ActorLogic<HostState, HostCommand> {
-  return {
+  return fromXState({
     kind: "host",
     // 2: the state holds the capacity and the open admissions (1.1).
     foldVersion: 2,
+    logic: hostMachineLogic(),
+    snapshotOf: transitionSnapshotOf<HostState>,
     initialState: initialHostState,
-    evolve: evolveHost,
-    decide: (state, command) => decideHost(state, command),
+    eventTypes: HOST_EVENT_TYPES,
     // An admission answers its own stream sequence: the route's placement names it.
     replyFor: (state, recorded) =>
       recorded.event.type === "HostLeaseAdmitted" ? { host: state.host, admission: recorded.seq } : { host: state.host },
-  };
+  });
 }
+
+/** The host's XState logic: `fromTransition` over its decider and fold. */
+export function hostMachineLogic() {
+  return decideAndFold<HostState, HostCommand, HostEvent>({
+    decide: (state, command) => decideHost(state, command),
+    evolve: evolveHost,
+    initialState: initialHostState,
+  });
+}
+
+const HOST_EVENT_TYPES: ReadonlySet<string> = new Set(Object.keys(hostEventSchemas));

@@ -1,64 +1,70 @@
 /**
- * The lock decider: docs/protocol.md's Locks rules as a pure function of the
- * lock's state, the command and the server's instant. Order of checks, as the
- * contract fixes it: TTL ceiling, then CORRUPT, then the state checks. The
- * wait queue is part of the state and read at `now` (src/projections/lock-queue.ts):
+ * The lock's decisions: docs/protocol.md's Locks rules as pure functions of
+ * the lock's state, the command and the server's instant, which the lock's
+ * statechart (./machine.ts) picks among by its state and guards. The wait
+ * queue is part of the state and read at `now` (src/projections/lock-queue.ts):
  * while a head waiter's claim window is open, the lock counts as held by it.
  */
 import { type Decision, recorder, reject, replyOnly } from "../decision.ts";
 import type { LockEvent } from "../../events/index.ts";
 import type { LockState } from "../../projections/lock.ts";
-import { leaseView } from "../../projections/lock.ts";
+
 import { queueAt, type LockWaiter, type QueueView } from "../../projections/lock-queue.ts";
-import { DEFAULT_CLAIM_WINDOW_MS, type AcquireLock, type ClaimLock, type LockCommand, type LockSettings } from "./commands.ts";
+import {
+  DEFAULT_CLAIM_WINDOW_MS,
+  type AcquireLock,
+  type ClaimLock,
+  type LockCommand,
+  type LockSettings,
+  type RenewLock,
+} from "./commands.ts";
 import { waitingReply } from "./waiting-reply.ts";
 
 const record = recorder<LockEvent>();
 
-/** Decides one lock command. */
-export function decideLock(state: LockState, command: LockCommand, now: number, settings: LockSettings): Decision<LockEvent> {
-  const ttlMs =
-    command.op === "acquire" || command.op === "claim"
-      ? (command.ttlMs ?? settings.lockTtlMs)
-      : command.op === "renew"
-        ? command.ttlMs
-        : undefined;
-  if (ttlMs !== undefined && ttlMs > settings.maxTtlMs) return ttlTooLong(ttlMs, settings.maxTtlMs);
+/** The TTL a command asks for: an acquire's or claim's own or the default, a renewal's own; undefined when none applies. */
+export function requestedTtlMs(command: LockCommand, settings: LockSettings): number | undefined {
+  if (command.op === "acquire" || command.op === "claim") return command.ttlMs ?? settings.lockTtlMs;
+  return command.op === "renew" ? command.ttlMs : undefined;
+}
 
-  if (command.op === "reset") return record("LockReset", { generation: state.generation });
+/** The operator's reset: frees the lock and carries the generation on. */
+export function recordReset(state: LockState): Decision<LockEvent> {
+  return record("LockReset", { generation: state.generation });
+}
 
-  const corruption = corruptionOf(state, now, settings.maxTtlMs);
-  if (corruption !== null) {
-    return reject("CORRUPT", `lock ${state.name} refuses its history: ${corruption}; an operator must reset it`);
-  }
+/** CORRUPT: the lock refuses its history until a reset. */
+export function refuseCorrupt(state: LockState, maxTtlMs: number): Decision<LockEvent> {
+  return reject("CORRUPT", `lock ${state.name} refuses its history: ${corruptionOf(state, maxTtlMs)}; an operator must reset it`);
+}
 
-  const lease = state.lease;
-  const live = lease !== null && lease.expiresAtMs > now;
-  switch (command.op) {
-    case "get":
-      return replyOnly({ lease: live ? leaseView(state.name, lease) : null, waiters: queueAt(state, now).live.length });
-    case "acquire":
-      return decideAcquire(state, command, now, ttlMs!, settings);
-    case "claim":
-      return decideClaim(state, command, now, ttlMs!);
-    case "renew": {
-      if (lease === null || lease.owner !== command.owner || lease.etag !== command.etag) {
-        return reject("NOT_HELD", `lock ${state.name} is not held by ${command.owner} with that etag`);
-      }
-      const renewTtl = command.ttlMs ?? lease.ttlMs;
-      if (renewTtl > settings.maxTtlMs) return ttlTooLong(renewTtl, settings.maxTtlMs);
-      return record("LockRenewed", {
-        owner: lease.owner,
-        generation: lease.generation,
-        ttlMs: renewTtl,
-        expiresAt: new Date(now + renewTtl).toISOString(),
-      });
-    }
-    case "release":
-      if (lease === null) return reject("ALREADY_RELEASED", `lock ${state.name} is not held`);
-      if (lease.etag !== command.etag) return reject("NOT_HELD", `lock ${state.name} is held under another etag`);
-      return record("LockReleased", { owner: lease.owner, generation: lease.generation });
-  }
+/** NOT_HELD for a renewal by someone other than the holder, or with another etag. */
+export function notHeld(state: LockState, owner: string): Decision<LockEvent> {
+  return reject("NOT_HELD", `lock ${state.name} is not held by ${owner} with that etag`);
+}
+
+/** A holder's renewal: extends the lease by its own TTL or the one asked for, under the ceiling. */
+export function decideRenew(state: LockState, command: RenewLock, now: number, settings: LockSettings): Decision<LockEvent> {
+  const lease = state.lease!;
+  const renewTtl = command.ttlMs ?? lease.ttlMs;
+  if (renewTtl > settings.maxTtlMs) return ttlTooLong(renewTtl, settings.maxTtlMs);
+  return record("LockRenewed", {
+    owner: lease.owner,
+    generation: lease.generation,
+    ttlMs: renewTtl,
+    expiresAt: new Date(now + renewTtl).toISOString(),
+  });
+}
+
+/** The holder gives the lease up. */
+export function recordRelease(state: LockState): Decision<LockEvent> {
+  const lease = state.lease!;
+  return record("LockReleased", { owner: lease.owner, generation: lease.generation });
+}
+
+/** ALREADY_RELEASED: nothing is held. */
+export function leaseAlreadyReleased(state: LockState): Decision<LockEvent> {
+  return reject("ALREADY_RELEASED", `lock ${state.name} is not held`);
 }
 
 /**
@@ -66,7 +72,13 @@ export function decideLock(state: LockState, command: LockCommand, now: number, 
  * appends nothing); otherwise the lock is taken when free with nobody
  * waiting, the request joins the queue when it may wait, or is refused.
  */
-function decideAcquire(state: LockState, command: AcquireLock, now: number, ttlMs: number, settings: LockSettings): Decision<LockEvent> {
+export function decideAcquire(
+  state: LockState,
+  command: AcquireLock,
+  now: number,
+  ttlMs: number,
+  settings: LockSettings,
+): Decision<LockEvent> {
   const queue = queueAt(state, now);
   // A live place joined by this requestId is this request's (the runtime answers most retries from the remembered reply first).
   const place =
@@ -89,7 +101,7 @@ function decideAcquire(state: LockState, command: AcquireLock, now: number, ttlM
 }
 
 /** A parked request looking again: take the lock in its claim window, keep waiting, or give up. */
-function decideClaim(state: LockState, command: ClaimLock, now: number, ttlMs: number): Decision<LockEvent> {
+export function decideClaim(state: LockState, command: ClaimLock, now: number, ttlMs: number): Decision<LockEvent> {
   const queue = queueAt(state, now);
   const place = queue.live.find((w) => w.seq === command.place);
   if (place !== undefined && queue.head === place && queue.headMayClaim) return grant(state, command.owner, now, ttlMs, place);
@@ -130,16 +142,13 @@ function leaseExists(state: LockState, queue: QueueView, now: number, waitedMs?:
   });
 }
 
-/** Why the lock's history cannot be trusted at `now`, or null. */
-function corruptionOf(state: LockState, now: number, maxTtlMs: number): string | null {
+/** Why the lock's history cannot be trusted (a recorded reason, or a lease beyond the ceiling at the decision's instant). */
+function corruptionOf(state: LockState, maxTtlMs: number): string {
   if (state.corrupt !== null) return state.corrupt;
-  const lease = state.lease;
-  if (lease !== null && lease.expiresAtMs - now > maxTtlMs) {
-    return `its lease expires at ${lease.expiresAt}, more than maxTtlMs (${maxTtlMs}) after now`;
-  }
-  return null;
+  return `its lease expires at ${state.lease?.expiresAt ?? "an unknown instant"}, more than maxTtlMs (${maxTtlMs}) after now`;
 }
 
-function ttlTooLong(ttlMs: number, maxTtlMs: number): Decision<LockEvent> {
+/** TTL_EXCEEDS_MAX. */
+export function ttlTooLong(ttlMs: number, maxTtlMs: number): Decision<LockEvent> {
   return reject("TTL_EXCEEDS_MAX", `ttlMs ${ttlMs} exceeds the server's maximum ${maxTtlMs}`, { ttlMs, maxTtlMs });
 }

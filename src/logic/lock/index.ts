@@ -3,3 +3,4 @@ export * from "./commands.ts";
 export * from "./decide.ts";
 export * from "./logic.ts";
 export * from "./waiting-reply.ts";
+export * from "./machine.ts";

@@ -1,20 +1,33 @@
-/** The lock actor's logic: the lock projection plus the lock decider. */
-import { instantMs } from "../../events/index.ts";
+/** The lock actor's logic: the lock's statechart, run from its own transition table (src/logic/flat-machine.ts). */
+import { instantMs, lockEventSchemas, type LockEvent } from "../../events/index.ts";
 import type { ActorLogic } from "../actor-logic.ts";
-import { evolveLock, initialLockState, leaseView, type LockState } from "../../projections/lock.ts";
-import { decideLock } from "./decide.ts";
+import type { Decision } from "../decision.ts";
+import { compileFlatMachine } from "../flat-machine.ts";
+import { fromXState } from "../kind-logic.ts";
+import { initialLockState, leaseView, type LockState } from "../../projections/lock.ts";
+import { lockMachine, lockStateValue, type LockMachineEvent } from "./machine.ts";
 import type { LockCommand, LockSettings } from "./commands.ts";
 import { waitingReply } from "./waiting-reply.ts";
 
+/** The lock statechart under `settings`, as XState actor logic the runtime runs without an interpreter. */
+export function lockMachineLogic(settings: LockSettings) {
+  return compileFlatMachine<LockState, LockMachineEvent, { readonly id: string }>(lockMachine(settings), {
+    valueOf: lockStateValue,
+    initialContext: (input) => initialLockState(input.id),
+  });
+}
+
 /** Builds the lock actor logic for the given server settings. */
-export function lockLogic(settings: LockSettings): ActorLogic<LockState, LockCommand> {
-  return {
+export function lockLogic(settings: LockSettings): ActorLogic<LockState, LockCommand, LockEvent> {
+  const logic = lockMachineLogic(settings);
+  return fromXState({
     kind: "lock",
     // 2: the state holds the wait queue (waiters, headSinceMs, freedAtMs).
     foldVersion: 2,
+    logic,
+    snapshotOf: logic.snapshotOf,
     initialState: initialLockState,
-    evolve: evolveLock,
-    decide: (state, command, now) => decideLock(state, command, now, settings),
+    eventTypes: LOCK_EVENT_TYPES,
     replyFor: (state, recorded) => {
       const event = recorded.event;
       if ((event.type === "LockAcquired" || event.type === "LockRenewed") && state.lease !== null) {
@@ -25,5 +38,22 @@ export function lockLogic(settings: LockSettings): ActorLogic<LockState, LockCom
       }
       return {};
     },
-  };
+  });
+}
+
+const LOCK_EVENT_TYPES: ReadonlySet<string> = new Set(Object.keys(lockEventSchemas));
+
+/** Decides one lock command: one transition of the lock's statechart (src/logic/lock/machine.ts). */
+export function decideLock(state: LockState, command: LockCommand, now: number, settings: LockSettings): Decision<LockEvent> {
+  return logicFor(settings).decide(state, command, now);
+}
+
+const logics = new WeakMap<LockSettings, ActorLogic<LockState, LockCommand, LockEvent>>();
+function logicFor(settings: LockSettings): ActorLogic<LockState, LockCommand, LockEvent> {
+  let logic = logics.get(settings);
+  if (logic === undefined) {
+    logic = lockLogic(settings);
+    logics.set(settings, logic);
+  }
+  return logic;
 }

@@ -1,22 +1,36 @@
-/** The proxy actor's logic: the proxy projection plus the proxy decider. */
+/** The proxy actor's logic: XState `fromTransition` logic over the proxy decider and the proxy fold. */
 import type { ActorLogic } from "../actor-logic.ts";
-import { isProxyEvent, type ProxyEvent } from "../../events/index.ts";
+import { isProxyEvent, proxyEventSchemas, type ProxyEvent } from "../../events/index.ts";
+import { decideAndFold } from "../data-logic.ts";
+import { fromXState, transitionSnapshotOf } from "../kind-logic.ts";
 import { acquireReplyOf, evolveProxy, initialProxyState, type ProxyState } from "../../projections/proxy.ts";
 import { decideProxy } from "./decide.ts";
 import type { ProxyCommand, ProxySettings } from "./commands.ts";
 
 /** Builds the proxy actor logic for the given server settings. */
 export function proxyLogic(settings: ProxySettings): ActorLogic<ProxyState, ProxyCommand> {
-  return {
+  return fromXState({
     kind: "proxy",
     // 2: cooldowns carry their streak and outlive their end by cooldownMs.
     foldVersion: 2,
+    logic: proxyMachineLogic(settings),
+    snapshotOf: transitionSnapshotOf<ProxyState>,
     initialState: initialProxyState,
-    evolve: evolveProxy,
-    decide: (state, command, now) => decideProxy(state, command, now, settings),
+    eventTypes: PROXY_EVENT_TYPES,
     replyFor: (state, recorded) => (isProxyEvent(recorded.event) ? proxyReplyFor(state.name, recorded.event) : {}),
-  };
+  });
 }
+
+/** The proxy's XState logic: `fromTransition` over its decider and fold (a proxy is data, not a lifecycle). */
+export function proxyMachineLogic(settings: ProxySettings) {
+  return decideAndFold<ProxyState, ProxyCommand, ProxyEvent>({
+    decide: (state, command, now) => decideProxy(state, command, now, settings),
+    evolve: evolveProxy,
+    initialState: initialProxyState,
+  });
+}
+
+const PROXY_EVENT_TYPES: ReadonlySet<string> = new Set(Object.keys(proxyEventSchemas));
 
 /** The reply owed to the command that recorded `event` on proxy `name` (also a repeated requestId's answer). */
 export function proxyReplyFor(name: string, event: ProxyEvent): unknown {

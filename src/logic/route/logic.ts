@@ -1,20 +1,23 @@
-/** The route actor's logic: the route projection plus the route decider. */
+/** The route actor's logic: XState `fromTransition` logic over the route decider and the route fold. */
 import type { ActorLogic } from "../actor-logic.ts";
-import { isRouteEvent } from "../../events/index.ts";
+import { isRouteEvent, routeEventSchemas, type RouteEvent } from "../../events/index.ts";
+import { decideAndFold } from "../data-logic.ts";
+import { fromXState, transitionSnapshotOf } from "../kind-logic.ts";
 import { evolveRoute, initialRouteState, leaseKey, reviveRouteState, type RouteState } from "../../projections/route.ts";
 import type { RouteCommand, RouteSettings } from "./commands.ts";
 import { decideRoute } from "./decide.ts";
 
 /** Builds the route actor logic for the given server settings. */
 export function routeLogic(settings: RouteSettings): ActorLogic<RouteState, RouteCommand> {
-  return {
+  return fromXState({
     kind: "route",
     // 2: the state holds the route's last sequence (host admissions are bound to it).
     foldVersion: 2,
+    logic: routeMachineLogic(settings),
+    snapshotOf: transitionSnapshotOf<RouteState>,
     initialState: initialRouteState,
-    evolve: evolveRoute,
+    eventTypes: ROUTE_EVENT_TYPES,
     reviveState: reviveRouteState,
-    decide: (state, command, now) => decideRoute(state, command, now, settings),
     replyFor: (state, recorded) => {
       const event = recorded.event;
       if (!isRouteEvent(event)) return {};
@@ -36,5 +39,16 @@ export function routeLogic(settings: RouteSettings): ActorLogic<RouteState, Rout
           return {};
       }
     },
-  };
+  });
 }
+
+/** The route's XState logic: `fromTransition` over its decider and fold. */
+export function routeMachineLogic(settings: RouteSettings) {
+  return decideAndFold<RouteState, RouteCommand, RouteEvent>({
+    decide: (state, command, now) => decideRoute(state, command, now, settings),
+    evolve: evolveRoute,
+    initialState: initialRouteState,
+  });
+}
+
+const ROUTE_EVENT_TYPES: ReadonlySet<string> = new Set(Object.keys(routeEventSchemas));
