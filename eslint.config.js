@@ -39,7 +39,7 @@ export default tseslint.config(
     files: ["src/**/*.ts"],
     ...layerRules(importX),
   },
-  { files: ["src/cli/**", "bench/**", "examples/**", "test/**"], rules: { "no-console": "off" } },
+  { files: ["src/cli/**", "bench/**", "examples/**", "scripts/**", "test/**"], rules: { "no-console": "off" } },
   {
     files: ["test/**", "bench/**"],
     rules: {

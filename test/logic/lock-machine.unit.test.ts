@@ -10,7 +10,7 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { createActor, type AnyActorScope, type AnyMachineSnapshot, type EventObject } from "xstate";
+import { createActor, type AnyMachineSnapshot, type EventObject } from "xstate";
 import { encodeEvent, decodeEvent, type EventEnvelope, type HistoryEntry } from "../../src/events/index.ts";
 import { compileFlatMachine } from "../../src/logic/flat-machine.ts";
 import { lockMachine, lockStateValue, type LockMachineEvent } from "../../src/logic/lock/machine.ts";
@@ -40,19 +40,19 @@ function xstateRunner() {
     system: self.system,
     actionExecutor: (action: { exec?: (info: unknown, params: unknown) => void; info: unknown; params: unknown }) =>
       action.exec?.(action.info, action.params),
-  } as unknown as AnyActorScope;
-  let snapshot = machine.getInitialSnapshot(scope, { id: "x" }) as AnyMachineSnapshot;
+  } as unknown as Parameters<typeof machine.transition>[2];
+  let snapshot: AnyMachineSnapshot = machine.getInitialSnapshot(scope, { id: "x" });
   return {
     step(event: LockMachineEvent): EventObject[] {
       emitted.length = 0;
-      snapshot = machine.transition(snapshot, event as never, scope) as AnyMachineSnapshot;
+      snapshot = machine.transition(snapshot as never, event, scope);
       return [...emitted];
     },
     get value(): unknown {
-      return snapshot.value;
+      return snapshot.value as unknown;
     },
     get context(): LockState {
-      return snapshot.context as LockState;
+      return (snapshot as { context: LockState }).context;
     },
   };
 }
@@ -92,19 +92,19 @@ const ttl = fc.option(fc.constantFrom(300, 1000, 4000, 6000), { nil: undefined }
 const etagChoice = fc.constantFrom("current", "stale");
 const command: fc.Arbitrary<CommandChoice> = fc.oneof(
   fc.record({ owner, ttlMs: ttl, waitMs: fc.option(fc.constantFrom(0, 500, 2000), { nil: undefined }) }).map((c) => ({
-    command: { op: "acquire", ...c, requestId: "r-" + c.owner } as LockCommand,
+    command: { op: "acquire", ...c, requestId: "r-" + c.owner },
   })),
   fc.record({ owner, ttlMs: ttl, which: etagChoice }).map((c) => ({
     command: (etag: string) =>
-      ({ op: "renew", owner: c.owner, etag: c.which === "current" ? etag : "zzzzzzzz", ttlMs: c.ttlMs }) as LockCommand,
+      ({ op: "renew", owner: c.owner, etag: c.which === "current" ? etag : "zzzzzzzz", ttlMs: c.ttlMs }),
   })),
   etagChoice.map((which) => ({
-    command: (etag: string) => ({ op: "release", etag: which === "current" ? etag : "zzzzzzzz" }) as LockCommand,
+    command: (etag: string) => ({ op: "release", etag: which === "current" ? etag : "zzzzzzzz" }),
   })),
-  fc.constant({ command: { op: "get" } as LockCommand }),
-  fc.constant({ command: { op: "reset" } as LockCommand }),
+  fc.constant({ command: { op: "get" } }),
+  fc.constant({ command: { op: "reset" } }),
   fc.record({ owner, place: fc.integer({ min: 1, max: 40 }) }).map((c) => ({
-    command: { op: "claim", owner: c.owner, place: c.place, giveUpAt: T0 + 10_000, waitingSince: T0 } as LockCommand,
+    command: { op: "claim", owner: c.owner, place: c.place, giveUpAt: T0 + 10_000, waitingSince: T0 },
   })),
 );
 const step: fc.Arbitrary<Step> = fc.oneof(
@@ -112,12 +112,12 @@ const step: fc.Arbitrary<Step> = fc.oneof(
     weight: 5,
     arbitrary: fc.tuple(command, fc.integer({ min: 0, max: 1500 })).map(([c, advanceMs]): Step => ({ kind: "command", c, advanceMs })),
   },
-  { weight: 4, arbitrary: fc.constant({ kind: "record" } as Step) },
+  { weight: 4, arbitrary: fc.constant({ kind: "record" }) },
   {
     weight: 1,
     arbitrary: fc
       .constantFrom("gap", "renewNothing", "releaseOther", "reset", "unparsable", "foreign")
-      .map((event) => ({ kind: "hostile", event }) as Step),
+      .map((event) => ({ kind: "hostile", event })),
   },
 );
 
@@ -140,7 +140,7 @@ describe("the lock statechart, run flat, against XState's own transition", () =>
           return a as DecidedEvent[];
         };
         const envelope = (type: string, data: unknown): EventEnvelope =>
-          ({ type, v: 1, at: new Date(now).toISOString(), kind: "lock", id: "x", data }) as EventEnvelope;
+          ({ type, v: 1, at: new Date(now).toISOString(), kind: "lock", id: "x", data });
         const fold = (env: EventEnvelope | string) => {
           seq++;
           const entry: HistoryEntry =
