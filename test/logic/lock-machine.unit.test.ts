@@ -95,8 +95,7 @@ const command: fc.Arbitrary<CommandChoice> = fc.oneof(
     command: { op: "acquire", ...c, requestId: "r-" + c.owner },
   })),
   fc.record({ owner, ttlMs: ttl, which: etagChoice }).map((c) => ({
-    command: (etag: string) =>
-      ({ op: "renew", owner: c.owner, etag: c.which === "current" ? etag : "zzzzzzzz", ttlMs: c.ttlMs }),
+    command: (etag: string) => ({ op: "renew", owner: c.owner, etag: c.which === "current" ? etag : "zzzzzzzz", ttlMs: c.ttlMs }),
   })),
   etagChoice.map((which) => ({
     command: (etag: string) => ({ op: "release", etag: which === "current" ? etag : "zzzzzzzz" }),
@@ -139,8 +138,14 @@ describe("the lock statechart, run flat, against XState's own transition", () =>
           expect(lockStateValue(flat.context)).toBe(xs.value);
           return a as DecidedEvent[];
         };
-        const envelope = (type: string, data: unknown): EventEnvelope =>
-          ({ type, v: 1, at: new Date(now).toISOString(), kind: "lock", id: "x", data });
+        const envelope = (type: string, data: unknown): EventEnvelope => ({
+          type,
+          v: 1,
+          at: new Date(now).toISOString(),
+          kind: "lock",
+          id: "x",
+          data,
+        });
         const fold = (env: EventEnvelope | string) => {
           seq++;
           const entry: HistoryEntry =
