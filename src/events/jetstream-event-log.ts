@@ -23,7 +23,8 @@ import {
   type StreamInfo,
 } from "@nats-io/jetstream";
 import type { AppendOptions, AppendResult, EventLog, FollowOptions, Following, StoredMessage, StreamRange } from "./event-log.ts";
-import { LogUnavailableError, WrongLastSequenceError } from "./event-log.ts";
+import { LogUnavailableError } from "./event-log.ts";
+import { AppendPipe } from "./append-pipe.ts";
 import { pause, withDeadline } from "./deadline.ts";
 import { storedMillis } from "./stored-time.ts";
 
@@ -46,14 +47,18 @@ export class JetStreamEventLog implements EventLog {
   private readonly js: JetStreamClient;
   private readonly appendTimeoutMs: number;
   private readonly opTimeoutMs: number;
+  /** Appends share one reply inbox (src/events/append-pipe.ts). */
+  private readonly pipe: AppendPipe;
 
   private constructor(
+    nc: NatsConnection,
     private readonly jsm: JetStreamManager,
     private readonly options: JetStreamEventLogOptions,
     /** The stream's replicas as the server reports them (not as asked: an existing stream is never changed). */
     private readonly replicas: number,
   ) {
     this.js = jsm.jetstream();
+    this.pipe = new AppendPipe(nc);
     this.appendTimeoutMs = options.appendTimeoutMs ?? 5000;
     this.opTimeoutMs = options.opTimeoutMs ?? 5000;
   }
@@ -87,38 +92,24 @@ export class JetStreamEventLog implements EventLog {
         });
       }
     }
-    return new JetStreamEventLog(jsm, options, info.config.num_replicas);
+    return new JetStreamEventLog(nc, jsm, options, info.config.num_replicas);
   }
 
   /** Opens the log without creating anything (read-only tools). */
   static async attach(nc: NatsConnection, options: JetStreamEventLogOptions): Promise<JetStreamEventLog> {
     const jsm = await jetstreamManager(nc, { timeout: options.opTimeoutMs ?? 5000 });
     const info = await jsm.streams.info(options.stream);
-    return new JetStreamEventLog(jsm, options, info.config.num_replicas);
+    return new JetStreamEventLog(nc, jsm, options, info.config.num_replicas);
   }
 
-  async append(subject: string, payload: Uint8Array, options: AppendOptions): Promise<AppendResult> {
-    try {
-      const ack = await this.js.publish(subject, payload, {
-        msgID: options.msgId,
-        expect: { lastSubjectSequence: options.expectedLastSubjectSeq },
-        timeout: options.timeoutMs ?? this.appendTimeoutMs,
-      });
-      return { seq: ack.seq, duplicate: ack.duplicate };
-    } catch (e) {
-      if (e instanceof JetStreamApiError && e.code === JetStreamApiCodes.StreamWrongLastSequence) {
-        // The server names the subject's actual last sequence ("wrong last sequence: 42").
-        const actual = /wrong last sequence: (\d+)/.exec(e.message)?.[1];
-        throw new WrongLastSequenceError(subject, options.expectedLastSubjectSeq, {
-          cause: e,
-          actual: actual === undefined ? undefined : Number(actual),
-        });
-      }
-      // An API error is a definite refusal; anything else (timeout, connection
-      // loss) leaves open whether the message was stored.
-      const ambiguous = !(e instanceof JetStreamApiError);
-      throw new LogUnavailableError(`append to ${subject} failed: ${(e as Error).message}`, ambiguous, { cause: e });
-    }
+  append(subject: string, payload: Uint8Array, options: AppendOptions): Promise<AppendResult> {
+    return this.pipe.append({
+      subject,
+      payload,
+      msgId: options.msgId,
+      expectedLastSubjectSeq: options.expectedLastSubjectSeq,
+      timeoutMs: options.timeoutMs ?? this.appendTimeoutMs,
+    });
   }
 
   async lastSubjectSeq(subject: string, timeoutMs = this.opTimeoutMs): Promise<number> {

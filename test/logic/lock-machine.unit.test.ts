@@ -91,18 +91,18 @@ const owner = fc.constantFrom("alice", "bob");
 const ttl = fc.option(fc.constantFrom(300, 1000, 4000, 6000), { nil: undefined });
 const etagChoice = fc.constantFrom("current", "stale");
 const command: fc.Arbitrary<CommandChoice> = fc.oneof(
-  fc.record({ owner, ttlMs: ttl, waitMs: fc.option(fc.constantFrom(0, 500, 2000), { nil: undefined }) }).map((c) => ({
+  fc.record({ owner, ttlMs: ttl, waitMs: fc.option(fc.constantFrom(0, 500, 2000), { nil: undefined }) }).map((c): CommandChoice => ({
     command: { op: "acquire", ...c, requestId: "r-" + c.owner },
   })),
-  fc.record({ owner, ttlMs: ttl, which: etagChoice }).map((c) => ({
+  fc.record({ owner, ttlMs: ttl, which: etagChoice }).map((c): CommandChoice => ({
     command: (etag: string) => ({ op: "renew", owner: c.owner, etag: c.which === "current" ? etag : "zzzzzzzz", ttlMs: c.ttlMs }),
   })),
-  etagChoice.map((which) => ({
+  etagChoice.map((which): CommandChoice => ({
     command: (etag: string) => ({ op: "release", etag: which === "current" ? etag : "zzzzzzzz" }),
   })),
-  fc.constant({ command: { op: "get" } }),
-  fc.constant({ command: { op: "reset" } }),
-  fc.record({ owner, place: fc.integer({ min: 1, max: 40 }) }).map((c) => ({
+  fc.constant<CommandChoice>({ command: { op: "get" } }),
+  fc.constant<CommandChoice>({ command: { op: "reset" } }),
+  fc.record({ owner, place: fc.integer({ min: 1, max: 40 }) }).map((c): CommandChoice => ({
     command: { op: "claim", owner: c.owner, place: c.place, giveUpAt: T0 + 10_000, waitingSince: T0 },
   })),
 );
@@ -111,12 +111,12 @@ const step: fc.Arbitrary<Step> = fc.oneof(
     weight: 5,
     arbitrary: fc.tuple(command, fc.integer({ min: 0, max: 1500 })).map(([c, advanceMs]): Step => ({ kind: "command", c, advanceMs })),
   },
-  { weight: 4, arbitrary: fc.constant({ kind: "record" }) },
+  { weight: 4, arbitrary: fc.constant<Step>({ kind: "record" }) },
   {
     weight: 1,
     arbitrary: fc
       .constantFrom("gap", "renewNothing", "releaseOther", "reset", "unparsable", "foreign")
-      .map((event) => ({ kind: "hostile", event })),
+      .map((event): Step => ({ kind: "hostile", event })),
   },
 );
 

@@ -1,0 +1,155 @@
+/**
+ * JetStream appends pipelined on one reply inbox per connection. A
+ * `js.publish` builds a request object, a timer and, when it ends, an error
+ * object for every append (measured: about 8 µs and a few KB per append on
+ * this service's hot path); here every append is one core publish with a
+ * reply subject under the pipe's own inbox, one entry in a map, and one
+ * timer sweeps the deadlines of all appends in flight.
+ *
+ * Each message keeps its own `Nats-Expected-Last-Subject-Sequence` and
+ * `Nats-Msg-Id`, so pipelining changes nothing about what the stream
+ * accepts: one writer per subject, each message id stored once.
+ *
+ * Outcomes, as {@link EventLog.append} defines them: an acknowledgement
+ * resolves; the server's "wrong last sequence" (10071) is a
+ * {@link WrongLastSequenceError}; any other API error, or no stream
+ * listening (503), a definite {@link LogUnavailableError}; no answer by the
+ * deadline an ambiguous one (the message may have been stored).
+ */
+import { createInbox, headers, type Msg, type NatsConnection, type Subscription } from "@nats-io/nats-core";
+import type { AppendResult } from "./event-log.ts";
+import { LogUnavailableError, WrongLastSequenceError } from "./event-log.ts";
+
+/** JetStream's API error code for a failed expected-last-subject-sequence check. */
+const WRONG_LAST_SEQUENCE = 10071;
+
+interface InFlight {
+  readonly subject: string;
+  readonly expected: number;
+  readonly deadline: number;
+  readonly resolve: (result: AppendResult) => void;
+  readonly reject: (error: Error) => void;
+}
+
+/** What the pipe is told to append. */
+export interface PipedAppend {
+  readonly subject: string;
+  readonly payload: Uint8Array;
+  readonly msgId: string;
+  readonly expectedLastSubjectSeq: number;
+  readonly timeoutMs: number;
+}
+
+/** Appends to JetStream on one shared reply inbox; every append bounded by its own deadline. */
+export class AppendPipe {
+  private readonly inFlight = new Map<string, InFlight>();
+  private subscription: Subscription | undefined;
+  private inbox = "";
+  private next = 0;
+  private sweeper: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly nc: NatsConnection,
+    /** How often deadlines are swept while appends are in flight (ms). */
+    private readonly resolutionMs = 50,
+  ) {}
+
+  /** Appends one message; settles by `timeoutMs` at the latest. */
+  append(request: PipedAppend): Promise<AppendResult> {
+    const inbox = this.replyInbox();
+    const token = (this.next++).toString(36);
+    const h = headers();
+    h.set("Nats-Msg-Id", request.msgId);
+    h.set("Nats-Expected-Last-Subject-Sequence", String(request.expectedLastSubjectSeq));
+    return new Promise<AppendResult>((resolve, reject) => {
+      try {
+        this.nc.publish(request.subject, request.payload, { reply: `${inbox}.${token}`, headers: h });
+      } catch (e) {
+        // Not sent (the connection is closed or draining): nothing can have been stored.
+        reject(new LogUnavailableError(`append to ${request.subject} failed: ${(e as Error).message}`, false, { cause: e }));
+        return;
+      }
+      this.inFlight.set(token, {
+        subject: request.subject,
+        expected: request.expectedLastSubjectSeq,
+        deadline: performance.now() + request.timeoutMs,
+        resolve,
+        reject,
+      });
+      this.sweeper ??= setInterval(() => this.sweep(), this.resolutionMs);
+    });
+  }
+
+  /** Appends waiting for their acknowledgement. */
+  get size(): number {
+    return this.inFlight.size;
+  }
+
+  /** Fails what is in flight (ambiguously) and drops the inbox. */
+  close(): void {
+    for (const [token, a] of this.inFlight) {
+      this.inFlight.delete(token);
+      a.reject(new LogUnavailableError(`append to ${a.subject} got no answer: the event log was closed`, true));
+    }
+    this.stopSweeper();
+    this.subscription?.unsubscribe();
+    this.subscription = undefined;
+  }
+
+  /** The inbox replies come to, subscribed once (again after the subscription closed, e.g. a permission error). */
+  private replyInbox(): string {
+    if (this.subscription === undefined || this.subscription.isClosed()) {
+      // The connection's own inbox prefix (e.g. `_INBOX_<user>` under least-privilege permissions), as nats.js uses for requests.
+      const prefix = (this.nc as { options?: { inboxPrefix?: string } }).options?.inboxPrefix;
+      this.inbox = createInbox(prefix);
+      this.subscription = this.nc.subscribe(`${this.inbox}.*`, { callback: (_err, msg) => this.onReply(msg) });
+    }
+    return this.inbox;
+  }
+
+  private onReply(msg: Msg): void {
+    const token = msg.subject.slice(this.inbox.length + 1);
+    const a = this.inFlight.get(token);
+    if (a === undefined) return; // answered after its deadline: the append was already reported ambiguous
+    this.inFlight.delete(token);
+    if (this.inFlight.size === 0) this.stopSweeper();
+    if (msg.headers?.code === 503) {
+      a.reject(new LogUnavailableError(`append to ${a.subject} failed: no stream answers on it`, false));
+      return;
+    }
+    let ack: { seq?: number; duplicate?: boolean; error?: { err_code?: number; description?: string } };
+    try {
+      ack = msg.json();
+    } catch (e) {
+      a.reject(new LogUnavailableError(`append to ${a.subject} got an answer that is not JSON`, true, { cause: e }));
+      return;
+    }
+    if (ack.error !== undefined) {
+      const description = ack.error.description ?? "unknown error";
+      if (ack.error.err_code === WRONG_LAST_SEQUENCE) {
+        // The server names the subject's actual last sequence ("wrong last sequence: 42").
+        const actual = /wrong last sequence: (\d+)/.exec(description)?.[1];
+        a.reject(new WrongLastSequenceError(a.subject, a.expected, { actual: actual === undefined ? undefined : Number(actual) }));
+      } else {
+        a.reject(new LogUnavailableError(`append to ${a.subject} failed: ${description}`, false));
+      }
+      return;
+    }
+    a.resolve({ seq: ack.seq ?? 0, duplicate: ack.duplicate === true });
+  }
+
+  private sweep(): void {
+    const now = performance.now();
+    for (const [token, a] of this.inFlight) {
+      if (a.deadline > now) continue;
+      this.inFlight.delete(token);
+      a.reject(new LogUnavailableError(`append to ${a.subject} failed: no acknowledgement in time`, true));
+    }
+    if (this.inFlight.size === 0) this.stopSweeper();
+  }
+
+  private stopSweeper(): void {
+    clearInterval(this.sweeper);
+    this.sweeper = undefined;
+  }
+}
