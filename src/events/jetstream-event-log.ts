@@ -201,7 +201,7 @@ export class JetStreamEventLog implements EventLog {
             next = m.seq + 1;
             backoffMs = 50;
             received = { consumer: m.info.consumer, dseq: m.info.deliverySequence };
-            onMessage({ ...toStored(m), pending: m.info.pending });
+            onMessage(new StoredJsMsg(m, m.info.pending));
           }
           if (!stopped) throw new Error("the subscription ended");
         } catch (e) {
@@ -241,12 +241,36 @@ export class JetStreamEventLog implements EventLog {
   }
 }
 
+/** A stored message read from JetStream, every field read (the tools keep and compare them). */
 function toStored(m: JsMsg): StoredMessage {
-  return {
-    seq: m.seq,
-    subject: m.subject,
-    payload: m.data,
-    time: storedMillis(m),
-    msgId: m.headers?.get("Nats-Msg-Id") || undefined,
-  };
+  return { seq: m.seq, subject: m.subject, payload: m.data, time: storedMillis(m), msgId: m.headers?.get("Nats-Msg-Id") || undefined };
+}
+
+/**
+ * A stored message delivered to a follower. Its message id (a header parse) and
+ * stored instant (a parse of the reply subject) are read only when asked:
+ * a follower skips most of its own instance's events unread, and the fold
+ * needs the id only of events that carry a requestId or are watched.
+ */
+class StoredJsMsg implements StoredMessage {
+  readonly seq: number;
+  readonly subject: string;
+  readonly payload: Uint8Array;
+
+  constructor(
+    private readonly m: JsMsg,
+    readonly pending?: number,
+  ) {
+    this.seq = m.seq;
+    this.subject = m.subject;
+    this.payload = m.data;
+  }
+
+  get time(): number {
+    return storedMillis(this.m);
+  }
+
+  get msgId(): string | undefined {
+    return this.m.headers?.get("Nats-Msg-Id") || undefined;
+  }
 }
