@@ -9,6 +9,7 @@ import { readFileSync } from "node:fs";
 import { Option, type Command } from "commander";
 import { connect } from "@nats-io/transport-node";
 import { AuthorizationError, credsAuthenticator, type ConnectionOptions, type NatsConnection } from "@nats-io/nats-core";
+import { isValidPrefix } from "../events/index.ts";
 import { inboxPrefixOf } from "../security/nats-permissions.ts";
 import { ConnectFailure, UsageError } from "./cli-errors.ts";
 
@@ -145,7 +146,7 @@ export function natsTarget(flags: ConnectionFlags, fallback: string[], env: Node
 function inboxPrefixFor(given: string | undefined, user: string | undefined): string | undefined {
   const flag = nonEmpty(given);
   if (flag === undefined) return user === undefined ? undefined : inboxPrefixOf(user);
-  if (!/^[A-Za-z0-9_$-]+(\.[A-Za-z0-9_$-]+)*$/.test(flag))
+  if (!isValidPrefix(flag))
     throw new UsageError(`--inbox-prefix: subject tokens separated by dots, without wildcards, got ${JSON.stringify(flag)}`);
   return flag;
 }

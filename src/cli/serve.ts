@@ -123,9 +123,12 @@ export async function serve(flags: ServeFlags, logLevelGiven: boolean): Promise<
       const parts = { nc, log: service.log, subjects: service.subjects, status: service.status };
       http = await startHttp({ listen: httpListen, service: parts, metrics, logger }).catch((e: unknown) => {
         if ((e as NodeJS.ErrnoException).code !== "EADDRINUSE") throw e;
-        throw new UsageError(`--http: ${httpListen} is already in use; pick a free port with --http <host:port>, or turn it off with --http off`, {
-          cause: e,
-        });
+        throw new UsageError(
+          `--http: ${httpListen} is already in use; pick a free port with --http <host:port>, or turn it off with --http off`,
+          {
+            cause: e,
+          },
+        );
       });
       const running = http;
       shutdown.add("HTTP", () => running.stop(), 1000);
@@ -173,7 +176,9 @@ function readSettings(flags: ServeFlags): { config: ServiceConfig; target: NatsT
     throw e;
   }
   if (servers === undefined) {
-    const given = (["creds", "user", "password", "token", "tlsCa", "tlsCert", "tlsKey", "inboxPrefix"] as const).filter((k) => flags[k] !== undefined);
+    const given = (["creds", "user", "password", "token", "tlsCa", "tlsCert", "tlsKey", "inboxPrefix"] as const).filter(
+      (k) => flags[k] !== undefined,
+    );
     if (given.length > 0) {
       throw new UsageError(
         `${given.map((k) => `--${k.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`).join(", ")} need --nats: the local nats-server is joined as its own service user`,

@@ -234,6 +234,11 @@ export class LeaseholdClient {
     return this.transport.subjects.prefix;
   }
 
+  /** Where replies to this client arrive (`_INBOX_<user>` for a user of `leasehold nats-config`). */
+  get inboxPrefix(): string {
+    return this.transport.inboxPrefix;
+  }
+
   /** The per-attempt request timeout, ms. */
   get timeoutMs(): number {
     return this.transport.timeoutMs;

@@ -40,7 +40,9 @@ describe("one-line errors and exit codes", () => {
     await new Promise<void>((resolve) => taken.listen(0, "127.0.0.1", resolve));
     defer(() => new Promise<void>((resolve) => taken.close(() => resolve())));
     const listen = `127.0.0.1:${(taken.address() as AddressInfo).port}`;
-    expect(await fails(["serve", "--nats", inject("natsUrl"), "--prefix", uniquePrefix(), "--http", listen, "--log-format", "text"], 2)).toBe(
+    expect(
+      await fails(["serve", "--nats", inject("natsUrl"), "--prefix", uniquePrefix(), "--http", listen, "--log-format", "text"], 2),
+    ).toBe(
       `leasehold serve: --http: ${listen} is already in use; pick a free port with --http <host:port>, or turn it off with --http off`,
     );
   });
