@@ -8,22 +8,20 @@
  * and replays; the typed client, given the user's prefix, gets its replies
  * and its awaited durable replies there.
  */
-import { spawn } from "node:child_process";
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, inject, it, vi } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { connect } from "@nats-io/transport-node";
 import type { NatsConnection } from "@nats-io/nats-core";
 import { LeaseholdClient } from "../../src/client/index.ts";
 import { inboxPrefixOf, passwordEnvOf } from "../../src/security/nats-permissions.ts";
 import { defer, leasehold, waitForLog, type Proc } from "../cli/cli-process.ts";
+import { startConfiguredServer, type ConfiguredServer } from "./configured-server.ts";
 
 const PASSWORDS: Record<string, string> = { alice: "pw-alice", bob: "pw-bob", auditor: "pw-auditor" };
 const SERVICE_PASSWORD = "pw-service";
 
 let url: string;
-let stopServer: (() => Promise<void>) | undefined;
+let server: ConfiguredServer | undefined;
 
 /** Runs `leasehold args` as `user` (credentials from the environment, as the docs advise) and waits for its exit. */
 async function as(user: string | undefined, args: string[]): Promise<{ code: number | null; proc: Proc }> {
@@ -33,46 +31,35 @@ async function as(user: string | undefined, args: string[]): Promise<{ code: num
   return { code: (await proc.exited).code, proc };
 }
 
+/** `leasehold serve` as the service user, stopped after the test. */
+async function serveAsServiceUser(): Promise<void> {
+  const serve = leasehold(["serve", "--nats", url, "--log-format", "json"], {
+    env: { LEASEHOLD_USER: "leasehold", LEASEHOLD_PASSWORD: SERVICE_PASSWORD },
+  });
+  defer(async () => {
+    serve.child.kill("SIGTERM");
+    await serve.exited;
+  });
+  await waitForLog(serve, "leasehold serving");
+}
+
 beforeAll(async () => {
-  const dir = mkdtempSync(join(tmpdir(), "leasehold-named-users-"));
   const config = leasehold(["nats-config", "--client", "alice", "--client", "bob", "--no-anonymous", "--listen", "127.0.0.1:-1"]);
   expect((await config.exited).code, config.stderr()).toBe(0);
-  writeFileSync(join(dir, "nats.conf"), config.stdout().replace(/store_dir: .*/, `store_dir: ${JSON.stringify(join(dir, "js"))}`));
-  const env: NodeJS.ProcessEnv = { ...process.env, LEASEHOLD_SERVICE_PASSWORD: SERVICE_PASSWORD };
+  const env: Record<string, string> = { LEASEHOLD_SERVICE_PASSWORD: SERVICE_PASSWORD };
   for (const [user, pw] of Object.entries(PASSWORDS)) env[passwordEnvOf(user)] = pw;
-  const server = spawn(inject("natsServerBinary"), ["-c", join(dir, "nats.conf"), "--ports_file_dir", dir], {
-    cwd: dir,
+  server = await startConfiguredServer(
+    (dir) => config.stdout().replace(/store_dir: .*/, `store_dir: ${JSON.stringify(join(dir, "js"))}`),
     env,
-    stdio: "ignore",
-  });
-  const gone = new Promise((resolve) => server.once("exit", resolve));
-  stopServer = async () => {
-    server.kill("SIGTERM");
-    await gone;
-    rmSync(dir, { recursive: true, force: true });
-  };
-  await vi.waitFor(
-    () => {
-      const ports = readdirSync(dir).find((f) => f.endsWith(".ports"));
-      expect(ports).toBeDefined();
-      url = (JSON.parse(readFileSync(join(dir, ports!), "utf8")) as { nats: string[] }).nats[0]!;
-    },
-    { timeout: 10_000, interval: 20 },
   );
+  url = server.url;
 }, 30_000);
 
-afterAll(() => stopServer?.());
+afterAll(() => server?.stop());
 
 describe("nats-config's named users, every command run as its user", () => {
   it("serves as the service user; alice and bob call; nobody else reads their replies; anonymous is refused; the auditor tails and audits", async () => {
-    const serve = leasehold(["serve", "--nats", url, "--log-format", "json"], {
-      env: { LEASEHOLD_USER: "leasehold", LEASEHOLD_PASSWORD: SERVICE_PASSWORD },
-    });
-    defer(async () => {
-      serve.child.kill("SIGTERM");
-      await serve.exited;
-    });
-    await waitForLog(serve, "leasehold serving");
+    await serveAsServiceUser();
 
     // Alice listens where bob's replies would go: the server refuses her, and she receives nothing.
     const alice = await connect({ servers: url, user: "alice", pass: PASSWORDS.alice, inboxPrefix: inboxPrefixOf("alice") });
@@ -91,47 +78,43 @@ describe("nats-config's named users, every command run as its user", () => {
     const acquired = await as("alice", ["call", "lock.acquire", '{"name":"reports","owner":"alice"}']);
     expect(acquired.code, acquired.proc.stderr()).toBe(0);
     expect(JSON.parse(acquired.proc.stdout())).toMatchObject({ lease: { owner: "alice", generation: 1 } });
-    const read = await as("bob", ["call", "lock.get", '{"name":"reports"}']);
+    // The rest only read: side by side, as each is a process start.
+    const [read, status, anonymous, tail, audit, replay, forged, wrongInbox] = await Promise.all([
+      as("bob", ["call", "lock.get", '{"name":"reports"}']),
+      as("bob", ["status", "--json"]),
+      as(undefined, ["call", "lock.get", '{"name":"reports"}']),
+      as("auditor", ["tail", "--from-seq", "1", "--limit", "1", "--kind", "lock"]),
+      as("auditor", ["audit"]),
+      as("auditor", ["replay", "--kind", "lock", "--json"]),
+      // A prefix this user has no rights on, and a reply prefix it may not use.
+      as("alice", ["status", "--prefix", "forged"]),
+      as("alice", ["call", "--inbox-prefix", "_INBOX", "lock.get", '{"name":"reports"}']),
+    ]);
     expect(read.code, read.proc.stderr()).toBe(0);
     expect(JSON.parse(read.proc.stdout())).toMatchObject({ lease: { owner: "alice" } });
-    const status = await as("bob", ["status", "--json"]);
     expect(status.code, status.proc.stderr()).toBe(0);
     expect(overheard).toEqual([]);
 
-    const anonymous = await as(undefined, ["call", "lock.get", '{"name":"reports"}']);
     expect(anonymous.code).toBe(2);
     expect(anonymous.proc.stderr()).toMatch(/refused the credentials/);
 
-    const tail = await as("auditor", ["tail", "--from-seq", "1", "--limit", "1", "--kind", "lock"]);
     expect(tail.code, tail.proc.stderr()).toBe(0);
     expect(tail.proc.stdout()).toMatch(/lock reports LockAcquired/);
-    const audit = await as("auditor", ["audit"]);
     expect(audit.code, audit.proc.stderr()).toBe(0);
-    const replay = await as("auditor", ["replay", "--kind", "lock", "--json"]);
     expect(replay.code, replay.proc.stderr()).toBe(0);
 
-    // A prefix this user has no rights on: the hint names --prefix, not JetStream.
-    const forged = await as("alice", ["status", "--prefix", "forged"]);
+    // The hint names --prefix, not JetStream.
     expect(forged.code).toBe(2);
     expect(forged.proc.stderr()).toMatch(/check --prefix, or the user's permissions/);
     expect(forged.proc.stderr()).not.toMatch(/JetStream enabled/);
-
-    // A reply prefix the user may not use: one line naming --inbox-prefix.
-    const wrongInbox = await as("alice", ["call", "--inbox-prefix", "_INBOX", "lock.get", '{"name":"reports"}']);
+    // One line naming --inbox-prefix.
     expect(wrongInbox.code).toBe(2);
     expect(wrongInbox.proc.stderr().trim().split("\n")).toHaveLength(1);
     expect(wrongInbox.proc.stderr()).toMatch(/set --inbox-prefix/);
-  });
+  }, 120_000);
 
   it("the typed client gets its replies, awaited durable ones included, under the user's inbox prefix", async () => {
-    const serve = leasehold(["serve", "--nats", url, "--log-format", "json"], {
-      env: { LEASEHOLD_USER: "leasehold", LEASEHOLD_PASSWORD: SERVICE_PASSWORD },
-    });
-    defer(async () => {
-      serve.child.kill("SIGTERM");
-      await serve.exited;
-    });
-    await waitForLog(serve, "leasehold serving");
+    await serveAsServiceUser();
     // The way docs/client.md shows: the connection carries the prefix, and so every reply of nats.js and the client.
     const bob = await connect({ servers: url, user: "bob", pass: PASSWORDS.bob, inboxPrefix: inboxPrefixOf("bob") });
     defer(() => bob.close());
