@@ -23,7 +23,7 @@ import {
   type StreamInfo,
 } from "@nats-io/jetstream";
 import type { AppendOptions, AppendResult, EventLog, FollowOptions, Following, StoredMessage, StreamRange } from "./event-log.ts";
-import { LogUnavailableError } from "./event-log.ts";
+import { LogUnavailableError, WrongLastSequenceError } from "./event-log.ts";
 import { AppendPipe } from "./append-pipe.ts";
 import { pause, withDeadline } from "./deadline.ts";
 import { storedMillis } from "./stored-time.ts";
@@ -49,6 +49,8 @@ export class JetStreamEventLog implements EventLog {
   private readonly opTimeoutMs: number;
   /** Appends share one reply inbox (src/events/append-pipe.ts). */
   private readonly pipe: AppendPipe;
+  /** Whether the server may refuse a stored message's retry by its sequence rather than call it a duplicate (2.11 and later, or unknown). */
+  private readonly sequenceBeforeDuplicates: boolean;
 
   private constructor(
     nc: NatsConnection,
@@ -59,6 +61,7 @@ export class JetStreamEventLog implements EventLog {
   ) {
     this.js = jsm.jetstream();
     this.pipe = new AppendPipe(nc);
+    this.sequenceBeforeDuplicates = !serverBelow(nc.info?.version, 2, 11);
     this.appendTimeoutMs = options.appendTimeoutMs ?? 5000;
     this.opTimeoutMs = options.opTimeoutMs ?? 5000;
   }
@@ -102,14 +105,33 @@ export class JetStreamEventLog implements EventLog {
     return new JetStreamEventLog(nc, jsm, options, info.config.num_replicas);
   }
 
-  append(subject: string, payload: Uint8Array, options: AppendOptions): Promise<AppendResult> {
-    return this.pipe.append({
-      subject,
-      payload,
-      msgId: options.msgId,
-      expectedLastSubjectSeq: options.expectedLastSubjectSeq,
-      timeoutMs: options.timeoutMs ?? this.appendTimeoutMs,
-    });
+  async append(subject: string, payload: Uint8Array, options: AppendOptions): Promise<AppendResult> {
+    try {
+      return await this.pipe.append({
+        subject,
+        payload,
+        msgId: options.msgId,
+        expectedLastSubjectSeq: options.expectedLastSubjectSeq,
+        timeoutMs: options.timeoutMs ?? this.appendTimeoutMs,
+      });
+    } catch (e) {
+      // nats-server 2.11 and later check the expected sequence before the duplicate window, so the retry of an
+      // append that was stored meets its own message as the subject's last: that is the duplicate 2.10 answers.
+      if (e instanceof WrongLastSequenceError && e.actual !== undefined && this.sequenceBeforeDuplicates) {
+        if (await this.storedAs(e.actual, subject, options.msgId)) return { seq: e.actual, duplicate: true };
+      }
+      throw e;
+    }
+  }
+
+  /** Whether message `seq` is on `subject` and carries `msgId` (false too when that cannot be read in time). */
+  private async storedAs(seq: number, subject: string, msgId: string): Promise<boolean> {
+    try {
+      const m = await withDeadline(this.jsm.streams.getMessage(this.options.stream, { seq }), this.opTimeoutMs, `read of ${subject}`);
+      return m !== null && m.subject === subject && m.header.get("Nats-Msg-Id") === msgId;
+    } catch {
+      return false;
+    }
   }
 
   async lastSubjectSeq(subject: string, timeoutMs = this.opTimeoutMs): Promise<number> {
@@ -273,4 +295,12 @@ class StoredJsMsg implements StoredMessage {
   get msgId(): string | undefined {
     return this.m.headers?.get("Nats-Msg-Id") || undefined;
   }
+}
+
+/** Whether `version` ("2.10.27") is known to be older than major.minor. */
+function serverBelow(version: string | undefined, major: number, minor: number): boolean {
+  const m = /^(\d+)\.(\d+)/.exec(version ?? "");
+  if (m === null) return false;
+  const [vMajor, vMinor] = [Number(m[1]), Number(m[2])];
+  return vMajor < major || (vMajor === major && vMinor < minor);
 }

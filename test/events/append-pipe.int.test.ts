@@ -69,7 +69,9 @@ describe("AppendPipe", () => {
     const { subjects, pipe } = await withStream();
     const subject = subjects.event("lock", "d");
     const a = await pipe.append({ subject, payload, msgId: "same", expectedLastSubjectSeq: 0, timeoutMs: 5000 });
-    const b = await pipe.append({ subject, payload, msgId: "same", expectedLastSubjectSeq: 0, timeoutMs: 5000 });
+    // Expecting the subject's current last sequence, so every server line reaches its duplicate window
+    // (2.11 and later check the expected sequence first; the event log handles that case above the pipe).
+    const b = await pipe.append({ subject, payload, msgId: "same", expectedLastSubjectSeq: a.seq, timeoutMs: 5000 });
     expect(a.duplicate).toBe(false);
     expect(b).toEqual({ seq: a.seq, duplicate: true });
   });
