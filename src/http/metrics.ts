@@ -75,7 +75,11 @@ export class ServiceMetrics {
       registers,
     });
     const perKind = (name: string, help: string, read: (source: MetricsSource) => PerKind) => this.perKindGauge(name, help, read);
-    perKind("leasehold_active_actors", "Actors in memory on this instance, by kind.", (s) => s.activeActors());
+    perKind(
+      "leasehold_active_actors",
+      "Actors with commands in progress on this instance, by kind (an actor is in memory only while it has commands).",
+      (s) => s.activeActors(),
+    );
     perKind("leasehold_live_leases", "Live leases by kind: unexpired locks, unexpired proxy leases, route leases.", (s) =>
       s.liveLeases(this.now()),
     );
@@ -95,11 +99,23 @@ export class ServiceMetrics {
     this.source = source;
   }
 
-  /** A command was answered: call once per request or durable command, with its outcome and duration. */
+  /**
+   * A command was answered: call once per request or durable command, with its outcome and duration.
+   * The label children are looked up once per (kind, op, outcome), not per call: prom-client hashes
+   * the label set on every `inc(labels)`, a cost on every request.
+   */
   commandFinished(kind: string, op: string, outcome: string, seconds: number): void {
-    this.commands.inc({ kind, op, outcome });
-    this.commandSeconds.observe({ kind, op }, seconds);
+    const key = `${kind}\u0000${op}\u0000${outcome}`;
+    let children = this.commandChildren.get(key);
+    if (children === undefined) {
+      children = { count: this.commands.labels({ kind, op, outcome }), seconds: this.commandSeconds.labels({ kind, op }) };
+      this.commandChildren.set(key, children);
+    }
+    children.count.inc();
+    children.seconds.observe(seconds);
   }
+
+  private readonly commandChildren = new Map<string, { count: { inc(): void }; seconds: { observe(v: number): void } }>();
 
   /** An append was acknowledged (or failed) after `seconds`. */
   appendFinished(seconds: number): void {
