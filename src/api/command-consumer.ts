@@ -25,7 +25,7 @@ import {
 } from "@nats-io/jetstream";
 import type { Logger } from "pino";
 import { isUnavailable, type TurnResult } from "../actors/turn-result.ts";
-import type { Subjects } from "../events/index.ts";
+import type { Subjects } from "../contract/subjects.ts";
 import type { Endpoint } from "./endpoint.ts";
 import { replyHeaders, toResponse } from "./replies.ts";
 import { badRequest } from "../contract/errors.ts";

@@ -1,6 +1,4 @@
 /** The vocabulary (events, subjects, tokens) and the log that stores it. */
-export * from "../contract/subject-token.ts";
-export * from "../contract/subjects.ts";
 export * from "./envelope.ts";
 export * from "./fields.ts";
 export * from "./lock-events.ts";

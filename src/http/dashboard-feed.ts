@@ -7,7 +7,8 @@
  * metrics their answer without a scrape ever waiting on NATS.
  */
 import type { Logger } from "pino";
-import { isUnparsable, type ActorKind, type EventLog, type Following, type StoredMessage, type Subjects } from "../events/index.ts";
+import { isUnparsable, type EventLog, type Following, type StoredMessage } from "../events/index.ts";
+import { type ActorKind, type Subjects } from "../contract/subjects.ts";
 import {
   activeCooldowns,
   activeLeases,
@@ -18,7 +19,7 @@ import {
   type RouteState,
 } from "../projections/index.ts";
 import { StreamFold } from "../tools/stream-fold.ts";
-import { withDeadline } from "./deadline.ts";
+import { withDeadline } from "../events/deadline.ts";
 import { queueAt } from "../projections/lock-queue.ts";
 
 /** A lock as the dashboard lists it (held and unexpired, or corrupt). */

@@ -4,7 +4,8 @@
  */
 import type { NatsConnection } from "@nats-io/nats-core";
 import type { Logger } from "pino";
-import type { EventLog, Subjects } from "../events/index.ts";
+import type { EventLog } from "../events/index.ts";
+import type { Subjects } from "../contract/subjects.ts";
 import { DashboardFeed } from "./dashboard-feed.ts";
 import { ConnectionWatch, feedMetricsSource } from "./feed-source.ts";
 import type { MetricsSource, PerKind, ServiceMetrics } from "./metrics.ts";

@@ -19,12 +19,10 @@ import type { Logger } from "pino";
 import {
   baseMsgId,
   decodeEvent,
-  decodeToken,
   isUnparsable,
   LogUnavailableError,
   pause,
   withDeadline,
-  type ActorKind,
   type EventLog,
   type Following,
   type HistoryEntry,
@@ -32,6 +30,8 @@ import {
   type StoredMessage,
   instantMs,
 } from "../events/index.ts";
+import { type ActorKind } from "../contract/subjects.ts";
+import { decodeToken } from "../contract/subject-token.ts";
 import { batchedCatchUp } from "./batched-catch-up.ts";
 import {
   decodeProjectionSnapshot,

@@ -10,7 +10,8 @@ import { deserialize, serialize } from "node:v8";
 import type { NatsConnection } from "@nats-io/nats-core";
 import { Objm, type ObjectStore } from "@nats-io/obj";
 import { StorageType } from "@nats-io/jetstream";
-import { withDeadline, type ActorKind } from "../events/index.ts";
+import { withDeadline } from "../events/index.ts";
+import { type ActorKind } from "../contract/subjects.ts";
 
 /** One kind's projection as of stream sequence `seq`. */
 export interface ProjectionSnapshot {

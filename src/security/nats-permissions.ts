@@ -14,7 +14,7 @@
  *   connections share).
  * - auditor: reads the event stream, nothing else.
  */
-import { Subjects } from "../events/index.ts";
+import { Subjects } from "../contract/subjects.ts";
 
 /** Allowed subjects of one user. */
 export interface Permissions {

@@ -6,7 +6,8 @@ import type { Logger } from "pino";
 import type { ActorRuntime } from "../actors/actor-runtime.ts";
 import type { Clock } from "../actors/clock.ts";
 import type { Endpoint } from "../api/endpoint.ts";
-import type { EventLog, Subjects } from "../events/index.ts";
+import type { EventLog } from "../events/index.ts";
+import type { Subjects } from "../contract/subjects.ts";
 import type { ServiceConfig } from "../config.ts";
 
 /** What every kind module is given by the service. */
@@ -28,8 +29,6 @@ export interface KindModule {
   start?(): Promise<void>;
   /** Called every `--sweep-interval-ms` (housekeeping; nothing may depend on when). */
   sweep?(): Promise<void>;
-  /** Called first when the instance begins to stop, before it stops taking requests (answer long waits now). */
-  stopping?(): void;
   /** Called first when the instance begins to stop, before it stops taking requests (answer long waits now). */
   stopping?(): void;
   /** Called after the endpoints stopped and turns in flight finished. */

@@ -13,7 +13,8 @@ import { proxyModule } from "./proxy-module.ts";
 import { MicroService, toResponse } from "../api/index.ts";
 import { CommandConsumer } from "../api/command-consumer.ts";
 import type { KindContext, KindModule } from "./kind-module.ts";
-import { ACTOR_KINDS, JetStreamEventLog, SERVICE_NAME, Subjects, withDeadline, type ActorKind, type EventLog } from "../events/index.ts";
+import { JetStreamEventLog, withDeadline, type EventLog } from "../events/index.ts";
+import { ACTOR_KINDS, SERVICE_NAME, Subjects, type ActorKind } from "../contract/subjects.ts";
 import { ObjectProjectionSnapshotStore } from "../projections/index.ts";
 import type { ServiceConfig } from "../config.ts";
 import { VERSION } from "../version.ts";
@@ -195,7 +196,6 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
     async stop(timeoutMs = 10_000) {
       stopping = true;
       clearInterval(sweep);
-      for (const module of modules) module.stopping?.();
       for (const module of modules) module.stopping?.();
       const deadline = performance.now() + timeoutMs;
       const left = () => Math.max(1, deadline - performance.now());

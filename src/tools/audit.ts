@@ -17,7 +17,6 @@ import {
   lockEventSchemas,
   proxyEventSchemas,
   routeEventSchemas,
-  type ActorKind,
   type EventEnvelope,
   type HistoryEntry,
   type HostEvent,
@@ -25,9 +24,9 @@ import {
   type ProxyEvent,
   type RouteEvent,
   type StoredMessage,
-  type Subjects,
   instantMs,
 } from "../events/index.ts";
+import { type ActorKind, type Subjects } from "../contract/subjects.ts";
 import {
   activeLeases,
   compareCodeUnits,

@@ -6,7 +6,8 @@
  * with the lock projection and shown with their holder and time left.
  */
 import type { NatsConnection } from "@nats-io/nats-core";
-import type { EventLog, Subjects } from "../events/index.ts";
+import type { EventLog } from "../events/index.ts";
+import type { Subjects } from "../contract/subjects.ts";
 import type { ProxyView, RouteLeaseView } from "../projections/index.ts";
 import { ToolConnectionError } from "./errors.ts";
 import { foldStream, labelsText, replayView, type HostReplayView } from "./replay.ts";

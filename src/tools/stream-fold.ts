@@ -4,15 +4,9 @@
  * (src/projections), so replay and audit cannot disagree with the service
  * about what a history means.
  */
-import {
-  ACTOR_KINDS,
-  decodeEvent,
-  decodeToken,
-  type ActorKind,
-  type HistoryEntry,
-  type StoredMessage,
-  type Subjects,
-} from "../events/index.ts";
+import { decodeEvent, type HistoryEntry, type StoredMessage } from "../events/index.ts";
+import { ACTOR_KINDS, type ActorKind, type Subjects } from "../contract/subjects.ts";
+import { decodeToken } from "../contract/subject-token.ts";
 import {
   evolveHost,
   evolveLock,

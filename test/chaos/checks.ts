@@ -3,7 +3,8 @@
  * event stream holds. Each check counts its violations (0 when it held) and
  * keeps a few examples for the report.
  */
-import { Subjects, type StoredMessage } from "../../src/events/index.ts";
+import { type StoredMessage } from "../../src/events/index.ts";
+import { Subjects } from "../../src/contract/subjects.ts";
 import { Auditor, type AuditRule } from "../../src/tools/audit.ts";
 import {
   checkLinearizable,

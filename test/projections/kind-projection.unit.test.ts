@@ -5,7 +5,8 @@
  */
 import { pino } from "pino";
 import { describe, expect, it, vi } from "vitest";
-import { encodeEvent, LogUnavailableError, MemoryEventLog, Subjects, type EventEnvelope } from "../../src/events/index.ts";
+import { encodeEvent, LogUnavailableError, MemoryEventLog, type EventEnvelope } from "../../src/events/index.ts";
+import { Subjects } from "../../src/contract/subjects.ts";
 import {
   decodeProjectionSnapshot,
   encodeProjectionSnapshot,

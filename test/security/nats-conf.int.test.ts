@@ -17,7 +17,8 @@ import { pino } from "pino";
 import { PROJECT_ROOT } from "../../src/cli/local-nats.ts";
 import { resolveConfig } from "../../src/config.ts";
 import { startService, type RunningService } from "../../src/service/start-service.ts";
-import { JetStreamEventLog, Subjects } from "../../src/events/index.ts";
+import { JetStreamEventLog } from "../../src/events/index.ts";
+import { Subjects } from "../../src/contract/subjects.ts";
 import { call } from "../support/nats.ts";
 import { expectServiceOnlyWritesRefused } from "./service-only-writes.ts";
 
