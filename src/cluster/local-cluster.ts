@@ -14,7 +14,7 @@ import { join } from "node:path";
 import { connect } from "@nats-io/transport-node";
 import { jetstreamManager } from "@nats-io/jetstream";
 import type { Logger } from "pino";
-import { natsServerBinary } from "../cli/local-nats.ts";
+import { natsServerBinary } from "./nats-server-binary.ts";
 
 /** Loopback only: nothing here is meant to be reachable from elsewhere. */
 const HOST = "127.0.0.1";

@@ -14,7 +14,7 @@ import { connect } from "@nats-io/transport-node";
 import type { NatsConnection } from "@nats-io/nats-core";
 import { jetstream, jetstreamManager } from "@nats-io/jetstream";
 import { pino } from "pino";
-import { PROJECT_ROOT } from "../../src/cli/local-nats.ts";
+import { PROJECT_ROOT } from "../../src/cluster/nats-server-binary.ts";
 import { resolveConfig } from "../../src/config.ts";
 import { startService, type RunningService } from "../../src/service/start-service.ts";
 import { JetStreamEventLog } from "../../src/events/index.ts";
