@@ -9,6 +9,7 @@ import type { ActorRuntime } from "../actors/actor-runtime.ts";
 import { badRequest } from "../contract/errors.ts";
 import type { HostInfo } from "../contract/messages.ts";
 import type { LockWaiters } from "../actors/lock/lock-waiters.ts";
+import { isWaitingReply } from "../actors/lock/waiting-reply.ts";
 import type { Clock } from "../actors/clock.ts";
 import type { ProxyLeasing } from "../app/proxy-leasing.ts";
 import type { RoutePlacement } from "../app/route-placement.ts";
@@ -33,19 +34,25 @@ export interface LockAcquireOptions {
 
 /**
  * `lock.acquire|renew|release|get|reset`, each for the lock actor named in
- * the request; every acquire goes through the lock waiters, which park it
- * when it joins the lock's wait queue.
+ * the request; an acquire with a `waitMs` goes through the lock waiters,
+ * which park it when it joins the lock's wait queue, and one without is a
+ * single turn of the lock's actor.
  */
 export function lockEndpoints(runtime: ActorRuntime, { waiters, maxWaitMs }: LockAcquireOptions): Endpoint[] {
   return [
-    endpoint("lock", "acquire", lockRequests.acquire, (r, a) => {
+    endpoint("lock", "acquire", lockRequests.acquire, async (r, a) => {
       const waitMs = r.waitMs ?? 0;
       if (waitMs > maxWaitMs) return refuse(badRequest(`waitMs: ${waitMs} exceeds the server's --max-wait-ms (${maxWaitMs})`));
       // A durable command has nobody waiting for its answer, so it may not wait.
       if (waitMs > 0 && a.requestedAt !== undefined) {
         return refuse(badRequest("waitMs: a durable command cannot wait (send waitMs 0 or none)"));
       }
-      return waiters.acquire(r.name, { owner: r.owner, ttlMs: r.ttlMs, waitMs, requestId: r.requestId }, a);
+      const acquire = { owner: r.owner, ttlMs: r.ttlMs, waitMs, requestId: r.requestId };
+      if (waitMs > 0) return waiters.acquire(r.name, acquire, a);
+      // Without a wait nothing spans turns: one turn of the lock's actor. Only a retry (the same requestId) of an
+      // acquire that once joined the queue is answered a place; the waiters answer that one as they always did.
+      const result = await runtime.execute("lock", r.name, { op: "acquire", ...acquire }, a);
+      return result.ok && isWaitingReply(result.reply) ? waiters.acquire(r.name, acquire, a) : result;
     }),
     endpoint("lock", "renew", lockRequests.renew, (r, a) =>
       runtime.execute("lock", r.name, { op: "renew", owner: r.owner, etag: r.etag, ttlMs: r.ttlMs }, a),

@@ -6,11 +6,12 @@
 import type { NatsConnection } from "@nats-io/nats-core";
 import type { Logger } from "pino";
 import { randomBytes } from "node:crypto";
-import { ActorRuntime, isUnavailable, systemClock, type Clock, type TurnResult } from "../actors/index.ts";
+import { ActorRuntime, systemClock, type Clock } from "../actors/index.ts";
 import { lockModule } from "./lock-module.ts";
 import { routeModule } from "./route-module.ts";
 import { proxyModule } from "./proxy-module.ts";
-import { MicroService, toResponse } from "../api/index.ts";
+import { MicroService } from "../api/index.ts";
+import { endpointServer, type CommandObserver } from "../api/serve-endpoint.ts";
 import { CommandConsumer } from "../api/command-consumer.ts";
 import type { KindContext, KindModule } from "./kind-module.ts";
 import { JetStreamEventLog, withDeadline, type EventLog } from "../events/index.ts";
@@ -49,8 +50,7 @@ export interface RuntimeStatus {
 }
 
 /** What a metrics registry takes from the service (prom-client's in src/http fits it). */
-export interface ServiceObserver {
-  commandFinished(kind: string, op: string, outcome: string, seconds: number): void;
+export interface ServiceObserver extends CommandObserver {
   appendFinished(seconds: number): void;
   appendConflict(): void;
 }
@@ -120,7 +120,7 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
     "projections caught up with the stream",
   );
   let stopping = false;
-  const unavailableLog = throttledWarn(logger, "answered UNAVAILABLE", 5000);
+  const serve = endpointServer({ logger, observer });
 
   const micro = new MicroService(nc, {
     name: SERVICE_NAME,
@@ -138,25 +138,14 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
   for (const endpoint of endpoints) {
     let group = groups.get(endpoint.kind);
     if (group === undefined) groups.set(endpoint.kind, (group = micro.addGroup(subjects.commandGroup(endpoint.kind))));
-    group.addEndpoint(endpoint.op, async (data) => {
-      const started = performance.now();
-      const result = await endpoint.run(data);
-      observer?.commandFinished(endpoint.kind, endpoint.op, outcomeOf(result), (performance.now() - started) / 1000);
-      if (!result.ok && isUnavailable(result)) unavailableLog(endpoint.kind, endpoint.op, result.rejection.message);
-      else if (!result.ok) {
-        logger.debug(
-          { kind: endpoint.kind, op: endpoint.op, code: result.rejection.code, message: result.rejection.message },
-          "command refused",
-        );
-      }
-      return toResponse(result);
-    });
+    group.addEndpoint(endpoint.op, async (data) => (await serve(endpoint, data)).response);
   }
 
   const commands = await CommandConsumer.start({
     nc,
     subjects,
     endpoints,
+    serve,
     logger,
     dedupWindowMs: config.dedupWindowMs,
     replicas: config.replicas,
@@ -210,32 +199,6 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
       return unanswered;
     },
   };
-}
-
-/**
- * Logs an UNAVAILABLE answer at warn so an operator sees an outage and its
- * cause, but at most once per `periodMs`: the next line counts the ones
- * left out (an outage at thousands of requests a second must not flood the log).
- */
-function throttledWarn(logger: Logger, msg: string, periodMs: number): (kind: string, op: string, message: string) => void {
-  let lastAt = -Infinity;
-  let suppressed = 0;
-  return (kind, op, message) => {
-    const now = performance.now();
-    if (now - lastAt < periodMs) {
-      suppressed++;
-      return;
-    }
-    logger.warn({ kind, op, cause: message, suppressedSinceLast: suppressed }, msg);
-    lastAt = now;
-    suppressed = 0;
-  };
-}
-
-/** The `outcome` of a command for metrics: `ok`, its error code, or `unavailable`. */
-function outcomeOf(result: TurnResult): string {
-  if (result.ok) return "ok";
-  return isUnavailable(result) ? "unavailable" : result.rejection.code;
 }
 
 /** A record with one value per actor kind. */
