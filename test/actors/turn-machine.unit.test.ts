@@ -19,7 +19,7 @@ import { lockLogic } from "../../src/actors/lock/logic.ts";
 import type { LockCommand } from "../../src/actors/lock/commands.ts";
 import { turnMachine, type AppendInput, type CatchUpInput, type TurnPorts } from "../../src/actors/turn-machine.ts";
 import type { TurnResult } from "../../src/actors/turn-result.ts";
-import { DEFAULT_SETTINGS, T0 } from "../support/given-lock.ts";
+import { DEFAULT_SETTINGS, T0 } from "../support/lock-given.ts";
 
 const logic = lockLogic(DEFAULT_SETTINGS);
 const TIMEOUT_MS = 1000;

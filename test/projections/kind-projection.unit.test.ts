@@ -17,7 +17,7 @@ import {
 } from "../../src/projections/index.ts";
 import { lockLogic } from "../../src/actors/lock/logic.ts";
 import type { LockState } from "../../src/projections/lock.ts";
-import { DEFAULT_SETTINGS, T0 } from "../support/given-lock.ts";
+import { DEFAULT_SETTINGS, T0 } from "../support/lock-given.ts";
 import { withCaughtUp } from "../support/projections.ts";
 
 const subjects = new Subjects("t");
