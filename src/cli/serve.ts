@@ -39,6 +39,8 @@ export interface ServeFlags extends CommonFlags {
   cooldownBackoff?: string;
   maxCooldownMs?: string;
   routeChooser?: string;
+  hashBalanceFactor?: string;
+  loadStaleMs?: string;
   /** `--http <host:port>` (health, metrics, dashboard). */
   http?: string;
 }

@@ -2,6 +2,7 @@
  * How a kind of lease plugs into a service instance: the endpoints it serves,
  * and optional lifecycle hooks (start followers, periodic sweep, stop).
  */
+import type { NatsConnection } from "@nats-io/nats-core";
 import type { Logger } from "pino";
 import type { ActorRuntime } from "../actors/actor-runtime.ts";
 import type { Clock } from "../actors/clock.ts";
@@ -19,6 +20,8 @@ export interface KindContext {
   readonly logger: Logger;
   /** Unguessable ids (CSPRNG in production; seeded in simulations). */
   readonly newId: () => string;
+  /** The instance's connection, for what is not an event (host loads); absent on the in-memory log of simulations. */
+  readonly nc?: NatsConnection;
 }
 
 /** One kind's contribution to a service instance. */

@@ -107,7 +107,7 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
       },
     },
   });
-  const ctx: KindContext = { runtime, log, subjects, config, clock, logger, newId: options.newId ?? secureId };
+  const ctx: KindContext = { runtime, log, subjects, config, clock, logger, newId: options.newId ?? secureId, nc };
   const modules = KIND_MODULES.map((make) => make(ctx));
   const startedAt = performance.now();
   await Promise.all(modules.map(async (module) => module.start?.()));

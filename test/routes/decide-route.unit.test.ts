@@ -104,7 +104,15 @@ describe("route.acquire step 2: an existing lease", () => {
   it("on an unhealthy host is replaced with reason unhealthy and from set", () => {
     givenRoute([seen("a", "b"), placed("c1", "m", "a")])
       .when(acquire("c1", "m", { candidates: ["a", "b"], hosts: hostsOf({ down: ["a"], up: ["b"] }) }), T0 + 1)
-      .thenRecords("RouteLeasePlaced", { fp: "c1", model: "m", host: "b", from: "a", reason: "unhealthy", reused: false });
+      .thenRecords("RouteLeasePlaced", {
+        fp: "c1",
+        model: "m",
+        host: "b",
+        from: "a",
+        reason: "unhealthy",
+        reused: false,
+        chooser: "least-loaded",
+      });
   });
 
   it("on an unhealthy host stays when no other host can take it (NO_HOST)", () => {
@@ -138,13 +146,29 @@ describe("route.acquire step 3: a fingerprinted key inherits the route's own hos
   it("does not inherit from an unhealthy route host, nor across models, nor for the route's own key", () => {
     givenRoute([seen("a", "b"), routeLease])
       .when(acquire("c1", "m", { candidates: ["a", "b"], hosts: hostsOf({ down: ["a"], up: ["b"] }) }), T0 + 1)
-      .thenRecords("RouteLeasePlaced", { fp: "c1", model: "m", host: "b", from: "", reason: "new", reused: false });
+      .thenRecords("RouteLeasePlaced", {
+        fp: "c1",
+        model: "m",
+        host: "b",
+        from: "",
+        reason: "new",
+        reused: false,
+        chooser: "least-loaded",
+      });
     givenRoute([seen("a", "b"), routeLease])
       .when(acquire("c1", "other", { candidates: ["b"], hosts: up("a", "b") }), T0 + 1)
-      .thenRecords("RouteLeasePlaced", { fp: "c1", model: "other", host: "b", from: "", reason: "new", reused: false });
+      .thenRecords("RouteLeasePlaced", {
+        fp: "c1",
+        model: "other",
+        host: "b",
+        from: "",
+        reason: "new",
+        reused: false,
+        chooser: "least-loaded",
+      });
     givenRoute([seen("a", "b"), placed("c1", "m", "a")])
       .when(acquire("", "m", { candidates: ["b"], hosts: up("a", "b") }), T0 + 1)
-      .thenRecords("RouteLeasePlaced", { fp: "", model: "m", host: "b", from: "", reason: "new", reused: false });
+      .thenRecords("RouteLeasePlaced", { fp: "", model: "m", host: "b", from: "", reason: "new", reused: false, chooser: "least-loaded" });
   });
 });
 
@@ -168,12 +192,21 @@ describe("route.acquire step 4: the chooser", () => {
         from: "",
         reason: "new",
         reused: false,
+        chooser: "least-loaded",
         seen: ["a", "b", "c", "Z", "d", "e", "never-set"],
       });
     // Upper case sorts before lower case by code unit.
     givenRoute([seen("a", "Z")])
       .when(acquire("c1", "m", { candidates: ["a", "Z"], hosts: up("a", "Z") }))
-      .thenRecords("RouteLeasePlaced", { fp: "c1", model: "m", host: "Z", from: "", reason: "new", reused: false });
+      .thenRecords("RouteLeasePlaced", {
+        fp: "c1",
+        model: "m",
+        host: "Z",
+        from: "",
+        reason: "new",
+        reused: false,
+        chooser: "least-loaded",
+      });
   });
 
   it("refuses with NO_HOST when no candidate is healthy and not draining, or there are none", () => {
@@ -214,7 +247,15 @@ describe("route.acquire and the seen set", () => {
   it("adds no seen field when every candidate was seen", () => {
     givenRoute([seen("a")])
       .when(acquire("c1", "m", { candidates: ["a", "a"], hosts: up("a") }))
-      .thenRecords("RouteLeasePlaced", { fp: "c1", model: "m", host: "a", from: "", reason: "new", reused: false });
+      .thenRecords("RouteLeasePlaced", {
+        fp: "c1",
+        model: "m",
+        host: "a",
+        from: "",
+        reason: "new",
+        reused: false,
+        chooser: "least-loaded",
+      });
   });
 });
 

@@ -107,7 +107,7 @@ describe("the route decider and capacity", () => {
     // b is full by load, a uncapped: a new lease goes to a whatever the chooser prefers.
     given
       .when(acquire("", "m", { candidates: ["b", "a"], hosts: hosts({ a: null, b: 1 }), loads }), T0, settings)
-      .thenRecords("RouteLeasePlaced", { fp: "", model: "m", host: "a", from: "", reason: "new", reused: false });
+      .thenRecords("RouteLeasePlaced", { fp: "", model: "m", host: "a", from: "", reason: "new", reused: false, chooser });
     given
       .when(acquire("", "m", { candidates: ["b", "a", "b"], hosts: hosts({ a: 2, b: 1 }), loads }), T0, settings)
       .thenRejects("NO_HOST", { full: ["a", "b"] });
@@ -133,10 +133,26 @@ describe("the route decider and capacity", () => {
     const given = givenRoute([seen(...fleet)]);
     given
       .when(acquire("", "m", { candidates: fleet, hosts: all, loads, order }))
-      .thenRecords("RouteLeasePlaced", { fp: "", model: "m", host: "gpu-5", from: "", reason: "new", reused: false });
+      .thenRecords("RouteLeasePlaced", {
+        fp: "",
+        model: "m",
+        host: "gpu-5",
+        from: "",
+        reason: "new",
+        reused: false,
+        chooser: "least-loaded",
+      });
     given
       .when(acquire("", "m", { candidates: fleet, hosts: all, loads, order, full: new Set(["gpu-5"]) }))
-      .thenRecords("RouteLeasePlaced", { fp: "", model: "m", host: "gpu-7", from: "", reason: "new", reused: false });
+      .thenRecords("RouteLeasePlaced", {
+        fp: "",
+        model: "m",
+        host: "gpu-7",
+        from: "",
+        reason: "new",
+        reused: false,
+        chooser: "least-loaded",
+      });
   });
 
   it("asks a capped host for an admission bound to the route's last sequence, and places with it only there", () => {
@@ -146,7 +162,16 @@ describe("the route decider and capacity", () => {
     given.when(acquire("", "m", { candidates: ["a"], hosts: hosts({ a: 1 }) })).thenReplies({ admit: "a", routeSeq: lastSeq });
     given
       .when(acquire("", "m", { candidates: ["a"], hosts: hosts({ a: 1 }), admission: { host: "a", seq: 42, routeSeq: lastSeq } }))
-      .thenRecords("RouteLeasePlaced", { fp: "", model: "m", host: "a", from: "", reason: "new", reused: false, admission: 42 });
+      .thenRecords("RouteLeasePlaced", {
+        fp: "",
+        model: "m",
+        host: "a",
+        from: "",
+        reason: "new",
+        reused: false,
+        chooser: "least-loaded",
+        admission: 42,
+      });
     // The route moved since: the admission is void, a new one is needed.
     const moved = givenRoute([seen("a"), placed("x", "m", "a")]);
     moved

@@ -253,9 +253,17 @@ export class RouteReferenceModel {
   }
 
   /** `host.list`: every host ever set, with its cap and active leases. */
-  hostList(): { host: string; healthy: boolean; draining: boolean; maxLeases: number | null; active: number }[] {
+  hostList(): { host: string; healthy: boolean; draining: boolean; maxLeases: number | null; active: number; load: null }[] {
+    // No host publishes a load in the model: every load is unknown.
     return [...this.hosts.entries()]
       .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-      .map(([host, s]) => ({ host, healthy: s.healthy, draining: s.draining, maxLeases: s.maxLeases, active: this.activeOn(host) }));
+      .map(([host, s]) => ({
+        host,
+        healthy: s.healthy,
+        draining: s.draining,
+        maxLeases: s.maxLeases,
+        active: this.activeOn(host),
+        load: null,
+      }));
   }
 }
