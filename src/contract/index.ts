@@ -8,4 +8,5 @@ export * from "./subjects.ts";
 export * from "./subject-token.ts";
 export * from "./lock-event-wire.ts";
 export * from "./route-choosers.ts";
+export * from "./host-load.ts";
 export type * from "./messages.ts";

@@ -20,6 +20,8 @@ interface Reported {
   readonly atMs: number;
 }
 
+import { isHostLoad } from "../contract/host-load.ts";
+
 const utf8 = new TextDecoder("utf-8", { fatal: true });
 const NONE: ReadonlyMap<string, number> = new Map();
 
@@ -36,7 +38,7 @@ export function loadOfMessage(data: Uint8Array): number | undefined {
   }
   if (typeof value !== "object" || value === null || Array.isArray(value)) return undefined;
   const load = (value as { load?: unknown }).load;
-  return typeof load === "number" && Number.isFinite(load) && load >= 0 ? load : undefined;
+  return isHostLoad(load) ? load : undefined;
 }
 
 /** The latest load of every host that reported within the stale window. */

@@ -241,6 +241,42 @@ describe("route.acquire step 4: the chooser", () => {
     const first = hostFor(["h1", "h2", "h3", "h4"], new Map());
     expect(hostFor(["h4", "h3", "h2", "h1"], new Map([[first, 100]]))).toBe(first);
   });
+
+  it("with the least-load chooser reads the host loads the command carries, and names the chooser", () => {
+    const hosts = up("a", "b", "c");
+    const loads = new Map([
+      ["a", 0],
+      ["b", 5],
+      ["c", 9],
+    ]);
+    givenRoute([seen("a", "b", "c")])
+      .when(
+        acquire("c1", "m", { candidates: ["a", "b", "c"], hosts, loads, hostLoads: new Map([["c", 0.5]]) }),
+        T0,
+        settingsWith("least-load"),
+      )
+      .thenRecords("RouteLeasePlaced", { fp: "c1", model: "m", host: "c", from: "", reason: "new", reused: false, chooser: "least-load" });
+    // No load known: fewest active leases, as least-loaded.
+    givenRoute([seen("a", "b", "c")])
+      .when(acquire("c1", "m", { candidates: ["a", "b", "c"], hosts, loads }), T0, settingsWith("least-load"))
+      .thenRecords("RouteLeasePlaced", { fp: "c1", model: "m", host: "a", from: "", reason: "new", reused: false, chooser: "least-load" });
+  });
+
+  it("with the bounded-hash chooser keeps a route's conversations of one model together, and names the chooser", () => {
+    const settings = settingsWith("bounded-hash");
+    const hosts = up("h1", "h2", "h3", "h4");
+    const placedHost = (fp: string) => {
+      const d = givenRoute([seen("h1", "h2", "h3", "h4")]).when(
+        acquire(fp, "m", { candidates: ["h1", "h2", "h3", "h4"], hosts }),
+        T0,
+        settings,
+      ).decision;
+      if (d.outcome !== "append" || d.type !== "RouteLeasePlaced") throw new Error(`expected a placement, got ${JSON.stringify(d)}`);
+      expect(d.data.chooser).toBe("bounded-hash");
+      return d.data.host;
+    };
+    expect(new Set(["c1", "c2", "c3", "c4"].map(placedHost)).size).toBe(1);
+  });
 });
 
 describe("route.acquire and the seen set", () => {
