@@ -65,8 +65,7 @@ describe("leasehold status", () => {
     expect(json.code, json.stderr).toBe(0);
     const status = JSON.parse(json.stdout) as ServiceStatus;
     expect(status.proxies).toEqual((await send("proxy.list", {})).proxies);
-    // Loads are not events, so the status read from the stream has none.
-    expect(status.hosts).toEqual(((await send("host.list", {})).hosts as { load: unknown }[]).map(({ load: _, ...h }) => h));
+    expect(status.hosts).toEqual((await send("host.list", {})).hosts);
     expect(status.routeLeases).toEqual((await send("route.snapshot", {})).leases);
     const dbStatus = status.locks.find((l) => l.name === "db")!;
     expect(dbStatus).toMatchObject({ state: "held", owner: "worker-a", generation: 1, expiresAt: db.expiresAt });
