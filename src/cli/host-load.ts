@@ -115,7 +115,9 @@ export function runMeasurement(shell: string, timeoutMs: number): Promise<number
       { timeout: timeoutMs, killSignal: "SIGKILL", maxBuffer: MAX_OUTPUT_BYTES, encoding: "utf8" },
       (error, stdout, stderr) => {
         if (error !== null) {
-          const why = error.killed ? `took longer than ${timeoutMs} ms (--timeout)` : `failed (${error.code ?? error.signal ?? error.message})`;
+          const why = error.killed
+            ? `took longer than ${timeoutMs} ms (--timeout)`
+            : `failed (${error.code ?? error.signal ?? error.message})`;
           const said = stderr.trim() === "" ? "" : `: ${oneLine(stderr).slice(0, 200)}`;
           reject(new Error(`--command ${why}${said}`));
           return;

@@ -115,7 +115,7 @@ export async function serve(flags: ServeFlags, logLevelGiven: boolean): Promise<
     const httpListen = flags.http ?? (local === undefined ? undefined : DEFAULT_LOCAL_HTTP);
     let http: RunningHttp | undefined;
     if (httpListen !== undefined && httpListen !== "off") {
-      const parts = { nc, log: service.log, subjects: service.subjects, status: service.status };
+      const parts = { nc, log: service.log, subjects: service.subjects, status: service.status, hostLoads: service.hostLoads };
       http = await startHttp({ listen: httpListen, service: parts, metrics, logger });
       const running = http;
       shutdown.add("HTTP", () => running.stop(), 1000);

@@ -2,13 +2,13 @@
  * How a kind of lease plugs into a service instance: the endpoints it serves,
  * and optional lifecycle hooks (start followers, periodic sweep, stop).
  */
-import type { NatsConnection } from "@nats-io/nats-core";
 import type { Logger } from "pino";
 import type { ActorRuntime } from "../actors/actor-runtime.ts";
 import type { Clock } from "../actors/clock.ts";
 import type { Endpoint } from "../api/endpoint.ts";
 import type { EventLog, Subjects } from "../events/index.ts";
 import type { ServiceConfig } from "../config.ts";
+import type { HostLoads } from "../projections/host-loads.ts";
 
 /** What every kind module is given by the service. */
 export interface KindContext {
@@ -20,8 +20,8 @@ export interface KindContext {
   readonly logger: Logger;
   /** Unguessable ids (CSPRNG in production; seeded in simulations). */
   readonly newId: () => string;
-  /** The instance's connection, for what is not an event (host loads); absent on the in-memory log of simulations. */
-  readonly nc?: NatsConnection;
+  /** The loads hosts publish, fed from NATS by the service (not events); absent in simulations, where every load is unknown. */
+  readonly hostLoads?: HostLoads;
 }
 
 /** One kind's contribution to a service instance. */

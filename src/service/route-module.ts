@@ -12,12 +12,7 @@ import { RoutePlacement } from "../app/route-placement.ts";
 import { HostLoads } from "../projections/host-loads.ts";
 import { HostTable } from "../projections/host-table.ts";
 import { RouteTable } from "../projections/route-table.ts";
-import { withDeadline } from "../events/index.ts";
-import { followHostLoads } from "./host-load-feed.ts";
 import type { KindContext, KindModule } from "./kind-module.ts";
-
-/** Deadline of the flush that confirms the host load subscription. */
-const LOAD_FEED_TIMEOUT_MS = 5000;
 
 /** Registers the host and route actors with the runtime and returns their endpoints and sweep. */
 export function routeModule(ctx: KindContext): KindModule {
@@ -28,17 +23,11 @@ export function routeModule(ctx: KindContext): KindModule {
   };
   const hosts = new HostTable(runtime.register(hostLogic()));
   const routes = new RouteTable(runtime.register(routeLogic(settings)));
-  const loads = new HostLoads(config.loadStaleMs, ctx.clock);
+  const loads = ctx.hostLoads ?? new HostLoads(config.loadStaleMs, ctx.clock);
   const deps = { runtime, placement: new RoutePlacement(runtime, hosts, routes, ctx.clock, loads), hosts, routes, loads };
-  let loadFeed: { stop(): void } | undefined;
   return {
     endpoints: [...hostEndpoints(deps), ...routeEndpoints(deps)],
     async start() {
-      if (ctx.nc !== undefined) {
-        loadFeed = followHostLoads(ctx.nc, ctx.subjects, loads, ctx.logger);
-        // The server has the subscription once a flush returns: a load published after start is not missed.
-        await withDeadline(ctx.nc.flush(), LOAD_FEED_TIMEOUT_MS, "subscribe to host loads");
-      }
       await Promise.all([hosts.start(), routes.start()]);
     },
     async sweep() {
@@ -47,7 +36,6 @@ export function routeModule(ctx: KindContext): KindModule {
       if (expired > 0) ctx.logger.debug({ expired }, "expired idle route leases");
     },
     async stop() {
-      loadFeed?.stop();
       await hosts.stop();
       await routes.stop();
     },
