@@ -14,6 +14,7 @@
  *   npx tsx bench/route-choosers.ts [--hosts 8] [--routes 200] [--conversations 20] [--seed 1] [--json]
  */
 import { boundedHashChooser, leastLoadedChooser, rendezvousChooser, type RouteChooser } from "../src/actors/route/chooser.ts";
+import { prng } from "../test/tools/support/workload.ts";
 
 const args = process.argv.slice(2);
 const arg = (name: string, fallback: number): number => {
@@ -28,18 +29,6 @@ const CONVERSATIONS = arg("conversations", 20);
 const SEED = arg("seed", 1);
 const json = args.includes("--json");
 
-/** mulberry32: a small seeded generator, so every run places in the same order. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 interface Row {
   readonly chooser: string;
   readonly meanTopShare: number;
@@ -52,7 +41,7 @@ function run(name: string, chooser: RouteChooser): Row {
   const hosts = Array.from({ length: HOSTS }, (_, i) => `gpu-${i + 1}`);
   const arrivals: { route: string; fp: string }[] = [];
   for (let r = 0; r < ROUTES; r++) for (let c = 0; c < CONVERSATIONS; c++) arrivals.push({ route: `route-${r}`, fp: `conv-${c}` });
-  const next = random(SEED);
+  const next = prng(SEED);
   for (let i = arrivals.length - 1; i > 0; i--) {
     const j = Math.floor(next() * (i + 1));
     [arrivals[i], arrivals[j]] = [arrivals[j]!, arrivals[i]!];
@@ -84,7 +73,9 @@ const rows = [
 ];
 
 if (json) {
-  console.log(JSON.stringify({ at: new Date().toISOString(), hosts: HOSTS, routes: ROUTES, conversations: CONVERSATIONS, seed: SEED, rows }));
+  console.log(
+    JSON.stringify({ at: new Date().toISOString(), hosts: HOSTS, routes: ROUTES, conversations: CONVERSATIONS, seed: SEED, rows }),
+  );
 } else {
   console.log(`${HOSTS} hosts, ${ROUTES} routes of ${CONVERSATIONS} conversations, seed ${SEED} (${new Date().toISOString()})\n`);
   console.log("| chooser | route's top-host share, mean | lowest | hosts per route, mean | busiest host / mean |");

@@ -124,26 +124,20 @@ describe("host loads", () => {
   });
 });
 
+/** `leasehold host-load` against the test nats-server and `prefix`, with `args`. */
+const hostLoadCli = (prefix: string, ...args: string[]) => {
+  const cli = startCli(["host-load", "--nats", natsUrl(), "--prefix", prefix, ...args]);
+  h.defer(() => cli.kill());
+  return cli;
+};
+
 describe("leasehold host-load", () => {
   it("publishes what its command prints, every period, until stopped", async () => {
     const prefix = uniquePrefix();
     const svc = await h.service(prefix);
     const c = routeClient(svc.nc, prefix);
     ok(await c.setHost({ host: "gpu-7", healthy: true }));
-    const cli = startCli([
-      "host-load",
-      "--nats",
-      natsUrl(),
-      "--prefix",
-      prefix,
-      "--host",
-      "gpu-7",
-      "--every",
-      "200ms",
-      "--command",
-      "echo 2.5",
-    ]);
-    h.defer(() => cli.kill());
+    const cli = hostLoadCli(prefix, "--host", "gpu-7", "--every", "200ms", "--command", "echo 2.5");
     await vi.waitFor(async () => expect(loadsIn(ok(await c.listHosts()).hosts)).toEqual({ "gpu-7": 2.5 }), {
       timeout: 10_000,
       interval: 50,
@@ -167,27 +161,12 @@ describe("leasehold host-load", () => {
     ] as const;
     await Promise.all(
       failures.map(async ([command, why]) => {
-        const cli = startCli([
-          "host-load",
-          "--nats",
-          natsUrl(),
-          "--prefix",
-          prefix,
-          "--host",
-          "h",
-          "--once",
-          "--timeout",
-          "300ms",
-          "--command",
-          command,
-        ]);
-        h.defer(() => cli.kill());
+        const cli = hostLoadCli(prefix, "--host", "h", "--once", "--timeout", "300ms", "--command", command);
         expect(await cli.exited).toBe(1);
         expect(cli.stderr().trim().split("\n")).toEqual([expect.stringMatching(why)]);
       }),
     );
-    const good = startCli(["host-load", "--nats", natsUrl(), "--prefix", prefix, "--host", "h", "--once", "--load", "4"]);
-    h.defer(() => good.kill());
+    const good = hostLoadCli(prefix, "--host", "h", "--once", "--load", "4");
     expect(await good.exited).toBe(0);
     await vi.waitFor(() => expect(seen).toEqual(['{"load":4}']), { timeout: 5000, interval: 20 });
   });
