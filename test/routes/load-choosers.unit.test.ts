@@ -155,6 +155,17 @@ describe("bounded-hash chooser", () => {
     );
   });
 
+  it("answers as the reference when asked again and again for one route with other leases (its remembered order)", () => {
+    const chooser = boundedHashChooser(1.25);
+    const hosts = ["h1", "h2", "h3", "h4", "h5", "h6"];
+    fc.assert(
+      fc.property(countsOf(hosts), fc.constantFrom("chat", "search"), fc.subarray(hosts, { minLength: 1 }), (counts, route, some) => {
+        expect(chooser.choose({ route, fp: "x", model: "m" }, some, counts)).toBe(referenceBoundedHash(route, "m", some, counts, 1.25));
+      }),
+      { numRuns: 1000 },
+    );
+  });
+
   it("never leaves a host above ceil(c * (A + 1) / n) after a new placement, and always places on some host", () => {
     fc.assert(
       fc.property(

@@ -142,6 +142,7 @@ export const DEFAULT_HASH_BALANCE_FACTOR = 1.25;
 export function boundedHashChooser(balanceFactor: number, digest: (text: string) => Buffer = sha256): RouteChooser {
   if (!(balanceFactor > 1) || !Number.isFinite(balanceFactor))
     throw new RangeError(`the hash balance factor must be a number > 1, got ${balanceFactor}`);
+  const rankings = new Rankings(digest);
   return {
     name: "bounded-hash",
     needsLoads: true,
@@ -151,16 +152,44 @@ export function boundedHashChooser(balanceFactor: number, digest: (text: string)
       let active = 0;
       for (const host of hosts) active += loads.get(host) ?? 0;
       const bound = Math.ceil((balanceFactor * (active + 1)) / hosts.length);
-      const prefix = `${key.route}\u0000${key.model}\u0000`;
-      const ranked = hosts.map((host) => {
-        const score = digest(prefix + host);
-        return { host, high: score.readUInt32BE(0), low: score.readUInt32BE(4) };
-      });
-      ranked.sort((a, b) => b.high - a.high || b.low - a.low || (a.host < b.host ? -1 : a.host > b.host ? 1 : 0));
-      for (const { host } of ranked) if ((loads.get(host) ?? 0) + 1 <= bound) return host;
+      for (const host of rankings.of(key, hosts)) if ((loads.get(host) ?? 0) + 1 <= bound) return host;
       return undefined;
     },
   };
+}
+
+/** Rankings remembered at most (each is one route, model and candidate set; cleared whole when full). */
+const MAX_RANKINGS = 4096;
+
+/**
+ * bounded-hash's order of hosts for a (route, model) and a set of
+ * candidates, remembered: the order depends on them alone, not on the
+ * leases, and a route asks with the same candidates again and again, so a
+ * placement hashes each host once per (route, model, candidates) instead of
+ * every time (1,000 hashes for a 1,000-host fleet). A memo: the same answers.
+ */
+class Rankings {
+  private readonly known = new Map<string, readonly string[]>();
+
+  constructor(private readonly digest: (text: string) => Buffer) {}
+
+  /** `hosts` (distinct) in descending score for the key's `(route, model)`, ties by the smallest name. */
+  of(key: Pick<PlacementKey, "route" | "model">, hosts: readonly string[]): readonly string[] {
+    // JSON keeps names apart whatever characters they hold.
+    const memoKey = JSON.stringify([key.route, key.model, hosts]);
+    let ranked = this.known.get(memoKey);
+    if (ranked !== undefined) return ranked;
+    const prefix = `${key.route}\u0000${key.model}\u0000`;
+    const scored = hosts.map((host) => {
+      const score = this.digest(prefix + host);
+      return { host, high: score.readUInt32BE(0), low: score.readUInt32BE(4) };
+    });
+    scored.sort((a, b) => b.high - a.high || b.low - a.low || (a.host < b.host ? -1 : a.host > b.host ? 1 : 0));
+    ranked = scored.map((s) => s.host);
+    if (this.known.size >= MAX_RANKINGS) this.known.clear();
+    this.known.set(memoKey, ranked);
+    return ranked;
+  }
 }
 
 /** The bounded-hash score of `host` for the key's `(route, model)` (see {@link boundedHashChooser}). */
