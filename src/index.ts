@@ -32,6 +32,7 @@ export type { LockWatchOptions, LockWatchState, WatchedLease } from "./client/lo
 export { HeldProxyLease } from "./client/proxy-lease.ts";
 export type { ProxyLeaseHandle, ProxyOutcome } from "./client/proxy-lease.ts";
 export { DurableApi } from "./client/durable.ts";
+export { publishHostLoad } from "./client/host-load.ts";
 export type { DurableAck, DurableMethod, DurableOptions, DurableReplyOptions } from "./client/durable.ts";
 export type * from "./contract/messages.ts";
 export { VERSION } from "./version.ts";

@@ -13,6 +13,7 @@ import { isWaitingReply } from "../actors/lock/waiting-reply.ts";
 import type { Clock } from "../actors/clock.ts";
 import type { ProxyLeasing } from "../app/proxy-leasing.ts";
 import type { RoutePlacement } from "../app/route-placement.ts";
+import type { HostLoads } from "../projections/host-loads.ts";
 import type { HostTable } from "../projections/host-table.ts";
 import type { ProxyReadModel } from "../projections/proxy-read-model.ts";
 import { compareCodeUnits, routeLeaseView, sortedLeases } from "../projections/route.ts";
@@ -113,10 +114,12 @@ export interface PlacementEndpointDeps {
   readonly placement: RoutePlacement;
   readonly hosts: HostTable;
   readonly routes: RouteTable;
+  /** The loads hosts publish (1.2 `host.list` shows them). */
+  readonly loads: HostLoads;
 }
 
 /** `host.set|list`. */
-export function hostEndpoints({ runtime, hosts, routes }: PlacementEndpointDeps): Endpoint[] {
+export function hostEndpoints({ runtime, hosts, routes, loads }: PlacementEndpointDeps): Endpoint[] {
   return [
     endpoint("host", "set", hostRequests.set, (r, a) =>
       runtime.execute("host", r.host, { op: "set", healthy: r.healthy, draining: r.draining, maxLeases: r.maxLeases ?? null }, a),
@@ -136,6 +139,7 @@ export function hostEndpoints({ runtime, hosts, routes }: PlacementEndpointDeps)
             draining: h.draining,
             maxLeases: h.maxLeases,
             active: routes.activeOn(h.host),
+            load: loads.loadOf(h.host),
           }));
         return answer({ hosts: list });
       },

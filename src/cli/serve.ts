@@ -40,6 +40,8 @@ export interface ServeFlags extends CommonFlags {
   cooldownBackoff?: string;
   maxCooldownMs?: string;
   routeChooser?: string;
+  hashBalanceFactor?: string;
+  loadStaleMs?: string;
   /** `--http <host:port>` (health, metrics, dashboard). */
   http?: string;
 }
@@ -120,7 +122,7 @@ export async function serve(flags: ServeFlags, logLevelGiven: boolean): Promise<
     const httpListen = flags.http ?? (local === undefined ? undefined : DEFAULT_LOCAL_HTTP);
     let http: RunningHttp | undefined;
     if (httpListen !== undefined && httpListen !== "off") {
-      const parts = { nc, log: service.log, subjects: service.subjects, status: service.status };
+      const parts = { nc, log: service.log, subjects: service.subjects, status: service.status, hostLoads: service.hostLoads };
       http = await startHttp({ listen: httpListen, service: parts, metrics, logger }).catch((e: unknown) => {
         if ((e as NodeJS.ErrnoException).code !== "EADDRINUSE") throw e;
         throw new UsageError(

@@ -9,6 +9,7 @@ import type { Endpoint } from "../api/endpoint.ts";
 import type { EventLog } from "../events/index.ts";
 import type { Subjects } from "../contract/subjects.ts";
 import type { ServiceConfig } from "../config.ts";
+import type { HostLoads } from "../projections/host-loads.ts";
 
 /** What every kind module is given by the service. */
 export interface KindContext {
@@ -20,6 +21,8 @@ export interface KindContext {
   readonly logger: Logger;
   /** Unguessable ids (CSPRNG in production; seeded in simulations). */
   readonly newId: () => string;
+  /** The loads hosts publish, fed from NATS by the service (not events); absent in simulations, where every load is unknown. */
+  readonly hostLoads?: HostLoads;
 }
 
 /** One kind's contribution to a service instance. */

@@ -17,6 +17,8 @@ import type { KindContext, KindModule } from "./kind-module.ts";
 import { JetStreamEventLog, withDeadline, type EventLog } from "../events/index.ts";
 import { ACTOR_KINDS, SERVICE_NAME, Subjects, type ActorKind } from "../contract/subjects.ts";
 import { ObjectProjectionSnapshotStore } from "../projections/index.ts";
+import { HostLoads } from "../projections/host-loads.ts";
+import { followHostLoads } from "./host-load-feed.ts";
 import type { ServiceConfig } from "../config.ts";
 import { VERSION } from "../version.ts";
 
@@ -29,6 +31,8 @@ export interface RunningService {
   readonly commands: CommandConsumer;
   /** What the runtime knows of itself, from memory (metrics and readiness read it; never waits on NATS). */
   readonly status: RuntimeStatus;
+  /** The loads hosts publish on `<prefix>.loads.<host>`, as this instance received them (the dashboard reads them). */
+  readonly hostLoads: HostLoads;
   /**
    * Stops taking requests, answers those in flight (UNAVAILABLE past their
    * deadline), saves the projections' snapshots and stops; resolves within
@@ -108,7 +112,11 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
       },
     },
   });
-  const ctx: KindContext = { runtime, log, subjects, config, clock, logger, newId: options.newId ?? secureId };
+  // Host loads are not events: every instance subscribes (no queue group) before it serves, so a load published after start is not missed.
+  const hostLoads = new HostLoads(config.loadStaleMs, clock);
+  const loadFeed = followHostLoads(nc, subjects, hostLoads, logger);
+  await withDeadline(nc.flush(), OP_TIMEOUT_MS, "subscribe to host loads");
+  const ctx: KindContext = { runtime, log, subjects, config, clock, logger, newId: options.newId ?? secureId, hostLoads };
   const modules = KIND_MODULES.map((make) => make(ctx));
   const startedAt = performance.now();
   await Promise.all(modules.map(async (module) => module.start?.()));
@@ -176,6 +184,7 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
     subjects,
     micro,
     commands,
+    hostLoads,
     status: {
       activeActors: () => runtime.activeByKind(),
       readModelLag: () => perKind((kind) => runtime.projection(kind).lag),
@@ -193,6 +202,7 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
         logger.warn({ err }, "stopped taking requests without the server's confirmation"),
       );
       const unanswered = await runtime.stop(left());
+      loadFeed.stop();
       await withDeadline(Promise.all(modules.map(async (module) => module.stop?.())), left(), "stop projections").catch((err: Error) =>
         logger.warn({ err }, "projections stopped without a last snapshot"),
       );

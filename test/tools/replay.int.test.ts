@@ -52,7 +52,8 @@ function answersFrom(view: ReplayView): Record<string, unknown> {
   const answers: Record<string, unknown> = {
     "proxy.list": { proxies: view.proxies },
     "proxy.counts": { counts: Object.fromEntries(view.proxies!.filter((p) => p.active > 0).map((p) => [p.proxy, p.active])) },
-    "host.list": { hosts: view.hosts },
+    // Loads are not events: the service, with no host publishing one, answers null, and the stream has none to replay.
+    "host.list": { hosts: view.hosts!.map((h) => ({ ...h, load: null })) },
     "route.snapshot": { leases: view.routes!.flatMap((r) => r.leases) },
   };
   for (const route of ROUTES) {
