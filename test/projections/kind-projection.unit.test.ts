@@ -11,7 +11,6 @@ import {
   encodeProjectionSnapshot,
   KindProjection,
   MemoryProjectionSnapshotStore,
-  ReplyMemory,
   type ProjectionSnapshotStore,
 } from "../../src/projections/index.ts";
 import { lockLogic } from "../../src/actors/lock/logic.ts";
@@ -191,26 +190,5 @@ describe("KindProjection", () => {
     expect(p.replies.entries).toBe(100);
     await p.stop();
     expect(store.saved.get("lock")!.length).toBeLessThan(64 * 1024);
-  });
-});
-
-describe("ReplyMemory", () => {
-  it("drops the oldest replies past its count or byte bound, and past the horizon all but the latest few", () => {
-    const byCount = new ReplyMemory({ maxEntries: 3 });
-    for (let i = 0; i < 5; i++) byCount.remember(`m${i}`, { i }, i);
-    expect(byCount.get("m1")).toBeUndefined();
-    expect(byCount.get("m4")?.reply).toEqual({ i: 4 });
-    expect(byCount.size.entries).toBe(3);
-
-    const byBytes = new ReplyMemory({ maxBytes: 1000 });
-    for (let i = 0; i < 50; i++) byBytes.remember(`m${i}`, { text: "x".repeat(100) }, i);
-    expect(byBytes.size.bytes).toBeLessThanOrEqual(1000);
-    expect(byBytes.get("m49")).toBeDefined();
-
-    const byTime = new ReplyMemory({ horizonMs: 10, keepLatest: 2 });
-    for (let i = 0; i < 5; i++) byTime.remember(`m${i}`, {}, i);
-    byTime.prune(1000);
-    expect(byTime.size.entries).toBe(2);
-    expect(byTime.get("m4")).toBeDefined();
   });
 });
