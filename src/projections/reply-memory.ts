@@ -42,6 +42,7 @@ export class ReplyMemory {
   private oldest: Entry | undefined;
   private newest: Entry | undefined;
   private bytes = 0;
+  private remembered = 0;
   private readonly maxEntries: number;
   private readonly maxBytes: number;
 
@@ -60,6 +61,7 @@ export class ReplyMemory {
     this.newest = entry;
     this.entries.set(msgId, entry);
     this.bytes += bytes;
+    this.remembered++;
     while (this.oldest !== undefined && (this.entries.size > this.maxEntries || this.bytes > this.maxBytes)) this.forget(this.oldest.msgId);
   }
 
@@ -79,6 +81,11 @@ export class ReplyMemory {
   /** How many replies and about how many bytes are held. */
   get size(): { entries: number; bytes: number } {
     return { entries: this.entries.size, bytes: this.bytes };
+  }
+
+  /** How many replies were ever remembered (the latest `n` of {@link latest} are those since the count was `rememberedCount - n`). */
+  get rememberedCount(): number {
+    return this.remembered;
   }
 
   /** The latest `max` replies as `[msgId, reply, atMs]`, oldest first (for snapshots). */
