@@ -210,7 +210,7 @@ export class JetStreamEventLog implements EventLog {
             next = m.seq + 1;
             backoffMs = 50;
             received = { consumer: m.info.consumer, dseq: m.info.deliverySequence };
-            onMessage({ ...toStored(m), pending: m.info.pending });
+            onMessage(toStored(m, m.info.pending));
           }
           if (!stopped) throw new Error("the subscription ended");
         } catch (e) {
@@ -250,12 +250,33 @@ export class JetStreamEventLog implements EventLog {
   }
 }
 
-function toStored(m: JsMsg): StoredMessage {
-  return {
-    seq: m.seq,
-    subject: m.subject,
-    payload: m.data,
-    time: storedMillis(m),
-    msgId: m.headers?.get("Nats-Msg-Id") || undefined,
-  };
+function toStored(m: JsMsg, pending?: number): StoredMessage {
+  return new DeliveredMessage(m, pending);
+}
+
+/**
+ * A delivered message as the log hands it on. Its `msgId` is read from the
+ * headers only when asked: a start folding a million events needs it for
+ * none of those whose replies are past remembering, and decoding every
+ * message's headers was a good part of the client's per-message work.
+ */
+class DeliveredMessage implements StoredMessage {
+  readonly seq: number;
+  readonly subject: string;
+  readonly payload: Uint8Array;
+  readonly time: number;
+
+  constructor(
+    private readonly m: JsMsg,
+    readonly pending: number | undefined,
+  ) {
+    this.seq = m.seq;
+    this.subject = m.subject;
+    this.payload = m.data;
+    this.time = storedMillis(m);
+  }
+
+  get msgId(): string | undefined {
+    return this.m.headers?.get("Nats-Msg-Id") || undefined;
+  }
 }

@@ -96,6 +96,8 @@ export interface KindProjectionOptions<State> {
   /** How long a start may take to catch up with the stream before it fails (default 300 s). */
   readonly startTimeoutMs?: number;
   readonly replies?: ReplyMemoryLimits;
+  /** The clock replies are judged past their horizon by (default: the system's). */
+  readonly now?: () => number;
 }
 
 interface Waiter {
@@ -137,6 +139,7 @@ export class KindProjection<State> {
   /** Set once the start has caught up: snapshots are not taken while folding the backlog (each would encode every record). */
   private caughtUp = false;
   private readonly opTimeoutMs: number;
+  private readonly now: () => number;
   /** How often the follower was re-created (diagnostics, tests). */
   restarts = 0;
   /** The stream sequence the latest snapshot loaded at start covered (0: folded from the start). */
@@ -145,6 +148,7 @@ export class KindProjection<State> {
   constructor(private readonly options: KindProjectionOptions<State>) {
     this.kind = options.fold.kind;
     this.opTimeoutMs = options.opTimeoutMs ?? 5000;
+    this.now = options.now ?? Date.now;
     this.replyMemory = new ReplyMemory(options.replies);
     this.snapshots =
       options.snapshots &&
@@ -414,16 +418,27 @@ export class KindProjection<State> {
   private foldMessage(id: string, message: StoredMessage): void {
     const before = this.records.get(id);
     if (before !== undefined && before.seq >= message.seq) return; // this instance applied it already
-    const entry = decodeEvent(message.payload, message.seq, message.msgId);
+    // Without its message id (read from the headers only when a reply is owed: see owesReply).
+    const entry = decodeEvent(message.payload, message.seq);
     const { fold } = this.options;
     const state = fold.evolve(before?.state ?? fold.initialState(id), entry);
     const atMs = isUnparsable(entry) ? 0 : instantMs(entry.event.at);
     this.records.set(id, { state, seq: message.seq, atMs: Math.max(atMs, before?.atMs ?? 0) });
-    if (!isUnparsable(entry)) {
-      const wanted = entry.event.requestId !== undefined || (entry.msgId !== undefined && this.watched.has(baseMsgId(entry.msgId)));
-      if (wanted) this.noteReply(entry, fold.replyFor(state, entry), atMs);
+    if (!isUnparsable(entry) && this.owesReply(entry, atMs, message)) {
+      const recorded = { ...entry, msgId: message.msgId };
+      this.noteReply(recorded, fold.replyFor(state, recorded), atMs);
     }
     for (const listener of this.listeners) listener(id, state, entry);
+  }
+
+  /**
+   * Whether the folded `entry` owes a reply worth keeping: one an own turn
+   * watches for, or one its request asked for (`requestId`) that is not past
+   * the reply horizon already (a start's backlog holds mostly such replies).
+   */
+  private owesReply(entry: RecordedEvent, atMs: number, message: StoredMessage): boolean {
+    if (this.watched.size > 0 && message.msgId !== undefined && this.watched.has(baseMsgId(message.msgId))) return true;
+    return entry.event.requestId !== undefined && !this.replyMemory.outlived(atMs, this.now(), message.pending ?? 0);
   }
 
   private noteReply(recorded: RecordedEvent, reply: unknown, atMs: number): void {

@@ -78,6 +78,16 @@ export class ReplyMemory {
     while (this.oldest !== undefined && this.entries.size > keep && this.oldest.atMs < now - horizonMs) this.forget(this.oldest.msgId);
   }
 
+  /**
+   * Whether a reply of `atMs` would be pruned at `now` anyway, with `newer`
+   * replies still to come after it: a start folding its backlog skips those
+   * (and the work of making them), except the latest few.
+   */
+  outlived(atMs: number, now: number, newer: number): boolean {
+    const horizonMs = this.limits.horizonMs;
+    return horizonMs !== undefined && atMs < now - horizonMs && newer >= (this.limits.keepLatest ?? 256);
+  }
+
   /** How many replies and about how many bytes are held. */
   get size(): { entries: number; bytes: number } {
     return { entries: this.entries.size, bytes: this.bytes };

@@ -168,6 +168,29 @@ describe("KindProjection", () => {
     await p.stop();
   });
 
+  it("skips, while folding, the replies already past the horizon, all but those of the latest events", async () => {
+    const log = new MemoryEventLog();
+    await history(log, "a", 10);
+    const at = (now: number) =>
+      new KindProjection({
+        log,
+        filter: subjects.eventsOfKind("lock"),
+        fold: logic,
+        logger: pino({ level: "silent" }),
+        replies: { horizonMs: 1000, keepLatest: 2 },
+        now: () => now,
+      });
+    const late = at(T0 + 60_000);
+    await late.start();
+    // Acquire i is followed by 18 - 2i messages: only the last acquire is among the latest two.
+    expect(late.replies.entries).toBe(1);
+    expect(late.remembered("t.events.lock.a|acquire|r9")).toBeDefined();
+    const soon = at(T0 + 500);
+    await soon.start();
+    expect(soon.replies.entries).toBe(10);
+    await Promise.all([late.stop(), soon.stop()]);
+  });
+
   it("rejects a wait past its deadline with LogUnavailableError", async () => {
     const log = new MemoryEventLog();
     const p = projection(log);
