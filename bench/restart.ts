@@ -11,7 +11,8 @@
  *
  * The stream is written once by direct JetStream publishes of valid lock
  * events (each lock: acquire and release, generation after generation, so
- * no lease is live at the end) into a nats-server whose store is kept in
+ * no lease is live at the end), each with a `requestId` and the
+ * `Nats-Msg-Id` the service would give it, into a nats-server whose store is kept in
  * `--data-dir` (default `<tmp>/leasehold-bench-restart`) and reused by later
  * runs. Each service runs alone in a child process (bench/restart-service.ts),
  * so its RSS (read from /proc) is the service's and nothing else's.
@@ -32,6 +33,7 @@ import { encodeEvent } from "../src/events/envelope.ts";
 import type { LockEvent } from "../src/events/lock-events.ts";
 import { JetStreamEventLog } from "../src/events/jetstream-event-log.ts";
 import { Subjects } from "../src/contract/subjects.ts";
+import { requestMsgId } from "../src/events/event-log.ts";
 import {
   json,
   machineInfo,
@@ -46,7 +48,8 @@ import {
   waitForQuietMachine,
 } from "./support.ts";
 
-const PREFIX = "rbench";
+/** The stream's prefix (rbench2: every event carries a requestId and a Nats-Msg-Id, as the service writes them). */
+const PREFIX = "rbench2";
 const SERVICE_SCRIPT = fileURLToPath(new URL("./restart-service.ts", import.meta.url));
 
 interface Settings {
@@ -135,6 +138,7 @@ async function writeStream(js: JetStreamClient, subjects: Subjects, events: numb
                 at: at.toISOString(),
                 kind: "lock",
                 id,
+                requestId: `req-${written}`,
                 data: {
                   owner: `owner-${i % 97}`,
                   generation: g,
@@ -143,8 +147,18 @@ async function writeStream(js: JetStreamClient, subjects: Subjects, events: numb
                   previousOwner: "",
                 },
               }
-            : { type, v: 1, at: at.toISOString(), kind: "lock", id, data: { owner: `owner-${i % 97}`, generation: g } };
-        const p = js.publish(subjects.event("lock", id), encodeEvent(event), { timeout: 30_000 });
+            : {
+                type,
+                v: 1,
+                at: at.toISOString(),
+                kind: "lock",
+                id,
+                requestId: `req-${written}`,
+                data: { owner: `owner-${i % 97}`, generation: g },
+              };
+        const subject = subjects.event("lock", id);
+        const msgID = requestMsgId(subject, type === "LockAcquired" ? "acquire" : "release", `req-${written}`);
+        const p = js.publish(subject, encodeEvent(event), { timeout: 30_000, msgID });
         pending.add(p);
         void p.finally(() => pending.delete(p));
         if (pending.size >= window) await Promise.race(pending);
@@ -397,6 +411,9 @@ async function main(): Promise<void> {
       foldMsNoSnapshot: foldMs,
       foldEventsPerSec: round(lastSeq / (foldMs / 1000)),
       foldToRawRatio: round(rawMs / foldMs, 2),
+      // Each repeat's first start (no snapshot) over the raw read measured just before it: median, min, max.
+      foldToRawRatios: of("none").map((r, i) => round(r.startServiceMs === undefined ? Number.NaN : raw[i]!.ms / r.startServiceMs, 2)),
+      rawReadMsMinMax: [round(Math.min(...raw.map((r) => r.ms))), round(Math.max(...raw.map((r) => r.ms)))],
       readyNoSnapshotMs: med(of("none"), (r) => r.spawnToHostListMs),
       readySnapshotMs: med(of("present"), (r) => r.spawnToHostListMs),
       startServiceSnapshotMs: med(of("present"), (r) => r.startServiceMs),
@@ -417,7 +434,7 @@ async function main(): Promise<void> {
         "",
         markdownTable(
           ["figure", "value"],
-          Object.entries(summary).map(([k, v]) => [k, v ?? "–"]),
+          Object.entries(summary).map(([k, v]) => [k, Array.isArray(v) ? v.join(", ") : (v ?? "–")]),
         ),
         "",
         markdownTable(

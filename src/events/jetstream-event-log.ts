@@ -210,7 +210,7 @@ export class JetStreamEventLog implements EventLog {
             next = m.seq + 1;
             backoffMs = 50;
             received = { consumer: m.info.consumer, dseq: m.info.deliverySequence };
-            onMessage(toStored(m, m.info.pending));
+            onMessage(new DeliveredMessage(m, m.info.pending));
           }
           if (!stopped) throw new Error("the subscription ended");
         } catch (e) {
@@ -250,13 +250,19 @@ export class JetStreamEventLog implements EventLog {
   }
 }
 
-function toStored(m: JsMsg, pending?: number): StoredMessage {
-  return new DeliveredMessage(m, pending);
+function toStored(m: JsMsg): StoredMessage {
+  return {
+    seq: m.seq,
+    subject: m.subject,
+    payload: m.data,
+    time: storedMillis(m),
+    msgId: m.headers?.get("Nats-Msg-Id") || undefined,
+  };
 }
 
 /**
- * A delivered message as the log hands it on. Its `msgId` is read from the
- * headers only when asked: a start folding a million events needs it for
+ * A message as a follower hands it on. Its `msgId` is read from the headers
+ * only when asked: a start folding a million events needs it for
  * none of those whose replies are past remembering, and decoding every
  * message's headers was a good part of the client's per-message work.
  */
@@ -266,10 +272,13 @@ class DeliveredMessage implements StoredMessage {
   readonly payload: Uint8Array;
   readonly time: number;
 
+  readonly #m: JsMsg;
+
   constructor(
-    private readonly m: JsMsg,
+    m: JsMsg,
     readonly pending: number | undefined,
   ) {
+    this.#m = m;
     this.seq = m.seq;
     this.subject = m.subject;
     this.payload = m.data;
@@ -277,6 +286,6 @@ class DeliveredMessage implements StoredMessage {
   }
 
   get msgId(): string | undefined {
-    return this.m.headers?.get("Nats-Msg-Id") || undefined;
+    return this.#m.headers?.get("Nats-Msg-Id") || undefined;
   }
 }
