@@ -105,32 +105,16 @@ async function writeStream(js: JetStreamClient, subjects: Subjects, events: numb
       const at = new Date();
       for (let i = 0; i < locks; i++) {
         const id = `lock-${i}`;
+        const head = { v: 1, at: at.toISOString(), kind: "lock", id, requestId: `req-${written}` } as const;
+        const owner = `owner-${i % 97}`;
         const event: LockEvent =
           type === "LockAcquired"
             ? {
                 type,
-                v: 1,
-                at: at.toISOString(),
-                kind: "lock",
-                id,
-                requestId: `req-${written}`,
-                data: {
-                  owner: `owner-${i % 97}`,
-                  generation: g,
-                  ttlMs: 30_000,
-                  expiresAt: new Date(at.getTime() + 30_000).toISOString(),
-                  previousOwner: "",
-                },
+                ...head,
+                data: { owner, generation: g, ttlMs: 30_000, expiresAt: new Date(at.getTime() + 30_000).toISOString(), previousOwner: "" },
               }
-            : {
-                type,
-                v: 1,
-                at: at.toISOString(),
-                kind: "lock",
-                id,
-                requestId: `req-${written}`,
-                data: { owner: `owner-${i % 97}`, generation: g },
-              };
+            : { type, ...head, data: { owner, generation: g } };
         const subject = subjects.event("lock", id);
         const msgID = requestMsgId(subject, type === "LockAcquired" ? "acquire" : "release", `req-${written}`);
         const p = js.publish(subject, encodeEvent(event), { timeout: 30_000, msgID });
