@@ -221,7 +221,7 @@ export class JetStreamEventLog implements EventLog {
             next = m.seq + 1;
             backoffMs = 50;
             received = { consumer: m.info.consumer, dseq: m.info.deliverySequence };
-            onMessage({ ...toStored(m), pending: m.info.pending });
+            onMessage(new DeliveredMessage(m, m.info.pending));
           }
           if (!stopped) throw new Error("the subscription ended");
         } catch (e) {
@@ -269,4 +269,34 @@ function toStored(m: JsMsg): StoredMessage {
     time: storedMillis(m),
     msgId: m.headers?.get("Nats-Msg-Id") || undefined,
   };
+}
+
+/**
+ * A message as a follower hands it on. Its `msgId` is read from the headers
+ * only when asked: a start folding a million events needs it for
+ * none of those whose replies are past remembering, and decoding every
+ * message's headers was a good part of the client's per-message work.
+ */
+class DeliveredMessage implements StoredMessage {
+  readonly seq: number;
+  readonly subject: string;
+  readonly payload: Uint8Array;
+  readonly time: number;
+
+  readonly #m: JsMsg;
+
+  constructor(
+    m: JsMsg,
+    readonly pending: number | undefined,
+  ) {
+    this.#m = m;
+    this.seq = m.seq;
+    this.subject = m.subject;
+    this.payload = m.data;
+    this.time = storedMillis(m);
+  }
+
+  get msgId(): string | undefined {
+    return this.#m.headers?.get("Nats-Msg-Id") || undefined;
+  }
 }
