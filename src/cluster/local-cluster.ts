@@ -52,6 +52,8 @@ export interface LocalClusterOptions {
   readonly name?: string;
   /** How long start and restart may take, ms (default 30000). */
   readonly readyTimeoutMs?: number;
+  /** JetStream's `max_file_store` of every node (e.g. "1MB"), to drill a full store; default the server's (the disk). */
+  readonly maxFileStore?: string;
   readonly logger?: Logger;
 }
 
@@ -192,13 +194,14 @@ function nodeConfig(
   node: { name: string; port: number; clusterPort: number; monitorPort: number; storeDir: string },
   clusterName: string,
   routes: readonly number[],
+  maxFileStore: string | undefined,
 ): string {
   const lines = [
     `server_name: ${node.name}`,
     `listen: ${HOST}:${node.port}`,
     `http: ${HOST}:${node.monitorPort}`,
     "max_payload: 1MB",
-    `jetstream { store_dir: "${node.storeDir}" }`,
+    `jetstream { store_dir: "${node.storeDir}"${maxFileStore === undefined ? "" : `, max_file_store: ${maxFileStore}`} }`,
   ];
   if (node.clusterPort !== 0) {
     lines.push(
@@ -248,6 +251,7 @@ export async function startLocalCluster(options: LocalClusterOptions = {}): Prom
         spec,
         clusterName,
         specs.filter((s) => s !== spec).map((s) => s.clusterPort),
+        options.maxFileStore,
       ),
     );
     return new Node(spec.name, spec.port, spec.clusterPort, spec.monitorPort, spec.storeDir, configFile, binary, options.logger);

@@ -26,6 +26,7 @@ import type { AppendOptions, AppendResult, EventLog, FollowOptions, Following, S
 import { LogUnavailableError, WrongLastSequenceError } from "./event-log.ts";
 import { pause, withDeadline } from "./deadline.ts";
 import { storedMillis } from "./stored-time.ts";
+import { INSUFFICIENT_RESOURCES, StoreSpaceWatch } from "./store-space.ts";
 
 /** How the event stream is created. */
 export interface JetStreamEventLogOptions {
@@ -43,6 +44,8 @@ export interface JetStreamEventLogOptions {
 
 /** The JetStream-backed {@link EventLog}. */
 export class JetStreamEventLog implements EventLog {
+  /** Whether the store lately refused appends for lack of space (for `/readyz`). */
+  readonly storeSpace = new StoreSpaceWatch();
   private readonly js: JetStreamClient;
   private readonly appendTimeoutMs: number;
   private readonly opTimeoutMs: number;
@@ -104,8 +107,10 @@ export class JetStreamEventLog implements EventLog {
         expect: { lastSubjectSequence: options.expectedLastSubjectSeq },
         timeout: options.timeoutMs ?? this.appendTimeoutMs,
       });
+      this.storeSpace.accepted();
       return { seq: ack.seq, duplicate: ack.duplicate };
     } catch (e) {
+      if (e instanceof JetStreamApiError && e.code === INSUFFICIENT_RESOURCES) this.storeSpace.refused();
       if (e instanceof JetStreamApiError && e.code === JetStreamApiCodes.StreamWrongLastSequence) {
         // The server names the subject's actual last sequence ("wrong last sequence: 42").
         const actual = /wrong last sequence: (\d+)/.exec(e.message)?.[1];
