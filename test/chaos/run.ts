@@ -6,6 +6,7 @@
 import { writeFileSync } from "node:fs";
 import { Command, InvalidArgumentError, Option } from "commander";
 import { CHAOS_CHECKS } from "./checks.ts";
+import { runPartition } from "./partition.ts";
 import { runChaos, type ChaosReport } from "./scenario.ts";
 
 const integer = (min: number) => (value: string) => {
@@ -23,6 +24,13 @@ const program = new Command()
   )
   .option("--cluster", "run on a three-node JetStream cluster (streams at three replicas)")
   .addOption(
+    new Option(
+      "--partition",
+      "instead: a three-node cluster with one node in its own network namespace (needs root), an instance and a quarter of the clients on it; " +
+        "its routes are cut from 25 % to 65 % of the run; the minority must answer only UNAVAILABLE or reads, and serve within 5 s of the heal",
+    ).conflicts("cluster"),
+  )
+  .addOption(
     new Option("--seed <n>", "seed of the workload and fault timing (a run prints its seed; pass it to replay)").argParser(integer(0)),
   )
   .addOption(new Option("--duration <seconds>", "length of the loaded part").argParser(integer(10)).default(30))
@@ -37,19 +45,14 @@ const program = new Command()
   .showHelpAfterError();
 
 program.parse();
-const flags = program.opts<{ cluster?: boolean; seed?: number; duration: number; clients: number; json?: string }>();
+const flags = program.opts<{ cluster?: boolean; partition?: boolean; seed?: number; duration: number; clients: number; json?: string }>();
 const seed = flags.seed ?? Math.floor(Math.random() * 2 ** 31);
 
-const report: ChaosReport = await runChaos({
-  cluster: flags.cluster === true,
-  seed,
-  durationMs: flags.duration * 1000,
-  clients: flags.clients,
-  log: (line) => console.log(`chaos: ${line}`),
-});
+const common = { seed, durationMs: flags.duration * 1000, clients: flags.clients, log: (line: string) => console.log(`chaos: ${line}`) };
+const report: ChaosReport = flags.partition === true ? await runPartition(common) : await runChaos({ ...common, cluster: flags.cluster === true });
 
 console.log(
-  `\nchaos ${report.passed ? "PASSED" : "FAILED"} (seed ${report.seed}${report.cluster ? ", cluster" : ""}): ${report.requests} requests ` +
+  `\nchaos ${report.passed ? "PASSED" : "FAILED"} (seed ${report.seed}${flags.partition === true ? ", partition" : report.cluster ? ", cluster" : ""}): ${report.requests} requests ` +
     `(${report.attempts} attempts), ${report.events} events, ${report.lockOperations} lock operations checked for linearizability, ${report.faults.length} faults, longest unavailability seen by a client ${report.longestUnavailableMs} ms, ` +
     `unserved attempts outside fault windows ${report.unservedOutsideFaults} ${JSON.stringify(report.unservedBreakdown)}`,
 );
@@ -57,6 +60,7 @@ for (const f of report.faults)
   console.log(
     `  fault: ${f.fault} ${f.target} at ${f.atMs} ms${f.tookMs === undefined ? "" : ` (${f.tookMs} ms)`}${f.exitCode === undefined ? "" : ` exit ${f.exitCode}`}`,
   );
+if (report.minorityAnswers !== undefined) console.log(`  minority answers during the partition: ${JSON.stringify(report.minorityAnswers)}`);
 for (const [check, count] of Object.entries(report.violations)) {
   console.log(`  ${count === 0 ? "ok  " : "FAIL"} ${check}: ${count}`);
   for (const example of report.examples[check as keyof typeof report.examples] ?? []) console.log(`         ${example.split("\n")[0]}`);

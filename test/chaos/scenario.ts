@@ -60,6 +60,8 @@ export interface ChaosReport {
   readonly examples: Partial<Record<ChaosCheck, string[]>>;
   /** True when every check held. */
   readonly passed: boolean;
+  /** Partition runs: what the minority side answered to requests sent during the partition, by outcome. */
+  readonly minorityAnswers?: Record<string, number>;
 }
 
 const COOLDOWN_MS = 3000;

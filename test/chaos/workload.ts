@@ -38,6 +38,8 @@ export interface WorkloadSettings {
   readonly prefix: string;
   /** NATS URLs the clients may connect to. */
   readonly servers: readonly string[];
+  /** The URLs of one client of the loop, by its index (default `servers`): a partition run keeps some on the minority node. */
+  readonly serversOf?: (client: number) => readonly string[];
   readonly clients: number;
   readonly seed: number;
   /** Per-attempt deadline (default 2000 ms). */
@@ -159,10 +161,10 @@ export class Workload {
     this.routeNames = Array.from({ length: settings.routes ?? 6 }, (_, i) => `route-${i}`);
   }
 
-  /** A recording client on its own connection; `opDeadlineMs` overrides the workload's operation deadline. */
-  async client(name: string, opDeadlineMs?: number): Promise<RecordingClient> {
+  /** A recording client on its own connection; `opDeadlineMs` and `servers` override the workload's. */
+  async client(name: string, opDeadlineMs?: number, servers = this.settings.servers): Promise<RecordingClient> {
     const nc = await connect({
-      servers: [...this.settings.servers],
+      servers: [...servers],
       name: `chaos-${name}`,
       maxReconnectAttempts: -1,
       reconnectTimeWait: 100,
@@ -192,7 +194,8 @@ export class Workload {
     const root = new Rng(this.settings.seed);
     for (let i = 0; i < this.settings.clients; i++) {
       const seed = Math.floor(root.next() * 2 ** 32);
-      this.running.push(this.client(`c${i}`).then((c) => this.loop(c, new Rng(seed))));
+      const servers = this.settings.serversOf?.(i) ?? this.settings.servers;
+      this.running.push(this.client(`c${i}`, undefined, servers).then((c) => this.loop(c, new Rng(seed))));
     }
   }
 
