@@ -164,8 +164,8 @@ class Node implements LocalNatsNode {
 
   start(): void {
     if (this.running) throw new Error(`${this.name} is already running`);
-    const [command, ...args] = [...(this.network.launcher ?? []), this.binary, "-c", this.configFile];
-    const child = spawn(command!, args, { stdio: ["ignore", "ignore", "pipe"] });
+    const [command, ...args] = [...(this.network.launcher ?? []), this.binary, "-c", this.configFile] as const;
+    const child = spawn(command, args, { stdio: ["ignore", "ignore", "pipe"] });
     track(child);
     this.stderr = "";
     child.stderr?.on("data", (chunk: Buffer) => {
@@ -199,7 +199,9 @@ class Node implements LocalNatsNode {
       const response = await fetch(`http://${this.network.host}:${this.monitorPort}/healthz`, { signal: AbortSignal.timeout(1000) });
       if (!response.ok) return false;
       if (this.clusterPort === 0) return true;
-      const jsz = (await (await fetch(`http://${this.network.host}:${this.monitorPort}/jsz`, { signal: AbortSignal.timeout(1000) })).json()) as {
+      const jsz = (await (
+        await fetch(`http://${this.network.host}:${this.monitorPort}/jsz`, { signal: AbortSignal.timeout(1000) })
+      ).json()) as {
         meta_cluster?: { leader?: string };
       };
       return typeof jsz.meta_cluster?.leader === "string" && jsz.meta_cluster.leader !== "";
@@ -275,7 +277,17 @@ export async function startLocalCluster(options: LocalClusterOptions = {}): Prom
         options.maxFileStore,
       ),
     );
-    return new Node(spec.name, spec.port, spec.clusterPort, spec.monitorPort, spec.storeDir, spec.network, configFile, binary, options.logger);
+    return new Node(
+      spec.name,
+      spec.port,
+      spec.clusterPort,
+      spec.monitorPort,
+      spec.storeDir,
+      spec.network,
+      configFile,
+      binary,
+      options.logger,
+    );
   });
   const readyTimeoutMs = options.readyTimeoutMs ?? 30_000;
   const cluster = new Cluster(nodes, dir, ownDir, readyTimeoutMs);

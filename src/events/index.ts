@@ -14,3 +14,4 @@ export * from "./route-events.ts";
 export * from "./instant.ts";
 export * from "./stored-time.ts";
 export * from "./store-space.ts";
+export * from "./leader-lease.ts";

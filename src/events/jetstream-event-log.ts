@@ -27,6 +27,7 @@ import { LogUnavailableError, WrongLastSequenceError } from "./event-log.ts";
 import { pause, withDeadline } from "./deadline.ts";
 import { storedMillis } from "./stored-time.ts";
 import { INSUFFICIENT_RESOURCES, StoreSpaceWatch } from "./store-space.ts";
+import { leaderHoldsQuorum } from "./leader-lease.ts";
 
 /** How the event stream is created. */
 export interface JetStreamEventLogOptions {
@@ -128,12 +129,18 @@ export class JetStreamEventLog implements EventLog {
 
   async lastSubjectSeq(subject: string, timeoutMs = this.opTimeoutMs): Promise<number> {
     try {
-      // The leader's message API (not direct get), so the answer is never stale.
-      const m = await withDeadline(
-        this.jsm.streams.getMessage(this.options.stream, { last_by_subj: subject }),
+      // The leader's message API (not direct get), so the answer is never stale; on a replicated stream, only
+      // from a leader that still holds a quorum (a leader cut off from it answers from a past it cannot see beyond).
+      const [m, info] = await withDeadline(
+        Promise.all([
+          this.jsm.streams.getMessage(this.options.stream, { last_by_subj: subject }),
+          this.replicas > 1 ? this.jsm.streams.info(this.options.stream) : undefined,
+        ]),
         timeoutMs,
         `read of ${subject}`,
       );
+      if (info !== undefined && !leaderHoldsQuorum(info.cluster, this.replicas))
+        throw new LogUnavailableError(`read of ${subject}: the stream's leader has not heard from a quorum of its replicas lately`, false);
       return m === null ? 0 : m.seq;
     } catch (e) {
       if (e instanceof LogUnavailableError) throw e;

@@ -16,7 +16,7 @@ import { startLocalCluster, type LocalNatsCluster } from "../../src/cluster/loca
 import { eventStreamOf } from "../faults/drill.ts";
 import { checkRun, checkTimeouts, VerdictBuilder } from "./checks.ts";
 import { availability, unservedBreakdown, type OpRecord, type Outage } from "./history.ts";
-import { holdsOf, overlappingHolds } from "./holds.ts";
+import { checkHolds, untilExpiresAt } from "./holds.ts";
 import { isolateNode } from "./netns.ts";
 import type { ChaosReport, FaultRecord } from "./scenario.ts";
 import { ServeProcess } from "./serve-process.ts";
@@ -60,7 +60,9 @@ export async function runPartition(settings: PartitionSettings): Promise<ChaosRe
     cluster = await startLocalCluster({ size: 3, network: net.network });
     const majority = cluster.urls.slice(0, MINORITY);
     const minority = [cluster.urls[MINORITY]!];
-    log(`nats: majority ${majority.join(",")}, minority ${minority[0]} (its own network namespace), prefix ${prefix}, seed ${settings.seed}`);
+    log(
+      `nats: majority ${majority.join(",")}, minority ${minority[0]} (its own network namespace), prefix ${prefix}, seed ${settings.seed}`,
+    );
     const args = ["--cooldown-ms", String(COOLDOWN_MS), "--max-ttl-ms", String(MAX_TTL_MS)];
     for (const [name, urls] of [
       ["A", majority],
@@ -91,7 +93,11 @@ export async function runPartition(settings: PartitionSettings): Promise<ChaosRe
     await sleep(Math.max(0, at(0.25) - Date.now()));
     const cutAt = Date.now();
     net.cut();
-    faults.push({ fault: `partition: routes of ${cluster.nodes[MINORITY]!.name} cut (stream leader ${leader})`, target: "M", atMs: cutAt - t0 });
+    faults.push({
+      fault: `partition: routes of ${cluster.nodes[MINORITY]!.name} cut (stream leader ${leader})`,
+      target: "M",
+      atMs: cutAt - t0,
+    });
     log(`cut ${cluster.nodes[MINORITY]!.name} off at ${cutAt - t0} ms (stream leader was ${leader})`);
 
     await sleep(Math.max(0, at(0.65) - Date.now()));
@@ -114,7 +120,8 @@ export async function runPartition(settings: PartitionSettings): Promise<ChaosRe
     for (const p of instances.splice(0)) {
       const exit = await p.terminate(10_000);
       faults.push({ fault: "SIGTERM instance", target: p.name, atMs: Date.now() - exit.ms - t0, tookMs: exit.ms, exitCode: exit.code });
-      if (exit.code !== 0 || exit.timedOut) verdict.add("sigterm-exit", `${p.name}: code ${exit.code}, ${exit.ms} ms\n${p.logTail.slice(-1500)}`);
+      if (exit.code !== 0 || exit.timedOut)
+        verdict.add("sigterm-exit", `${p.name}: code ${exit.code}, ${exit.ms} ms\n${p.logTail.slice(-1500)}`);
     }
 
     const records = workload.records;
@@ -123,8 +130,7 @@ export async function runPartition(settings: PartitionSettings): Promise<ChaosRe
     checkRun(records, messages, { prefix, cooldownMs: COOLDOWN_MS, maxTtlMs: MAX_TTL_MS }, verdict);
     checkTimeouts(records, outages, t0, verdict);
     checkMinorityAnswers(records, onMinority, cutAt, healAt, t0, verdict);
-    for (const [a, b] of overlappingHolds(holdsOf(records)))
-      verdict.add("overlapping-holds", `${a.lock}: ${a.client} (gen ${a.generation}) until +${a.until - t0} ms, ${b.client} (gen ${b.generation}) from +${b.from - t0} ms`);
+    checkHolds(records, messages, untilExpiresAt(), t0, verdict);
     if (servedAt === undefined || servedAt - healAt > RECOVERY_MS)
       verdict.add("minority-not-served-after-heal", `no lock granted by M within ${RECOVERY_MS} ms of the heal`);
     const figures = availability(records, outages, loadEnd);

@@ -60,6 +60,8 @@ export interface ChaosReport {
   readonly examples: Partial<Record<ChaosCheck, string[]>>;
   /** True when every check held. */
   readonly passed: boolean;
+  /** Checks counted but not judged by this kind of run (`passed` ignores them). */
+  readonly notJudged?: readonly ChaosCheck[];
   /** Partition runs: what the minority side answered to requests sent during the partition, by outcome. */
   readonly minorityAnswers?: Record<string, number>;
 }

@@ -52,6 +52,10 @@ export interface WorkloadSettings {
   readonly hosts?: readonly string[];
   /** Proxy capacity registered at setup. */
   readonly proxyMaxLeases?: number;
+  /** Lock TTLs are drawn from [min, max) ms (default [1000, 3000)). */
+  readonly lockTtlMs?: readonly [number, number];
+  /** Share of granted locks the client then leaves to expire (neither renewed nor released), as a dead holder would (default 0). */
+  readonly abandonLocks?: number;
 }
 
 const DEFAULT_PROXIES = ["p0", "p1", "p2", "p3"];
@@ -224,7 +228,7 @@ export class Workload {
     if (held.length > 0 && dice < 0.5) {
       const lease = held.shift()!;
       if (rng.next() < 0.5) {
-        const r = await client.call("lock.renew", { name: lease.name, owner, etag: lease.etag, ttlMs: 1000 + rng.int(2000) });
+        const r = await client.call("lock.renew", { name: lease.name, owner, etag: lease.etag, ttlMs: ttlMsOf(this.settings, rng) });
         if (r.result.status === "ok") held.push({ name: lease.name, etag: leaseOf(r.result.body).etag });
       } else {
         await client.call("lock.release", { name: lease.name, etag: lease.etag });
@@ -237,8 +241,9 @@ export class Workload {
     } else if (dice < 0.7) {
       await client.call("lock.release", { name, etag: `stale-${rng.int(1000)}` });
     } else {
-      const r = await client.call("lock.acquire", { name, owner, ttlMs: 1000 + rng.int(2000) });
-      if (r.result.status === "ok") held.push({ name, etag: leaseOf(r.result.body).etag });
+      const r = await client.call("lock.acquire", { name, owner, ttlMs: ttlMsOf(this.settings, rng) });
+      const abandon = this.settings.abandonLocks !== undefined && rng.next() < this.settings.abandonLocks;
+      if (r.result.status === "ok" && !abandon) held.push({ name, etag: leaseOf(r.result.body).etag });
     }
   }
 
@@ -268,6 +273,12 @@ export class Workload {
     }
     await client.call("route.acquire", { route, fp: `f${rng.int(3)}`, model: "m", candidates: [...this.hosts] });
   }
+}
+
+/** A lock TTL from the workload's range. */
+function ttlMsOf(settings: WorkloadSettings, rng: Rng): number {
+  const [min, max] = settings.lockTtlMs ?? [1000, 3000];
+  return min + rng.int(max - min);
 }
 
 function leaseOf(body: Record<string, unknown>): { etag: string } {
