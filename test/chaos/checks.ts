@@ -36,7 +36,7 @@ export const CHAOS_CHECKS = {
   "overlapping-holds":
     "two clients held one lock at once as clients with true clocks see it: each from the answer granting or renewing its lease until that lease's expiresAt (less the holder's margin) or until its release was sent",
   "minority-answer-during-partition":
-    "an instance cut off with a minority of the nats-servers answered a request sent during the partition with something other than UNAVAILABLE or a read",
+    "an instance cut off with a minority of the nats-servers answered a request sent during the partition, once the cut-off leader's lease ran out, with something other than UNAVAILABLE or a read",
   "minority-not-served-after-heal": "the instance on the minority side did not grant a lock within 5 s of the partition's heal",
 } as const;
 

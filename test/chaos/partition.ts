@@ -5,14 +5,16 @@
  * routes are cut for part of the load (the stream's leader moved onto it
  * first on odd seeds, so the majority must elect another), then restored.
  * Besides every check of checks.ts: each answer the minority side gave to a
- * request sent during the partition is UNAVAILABLE or a read (lock reads are
- * judged by the linearizability check like every other), no two clients
+ * request sent during the partition, once the cut-off leader's lease has run
+ * out, is UNAVAILABLE or a read (lock answers, before it too, are judged by
+ * the linearizability check like every other), no two clients
  * hold one lock at once by their own clocks, and the instance on the
  * minority side grants a lock within 5 s of the heal, without a restart.
  */
 import { randomUUID } from "node:crypto";
 import { connect } from "@nats-io/transport-node";
 import { startLocalCluster, type LocalNatsCluster } from "../../src/cluster/local-cluster.ts";
+import { LEADER_LEASE_MS } from "../../src/events/index.ts";
 import { eventStreamOf } from "../faults/drill.ts";
 import { checkRun, checkTimeouts, VerdictBuilder } from "./checks.ts";
 import { availability, unservedBreakdown, type OpRecord, type Outage } from "./history.ts";
@@ -41,6 +43,12 @@ const RECOVERY_MS = 5000;
 /** Commands that only read: the minority side may answer them from what it knows. */
 const READS = new Set(["lock.get", "route.get", "proxy.counts", "proxy.list", "host.list", "host.get"]);
 const MINORITY = 2;
+/**
+ * Until a leader cut off from its quorum has gone LEADER_LEASE_MS without
+ * hearing from it, no other leader can have been elected and its answers
+ * are still current (src/events/leader-lease.ts); a second more for delays.
+ */
+const LEASE_OUT_MS = LEADER_LEASE_MS + 1000;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -129,7 +137,7 @@ export async function runPartition(settings: PartitionSettings): Promise<ChaosRe
     const outages: Outage[] = [{ from: cutAt - attemptMs, until: healAt + RECOVERY_MS }];
     checkRun(records, messages, { prefix, cooldownMs: COOLDOWN_MS, maxTtlMs: MAX_TTL_MS }, verdict);
     checkTimeouts(records, outages, t0, verdict);
-    checkMinorityAnswers(records, onMinority, cutAt, healAt, t0, verdict);
+    checkMinorityAnswers(records, onMinority, cutAt + LEASE_OUT_MS, healAt, t0, verdict);
     checkHolds(records, messages, untilExpiresAt(), t0, verdict);
     if (servedAt === undefined || servedAt - healAt > RECOVERY_MS)
       verdict.add("minority-not-served-after-heal", `no lock granted by M within ${RECOVERY_MS} ms of the heal`);
@@ -152,7 +160,7 @@ export async function runPartition(settings: PartitionSettings): Promise<ChaosRe
       lockOperations: result.lockOperations,
       examples: result.examples,
       passed: Object.values(result.violations).every((n) => n === 0),
-      minorityAnswers: minorityAnswerCounts(records, onMinority, cutAt, healAt),
+      minorityAnswers: minorityAnswerCounts(records, onMinority, cutAt + LEASE_OUT_MS, healAt),
     };
   } finally {
     await workload?.stop().catch(() => undefined);
@@ -162,22 +170,22 @@ export async function runPartition(settings: PartitionSettings): Promise<ChaosRe
   }
 }
 
-/** Attempts of minority clients sent after the cut and answered before the heal: only the minority's instance could answer them. */
-function minorityAttempts(records: readonly OpRecord[], onMinority: ReadonlySet<string>, cutAt: number, healAt: number) {
+/** Attempts of minority clients sent after `from` (past the cut) and answered before the heal: only the minority's instance could answer them. */
+function minorityAttempts(records: readonly OpRecord[], onMinority: ReadonlySet<string>, from: number, healAt: number) {
   return records
     .filter((r) => onMinority.has(r.client))
-    .flatMap((r) => r.attempts.filter((a) => a.sentAt >= cutAt && a.endAt < healAt).map((a) => ({ r, a })));
+    .flatMap((r) => r.attempts.filter((a) => a.sentAt >= from && a.endAt < healAt).map((a) => ({ r, a })));
 }
 
 function checkMinorityAnswers(
   records: readonly OpRecord[],
   onMinority: ReadonlySet<string>,
-  cutAt: number,
+  from: number,
   healAt: number,
   t0: number,
   verdict: VerdictBuilder,
 ): void {
-  for (const { r, a } of minorityAttempts(records, onMinority, cutAt, healAt)) {
+  for (const { r, a } of minorityAttempts(records, onMinority, from, healAt)) {
     if (a.outcome === "unavailable" || (a.outcome === "ok" && READS.has(r.command))) continue;
     if (a.outcome !== "ok" && a.outcome !== "error") continue; // no answer at all: checkTimeouts' business
     verdict.add(
@@ -187,10 +195,10 @@ function checkMinorityAnswers(
   }
 }
 
-/** What the minority side answered during the partition, by outcome (and code). */
-function minorityAnswerCounts(records: readonly OpRecord[], onMinority: ReadonlySet<string>, cutAt: number, healAt: number) {
+/** What the minority side answered to requests sent from `from` until the heal, by outcome (and code). */
+function minorityAnswerCounts(records: readonly OpRecord[], onMinority: ReadonlySet<string>, from: number, healAt: number) {
   const counts: Record<string, number> = {};
-  for (const { r, a } of minorityAttempts(records, onMinority, cutAt, healAt)) {
+  for (const { r, a } of minorityAttempts(records, onMinority, from, healAt)) {
     const key = `${a.outcome}${a.code === undefined ? "" : ` ${a.code}`}${a.outcome === "ok" ? ` ${r.command}` : ""}`;
     counts[key] = (counts[key] ?? 0) + 1;
   }
