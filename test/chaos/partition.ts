@@ -17,9 +17,10 @@ import { startLocalCluster, type LocalNatsCluster } from "../../src/cluster/loca
 import { LEADER_LEASE_MS } from "../../src/events/index.ts";
 import { eventStreamOf } from "../faults/drill.ts";
 import { checkRun, checkTimeouts, VerdictBuilder } from "./checks.ts";
-import { availability, unservedBreakdown, type OpRecord, type Outage } from "./history.ts";
+import type { OpRecord, Outage } from "./history.ts";
 import { checkHolds, untilExpiresAt } from "./holds.ts";
 import { isolateNode } from "./netns.ts";
+import { chaosReport, terminateAll } from "./report.ts";
 import type { ChaosReport, FaultRecord } from "./scenario.ts";
 import { ServeProcess } from "./serve-process.ts";
 import { readWholeStream } from "./stream.ts";
@@ -125,12 +126,7 @@ export async function runPartition(settings: PartitionSettings): Promise<ChaosRe
     await workload.stop();
     const loadEnd = Date.now();
     const verdict = new VerdictBuilder();
-    for (const p of instances.splice(0)) {
-      const exit = await p.terminate(10_000);
-      faults.push({ fault: "SIGTERM instance", target: p.name, atMs: Date.now() - exit.ms - t0, tookMs: exit.ms, exitCode: exit.code });
-      if (exit.code !== 0 || exit.timedOut)
-        verdict.add("sigterm-exit", `${p.name}: code ${exit.code}, ${exit.ms} ms\n${p.logTail.slice(-1500)}`);
-    }
+    await terminateAll(instances, faults, t0, verdict);
 
     const records = workload.records;
     const messages = await readWholeStream(cluster.urls, stream);
@@ -141,25 +137,9 @@ export async function runPartition(settings: PartitionSettings): Promise<ChaosRe
     checkHolds(records, messages, untilExpiresAt(), t0, verdict);
     if (servedAt === undefined || servedAt - healAt > RECOVERY_MS)
       verdict.add("minority-not-served-after-heal", `no lock granted by M within ${RECOVERY_MS} ms of the heal`);
-    const figures = availability(records, outages, loadEnd);
-    const result = verdict.build();
+    const settingsOfRun = { ...settings, cluster: true };
     return {
-      requests: figures.requests,
-      faults,
-      violations: result.violations,
-      seed: settings.seed,
-      cluster: true,
-      durationMs: settings.durationMs,
-      clients: settings.clients,
-      attempts: figures.attempts,
-      longestUnavailableMs: figures.longestUnavailableMs,
-      unservedOutsideFaults: figures.unservedOutsideOutages,
-      unservedBreakdown: unservedBreakdown(records, outages, t0),
-      events: messages.length,
-      undecidedLocks: result.undecidedLocks,
-      lockOperations: result.lockOperations,
-      examples: result.examples,
-      passed: Object.values(result.violations).every((n) => n === 0),
+      ...chaosReport({ settings: settingsOfRun, records, messages, outages, faults, verdict, t0, loadEnd }),
       minorityAnswers: minorityAnswerCounts(records, onMinority, cutAt + LEASE_OUT_MS, healAt),
     };
   } finally {

@@ -12,8 +12,8 @@ import { CLOCK_OFFSET_VARIABLE } from "../../src/cli/clock-offset.ts";
 import { localDeadline } from "../../src/client/index.ts";
 import { eventStreamOf } from "../faults/drill.ts";
 import { checkRun, checkTimeouts, VerdictBuilder, type ChaosCheck } from "./checks.ts";
-import { availability, unservedBreakdown } from "./history.ts";
 import { checkHolds } from "./holds.ts";
+import { chaosReport, terminateAll } from "./report.ts";
 import type { ChaosReport, FaultRecord } from "./scenario.ts";
 import { ServeProcess } from "./serve-process.ts";
 import { readWholeStream } from "./stream.ts";
@@ -76,39 +76,24 @@ export async function runSkew(settings: SkewSettings): Promise<ChaosReport> {
     await workload.stop();
     const loadEnd = Date.now();
     const verdict = new VerdictBuilder();
-    for (const p of instances.splice(0)) {
-      const exit = await p.terminate(10_000);
-      faults.push({ fault: "SIGTERM instance", target: p.name, atMs: Date.now() - exit.ms - t0, tookMs: exit.ms, exitCode: exit.code });
-      if (exit.code !== 0 || exit.timedOut)
-        verdict.add("sigterm-exit", `${p.name}: code ${exit.code}, ${exit.ms} ms\n${p.logTail.slice(-1500)}`);
-    }
+    await terminateAll(instances, faults, t0, verdict);
     const records = workload.records;
     const messages = await readWholeStream(cluster.urls, eventStreamOf(prefix));
     checkRun(records, messages, { prefix, cooldownMs: COOLDOWN_MS, maxTtlMs: MAX_TTL_MS }, verdict);
     checkTimeouts(records, [], t0, verdict);
     // Holders count on a lease as the lock keeper does: from the attempt's send, for the TTL less the margin.
     checkHolds(records, messages, (a) => localDeadline(a.sentAt, a.ttlMs, settings.holderMarginMs), t0, verdict);
-    const figures = availability(records, [], loadEnd);
-    const result = verdict.build();
-    return {
-      requests: figures.requests,
+    return chaosReport({
+      settings: { ...settings, cluster: false },
+      records,
+      messages,
+      outages: [],
       faults,
-      violations: result.violations,
-      seed: settings.seed,
-      cluster: false,
-      durationMs: settings.durationMs,
-      clients: settings.clients,
-      attempts: figures.attempts,
-      longestUnavailableMs: figures.longestUnavailableMs,
-      unservedOutsideFaults: figures.unservedOutsideOutages,
-      unservedBreakdown: unservedBreakdown(records, [], t0),
-      events: messages.length,
-      undecidedLocks: result.undecidedLocks,
-      lockOperations: result.lockOperations,
-      examples: result.examples,
-      passed: Object.entries(result.violations).every(([check, n]) => n === 0 || NOT_JUDGED.includes(check as ChaosCheck)),
+      verdict,
+      t0,
+      loadEnd,
       notJudged: NOT_JUDGED,
-    };
+    });
   } finally {
     await workload?.stop().catch(() => undefined);
     await Promise.all(instances.map((p) => p.kill()));
