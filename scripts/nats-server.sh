@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# Locate (or fetch) a nats-server binary with version >= 2.10.
+# Locate (or fetch) a nats-server binary with version >= 2.10: by default
+# the 2.10 line (Debian stable, trixie), with --line newest the newest line
+# Debian carries (unstable, sid).
 #
 # Prints ONLY the absolute path of the binary on stdout; everything else goes
 # to stderr, so callers can do:  NATS="$(scripts/nats-server.sh)"
@@ -23,10 +25,9 @@ elif [[ -n "${HOME:-}" ]]; then
 else
   TOOLS_DIR="${PROJECT_ROOT}/.tools"
 fi
-LOCAL_DIR="${TOOLS_DIR}/nats-server"
-LOCAL_BIN="${LOCAL_DIR}/nats-server"
-LOCK_FILE="${TOOLS_DIR}/.lock"
+LINE="${NATS_SERVER_LINE:-stable}"
 DEBIAN_SUITE="trixie"
+LOCK_FILE="${TOOLS_DIR}/.lock"
 DEFAULT_MIRROR="http://deb.debian.org/debian"
 KEYRING="/usr/share/keyrings/debian-archive-keyring.gpg"
 
@@ -35,10 +36,18 @@ die() { log "error: $*"; exit 1; }
 
 usage() {
   cat <<EOF
-Usage: scripts/nats-server.sh [--help]
+Usage: scripts/nats-server.sh [--line stable|newest] [--help]
 
 Prints the absolute path of a nats-server binary (version >= ${MIN_MAJOR}.${MIN_MINOR})
-on stdout. All diagnostics go to stderr. Lookup order:
+on stdout. All diagnostics go to stderr.
+
+  --line stable   (default) any usable nats-server, else Debian trixie's (the 2.10 line)
+  --line newest   the newest line Debian carries: only the cached copy in
+                  \${XDG_CACHE_HOME:-~/.cache}/leasehold/nats-server-newest/, else
+                  Debian unstable's (sid) package fetched there (steps 4 and 5 below);
+                  NATS_SERVER_BIN and PATH are not consulted
+
+Lookup order (--line stable):
 
   1. \$NATS_SERVER_BIN, if set and it is >= ${MIN_MAJOR}.${MIN_MINOR}
      (a set-but-unusable value is reported and then ignored).
@@ -52,6 +61,7 @@ on stdout. All diagnostics go to stderr. Lookup order:
      \${XDG_CACHE_HOME:-~/.cache}/leasehold/.lock.
 
 Environment:
+  NATS_SERVER_LINE     the default of --line
   NATS_SERVER_BIN      explicit binary to use (see 1.)
   XDG_CACHE_HOME       where step 4 looks and step 5 fetches to (default ~/.cache)
   NATS_DEBIAN_MIRROR   Debian mirror for step 5 (default: the mirror the
@@ -61,11 +71,20 @@ Exit status: 0 and a path on stdout on success, 1 otherwise.
 EOF
 }
 
-case "${1:-}" in
-  -h | --help) usage; exit 0 ;;
-  "") ;;
-  *) usage >&2; exit 2 ;;
+while (($# > 0)); do
+  case "$1" in
+    -h | --help) usage; exit 0 ;;
+    --line) [[ $# -ge 2 ]] || { usage >&2; exit 2; }; LINE="$2"; shift 2 ;;
+    --line=*) LINE="${1#--line=}"; shift ;;
+    *) usage >&2; exit 2 ;;
+  esac
+done
+case "$LINE" in
+  stable) DEBIAN_SUITE="trixie"; LOCAL_DIR="${TOOLS_DIR}/nats-server" ;;
+  newest) DEBIAN_SUITE="sid"; LOCAL_DIR="${TOOLS_DIR}/nats-server-newest" ;;
+  *) log "error: --line must be stable or newest, got '${LINE}'"; exit 2 ;;
 esac
+LOCAL_BIN="${LOCAL_DIR}/nats-server"
 
 # Prints "MAJOR.MINOR.PATCH" for the given binary, or nothing on failure.
 # `nats-server --version` prints e.g. "nats-server: v2.9.10".
@@ -105,7 +124,7 @@ abs_path() {
 }
 
 # 1. Explicit override.
-if [[ -n "${NATS_SERVER_BIN:-}" ]]; then
+if [[ "$LINE" == stable && -n "${NATS_SERVER_BIN:-}" ]]; then
   cand="$NATS_SERVER_BIN"
   if [[ "$cand" != */* ]]; then
     cand="$(command -v -- "$cand" || true)"
@@ -118,7 +137,7 @@ if [[ -n "${NATS_SERVER_BIN:-}" ]]; then
 fi
 
 # 2. PATH.
-if cand="$(command -v nats-server 2>/dev/null)" && [[ -n "$cand" ]]; then
+if [[ "$LINE" == stable ]] && cand="$(command -v nats-server 2>/dev/null)" && [[ -n "$cand" ]]; then
   if is_usable "$cand"; then
     abs_path "$cand"
     exit 0
@@ -126,7 +145,7 @@ if cand="$(command -v nats-server 2>/dev/null)" && [[ -n "$cand" ]]; then
 fi
 
 # 3. Project-local copy.
-if [[ -e "$PROJECT_BIN" ]] && is_usable "$PROJECT_BIN"; then
+if [[ "$LINE" == stable && -e "$PROJECT_BIN" ]] && is_usable "$PROJECT_BIN"; then
   printf '%s\n' "$PROJECT_BIN"
   exit 0
 fi

@@ -5,9 +5,10 @@
  * usage or connection error or when no service answers.
  */
 import { errors, type NatsConnection } from "@nats-io/nats-core";
-import { EXIT, UsageError, ConnectFailure } from "./cli-errors.ts";
+import { EXIT, UsageError, ConnectFailure, inboxHint } from "./cli-errors.ts";
 import { connectTo, LOCAL_NATS_URL, natsTarget } from "./connection-options.ts";
 import type { CommonFlags } from "./options.ts";
+import { closestOps, isOp } from "./ops.ts";
 import { ERROR_MESSAGE_HEADER, ERROR_STATUS_HEADER } from "../contract/errors.ts";
 
 /** Flags of `call`. */
@@ -21,6 +22,7 @@ export interface CallFlags extends CommonFlags {
 export async function callCommand(kindOp: string, body: string | undefined, flags: CallFlags): Promise<number> {
   if (!/^[a-z]+\.[a-z]+$/.test(kindOp))
     throw new UsageError(`expected <kind>.<op> such as lock.acquire, got ${JSON.stringify(kindOp)} (call --help lists them)`);
+  if (!isOp(kindOp)) throw new UsageError(`unknown op ${kindOp}: did you mean ${closestOps(kindOp).join(", ")}? (call --help lists them)`);
   const payload = body ?? "{}";
   try {
     JSON.parse(payload);
@@ -42,14 +44,14 @@ async function send(nc: NatsConnection, subject: string, payload: string, flags:
     reply = await nc.request(subject, payload, { timeout: flags.timeoutMs });
   } catch (e) {
     if (isNoResponders(e)) {
-      throw new ConnectFailure(`no leasehold service answers ${subject} (unknown op, or no service on prefix ${flags.prefix})`, {
+      throw new ConnectFailure(`no leasehold service answers ${subject} (is a service running with prefix ${flags.prefix}?)`, {
         cause: e,
       });
     }
     if (e instanceof errors.TimeoutError || (e as Error).name === "TimeoutError") {
       throw new ConnectFailure(`no reply to ${subject} within ${flags.timeoutMs} ms (--timeout-ms)`, { cause: e });
     }
-    throw new ConnectFailure(`request to ${subject} failed: ${(e as Error).message}`, { cause: e });
+    throw new ConnectFailure(`request to ${subject} failed: ${(e as Error).message}${inboxHint((e as Error).message)}`, { cause: e });
   }
   const text = flags.pretty === true ? pretty(reply.string()) : reply.string();
   const status = reply.headers?.get(ERROR_STATUS_HEADER);

@@ -56,7 +56,7 @@ function exitCodeOf(error: unknown): number | undefined {
 export function reportFailure(command: string, error: unknown, debug: boolean): number {
   const known = exitCodeOf(error);
   const message = error instanceof Error ? error.message : String(error);
-  const line = known === undefined ? `unexpected failure: ${message}` : message;
+  const line = known === undefined ? `unexpected failure: ${message}${inboxHint(message)}` : message;
   console.error(`leasehold ${command}: ${oneLine(line)}${known === undefined && !debug ? " (--log-level debug shows the cause)" : ""}`);
   if (debug) {
     for (let e: unknown = error; e !== undefined; e = (e as { cause?: unknown }).cause) {
@@ -65,6 +65,14 @@ export function reportFailure(command: string, error: unknown, debug: boolean): 
     }
   }
   return known ?? EXIT.usage;
+}
+
+/** What to do when the server refused this connection's reply inbox: name the flag that sets it. */
+export function inboxHint(message: string): string {
+  const refused = /Permissions Violation for Subscription to "(_INBOX[^".]*)/.exec(message)?.[1];
+  return refused === undefined
+    ? ""
+    : ` (this user may not receive replies under ${refused}: set --inbox-prefix to the prefix its permissions allow; --user <name> implies _INBOX_<name>, as leasehold nats-config writes)`;
 }
 
 /** Collapses a multi-line message into one line. */

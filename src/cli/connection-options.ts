@@ -1,14 +1,16 @@
 /**
  * How every `leasehold` command reaches NATS: the `--nats` server list and the
  * credential flags (`--creds`, `--user`/`--password`, `--token`, `--tls-ca`,
- * `--tls-cert`, `--tls-key`), each also read from `LEASEHOLD_<FLAG>`, turned
- * into nats.js connection options; and one `connect` that turns a failure
+ * `--tls-cert`, `--tls-key`) and the reply prefix (`--inbox-prefix`), each
+ * also read from `LEASEHOLD_<FLAG>`, turned into nats.js connection options; and one `connect` that turns a failure
  * into a one-line {@link ConnectFailure}.
  */
 import { readFileSync } from "node:fs";
 import { Option, type Command } from "commander";
 import { connect } from "@nats-io/transport-node";
 import { AuthorizationError, credsAuthenticator, type ConnectionOptions, type NatsConnection } from "@nats-io/nats-core";
+import { isValidPrefix } from "../events/index.ts";
+import { inboxPrefixOf } from "../security/nats-permissions.ts";
 import { ConnectFailure, UsageError } from "./cli-errors.ts";
 
 /** The address of the nats-server `serve` starts when no NATS URL is given (with the default `--nats-port`). */
@@ -24,6 +26,7 @@ export interface ConnectionFlags {
   readonly tlsCa?: string | undefined;
   readonly tlsCert?: string | undefined;
   readonly tlsKey?: string | undefined;
+  readonly inboxPrefix?: string | undefined;
 }
 
 /** Where to connect and with what credentials, ready for nats.js. */
@@ -36,6 +39,11 @@ export interface NatsTarget {
   readonly auth: Pick<ConnectionOptions, "authenticator" | "user" | "pass" | "token" | "tls">;
   /** Whether any credential or TLS flag was given. */
   readonly hasCredentials: boolean;
+  /**
+   * Where replies arrive: `--inbox-prefix`, else `_INBOX_<user>` for `--user`
+   * (the convention `leasehold nats-config` writes), else nats.js's `_INBOX`.
+   */
+  readonly inboxPrefix?: string;
 }
 
 /** Adds the NATS server and credential flags shared by `serve` and every tool. */
@@ -53,6 +61,11 @@ export function addNatsOptions(command: Command): Command {
   flag("--tls-ca <file>", "CA certificate(s) to trust for the server's TLS certificate", "LEASEHOLD_TLS_CA");
   flag("--tls-cert <file>", "client TLS certificate (with --tls-key)", "LEASEHOLD_TLS_CERT");
   flag("--tls-key <file>", "private key of --tls-cert", "LEASEHOLD_TLS_KEY");
+  flag(
+    "--inbox-prefix <prefix>",
+    "subject prefix of this connection's reply inboxes (default _INBOX_<user> with --user, as nats-config's users need; else _INBOX)",
+    "LEASEHOLD_INBOX_PREFIX",
+  );
   return command;
 }
 
@@ -119,7 +132,23 @@ export function natsTarget(flags: ConnectionFlags, fallback: string[], env: Node
       ...(tlsKey === undefined ? {} : { key: readFlagFile("--tls-key", tlsKey).toString("utf8") }),
     };
   }
-  return { servers, label: servers.join(","), auth, hasCredentials: Object.keys(auth).length > 0 };
+  const inboxPrefix = inboxPrefixFor(flags.inboxPrefix, user);
+  return {
+    servers,
+    label: servers.join(","),
+    auth,
+    hasCredentials: Object.keys(auth).length > 0,
+    ...(inboxPrefix === undefined ? {} : { inboxPrefix }),
+  };
+}
+
+/** `--inbox-prefix` when given (checked: subject tokens, no wildcards), else the named user's `_INBOX_<user>`. */
+function inboxPrefixFor(given: string | undefined, user: string | undefined): string | undefined {
+  const flag = nonEmpty(given);
+  if (flag === undefined) return user === undefined ? undefined : inboxPrefixOf(user);
+  if (!isValidPrefix(flag))
+    throw new UsageError(`--inbox-prefix: subject tokens separated by dots, without wildcards, got ${JSON.stringify(flag)}`);
+  return flag;
 }
 
 function readFlagFile(flag: string, path: string): Buffer {
@@ -140,7 +169,13 @@ function nonEmpty(value: string | undefined): string | undefined {
  */
 export async function connectTo(target: NatsTarget, options: ConnectionOptions = {}): Promise<NatsConnection> {
   try {
-    return await connect({ timeout: 5000, ...options, ...target.auth, servers: target.servers });
+    return await connect({
+      timeout: 5000,
+      ...options,
+      ...target.auth,
+      ...(target.inboxPrefix === undefined ? {} : { inboxPrefix: target.inboxPrefix }),
+      servers: target.servers,
+    });
   } catch (e) {
     throw new ConnectFailure(explainConnectError(target, e), { cause: e });
   }

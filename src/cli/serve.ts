@@ -8,6 +8,7 @@
 import { relative } from "node:path";
 import type { NatsConnection } from "@nats-io/nats-core";
 import { ConfigError, resolveConfig, type ServiceConfig } from "../config.ts";
+import { inboxPrefixOf } from "../security/nats-permissions.ts";
 import { startService } from "../service/start-service.ts";
 import { CLOCK_OFFSET_VARIABLE, clockOffsetMs, offsetClock } from "./clock-offset.ts";
 import { VERSION } from "../version.ts";
@@ -74,7 +75,13 @@ export async function serve(flags: ServeFlags, logLevelGiven: boolean): Promise<
         onSpawn: (stop) => shutdown.add("local nats-server", (ms) => stop(ms), STOP_NATS_SERVER_MS),
       });
       // The shipped nats.conf gives only the service user the right to write the event stream.
-      connectTarget = { servers: [local.url], label: local.url, auth: { user: local.user, pass: local.password }, hasCredentials: true };
+      connectTarget = {
+        servers: [local.url],
+        label: local.url,
+        auth: { user: local.user, pass: local.password },
+        hasCredentials: true,
+        inboxPrefix: inboxPrefixOf(local.user),
+      };
     }
     if (shutdown.stopping) return;
     const nc = await connectTo(connectTarget!, {
@@ -119,7 +126,15 @@ export async function serve(flags: ServeFlags, logLevelGiven: boolean): Promise<
     let http: RunningHttp | undefined;
     if (httpListen !== undefined && httpListen !== "off") {
       const parts = { nc, log: service.log, subjects: service.subjects, status: service.status };
-      http = await startHttp({ listen: httpListen, service: parts, metrics, logger });
+      http = await startHttp({ listen: httpListen, service: parts, metrics, logger }).catch((e: unknown) => {
+        if ((e as NodeJS.ErrnoException).code !== "EADDRINUSE") throw e;
+        throw new UsageError(
+          `--http: ${httpListen} is already in use; pick a free port with --http <host:port>, or turn it off with --http off`,
+          {
+            cause: e,
+          },
+        );
+      });
       const running = http;
       shutdown.add("HTTP", () => running.stop(), 1000);
     }
@@ -166,7 +181,9 @@ function readSettings(flags: ServeFlags): { config: ServiceConfig; target: NatsT
     throw e;
   }
   if (servers === undefined) {
-    const given = (["creds", "user", "password", "token", "tlsCa", "tlsCert", "tlsKey"] as const).filter((k) => flags[k] !== undefined);
+    const given = (["creds", "user", "password", "token", "tlsCa", "tlsCert", "tlsKey", "inboxPrefix"] as const).filter(
+      (k) => flags[k] !== undefined,
+    );
     if (given.length > 0) {
       throw new UsageError(
         `${given.map((k) => `--${k.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`).join(", ")} need --nats: the local nats-server is joined as its own service user`,

@@ -12,6 +12,7 @@
  */
 import type { NatsConnection } from "@nats-io/nats-core";
 import { DurableApi } from "./durable.ts";
+import { onReconnect } from "./reconnects.ts";
 import { keepLock, type KeepOptions, type LockKeeper } from "./lock-keeper.ts";
 import { LockWatch, type LockWatchOptions } from "./lock-watch.ts";
 import { Election, type ElectOptions } from "./election.ts";
@@ -63,6 +64,11 @@ export class LockApi {
    */
   watch(name: string, options?: LockWatchOptions): LockWatch {
     return new LockWatch(this.t, this, name, options);
+  }
+
+  /** Calls `listener` after each reconnect of the client's connection (a keeper then renews at once), until the returned function is called. */
+  onReconnect(listener: () => void): () => void {
+    return onReconnect(this.t.nc, listener);
   }
 
   /** Acquires the lock and keeps renewing it every ttl / 3 until `close()`; tells of a loss through `signal` and `onLost`. */
@@ -232,6 +238,11 @@ export class LeaseholdClient {
   /** The service prefix this client talks to. */
   get prefix(): string {
     return this.transport.subjects.prefix;
+  }
+
+  /** Where replies to this client arrive (`_INBOX_<user>` for a user of `leasehold nats-config`). */
+  get inboxPrefix(): string {
+    return this.transport.inboxPrefix;
   }
 
   /** The per-attempt request timeout, ms. */

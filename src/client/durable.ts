@@ -6,7 +6,7 @@
  * of a publish that timed out is dropped by JetStream as a duplicate.
  */
 import { randomUUID } from "node:crypto";
-import { createInbox, headers as natsHeaders, type Msg, type Subscription } from "@nats-io/nats-core";
+import { headers as natsHeaders, type Msg, type Subscription } from "@nats-io/nats-core";
 import { jetstream, type JetStreamClient, type PubAck } from "@nats-io/jetstream";
 import { TimeoutError } from "@nats-io/nats-core";
 import { decodeReply, LeaseholdTimeoutError, LeaseholdTransportError } from "./errors.ts";
@@ -177,7 +177,7 @@ export class DurableApi {
   private inbox(): { sub: Subscription; next: Promise<Msg> } {
     let resolve!: (m: Msg) => void;
     const next = new Promise<Msg>((r) => (resolve = r));
-    const sub = this.transport.nc.subscribe(createInbox(), { max: 1, callback: (_err, msg) => resolve(msg) });
+    const sub = this.transport.nc.subscribe(this.transport.newInbox(), { max: 1, callback: (_err, msg) => resolve(msg) });
     return { sub, next };
   }
 }

@@ -124,6 +124,8 @@ export interface KeeperLockApi {
   acquire(request: LockAcquireRequest, options?: CallOptions): Promise<LockLeaseReply>;
   renew(request: LockRenewRequest, options?: CallOptions): Promise<LockLeaseReply>;
   release(request: LockReleaseRequest, options?: CallOptions): Promise<EmptyReply>;
+  /** Calls `listener` after each reconnect of the NATS connection, until the returned function is called. */
+  onReconnect?(listener: () => void): () => void;
 }
 
 /** Acquires a lock (throws LeaseExistsError and the like when it cannot) and keeps it until closed or lost. */
@@ -156,6 +158,9 @@ export async function keepLock(api: KeeperLockApi, options: KeepOptions, request
 
 type KeeperState = "held" | "lost" | "closing" | "closed";
 
+/** The longest pause between tries of a renew that failed transiently: a service coming back is found within it. */
+const MAX_RETRY_GAP_MS = 500;
+
 /** Renews one held lock until it is closed or lost. */
 export class LockKeeper implements AsyncDisposable {
   /** The renew period in ms. */
@@ -170,6 +175,11 @@ export class LockKeeper implements AsyncDisposable {
   private inFlight: Promise<void> | undefined;
   /** The lease turned out not to be ours any more while closing: nothing to release. */
   private gone = false;
+  /** The requestId of a renew that failed transiently and waits for its next try. */
+  private retrying: string | undefined;
+  /** Stops the attempt in flight from waiting for its reply (after a reconnect). */
+  private attemptAbort: AbortController | undefined;
+  private readonly stopWatching: () => void;
   private closed: Promise<void> | undefined;
 
   /** Starts keeping `lease`, acquired by a request sent at `sentAt` (on `timers`' clock). */
@@ -184,6 +194,7 @@ export class LockKeeper implements AsyncDisposable {
     this.current = lease;
     this.deadline = localDeadline(sentAt, lease.ttlMs, options.clockSkewMarginMs);
     this.renewEveryMs = options.renewEveryMs ?? Math.max(1, Math.floor(lease.ttlMs / 3));
+    this.stopWatching = api.onReconnect?.(() => this.renewAfterReconnect()) ?? (() => undefined);
     this.armExpiry();
     if (this.state === "held") this.scheduleRenew(sentAt + this.renewEveryMs - timers.now());
   }
@@ -259,6 +270,7 @@ export class LockKeeper implements AsyncDisposable {
     }
     this.timers.clearTimeout(this.renewTimer);
     this.timers.clearTimeout(this.expiryTimer);
+    this.stopWatching();
     try {
       if (!wasHeld) return;
       await this.inFlight;
@@ -310,13 +322,28 @@ export class LockKeeper implements AsyncDisposable {
   }
 
   /**
-   * One renew attempt. Retries of one renew reuse its requestId, so a renew
+   * NATS is back: a reply awaited from before (the service that took the
+   * renew may be gone) is given up and the renew sent again at once, as is a
+   * retry waiting for its turn, instead of either waiting out its timeout or
+   * gap while the lease runs down.
+   */
+  private renewAfterReconnect(): void {
+    if (this.state !== "held") return;
+    if (this.attemptAbort !== undefined) this.attemptAbort.abort(new Error("NATS reconnected"));
+    else if (this.retrying !== undefined) this.scheduleRenew(0, this.retrying);
+  }
+
+  /**
+   * One renew attempt, bounded by the time the lease has left (and by the
+   * request timeout). Retries of one renew reuse its requestId, so a renew
    * that took effect but whose reply was lost is answered again rather than
    * refused as NOT_HELD for the etag it replaced. Never rejects.
    */
   private async attempt(requestId: string): Promise<void> {
     const sentAt = this.timers.now();
     const left = this.deadline - sentAt;
+    const abort = new AbortController();
+    this.attemptAbort = abort;
     const request: LockRenewRequest = {
       name: this.options.name,
       owner: this.options.owner,
@@ -326,8 +353,13 @@ export class LockKeeper implements AsyncDisposable {
     };
     try {
       // Each attempt is bounded by the time left; this loop does the retrying.
-      const { lease } = await this.api.renew(request, { timeoutMs: Math.max(1, Math.min(this.requestTimeoutMs, left)), retry: false });
+      const { lease } = await this.api.renew(request, {
+        timeoutMs: Math.max(1, Math.min(this.requestTimeoutMs, left)),
+        retry: false,
+        signal: abort.signal,
+      });
       if (this.state === "lost" || this.state === "closed") return;
+      this.retrying = undefined;
       this.current = lease;
       this.deadline = localDeadline(sentAt, lease.ttlMs, this.options.clockSkewMarginMs);
       if (this.state !== "held") return;
@@ -340,13 +372,19 @@ export class LockKeeper implements AsyncDisposable {
         if (loss !== undefined) this.gone = true;
         return;
       }
+      if (abort.signal.aborted) {
+        this.scheduleRenew(0, requestId);
+        return;
+      }
       if (loss !== undefined) {
         this.lose(loss, `lock ${this.options.name} lost (generation ${this.generation}): ${(e as Error).message}`, e);
         return;
       }
-      // Transient (timeout, no responder, UNAVAILABLE): try again, with the same requestId, until the local deadline.
-      const retryIn = Math.max(10, Math.floor(this.renewEveryMs / 6));
-      this.scheduleRenew(retryIn, requestId);
+      // Transient (timeout, no responder, UNAVAILABLE): try again soon, with the same requestId, until the local deadline.
+      this.retrying = requestId;
+      this.scheduleRenew(Math.max(10, Math.min(MAX_RETRY_GAP_MS, Math.floor(this.renewEveryMs / 6))), requestId);
+    } finally {
+      if (this.attemptAbort === abort) this.attemptAbort = undefined;
     }
   }
 
@@ -355,6 +393,7 @@ export class LockKeeper implements AsyncDisposable {
     this.state = "lost";
     this.timers.clearTimeout(this.renewTimer);
     this.timers.clearTimeout(this.expiryTimer);
+    this.stopWatching();
     const error = new LockLostError(this.options.name, this.generation, reason, message, cause === undefined ? undefined : { cause });
     this.lostWith = error;
     this.controller.abort(error);

@@ -4,7 +4,7 @@
  * the one retry after a timeout is answered from the first attempt's reply.
  */
 import { randomUUID } from "node:crypto";
-import { TimeoutError, type Msg, type NatsConnection } from "@nats-io/nats-core";
+import { createInbox, TimeoutError, type ConnectionOptions, type Msg, type NatsConnection } from "@nats-io/nats-core";
 import { Subjects, isValidPrefix } from "../contract/subjects.ts";
 import { decodeReply, LeaseholdTimeoutError, LeaseholdTransportError } from "./errors.ts";
 
@@ -35,6 +35,14 @@ export interface LeaseholdClientOptions {
   readonly prefix?: string;
   /** Per-attempt request timeout in ms (default 5000). */
   readonly timeoutMs?: number;
+  /**
+   * Where replies to this client's requests and its awaited durable replies
+   * arrive: default the connection's own `inboxPrefix`, else `_INBOX`. A user
+   * of `leasehold nats-config` may only receive under `_INBOX_<user>`: give
+   * that to `connect` itself, which covers JetStream's requests too (durable
+   * publishes, `watch`); given only here, each request takes its own inbox.
+   */
+  readonly inboxPrefix?: string;
 }
 
 /** Default per-attempt timeout: above one append (the service retries a slow one). */
@@ -46,6 +54,10 @@ const encoder = new TextEncoder();
 export class Transport {
   readonly subjects: Subjects;
   readonly timeoutMs: number;
+  /** Where replies to this client arrive (see {@link LeaseholdClientOptions.inboxPrefix}). */
+  readonly inboxPrefix: string;
+  /** The client's inbox prefix is not the connection's: each request subscribes its own reply subject. */
+  private readonly ownInbox: boolean;
 
   constructor(
     readonly nc: NatsConnection,
@@ -58,6 +70,17 @@ export class Transport {
     if (!Number.isFinite(timeoutMs) || timeoutMs < 1) throw new TypeError(`timeoutMs must be at least 1, got ${timeoutMs}`);
     this.subjects = new Subjects(prefix);
     this.timeoutMs = timeoutMs;
+    const own = connectionInboxPrefix(nc);
+    const inboxPrefix = options.inboxPrefix ?? own ?? "_INBOX";
+    if (!isValidPrefix(inboxPrefix))
+      throw new TypeError(`invalid inboxPrefix ${JSON.stringify(inboxPrefix)}: subject tokens separated by dots, without wildcards`);
+    this.inboxPrefix = inboxPrefix;
+    this.ownInbox = inboxPrefix !== (own ?? "_INBOX");
+  }
+
+  /** A fresh reply subject under this client's {@link inboxPrefix}. */
+  newInbox(): string {
+    return createInbox(this.inboxPrefix);
   }
 
   /** Sends one request (a mutation gets a requestId) and returns the success body; throws a LeaseholdError or a LeaseholdTransportError. */
@@ -82,7 +105,7 @@ export class Transport {
       signal?.throwIfAborted();
       let msg: Msg;
       try {
-        const reply = this.nc.request(subject, payload, { timeout });
+        const reply = this.nc.request(subject, payload, this.ownInbox ? { timeout, noMux: true, reply: this.newInbox() } : { timeout });
         msg = signal === undefined ? await reply : await abortable(reply, signal);
       } catch (e) {
         if (signal?.aborted === true && e === signal.reason) throw e;
@@ -95,6 +118,11 @@ export class Transport {
       return decodeReply<Reply>(msg, subject);
     }
   }
+}
+
+/** The `inboxPrefix` the connection was opened with (nats.js keeps its options on the connection object). */
+function connectionInboxPrefix(nc: NatsConnection): string | undefined {
+  return (nc as { options?: ConnectionOptions }).options?.inboxPrefix;
 }
 
 /** `promise`, or a rejection with the signal's reason as soon as it aborts (the promise is left to settle unobserved). */

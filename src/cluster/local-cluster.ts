@@ -377,11 +377,15 @@ class Cluster implements LocalNatsCluster {
     return { ready: behind.length === 0, suspects: behind };
   }
 
-  /** The meta leader's view of the group (the only view listing the other peers), if a running node has it. */
+  /**
+   * The meta leader's own view of the group, if a running node has it: the
+   * node that names itself leader (2.10 lists the peers only there; 2.11 and
+   * later list them on every node, each as that node sees them).
+   */
   private async leaderView(running: readonly Node[]): Promise<MetaCluster | undefined> {
     for (const node of running) {
       const meta = await node.metaCluster();
-      if (meta?.replicas !== undefined) return meta;
+      if (meta?.replicas !== undefined && meta.leader === node.name) return meta;
     }
     return undefined;
   }

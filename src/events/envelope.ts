@@ -101,10 +101,19 @@ export function decodeEvent(payload: Uint8Array, seq: number, msgId?: string): H
   try {
     json = JSON.parse(utf8.decode(payload));
   } catch (e) {
-    return { seq, unparsable: true, reason: `not JSON: ${(e as Error).message}`, msgId };
+    return { seq, unparsable: true, reason: `not JSON: ${syntaxMessage(e as Error)}`, msgId };
   }
   const event = acceptedEvent(json);
   return event === null ? decodeParsed(json, seq, msgId) : { seq, event, msgId };
+}
+
+/**
+ * JSON.parse's message without the "(line 1 column 2)" that newer V8s (Node
+ * 22 and later) add: the reason is folded into a lock's state, so it must read
+ * the same whichever Node replays the stream.
+ */
+function syntaxMessage(e: Error): string {
+  return e.message.replace(/ \(line \d+ column \d+\)$/, "");
 }
 
 /** Validates a parsed message with the zod schemas alone (the reference {@link decodeEvent} agrees with); never throws. */

@@ -114,16 +114,27 @@ export class JetStreamEventLog implements EventLog {
       if (e instanceof JetStreamApiError && e.code === INSUFFICIENT_RESOURCES) this.storeSpace.refused();
       if (e instanceof JetStreamApiError && e.code === JetStreamApiCodes.StreamWrongLastSequence) {
         // The server names the subject's actual last sequence ("wrong last sequence: 42").
-        const actual = /wrong last sequence: (\d+)/.exec(e.message)?.[1];
-        throw new WrongLastSequenceError(subject, options.expectedLastSubjectSeq, {
-          cause: e,
-          actual: actual === undefined ? undefined : Number(actual),
-        });
+        const found = /wrong last sequence: (\d+)/.exec(e.message)?.[1];
+        const actual = found === undefined ? undefined : Number(found);
+        // nats-server 2.11 and later check the expected sequence before the duplicate window, so the retry of an
+        // append that was stored meets its own message as the subject's last: that is the duplicate 2.10 answers.
+        if (actual !== undefined && (await this.storedAs(actual, subject, options.msgId))) return { seq: actual, duplicate: true };
+        throw new WrongLastSequenceError(subject, options.expectedLastSubjectSeq, { cause: e, actual });
       }
       // An API error is a definite refusal; anything else (timeout, connection
       // loss) leaves open whether the message was stored.
       const ambiguous = !(e instanceof JetStreamApiError);
       throw new LogUnavailableError(`append to ${subject} failed: ${(e as Error).message}`, ambiguous, { cause: e });
+    }
+  }
+
+  /** Whether message `seq` is on `subject` and carries `msgId` (false too when that cannot be read in time). */
+  private async storedAs(seq: number, subject: string, msgId: string): Promise<boolean> {
+    try {
+      const m = await withDeadline(this.jsm.streams.getMessage(this.options.stream, { seq }), this.opTimeoutMs, `read of ${subject}`);
+      return m !== null && m.subject === subject && m.header.get("Nats-Msg-Id") === msgId;
+    } catch {
+      return false;
     }
   }
 

@@ -41,11 +41,11 @@ export async function attachTool(nc: NatsConnection, subjects: Subjects, url: st
         { cause: e },
       );
     }
-    throw new ToolConnectionError(
-      `cannot open the event stream ${subjects.eventStream} on ${url}: ${(e as Error).message} (is JetStream enabled?)`,
-      {
-        cause: e,
-      },
-    );
+    const message = (e as Error).message;
+    // A refusal is about this user's rights on this prefix; JetStream itself is there.
+    const hint = /permissions violation/i.test(message)
+      ? `this user may not read ${subjects.eventStream}: check --prefix, or the user's permissions (leasehold nats-config --prefix ${subjects.prefix})`
+      : "is JetStream enabled?";
+    throw new ToolConnectionError(`cannot open the event stream ${subjects.eventStream} on ${url}: ${message} (${hint})`, { cause: e });
   }
 }

@@ -61,6 +61,16 @@ describe("natsTarget", () => {
     expect(natsTarget({ nats: "nats://a:1", token: "t" }, [], {}).auth).toEqual({ token: "t" });
   });
 
+  it("takes the reply prefix from --inbox-prefix, else from the user (_INBOX_<user>), else leaves nats.js's _INBOX", () => {
+    expect(natsTarget({ nats: "nats://a:1", user: "alice", password: "p" }, [], {}).inboxPrefix).toBe("_INBOX_alice");
+    expect(natsTarget({ nats: "nats://a:1", user: "alice", password: "p", inboxPrefix: "_INBOX_ops" }, [], {}).inboxPrefix).toBe(
+      "_INBOX_ops",
+    );
+    expect(natsTarget({ nats: "nats://a:1", token: "t" }, [], {}).inboxPrefix).toBeUndefined();
+    for (const bad of ["_INBOX.>", "a b", "x.*"])
+      expect(() => natsTarget({ nats: "nats://a:1", inboxPrefix: bad }, [], {})).toThrow(/--inbox-prefix: subject tokens/);
+  });
+
   it("reads a creds file into an authenticator", () => {
     const creds = file(
       "user.creds",

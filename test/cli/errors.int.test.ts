@@ -3,6 +3,7 @@
  * trace, and the documented exit code (1 refused, 2 usage or connection),
  * for the failures people actually ran into.
  */
+import { createServer, type AddressInfo } from "node:net";
 import { describe, expect, inject, it } from "vitest";
 import { startTestService, uniquePrefix } from "../support/nats.ts";
 import { defer, leasehold, type Proc } from "./cli-process.ts";
@@ -34,19 +35,37 @@ describe("one-line errors and exit codes", () => {
     expect(await fails(["serve"], 2, { NATS_URL: "nats://127.0.0.1:1, ftp://x" })).toMatch(/--nats: "ftp:\/\/x" is not a NATS URL/);
   });
 
-  it("call with no service answering says so in one line, exit 2", async () => {
-    const prefix = uniquePrefix();
-    expect(await fails(["call", "--nats", inject("natsUrl"), "--prefix", prefix, "lock.get", '{"name":"x"}'], 2)).toBe(
-      `leasehold call: no leasehold service answers ${prefix}.v1.lock.get (unknown op, or no service on prefix ${prefix})`,
+  it("serve --http on a taken port: one line naming --http, exit 2", async () => {
+    const taken = createServer();
+    await new Promise<void>((resolve) => taken.listen(0, "127.0.0.1", resolve));
+    defer(() => new Promise<void>((resolve) => taken.close(() => resolve())));
+    const listen = `127.0.0.1:${(taken.address() as AddressInfo).port}`;
+    expect(
+      await fails(["serve", "--nats", inject("natsUrl"), "--prefix", uniquePrefix(), "--http", listen, "--log-format", "text"], 2),
+    ).toBe(
+      `leasehold serve: --http: ${listen} is already in use; pick a free port with --http <host:port>, or turn it off with --http off`,
     );
   });
 
-  it("call of an unknown op on a running service says so in one line, exit 2; a refused command exits 1 with the error body", async () => {
+  it("call with no service answering says so in one line, exit 2", async () => {
+    const prefix = uniquePrefix();
+    expect(await fails(["call", "--nats", inject("natsUrl"), "--prefix", prefix, "lock.get", '{"name":"x"}'], 2)).toBe(
+      `leasehold call: no leasehold service answers ${prefix}.v1.lock.get (is a service running with prefix ${prefix}?)`,
+    );
+  });
+
+  it("call refuses an unknown op itself (exit 2, naming the closest ops), without asking NATS", async () => {
+    expect(await fails(["call", "--nats", "nats://127.0.0.1:1", "lock.aquire", "{}"], 2)).toBe(
+      "leasehold call: unknown op lock.aquire: did you mean lock.acquire, proxy.acquire, route.acquire? (call --help lists them)",
+    );
+    expect(await fails(["call", "lock.frob"], 2)).toMatch(/^leasehold call: unknown op lock\.frob: did you mean lock\.\w+/);
+  });
+
+  it("a refused command exits 1 with the error body; --pretty indents a reply", async () => {
     const prefix = uniquePrefix();
     const svc = await startTestService(prefix);
     defer(() => svc.stop());
     const nats = ["--nats", inject("natsUrl"), "--prefix", prefix];
-    expect(await fails(["call", ...nats, "lock.frob", "{}"], 2)).toMatch(/no leasehold service answers .*\.v1\.lock\.frob \(unknown op/);
 
     const ok = leasehold(["call", ...nats, "--pretty", "lock.acquire", '{"name":"n","owner":"a"}']);
     expect((await ok.exited).code).toBe(0);

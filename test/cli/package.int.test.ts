@@ -1,17 +1,21 @@
 /**
- * The published package as a user gets it: `npm pack` (offline; prepack
- * builds dist/), installed into an empty project with `npm ci` from the npm
- * cache, then `leasehold --help`, `leasehold serve` and a client import run
- * from it. Its data lands in the project's ./.leasehold, never inside
+ * The package as a user gets it. `npm install <path of a clone>` into an
+ * empty project (prepare builds the clone's dist/) and a short script that
+ * takes and frees a lock with it. The published package: `npm pack`
+ * (offline; prepare builds dist/), installed into an empty project with
+ * `npm ci` from the npm cache, then `leasehold --help`, `leasehold serve`
+ * and a client import run from it. Its data lands in the project's ./.leasehold, never inside
  * node_modules, so it survives the next `npm ci`.
  */
 import { execFile } from "node:child_process";
 import { createHash } from "node:crypto";
-import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import { describe, expect, inject, it } from "vitest";
-import { cleanEnv, freePort, run, tempDir, waitForLog, ROOT, type Proc } from "./cli-process.ts";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { startTestService, uniquePrefix } from "../support/nats.ts";
+import { cleanEnv, defer, freePort, run, waitForLog, ROOT, type Proc } from "./cli-process.ts";
 
 const exec = promisify(execFile);
 
@@ -22,12 +26,16 @@ interface LockEntry {
   [key: string]: unknown;
 }
 
-/** Packs a copy of the working tree (so that prepack's dist/ never lands in the checkout) and returns the tarball. */
-async function pack(dir: string): Promise<string> {
-  const src = join(dir, "src-copy");
+/**
+ * A copy of the working tree's committed kinds of files, as a clone after
+ * `npm ci` has them (its node_modules the repository's), without dist/.
+ */
+function cloneOf(dir: string): string {
+  const src = join(dir, "clone");
   mkdirSync(src);
   for (const entry of [
     "package.json",
+    "package-lock.json",
     "tsconfig.json",
     "tsconfig.build.json",
     "nats.conf",
@@ -40,7 +48,13 @@ async function pack(dir: string): Promise<string> {
     cpSync(join(ROOT, entry), join(src, entry), { recursive: true });
   }
   symlinkSync(join(ROOT, "node_modules"), join(src, "node_modules"));
-  const { stdout } = await exec("npm", ["pack", "--json", "--offline", "--pack-destination", dir], {
+  return src;
+}
+
+/** Packs the clone into `dir` and returns the tarball; a dist/ its install's prepare built already is not built again. */
+async function pack(src: string, dir: string): Promise<string> {
+  if (!existsSync(join(src, "dist/index.js"))) await exec("npm", ["run", "prepare"], { cwd: src, env: cleanEnv() });
+  const { stdout } = await exec("npm", ["pack", "--json", "--offline", "--ignore-scripts", "--pack-destination", dir], {
     cwd: src,
     env: cleanEnv(),
     maxBuffer: 16 << 20,
@@ -72,7 +86,7 @@ async function pack(dir: string): Promise<string> {
  * it from the npm cache the repository's own `npm ci` filled.
  */
 function appProject(dir: string, tarball: string): string {
-  const app = join(dir, "app");
+  const app = join(dir, "packed-app");
   mkdirSync(app);
   const ours = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as {
     version: string;
@@ -145,10 +159,50 @@ async function clientGeneration(app: string, port: number): Promise<number> {
   return (JSON.parse(stdout) as { generation: number }).generation;
 }
 
+// One clone for both: its dist/ is built once, by the install's prepare, and then packed.
+let dir: string;
+let clone: string;
+beforeAll(() => {
+  dir = mkdtempSync(join(tmpdir(), "leasehold-package-"));
+  clone = cloneOf(dir);
+});
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+describe("npm install <path of a clone>", () => {
+  it("builds the clone's dist/ (prepare), so that a user's five-line script acquires and releases a lock", async () => {
+    const app = join(dir, "app");
+    mkdirSync(app);
+    writeFileSync(join(app, "package.json"), JSON.stringify({ name: "app", version: "1.0.0", private: true, type: "module" }));
+    expect(existsSync(join(clone, "dist"))).toBe(false);
+    await exec("npm", ["install", "--offline", "--no-audit", "--no-fund", "--loglevel", "error", clone], {
+      cwd: app,
+      env: cleanEnv(),
+      maxBuffer: 16 << 20,
+    });
+    expect(existsSync(join(clone, "dist/index.js"))).toBe(true);
+    // The NATS client the user installs alongside (docs/client.md), here the repository's.
+    symlinkSync(join(ROOT, "node_modules/@nats-io"), join(app, "node_modules/@nats-io"));
+    writeFileSync(
+      join(app, "lock.mjs"),
+      [
+        'import { connect } from "@nats-io/transport-node";',
+        'import { LeaseholdClient } from "leasehold";',
+        "const nc = await connect({ servers: process.argv[2] });",
+        'const lock = new LeaseholdClient(nc, { prefix: process.argv[3] }).lock, name = "installed";',
+        'const { lease } = await lock.acquire({ name, owner: "app" });',
+        "await lock.release({ name, etag: lease.etag }), console.log(lease.generation), await nc.close();",
+      ].join("\n"),
+    );
+    const service = await startTestService(uniquePrefix());
+    defer(() => service.stop());
+    const { stdout } = await exec(process.execPath, ["lock.mjs", inject("natsUrl"), service.config.prefix], { cwd: app, env: cleanEnv() });
+    expect(stdout.trim()).toBe("1");
+  }, 120_000);
+});
+
 describe("the packed tarball", () => {
   it("installs with npm ci, runs --help, serve and a client import, and keeps its data across npm ci", async () => {
-    const dir = tempDir("pack");
-    const tarball = await pack(dir);
+    const tarball = await pack(clone, dir);
     const app = appProject(dir, tarball);
     await npmCi(app);
     // Never a checkout's sources: the package runs its built dist/.

@@ -43,6 +43,9 @@ class ScriptedLocks implements KeeperLockApi {
   script: Step[] = [];
   releaseError: Error | undefined;
   private pending: ((step: Step) => void) | undefined;
+  private readonly reconnectListeners = new Set<() => void>();
+
+  constructor(private readonly ttlMs = TTL) {}
 
   acquire() {
     return Promise.resolve({ lease: this.lease() });
@@ -51,7 +54,21 @@ class ScriptedLocks implements KeeperLockApi {
   renew(request: LockRenewRequest, options?: CallOptions) {
     this.renews.push({ at: Date.now(), request, options });
     const step = this.script.shift() ?? { reply: this.lease() };
-    return this.answer(step);
+    return this.answer(step, options?.signal);
+  }
+
+  onReconnect(listener: () => void) {
+    this.reconnectListeners.add(listener);
+    return () => this.reconnectListeners.delete(listener);
+  }
+
+  /** NATS reconnected: tells every listener. */
+  reconnect(): void {
+    for (const listener of this.reconnectListeners) listener();
+  }
+
+  get listening(): number {
+    return this.reconnectListeners.size;
   }
 
   release(request: { etag: string }) {
@@ -60,7 +77,7 @@ class ScriptedLocks implements KeeperLockApi {
   }
 
   /** A fresh lease of generation 7 with a new etag. */
-  lease(ttlMs = TTL): LockLease {
+  lease(ttlMs = this.ttlMs): LockLease {
     this.serial++;
     return {
       name: "job",
@@ -77,10 +94,11 @@ class ScriptedLocks implements KeeperLockApi {
     this.pending?.(step);
   }
 
-  private answer(step: Step) {
+  private answer(step: Step, signal: AbortSignal | undefined) {
     if ("hang" in step) {
       return new Promise<{ lease: LockLease }>((resolve, reject) => {
         this.pending = (s) => ("reply" in s ? resolve({ lease: s.reply }) : "error" in s ? reject(s.error) : undefined);
+        signal?.addEventListener("abort", () => reject(signal.reason as Error), { once: true });
       });
     }
     return "reply" in step ? Promise.resolve({ lease: step.reply }) : Promise.reject(step.error);
@@ -113,7 +131,7 @@ describe("LockKeeper timing", () => {
     expect(new Set(api.renews.map((r) => r.request.requestId)).size).toBe(4);
     // Each attempt is bounded by the time left, and does not retry by itself.
     // (The deadline is the TTL less a quarter of it, the skew margin of a lease under 8 s.)
-    expect(api.renews[0]!.options).toEqual({ timeoutMs: 1250, retry: false });
+    expect(api.renews[0]!.options).toMatchObject({ timeoutMs: 1250, retry: false });
     expect([keeper.etag, keeper.generation, keeper.held]).toEqual(["e5", 7, true]);
     await keeper.close();
   });
@@ -134,6 +152,52 @@ describe("LockKeeper timing", () => {
     expect(api.renews.at(-1)!.at - t0).toBe(2332);
     expect(api.renews.at(-1)!.request.requestId).not.toBe(first!.request.requestId);
     await keeper.close();
+  });
+
+  it("bounds each renew by the time the lease has left, and by the request timeout when that is shorter", async () => {
+    const api = new ScriptedLocks(15_000);
+    const t0 = Date.now();
+    const keeper = await keepLock(api, { name: "job", owner: "me", ttlMs: 15_000, timers }, 5000);
+    api.script = Array.from({ length: 100 }, () => ({ error: new LeaseholdTimeoutError("s", 100, 1, "x") }));
+    await vi.advanceTimersByTimeAsync(15_000);
+    expect((keeper.signal.reason as LockLostError).reason).toBe("expired");
+    // Every 500 ms from the first renew at 5 s: 5 s of timeout at most while more than that is left before the local
+    // deadline (the TTL less the 2 s skew margin), then what is left.
+    const deadline = localDeadline(0, 15_000);
+    const sent = api.renews.map((r) => [r.at - t0, r.options?.timeoutMs]);
+    expect(sent[0]).toEqual([5000, 5000]);
+    expect(sent.at(-1)).toEqual([deadline - 500, 500]);
+    for (const [at, timeoutMs] of sent) expect(timeoutMs).toBe(Math.min(5000, deadline - at!));
+    expect(api.listening).toBe(0);
+  });
+
+  it("after a reconnect, sends again at once a renew still waiting for its reply, and a retry waiting for its turn", async () => {
+    const api = new ScriptedLocks(15_000);
+    const t0 = Date.now();
+    const keeper = await keepLock(api, { name: "job", owner: "me", ttlMs: 15_000, timers }, 5000);
+    expect(api.listening).toBe(1);
+    api.script = [{ hang: true }, { error: new LeaseholdTimeoutError("s", 100, 1, "x") }];
+    await vi.advanceTimersByTimeAsync(6000);
+    expect(api.renews.map((r) => r.at - t0)).toEqual([5000]);
+    api.reconnect();
+    await vi.advanceTimersByTimeAsync(0);
+    // The hung renew, given up and sent again with its requestId; that try fails and waits its 500 ms turn...
+    expect(api.renews.map((r) => r.at - t0)).toEqual([5000, 6000]);
+    await vi.advanceTimersByTimeAsync(100);
+    api.reconnect();
+    await vi.advanceTimersByTimeAsync(0);
+    // ...which a second reconnect cuts short.
+    expect(api.renews.map((r) => r.at - t0)).toEqual([5000, 6000, 6100]);
+    expect(new Set(api.renews.map((r) => r.request.requestId)).size).toBe(1);
+    expect(keeper.held).toBe(true);
+    // Back on schedule from the renew that succeeded; a reconnect while nothing is pending sends nothing.
+    api.reconnect();
+    await vi.advanceTimersByTimeAsync(4999);
+    expect(api.renews).toHaveLength(3);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(api.renews.at(-1)!.at - t0).toBe(11_100);
+    await keeper.close();
+    expect(api.listening).toBe(0);
   });
 
   it("declares the lock expired at the local deadline (the TTL less the skew margin) when no renew succeeds, calls onLost once and stops", async () => {

@@ -5,11 +5,9 @@
  * commands and read the event stream, but cannot append events, delete or
  * purge streams, take durable commands, or answer the service's subjects.
  */
-import { spawn, type ChildProcess } from "node:child_process";
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it, inject, vi } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { connect } from "@nats-io/transport-node";
 import type { NatsConnection } from "@nats-io/nats-core";
 import { jetstream, jetstreamManager } from "@nats-io/jetstream";
@@ -19,36 +17,28 @@ import { resolveConfig } from "../../src/config.ts";
 import { startService, type RunningService } from "../../src/service/start-service.ts";
 import { JetStreamEventLog, Subjects } from "../../src/events/index.ts";
 import { call } from "../support/nats.ts";
+import { startConfiguredServer, type ConfiguredServer } from "./configured-server.ts";
 import { expectServiceOnlyWritesRefused } from "./service-only-writes.ts";
 
 const PASSWORD = "test-service-password";
-let dir: string;
-let server: ChildProcess;
+let server: ConfiguredServer | undefined;
 let url: string;
 let service: RunningService;
 let serviceConn: NatsConnection;
 
 beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), "leasehold-conf-"));
   // The real nats.conf, with only its port and store moved: a free port and a temporary store.
-  const conf = readFileSync(join(PROJECT_ROOT, "nats.conf"), "utf8")
-    .replace(/^listen: .*$/m, "listen: 127.0.0.1:-1")
-    .replace(/store_dir: .*$/m, `store_dir: "${join(dir, "js")}"`);
-  expect(conf).toContain("no_auth_user: client");
-  writeFileSync(join(dir, "nats.conf"), conf);
-  server = spawn(inject("natsServerBinary"), ["-c", join(dir, "nats.conf"), "--ports_file_dir", dir], {
-    cwd: dir,
-    env: { ...process.env, LEASEHOLD_SERVICE_PASSWORD: PASSWORD, LEASEHOLD_AUDITOR_PASSWORD: "test-auditor-password" },
-    stdio: "ignore",
-  });
-  await vi.waitFor(
-    () => {
-      const ports = readdirSync(dir).find((f) => f.endsWith(".ports"));
-      expect(ports).toBeDefined();
-      url = (JSON.parse(readFileSync(join(dir, ports!), "utf8")) as { nats: string[] }).nats[0]!;
+  server = await startConfiguredServer(
+    (dir) => {
+      const conf = readFileSync(join(PROJECT_ROOT, "nats.conf"), "utf8")
+        .replace(/^listen: .*$/m, "listen: 127.0.0.1:-1")
+        .replace(/store_dir: .*$/m, `store_dir: "${join(dir, "js")}"`);
+      expect(conf).toContain("no_auth_user: client");
+      return conf;
     },
-    { timeout: 10_000, interval: 20 },
+    { LEASEHOLD_SERVICE_PASSWORD: PASSWORD, LEASEHOLD_AUDITOR_PASSWORD: "test-auditor-password" },
   );
+  url = server.url;
   serviceConn = await connect({ servers: url, user: "leasehold", pass: PASSWORD });
   service = await startService({ nc: serviceConn, config: resolveConfig({ nats: url }), logger: pino({ level: "silent" }) });
 });
@@ -56,9 +46,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await service?.stop();
   await serviceConn?.close();
-  server?.kill("SIGTERM");
-  if (server !== undefined && server.exitCode === null) await new Promise((r) => server.once("exit", r));
-  rmSync(dir, { recursive: true, force: true });
+  await server?.stop();
 });
 
 async function anonymous(): Promise<NatsConnection> {

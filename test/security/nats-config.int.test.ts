@@ -7,11 +7,8 @@
  * subscribe to command subjects, read another client's replies); the auditor
  * reads the stream and can publish nothing.
  */
-import { spawn, type ChildProcess } from "node:child_process";
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it, inject, vi } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { connect } from "@nats-io/transport-node";
 import type { NatsConnection } from "@nats-io/nats-core";
 import { jetstream, jetstreamManager } from "@nats-io/jetstream";
@@ -21,6 +18,7 @@ import { JetStreamEventLog, Subjects } from "../../src/events/index.ts";
 import { auditStream } from "../../src/tools/index.ts";
 import { auditorUserOf, inboxPrefixOf, natsConfig, passwordEnvOf, serviceUserOf } from "../../src/security/nats-permissions.ts";
 import { call, quietLogger } from "../support/nats.ts";
+import { startConfiguredServer, type ConfiguredServer } from "./configured-server.ts";
 import { expectServiceOnlyWritesRefused } from "./service-only-writes.ts";
 
 const PREFIX = "acme.lh";
@@ -29,35 +27,27 @@ const SERVICE = serviceUserOf(PREFIX);
 const AUDITOR = auditorUserOf(PREFIX);
 const passwords: Record<string, string> = { [SERVICE]: "pw-service", alice: "pw-alice", bob: "pw-bob", [AUDITOR]: "pw-auditor" };
 
-let dir: string;
-let server: ChildProcess;
+let server: ConfiguredServer | undefined;
 let url: string;
 let service: RunningService;
 let serviceConn: NatsConnection;
 const open: NatsConnection[] = [];
 
 beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), "leasehold-perm-"));
-  const conf = natsConfig({
-    prefix: PREFIX,
-    clients: ["alice", "bob"],
-    anonymousClient: false,
-    listen: "127.0.0.1:-1",
-    storeDir: join(dir, "js"),
-  });
-  expect(conf).not.toMatch(/deny/);
-  writeFileSync(join(dir, "nats.conf"), conf);
-  const env: Record<string, string> = { ...process.env } as Record<string, string>;
+  const env: Record<string, string> = {};
   for (const [user, pw] of Object.entries(passwords)) env[passwordEnvOf(user)] = pw;
-  server = spawn(inject("natsServerBinary"), ["-c", join(dir, "nats.conf"), "--ports_file_dir", dir], { cwd: dir, env, stdio: "ignore" });
-  await vi.waitFor(
-    () => {
-      const ports = readdirSync(dir).find((f) => f.endsWith(".ports"));
-      expect(ports).toBeDefined();
-      url = (JSON.parse(readFileSync(join(dir, ports!), "utf8")) as { nats: string[] }).nats[0]!;
-    },
-    { timeout: 10_000, interval: 20 },
-  );
+  server = await startConfiguredServer((dir) => {
+    const conf = natsConfig({
+      prefix: PREFIX,
+      clients: ["alice", "bob"],
+      anonymousClient: false,
+      listen: "127.0.0.1:-1",
+      storeDir: join(dir, "js"),
+    });
+    expect(conf).not.toMatch(/deny/);
+    return conf;
+  }, env);
+  url = server.url;
   serviceConn = await as(SERVICE);
   service = await startService({ nc: serviceConn, config: resolveConfig({ nats: url, prefix: PREFIX }), logger: quietLogger });
 });
@@ -65,9 +55,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await service?.stop();
   for (const nc of open) await nc.close().catch(() => undefined);
-  server?.kill("SIGTERM");
-  if (server !== undefined && server.exitCode === null) await new Promise((r) => server.once("exit", r));
-  rmSync(dir, { recursive: true, force: true });
+  await server?.stop();
 });
 
 /** A connection as `user`, with the inbox prefix its permissions expect. */
