@@ -11,3 +11,5 @@ export * from "./host-events.ts";
 export * from "./route-events.ts";
 export * from "./instant.ts";
 export * from "./stored-time.ts";
+export * from "./store-space.ts";
+export * from "./leader-lease.ts";

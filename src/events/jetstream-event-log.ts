@@ -26,6 +26,8 @@ import type { AppendOptions, AppendResult, EventLog, FollowOptions, Following, S
 import { LogUnavailableError, WrongLastSequenceError } from "./event-log.ts";
 import { pause, withDeadline } from "./deadline.ts";
 import { storedMillis } from "./stored-time.ts";
+import { INSUFFICIENT_RESOURCES, StoreSpaceWatch } from "./store-space.ts";
+import { leaderHoldsQuorum } from "./leader-lease.ts";
 
 /** How the event stream is created. */
 export interface JetStreamEventLogOptions {
@@ -43,6 +45,8 @@ export interface JetStreamEventLogOptions {
 
 /** The JetStream-backed {@link EventLog}. */
 export class JetStreamEventLog implements EventLog {
+  /** Whether the store lately refused appends for lack of space (for `/readyz`). */
+  readonly storeSpace = new StoreSpaceWatch();
   private readonly js: JetStreamClient;
   private readonly appendTimeoutMs: number;
   private readonly opTimeoutMs: number;
@@ -104,8 +108,10 @@ export class JetStreamEventLog implements EventLog {
         expect: { lastSubjectSequence: options.expectedLastSubjectSeq },
         timeout: options.timeoutMs ?? this.appendTimeoutMs,
       });
+      this.storeSpace.accepted();
       return { seq: ack.seq, duplicate: ack.duplicate };
     } catch (e) {
+      if (e instanceof JetStreamApiError && e.code === INSUFFICIENT_RESOURCES) this.storeSpace.refused();
       if (e instanceof JetStreamApiError && e.code === JetStreamApiCodes.StreamWrongLastSequence) {
         // The server names the subject's actual last sequence ("wrong last sequence: 42").
         const found = /wrong last sequence: (\d+)/.exec(e.message)?.[1];
@@ -134,12 +140,18 @@ export class JetStreamEventLog implements EventLog {
 
   async lastSubjectSeq(subject: string, timeoutMs = this.opTimeoutMs): Promise<number> {
     try {
-      // The leader's message API (not direct get), so the answer is never stale.
-      const m = await withDeadline(
-        this.jsm.streams.getMessage(this.options.stream, { last_by_subj: subject }),
+      // The leader's message API (not direct get), so the answer is never stale; on a replicated stream, only
+      // from a leader that still holds a quorum (a leader cut off from it answers from a past it cannot see beyond).
+      const [m, info] = await withDeadline(
+        Promise.all([
+          this.jsm.streams.getMessage(this.options.stream, { last_by_subj: subject }),
+          this.replicas > 1 ? this.jsm.streams.info(this.options.stream) : undefined,
+        ]),
         timeoutMs,
         `read of ${subject}`,
       );
+      if (info !== undefined && !leaderHoldsQuorum(info.cluster, this.replicas))
+        throw new LogUnavailableError(`read of ${subject}: the stream's leader has not heard from a quorum of its replicas lately`, false);
       return m === null ? 0 : m.seq;
     } catch (e) {
       if (e instanceof LogUnavailableError) throw e;

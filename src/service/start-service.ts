@@ -189,7 +189,8 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
       activeActors: () => runtime.activeByKind(),
       readModelLag: () => perKind((kind) => runtime.projection(kind).lag),
       foldedSeq: () => Math.max(0, ...runtime.projections().map((p) => p.seq)),
-      ready: () => !stopping,
+      // A store that refuses appends for lack of space makes the instance unready (src/events/store-space.ts).
+      ready: () => !stopping && !log.storeSpace.full,
     },
     async stop(timeoutMs = 10_000) {
       stopping = true;
