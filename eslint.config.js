@@ -18,6 +18,7 @@ export default tseslint.config(
       "eslint.layers.js",
       "stryker.config.mjs",
       ".stryker-tmp/",
+      ".mutation/",
       "reports/",
       // Plain JS, for checkouts only: registers tsx in the tools' worker thread (see its comment).
       "src/tools/fold-worker-tsx.mjs",

@@ -14,7 +14,7 @@ const ALLOWED = {
   http: ["contract", "events", "projections", "tools", "version.ts"],
   security: ["contract", "events"],
   client: ["contract"],
-  cluster: ["cli"],
+  cluster: [],
   cli: [
     "contract",
     "events",

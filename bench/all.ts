@@ -4,10 +4,11 @@
  * minutes), gathered into one table — locks (cold and hot names), proxies
  * (10 and 1,000), routes (8 and 1,000 hosts; reuse and new placement), at 1
  * and 64 in flight, each against its same-run one-publish ceiling — plus the
- * fleet-size ratios. The whole result is saved as JSON in bench/results/ and
+ * fleet-size ratios, and lock pairs on a service holding 100,000 live locks
+ * against one holding 1,000 (bench/held-fleet.ts). The whole result is saved as JSON in bench/results/ and
  * the table replaces the "Latest `npm run bench`" section of bench/README.md.
  *
- *   npx tsx bench/all.ts [--label after] [--only locks,proxies,routes]
+ *   npx tsx bench/all.ts [--label after] [--only locks,proxies,routes,fleet]
  *                        [--results-dir bench/results] [--no-readme]
  *                        [-- <options passed to every bench, e.g. --repeats 1>]
  */
@@ -36,12 +37,15 @@ export interface BenchRow {
 }
 
 interface Step {
-  readonly name: "locks" | "proxies" | "routes";
+  readonly name: "locks" | "proxies" | "routes" | "fleet";
   readonly args: readonly string[];
   readonly rows: (out: Record<string, unknown>) => BenchRow[];
 }
 
 type Num = number | null | undefined;
+
+/** The workload of bench/held-fleet.ts: lock pairs beside many live locks (issue 25's target: 100,000 held at least 0.8 of 1,000). */
+const HELD_WORKLOAD = "lock acquire+release beside held locks";
 const num = (v: Num): number => (v === null || v === undefined ? Number.NaN : v);
 
 const locks: Step = {
@@ -129,12 +133,44 @@ const routeRows =
       failed: r.failed,
     }));
 
+/** The fleet label of a held-lock count ("100,000 held"). */
+const held = (n: number) => `${n.toLocaleString("en-US")} held`;
+
+const heldFleet: Step = {
+  name: "fleet",
+  args: ["held-fleet.ts"],
+  rows: (out) => {
+    const fleets = out.fleets as { small: number; large: number };
+    return (out.rows as { concurrency: number; smallPairsPerSec: number; largePairsPerSec: number }[]).flatMap((r) =>
+      (
+        [
+          [fleets.small, r.smallPairsPerSec],
+          [fleets.large, r.largePairsPerSec],
+        ] as const
+      ).map(([n, pairsPerSec]) => ({
+        workload: HELD_WORKLOAD,
+        fleet: held(n),
+        inFlight: r.concurrency,
+        unit: "pairs/s",
+        leasehold: pairsPerSec,
+        ceiling: Number.NaN,
+        ratio: undefined,
+        leaseholdP50Ms: Number.NaN,
+        ceilingP50Ms: Number.NaN,
+        p50Ratio: undefined,
+        failed: 0,
+      })),
+    );
+  },
+};
+
 const STEPS: readonly Step[] = [
   locks,
   { name: "proxies", args: ["proxies.ts", "--proxies", "10"], rows: proxyRows("10 proxies") },
   { name: "proxies", args: ["proxies.ts", "--proxies", "1000"], rows: proxyRows("1,000 proxies") },
   { name: "routes", args: ["routes.ts", "--hosts", "8"], rows: routeRows("8 hosts") },
   { name: "routes", args: ["routes.ts", "--hosts", "1000"], rows: routeRows("1,000 hosts") },
+  heldFleet,
 ];
 
 /** Runs one bench with `--json`, passing its progress through; resolves with its parsed output. */
@@ -167,6 +203,7 @@ export function fleetRatios(rows: readonly BenchRow[]): { workload: string; inFl
     ["proxy acquire+release", "1,000 proxies", "10 proxies"],
     ["route acquire (reuse)", "1,000 hosts", "8 hosts"],
     ["route acquire (new placement)", "1,000 hosts", "8 hosts"],
+    [HELD_WORKLOAD, held(100_000), held(1000)],
   ];
   return pairs.flatMap(([workload, large, small]) =>
     [1, 64].map((inFlight) => {
@@ -216,7 +253,7 @@ async function main(): Promise<void> {
     parsed = parseArgs({
       options: {
         label: { type: "string", default: "after" },
-        only: { type: "string", default: "locks,proxies,routes" },
+        only: { type: "string", default: "locks,proxies,routes,fleet" },
         "results-dir": { type: "string", default: join(BENCH_DIR, "results") },
         "no-readme": { type: "boolean", default: false },
       },

@@ -11,17 +11,15 @@
  *
  * The stream is written once by direct JetStream publishes of valid lock
  * events (each lock: acquire and release, generation after generation, so
- * no lease is live at the end) into a nats-server whose store is kept in
+ * no lease is live at the end), each with a `requestId` and the
+ * `Nats-Msg-Id` the service would give it, into a nats-server whose store is kept in
  * `--data-dir` (default `<tmp>/leasehold-bench-restart`) and reused by later
  * runs. Each service runs alone in a child process (bench/restart-service.ts),
  * so its RSS (read from /proc) is the service's and nothing else's.
  */
-import { spawn, type ChildProcess } from "node:child_process";
 import { randomUUID } from "node:crypto";
-import { readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { setTimeout as sleep } from "node:timers/promises";
 import { parseArgs } from "node:util";
 import { connect } from "@nats-io/transport-node";
@@ -32,22 +30,12 @@ import { encodeEvent } from "../src/events/envelope.ts";
 import type { LockEvent } from "../src/events/lock-events.ts";
 import { JetStreamEventLog } from "../src/events/jetstream-event-log.ts";
 import { Subjects } from "../src/contract/subjects.ts";
-import {
-  json,
-  machineInfo,
-  markdownTable,
-  median,
-  positiveInt,
-  printJson,
-  round,
-  runBench,
-  succeeded,
-  UsageError,
-  waitForQuietMachine,
-} from "./support.ts";
+import { requestMsgId } from "../src/events/event-log.ts";
+import { firstAnswer, heldLocksMemory, rssMb, serviceNodeArgs, spawnService, stopService } from "./service-process.ts";
+import { machineInfo, markdownTable, median, positiveInt, printJson, round, runBench, UsageError, waitForQuietMachine } from "./support.ts";
 
-const PREFIX = "rbench";
-const SERVICE_SCRIPT = fileURLToPath(new URL("./restart-service.ts", import.meta.url));
+/** The stream's prefix (rbench2: every event carries a requestId and a Nats-Msg-Id, as the service writes them). */
+const PREFIX = "rbench2";
 
 interface Settings {
   readonly events: number;
@@ -101,16 +89,6 @@ function parseSettings(): Settings {
 
 const progress = (line: string) => process.stderr.write(`${line}\n`);
 
-/** `--cpu-prof` arguments for the service children (set from --profile-dir). */
-const childNodeArgs: string[] = [];
-
-/** Resident set size of a process in MB, from /proc. */
-function rssMb(pid: number): number {
-  const status = readFileSync(`/proc/${pid}/status`, "utf8");
-  const kb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? Number.NaN);
-  return round(kb / 1024, 1);
-}
-
 /**
  * Writes `events` lock events over `locks` locks: generation g of every lock
  * is acquired, then released, round after round, so the histories interleave
@@ -127,24 +105,19 @@ async function writeStream(js: JetStreamClient, subjects: Subjects, events: numb
       const at = new Date();
       for (let i = 0; i < locks; i++) {
         const id = `lock-${i}`;
+        const head = { v: 1, at: at.toISOString(), kind: "lock", id, requestId: `req-${written}` } as const;
+        const owner = `owner-${i % 97}`;
         const event: LockEvent =
           type === "LockAcquired"
             ? {
                 type,
-                v: 1,
-                at: at.toISOString(),
-                kind: "lock",
-                id,
-                data: {
-                  owner: `owner-${i % 97}`,
-                  generation: g,
-                  ttlMs: 30_000,
-                  expiresAt: new Date(at.getTime() + 30_000).toISOString(),
-                  previousOwner: "",
-                },
+                ...head,
+                data: { owner, generation: g, ttlMs: 30_000, expiresAt: new Date(at.getTime() + 30_000).toISOString(), previousOwner: "" },
               }
-            : { type, v: 1, at: at.toISOString(), kind: "lock", id, data: { owner: `owner-${i % 97}`, generation: g } };
-        const p = js.publish(subjects.event("lock", id), encodeEvent(event), { timeout: 30_000 });
+            : { type, ...head, data: { owner, generation: g } };
+        const subject = subjects.event("lock", id);
+        const msgID = requestMsgId(subject, type === "LockAcquired" ? "acquire" : "release", `req-${written}`);
+        const p = js.publish(subject, encodeEvent(event), { timeout: 30_000, msgID });
         pending.add(p);
         void p.finally(() => pending.delete(p));
         if (pending.size >= window) await Promise.race(pending);
@@ -171,64 +144,6 @@ async function rawRead(js: JetStreamClient, stream: string, filter: string, last
   await messages.close();
   if (bytes === 0) throw new Error("read nothing");
   return { ms: performance.now() - t0, messages: n };
-}
-
-/** A service child process and what it said. */
-interface ServiceChild {
-  readonly child: ChildProcess;
-  readonly lines: Record<string, unknown>[];
-  stderr: string;
-}
-
-function spawnService(url: string, prefix: string, maxTtlMs = 30_000): ServiceChild {
-  const child = spawn(
-    process.execPath,
-    [...childNodeArgs, "--import", "tsx", SERVICE_SCRIPT, "--nats", url, "--prefix", prefix, "--max-ttl-ms", String(maxTtlMs)],
-    {
-      stdio: ["ignore", "pipe", "pipe"],
-    },
-  );
-  const service: ServiceChild = { child, lines: [], stderr: "" };
-  let buffered = "";
-  child.stdout.on("data", (c: Buffer) => {
-    buffered += c.toString();
-    let nl;
-    while ((nl = buffered.indexOf("\n")) >= 0) {
-      service.lines.push(JSON.parse(buffered.slice(0, nl)) as Record<string, unknown>);
-      buffered = buffered.slice(nl + 1);
-    }
-  });
-  child.stderr.on("data", (c: Buffer) => (service.stderr = (service.stderr + c.toString()).slice(-4000)));
-  return service;
-}
-
-/** Polls `subject` until it answers without an error header; ms from `since`. */
-async function firstAnswer(nc: NatsConnection, subject: string, body: unknown, since: number, child: ChildProcess): Promise<number> {
-  const deadline = performance.now() + 180_000;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`service exited (${child.exitCode}) before answering ${subject}`);
-    try {
-      const reply = await nc.request(subject, json(body), { timeout: 1000 });
-      if (succeeded(reply)) return performance.now() - since;
-    } catch {
-      // no responders yet, or a timeout: ask again
-    }
-    if (performance.now() > deadline) throw new Error(`${subject} not answered within 180 s`);
-    await sleep(5);
-  }
-}
-
-/** SIGTERM, then the child's stop figures (or SIGKILL after 20 s). */
-async function stopService(service: ServiceChild): Promise<{ exitCode: number | null; stopMs: number | undefined }> {
-  const exited = new Promise<void>((resolve) => service.child.once("exit", () => resolve()));
-  if (service.child.exitCode === null) {
-    service.child.kill("SIGTERM");
-    const timer = setTimeout(() => service.child.kill("SIGKILL"), 20_000);
-    await exited;
-    clearTimeout(timer);
-  }
-  const stop = service.lines.find((l) => "stopMs" in l);
-  return { exitCode: service.child.exitCode, stopMs: stop === undefined ? undefined : round(stop.stopMs as number) };
 }
 
 /** One start of a service over the big stream: ready figures, RSS, stop. */
@@ -284,59 +199,9 @@ async function startOnce(
   }
 }
 
-/** 100,000 lock leases acquired through a fresh service (its own prefix), and its RSS before, right after and 10 s later. */
-async function heldLeases(nc: NatsConnection, url: string, held: number) {
-  const prefix = `rbenchmem${randomUUID().slice(0, 8)}`;
-  const ttlMs = 600_000;
-  const t0 = performance.now();
-  const service = spawnService(url, prefix, ttlMs);
-  try {
-    await firstAnswer(nc, `${prefix}.v1.lock.get`, { name: "x" }, t0, service.child);
-    const rssEmptyMb = rssMb(service.child.pid!);
-    let next = 0;
-    let failed = 0;
-    const t1 = performance.now();
-    await Promise.all(
-      Array.from({ length: 64 }, async () => {
-        while (next < held) {
-          const i = next++;
-          try {
-            const reply = await nc.request(`${prefix}.v1.lock.acquire`, json({ name: `held-${i}`, owner: "bench", ttlMs }), {
-              timeout: 10_000,
-            });
-            if (!succeeded(reply)) failed++;
-          } catch {
-            failed++;
-          }
-          if (i % 20_000 === 0 && i > 0) progress(`acquired ${i} leases`);
-        }
-      }),
-    );
-    const acquireSeconds = (performance.now() - t1) / 1000;
-    const rssHeldMb = rssMb(service.child.pid!);
-    await sleep(10_000);
-    const rssHeld10sMb = rssMb(service.child.pid!);
-    const stop = await stopService(service);
-    return {
-      prefix,
-      held,
-      failed,
-      acquiresPerSec: round(held / acquireSeconds),
-      rssEmptyMb,
-      rssHeldMb,
-      rssHeld10sMb,
-      stopMs: stop.stopMs,
-      exitCode: stop.exitCode,
-      warnings: service.stderr.trim().slice(-600),
-    };
-  } finally {
-    if (service.child.exitCode === null) service.child.kill("SIGKILL");
-  }
-}
-
 async function main(): Promise<void> {
   const settings = parseSettings();
-  if (settings.profileDir !== undefined) childNodeArgs.push("--cpu-prof", "--cpu-prof-dir", settings.profileDir);
+  if (settings.profileDir !== undefined) serviceNodeArgs.push("--cpu-prof", "--cpu-prof-dir", settings.profileDir);
   const quiet = await waitForQuietMachine(progress);
   const server = await startLocalNatsServer({ dir: settings.dataDir });
   const url = server.urls[0]!;
@@ -380,7 +245,7 @@ async function main(): Promise<void> {
         );
       }
     }
-    const memory = settings.parts.includes("memory") ? await heldLeases(nc, url, settings.held) : undefined;
+    const memory = settings.parts.includes("memory") ? await heldLocksMemory(nc, url, settings.held, progress) : undefined;
     if (memory !== undefined)
       progress(`held ${memory.held} leases (${memory.failed} failed): RSS ${memory.rssHeldMb} MB, 10 s later ${memory.rssHeld10sMb} MB`);
 
@@ -397,6 +262,9 @@ async function main(): Promise<void> {
       foldMsNoSnapshot: foldMs,
       foldEventsPerSec: round(lastSeq / (foldMs / 1000)),
       foldToRawRatio: round(rawMs / foldMs, 2),
+      // Each repeat's first start (no snapshot) over the raw read measured just before it: median, min, max.
+      foldToRawRatios: of("none").map((r, i) => round(r.startServiceMs === undefined ? Number.NaN : raw[i]!.ms / r.startServiceMs, 2)),
+      rawReadMsMinMax: [round(Math.min(...raw.map((r) => r.ms))), round(Math.max(...raw.map((r) => r.ms)))],
       readyNoSnapshotMs: med(of("none"), (r) => r.spawnToHostListMs),
       readySnapshotMs: med(of("present"), (r) => r.spawnToHostListMs),
       startServiceSnapshotMs: med(of("present"), (r) => r.startServiceMs),
@@ -417,7 +285,7 @@ async function main(): Promise<void> {
         "",
         markdownTable(
           ["figure", "value"],
-          Object.entries(summary).map(([k, v]) => [k, v ?? "–"]),
+          Object.entries(summary).map(([k, v]) => [k, Array.isArray(v) ? v.join(", ") : (v ?? "–")]),
         ),
         "",
         markdownTable(

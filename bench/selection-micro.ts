@@ -13,7 +13,8 @@ import { ActorRuntime, systemClock, type TurnResult } from "../src/actors/index.
 import { proxyModule } from "../src/service/proxy-module.ts";
 import { routeModule } from "../src/service/route-module.ts";
 import { resolveConfig } from "../src/config.ts";
-import { MemoryEventLog, Subjects } from "../src/events/index.ts";
+import { MemoryEventLog } from "../src/events/index.ts";
+import { Subjects } from "../src/contract/subjects.ts";
 import type { KindContext, KindModule } from "../src/service/kind-module.ts";
 import { considerProxies, rankProxies } from "../src/logic/proxy/select.ts";
 import { ProxySelectionIndex } from "../src/projections/proxy-selection-index.ts";

@@ -17,7 +17,7 @@ import { connect } from "@nats-io/transport-node";
 import { headers as natsHeaders, nuid, type Msg, type NatsConnection } from "@nats-io/nats-core";
 import { jetstream } from "@nats-io/jetstream";
 import { pino } from "pino";
-import { natsServerBinary } from "../src/cli/local-nats.ts";
+import { natsServerBinary } from "../src/cluster/nats-server-binary.ts";
 import type { ServiceConfig } from "../src/config.ts";
 import { JetStreamEventLog } from "../src/events/jetstream-event-log.ts";
 import { startService, type RunningService } from "../src/service/start-service.ts";

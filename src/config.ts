@@ -4,6 +4,7 @@
  * on the first request.
  */
 import { z } from "zod";
+import { ROUTE_CHOOSER_NAMES, type RouteChooserName } from "./contract/route-choosers.ts";
 import { isValidPrefix } from "./contract/subjects.ts";
 
 /** Every setting of `leasehold serve`. */
@@ -27,8 +28,16 @@ export interface ServiceConfig {
   readonly dedupWindowMs: number;
   /** Replicas of the streams the service creates. */
   readonly replicas: number;
-  /** Which chooser places a new route lease: fewest active leases (default) or rendezvous hashing of the key. */
-  readonly routeChooser: "least-loaded" | "rendezvous";
+  /**
+   * Which chooser places a new route lease: fewest active leases (default),
+   * rendezvous hashing of the key, lowest published host load (`least-load`),
+   * or consistent hashing of (route, model) with bounded loads (`bounded-hash`).
+   */
+  readonly routeChooser: RouteChooserName;
+  /** bounded-hash: no host takes a new lease past `ceil(c * (A + 1) / n)` active leases (a number > 1). */
+  readonly hashBalanceFactor: number;
+  /** A published host load older than this is unknown. */
+  readonly loadStaleMs: number;
   /** How long a delivered durable command may stay unacknowledged before JetStream redelivers it. */
   readonly commandAckWaitMs: number;
   /** Durable commands one instance works on at once. */
@@ -52,6 +61,8 @@ export const DEFAULTS: Omit<ServiceConfig, "nats"> = {
   dedupWindowMs: 120_000,
   replicas: 1,
   routeChooser: "least-loaded",
+  hashBalanceFactor: 1.25,
+  loadStaleMs: 15_000,
   commandAckWaitMs: 30_000,
   commandConcurrency: 64,
   requestTimeoutMs: 3000,
@@ -74,7 +85,12 @@ const schema = z
     sweepIntervalMs: ms,
     dedupWindowMs: ms,
     replicas: z.coerce.number().int().min(1).max(5),
-    routeChooser: z.enum(["least-loaded", "rendezvous"]),
+    routeChooser: z.enum(ROUTE_CHOOSER_NAMES),
+    hashBalanceFactor: z.coerce
+      .number()
+      .refine((c) => Number.isFinite(c) && c > 1, "must be a number greater than 1")
+      .refine((c) => c <= 1000, "must be at most 1000"),
+    loadStaleMs: ms,
     commandAckWaitMs: ms,
     commandConcurrency: z.coerce.number().int().min(1).max(4096),
     requestTimeoutMs: ms,

@@ -23,7 +23,7 @@ export {
   UnavailableError,
 } from "./client/errors.ts";
 export type { ErrorCode, LeaseholdErrorInit } from "./client/errors.ts";
-export { LockKeeper, LockLostError, LockClosedError } from "./client/lock-keeper.ts";
+export { LockKeeper, LockLostError, LockClosedError, DEFAULT_CLOCK_SKEW_MARGIN_MS, localDeadline } from "./client/lock-keeper.ts";
 export type { KeepOptions, KeeperTimers, LockLossReason } from "./client/lock-keeper.ts";
 export { LockWatch } from "./client/lock-watch.ts";
 export { Election, ELECTION_WAIT_MS } from "./client/election.ts";
@@ -32,6 +32,7 @@ export type { LockWatchOptions, LockWatchState, WatchedLease } from "./client/lo
 export { HeldProxyLease } from "./client/proxy-lease.ts";
 export type { ProxyLeaseHandle, ProxyOutcome } from "./client/proxy-lease.ts";
 export { DurableApi } from "./client/durable.ts";
+export { publishHostLoad } from "./client/host-load.ts";
 export type { DurableAck, DurableMethod, DurableOptions, DurableReplyOptions } from "./client/durable.ts";
 export type * from "./contract/messages.ts";
 export { VERSION } from "./version.ts";

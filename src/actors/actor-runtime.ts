@@ -12,14 +12,13 @@ import { nuid } from "@nats-io/nats-core";
 import {
   encodeEvent,
   requestMsgId,
-  type ActorKind,
   type AppendResult,
   type EventEnvelope,
   type EventLog,
   type RecordedEvent,
-  type Subjects,
   instantMs,
 } from "../events/index.ts";
+import { type ActorKind, type Subjects } from "../contract/subjects.ts";
 import { KindProjection, type ProjectionRecord, type ProjectionSnapshotStore } from "../projections/index.ts";
 import type { ActorLogic, Command } from "../logic/actor-logic.ts";
 import type { Clock } from "./clock.ts";

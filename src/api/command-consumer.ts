@@ -4,8 +4,8 @@
  * `<P>_COMMANDS` while no service runs, and carried out exactly once by one
  * durable pull consumer shared by every instance.
  *
- * Each message goes through the same endpoint, hence the same actor turn, as
- * a request. It is acknowledged only after the turn appended its event or
+ * Each message goes through the same way in (`serve-endpoint.ts`: validation,
+ * metrics, logging, reply mapping), hence the same actor turn, as a request. It is acknowledged only after the turn appended its event or
  * refused it, so a service killed in between sees it again; the required
  * `requestId` makes that second turn a no-op that still sends the reply.
  */
@@ -24,12 +24,12 @@ import {
   type JsMsg,
 } from "@nats-io/jetstream";
 import type { Logger } from "pino";
-import { isUnavailable, type TurnResult } from "../actors/turn-result.ts";
-import type { Subjects } from "../events/index.ts";
+import { isUnavailable } from "../actors/turn-result.ts";
+import type { Subjects } from "../contract/subjects.ts";
 import type { Endpoint } from "./endpoint.ts";
-import { replyHeaders, toResponse } from "./replies.ts";
+import { replyHeaders, toResponse, type EndpointResponse } from "./replies.ts";
 import { badRequest } from "../contract/errors.ts";
-import { parseBody, requestId as requestIdSchema } from "./validation.ts";
+import type { ServeEndpoint, Served } from "./serve-endpoint.ts";
 import { pause, withDeadline } from "../events/index.ts";
 
 /** Deadline of each call that sets up the subscription. */
@@ -45,6 +45,8 @@ export interface CommandConsumerOptions {
   readonly nc: NatsConnection;
   readonly subjects: Subjects;
   readonly endpoints: readonly Endpoint[];
+  /** The instance's one way in, shared with its request/reply endpoints. */
+  readonly serve: ServeEndpoint;
   readonly logger: Logger;
   readonly dedupWindowMs: number;
   readonly replicas: number;
@@ -178,16 +180,11 @@ export class CommandConsumer {
     const tail = subjects.durableKindOp(m.subject) ?? m.subject;
     const replyTo = m.headers?.get(REPLY_TO_HEADER) || undefined;
     const endpoint = this.byKey.get(tail);
-    let result: TurnResult;
-    if (endpoint === undefined) {
-      result = { ok: false, rejection: badRequest(`${tail} is not a durable command (mutating <kind>.<op> only)`) };
-    } else {
-      const missing = missingRequestId(m.data);
-      result =
-        missing !== undefined
-          ? { ok: false, rejection: missing }
-          : await endpoint.run(m.data, { requestedAt: Number(BigInt(m.info.timestampNanos) / 1_000_000n) });
-    }
+    // A durable command's delivery carries when it was first sent; the endpoint then requires its requestId.
+    const { result, response }: Served =
+      endpoint === undefined
+        ? notDurable(tail)
+        : await this.options.serve(endpoint, m.data, { requestedAt: Number(BigInt(m.info.timestampNanos) / 1_000_000n) });
     if (!result.ok && isUnavailable(result)) {
       // Retryable: leave it to a later delivery rather than answer (its requestId makes a redelivery safe).
       const delayMs = Math.max(100, result.unavailable?.retryAfterMs ?? 1000);
@@ -196,13 +193,13 @@ export class CommandConsumer {
       return;
     }
     if (!result.ok && result.rejection.code === "BAD_REQUEST") {
-      this.publish(subjects.commandError(tail), result, m);
+      this.publish(subjects.commandError(tail), response, m);
       this.options.logger.info(
         { subject: m.subject, seq: m.seq, message: result.rejection.message },
         "durable command rejected as invalid",
       );
     }
-    if (replyTo !== undefined) this.publish(replyTo, result, m);
+    if (replyTo !== undefined) this.publish(replyTo, response, m);
     // Ack only now, after the event is appended (or the command refused);
     // ackAck waits for the server to confirm, so a lost ack is retried by redelivery.
     try {
@@ -215,8 +212,7 @@ export class CommandConsumer {
     }
   }
 
-  private publish(subject: string, result: TurnResult, m: JsMsg): void {
-    const response = toResponse(result);
+  private publish(subject: string, response: EndpointResponse, m: JsMsg): void {
     const h = natsHeaders();
     h.set("Leasehold-Command-Subject", m.subject);
     h.set("Leasehold-Command-Seq", String(m.seq));
@@ -225,11 +221,10 @@ export class CommandConsumer {
   }
 }
 
-function missingRequestId(data: Uint8Array) {
-  const body = parseBody(data);
-  if (!body.ok) return body.rejection;
-  const parsed = requestIdSchema.safeParse(body.value.requestId);
-  return parsed.success ? undefined : badRequest("requestId: required on durable commands (a string of 1 to 128 characters)");
+/** The answer to a command on a subject that names no mutating endpoint. */
+function notDurable(tail: string): Served {
+  const result = { ok: false, rejection: badRequest(`${tail} is not a durable command (mutating <kind>.<op> only)`) } as const;
+  return { result, response: toResponse(result) };
 }
 
 async function ensure(look: () => Promise<unknown>, create: () => Promise<unknown>): Promise<void> {

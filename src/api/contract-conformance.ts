@@ -2,7 +2,9 @@
  * Compile-time proof that the request schemas take what the contract's
  * request types (src/contract/messages.ts, which the client sends) allow:
  * a field the contract types one way and a schema another fails the type
- * check here, so the client and the server cannot drift apart unnoticed.
+ * check here, so the client and the server cannot drift apart unnoticed. The
+ * other way round too: a request type with a field its schema does not
+ * define (which the server refuses, 1.2 strict bodies) fails it as well.
  */
 import type { z } from "zod";
 import type * as C from "../contract/messages.ts";
@@ -11,8 +13,11 @@ import type { lockRequests } from "./lock-requests.ts";
 import type { proxyRequests } from "./proxy-requests.ts";
 import type { routeRequests } from "./route-requests.ts";
 
-/** Compiles only when every request of type `_Req` is a valid input of `Schema`'s type. */
-function accepts<Schema extends z.ZodType, _Req extends z.input<Schema>>(): true {
+/** Each field of `Req` that `Input` does not define, typed `never` (so only a `Req` without such fields satisfies it). */
+type NoFieldsBeyond<Input, Req> = { readonly [K in Exclude<keyof Req, keyof Input>]: never };
+
+/** Compiles only when every request of type `_Req` is a valid input of `Schema`'s type, with no field it does not define. */
+function accepts<Schema extends z.ZodType, _Req extends z.input<Schema> & NoFieldsBeyond<z.input<Schema>, _Req>>(): true {
   return true;
 }
 

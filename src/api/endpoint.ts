@@ -8,7 +8,8 @@ import type { z } from "zod";
 import type { Arrival } from "../actors/actor-runtime.ts";
 import type { Rejection } from "../contract/errors.ts";
 import { unavailableAfter, type TurnResult } from "../actors/turn-result.ts";
-import { parseRequest } from "./validation.ts";
+import { badRequest } from "../contract/errors.ts";
+import { parseBody, parseRequest, requestId, validate } from "./validation.ts";
 
 /** One `<kind>.<op>` endpoint, ready to serve. */
 export interface Endpoint {
@@ -26,7 +27,7 @@ export interface Endpoint {
 
 /** How a request was delivered. */
 export interface Delivery {
-  /** Durable commands: when the command was first sent (epoch ms). */
+  /** Set on durable commands only: when the command was first sent (epoch ms). Such a command must carry a `requestId`. */
   readonly requestedAt?: number;
 }
 
@@ -46,7 +47,7 @@ export function endpoint<Req extends { requestId?: string | undefined }>(
     op,
     reads: options.reads ?? false,
     run(data, delivery) {
-      const request = parseRequest(schema, data);
+      const request = delivery?.requestedAt === undefined ? parseRequest(schema, data) : parseDurable(schema, data);
       if (!request.ok) return Promise.resolve({ ok: false, rejection: request.rejection });
       const arrival: Arrival = { requestId: request.value.requestId, requestedAt: delivery?.requestedAt };
       try {
@@ -56,6 +57,19 @@ export function endpoint<Req extends { requestId?: string | undefined }>(
       }
     },
   };
+}
+
+/**
+ * A durable command's body, parsed once: a `requestId` is checked before the
+ * schema, since without one a redelivery could not be told from a new command.
+ */
+function parseDurable<Req>(schema: z.ZodType<Req>, data: Uint8Array): ReturnType<typeof parseRequest<Req>> {
+  const body = parseBody(data);
+  if (!body.ok) return body;
+  if (!requestId.safeParse(body.value.requestId).success) {
+    return { ok: false, rejection: badRequest("requestId: required on durable commands (a string of 1 to 128 characters)") };
+  }
+  return validate(schema, body.value);
 }
 
 /** A refusal, as a handler answers it. */

@@ -9,9 +9,11 @@ import type { ActorRuntime } from "../actors/actor-runtime.ts";
 import { badRequest } from "../contract/errors.ts";
 import type { HostInfo } from "../contract/messages.ts";
 import type { LockWaiters } from "../app/lock-waiters.ts";
+import { isWaitingReply } from "../logic/lock/waiting-reply.ts";
 import type { Clock } from "../actors/clock.ts";
 import type { ProxyLeasing } from "../app/proxy-leasing.ts";
 import type { RoutePlacement } from "../app/route-placement.ts";
+import type { HostLoads } from "../projections/host-loads.ts";
 import type { HostTable } from "../projections/host-table.ts";
 import type { ProxyReadModel } from "../projections/proxy-read-model.ts";
 import { compareCodeUnits, routeLeaseView, sortedLeases } from "../projections/route.ts";
@@ -33,19 +35,25 @@ export interface LockAcquireOptions {
 
 /**
  * `lock.acquire|renew|release|get|reset`, each for the lock actor named in
- * the request; every acquire goes through the lock waiters, which park it
- * when it joins the lock's wait queue.
+ * the request; an acquire with a `waitMs` goes through the lock waiters,
+ * which park it when it joins the lock's wait queue, and one without is a
+ * single turn of the lock's actor.
  */
 export function lockEndpoints(runtime: ActorRuntime, { waiters, maxWaitMs }: LockAcquireOptions): Endpoint[] {
   return [
-    endpoint("lock", "acquire", lockRequests.acquire, (r, a) => {
+    endpoint("lock", "acquire", lockRequests.acquire, async (r, a) => {
       const waitMs = r.waitMs ?? 0;
       if (waitMs > maxWaitMs) return refuse(badRequest(`waitMs: ${waitMs} exceeds the server's --max-wait-ms (${maxWaitMs})`));
       // A durable command has nobody waiting for its answer, so it may not wait.
       if (waitMs > 0 && a.requestedAt !== undefined) {
         return refuse(badRequest("waitMs: a durable command cannot wait (send waitMs 0 or none)"));
       }
-      return waiters.acquire(r.name, { owner: r.owner, ttlMs: r.ttlMs, waitMs, requestId: r.requestId }, a);
+      const acquire = { owner: r.owner, ttlMs: r.ttlMs, waitMs, requestId: r.requestId };
+      if (waitMs > 0) return waiters.acquire(r.name, acquire, a);
+      // Without a wait nothing spans turns: one turn of the lock's actor. Only a retry (the same requestId) of an
+      // acquire that once joined the queue is answered a place; the waiters answer that one as they always did.
+      const result = await runtime.execute("lock", r.name, { op: "acquire", ...acquire }, a);
+      return result.ok && isWaitingReply(result.reply) ? waiters.acquire(r.name, acquire, a) : result;
     }),
     endpoint("lock", "renew", lockRequests.renew, (r, a) =>
       runtime.execute("lock", r.name, { op: "renew", owner: r.owner, etag: r.etag, ttlMs: r.ttlMs }, a),
@@ -106,10 +114,12 @@ export interface PlacementEndpointDeps {
   readonly placement: RoutePlacement;
   readonly hosts: HostTable;
   readonly routes: RouteTable;
+  /** The loads hosts publish (1.2 `host.list` shows them). */
+  readonly loads: HostLoads;
 }
 
 /** `host.set|list`. */
-export function hostEndpoints({ runtime, hosts, routes }: PlacementEndpointDeps): Endpoint[] {
+export function hostEndpoints({ runtime, hosts, routes, loads }: PlacementEndpointDeps): Endpoint[] {
   return [
     endpoint("host", "set", hostRequests.set, (r, a) =>
       runtime.execute("host", r.host, { op: "set", healthy: r.healthy, draining: r.draining, maxLeases: r.maxLeases ?? null }, a),
@@ -129,6 +139,7 @@ export function hostEndpoints({ runtime, hosts, routes }: PlacementEndpointDeps)
             draining: h.draining,
             maxLeases: h.maxLeases,
             active: routes.activeOn(h.host),
+            load: loads.loadOf(h.host),
           }));
         return answer({ hosts: list });
       },

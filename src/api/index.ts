@@ -10,3 +10,4 @@ export * from "./lock-requests.ts";
 export * from "./host-requests.ts";
 export * from "./route-requests.ts";
 export * from "./proxy-requests.ts";
+export * from "./serve-endpoint.ts";

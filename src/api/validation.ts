@@ -1,11 +1,13 @@
 /**
  * Input rules shared by every endpoint (docs/protocol.md, "Limits"): body size,
- * UTF-8, JSON object, identifiers of at most 256 UTF-8 bytes that are valid
- * Unicode, and the optional `requestId`.
+ * UTF-8, JSON object, no field the op does not define (1.2 strict bodies),
+ * identifiers of at most 256 UTF-8 bytes that are valid Unicode, and the
+ * optional `requestId`.
  */
 import { z } from "zod";
 import { badRequest, type Rejection } from "../contract/errors.ts";
 import { IdListTails } from "./id-list-tails.ts";
+import { firstUnknownField } from "./unknown-fields.ts";
 
 /** Largest accepted request body, bytes. */
 export const MAX_BODY_BYTES = 64 * 1024;
@@ -81,7 +83,8 @@ const fastPaths = new WeakMap<z.ZodType, (body: Record<string, unknown>) => unkn
  */
 export function withIdListFastPath<S extends z.ZodObject>(schema: S, key: string): S {
   const rest = schema.omit({ [key]: true } as never);
-  listTails.set(schema, new IdListTails(key, rest));
+  // Strict: a head with a field the op does not define goes the whole way, which refuses it by name.
+  listTails.set(schema, new IdListTails(key, rest.strict()));
   fastPaths.set(schema, (body) => {
     const list = body[key];
     if (!Array.isArray(list) || !list.every(isRequiredId)) return undefined;
@@ -92,11 +95,47 @@ export function withIdListFastPath<S extends z.ZodObject>(schema: S, key: string
   return schema;
 }
 
-/** Validates a parsed body against a request schema. */
+/** The fields each object schema defines (looked up once per schema). */
+const definedFields = new WeakMap<z.ZodType, ReadonlySet<string>>();
+
+function fieldsOf(schema: z.ZodType): ReadonlySet<string> | undefined {
+  let fields = definedFields.get(schema);
+  if (fields === undefined && schema instanceof z.ZodObject) {
+    fields = new Set(Object.keys(schema.shape));
+    definedFields.set(schema, fields);
+  }
+  return fields;
+}
+
+/** Longest field name quoted in a refusal's message (the details carry it whole). */
+const MAX_QUOTED_FIELD = 64;
+
+/** The refusal of a body with a field its op does not define: BAD_REQUEST with details `{field}`. */
+export function unknownFieldRejection(field: string, defined: ReadonlySet<string>): Rejection {
+  const quoted = JSON.stringify(field.length > MAX_QUOTED_FIELD ? `${field.slice(0, MAX_QUOTED_FIELD)}…` : field);
+  return {
+    code: "BAD_REQUEST",
+    message: `${quoted}: unknown field (this op takes ${defined.size === 0 ? "no field" : [...defined].join(", ")})`,
+    details: { field },
+  };
+}
+
+/**
+ * Validates a parsed body against a request schema. A field the schema does
+ * not define is refused first, naming the first such field in the body's
+ * order (`raw`, the body's bytes, settles the order when JSON.parse moved
+ * an integer-like key ahead).
+ */
 export function validate<T>(
   schema: z.ZodType<T>,
   body: Record<string, unknown>,
+  raw?: Uint8Array,
 ): { ok: true; value: T } | { ok: false; rejection: Rejection } {
+  const defined = fieldsOf(schema);
+  if (defined !== undefined) {
+    const unknown = firstUnknownField(body, defined, raw);
+    if (unknown !== undefined) return { ok: false, rejection: unknownFieldRejection(unknown, defined) };
+  }
   const fast = fastPaths.get(schema)?.(body);
   if (fast !== undefined) return { ok: true, value: fast as T };
   const result = schema.safeParse(body);
@@ -115,7 +154,7 @@ export function parseRequest<T>(schema: z.ZodType<T>, data: Uint8Array): { ok: t
   }
   const body = parseBody(data);
   if (!body.ok) return body;
-  const request = validate(schema, body.value);
+  const request = validate(schema, body.value, data);
   if (request.ok) tails?.learn(data, request.value);
   return request;
 }

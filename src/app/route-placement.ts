@@ -23,6 +23,7 @@ import {
 } from "../logic/route/commands.ts";
 
 import { unavailable, unavailableAfter, type TurnResult } from "../actors/turn-result.ts";
+import type { HostLoads } from "../projections/host-loads.ts";
 import type { HostTable } from "../projections/host-table.ts";
 import type { RouteTable } from "../projections/route-table.ts";
 import { freshBy } from "./deadlines.ts";
@@ -52,6 +53,8 @@ export class RoutePlacement {
     private readonly hosts: HostTable,
     private readonly routes: RouteTable,
     clock: Clock,
+    /** The loads hosts publish (1.2); without it every load is unknown. */
+    private readonly hostLoads?: HostLoads,
   ) {
     this.admissions = new HostAdmissions(runtime, hosts, routes, clock);
   }
@@ -120,6 +123,8 @@ export class RoutePlacement {
         // Every chooser reads it for capacity (a capped host at its cap is skipped); only least-loaded orders by it.
         loads: this.routes.activeByHost(),
         order: this.routes.loadOrder,
+        // The loads known now, as data the decision reads (the same immutable map until one changes).
+        ...(this.hostLoads === undefined ? {} : { hostLoads: this.hostLoads.known() }),
         recordReuse: arrival.requestId !== undefined,
         ...(full.size === 0 ? {} : { full: new Set(full) }),
         ...(admission === undefined ? {} : { admission }),

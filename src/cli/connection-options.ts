@@ -9,7 +9,7 @@ import { readFileSync } from "node:fs";
 import { Option, type Command } from "commander";
 import { connect } from "@nats-io/transport-node";
 import { AuthorizationError, credsAuthenticator, type ConnectionOptions, type NatsConnection } from "@nats-io/nats-core";
-import { isValidPrefix } from "../events/index.ts";
+import { isValidPrefix } from "../contract/subjects.ts";
 import { inboxPrefixOf } from "../security/nats-permissions.ts";
 import { ConnectFailure, UsageError } from "./cli-errors.ts";
 

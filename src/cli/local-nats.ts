@@ -9,12 +9,9 @@ import { randomBytes } from "node:crypto";
 import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { connect as netConnect } from "node:net";
 import { join, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
 import type { Logger } from "pino";
 import { CliError, EXIT, UsageError } from "./cli-errors.ts";
-
-/** The package root (where nats.conf and scripts/ live). */
-export const PROJECT_ROOT = fileURLToPath(new URL("../../", import.meta.url));
+import { natsServerBinary, PROJECT_ROOT } from "../cluster/nats-server-binary.ts";
 
 /** The user the shipped nats.conf gives the right to write the event stream. */
 export const SERVICE_USER = "leasehold";
@@ -65,40 +62,6 @@ function portInUse(host: string, port: number, dataDir: string): PortInUseError 
     existsSync(dataDir) &&
     readdirSync(dataDir).some((name) => /^nats-server_(\d+)\.ports$/.test(name) && alive(Number(name.split(/[_.]/)[1])));
   return new PortInUseError(host, port, ours && existsSync(join(dataDir, PASSWORD_FILE)) ? dataDir : undefined);
-}
-
-/**
- * Prints the path of a usable nats-server (>= 2.10) through
- * `scripts/nats-server.sh`, which may fetch one into the user's cache folder;
- * its progress lines are passed to `note`.
- */
-export async function natsServerBinary(note: (line: string) => void = () => undefined): Promise<string> {
-  const child = spawn("bash", [join(PROJECT_ROOT, "scripts/nats-server.sh")], { cwd: PROJECT_ROOT, stdio: ["ignore", "pipe", "pipe"] });
-  let stdout = "";
-  let stderr = "";
-  let partial = "";
-  child.stdout.on("data", (c: Buffer) => (stdout += c.toString()));
-  child.stderr.on("data", (c: Buffer) => {
-    stderr = (stderr + c.toString()).slice(-4000);
-    const lines = (partial + c.toString()).split("\n");
-    partial = lines.pop() ?? "";
-    for (const line of lines) if (/fetching|downloaded|installed|waiting/i.test(line)) note(line.replace(/^nats-server\.sh: /, ""));
-  });
-  const code = await new Promise<number | null>((done) => {
-    child.once("error", () => done(-1));
-    child.once("close", (c) => done(c));
-  });
-  const path = stdout.trim();
-  if (code !== 0 || path === "") {
-    const last = stderr
-      .trim()
-      .split("\n")
-      .slice(-3)
-      .join(" ")
-      .replace(/nats-server\.sh: /g, "");
-    throw new CliError(`no usable nats-server (2.10 or newer): ${last || `scripts/nats-server.sh exited ${code}`}`, EXIT.usage);
-  }
-  return path;
 }
 
 /** Starts nats-server with the package's nats.conf on `host:port`, its store in the data folder, and waits until it listens. */

@@ -12,6 +12,7 @@ import { addTailCommand } from "./tail.ts";
 import { addStatusCommand } from "./status.ts";
 import { addNatsConfigCommand } from "./nats-config.ts";
 import { addDevClusterCommand } from "./dev-cluster.ts";
+import { addHostLoadCommand } from "./host-load.ts";
 
 const program = new Command()
   .name("leasehold")
@@ -86,5 +87,6 @@ addTailCommand(program);
 addStatusCommand(program);
 addNatsConfigCommand(program);
 addDevClusterCommand(program);
+addHostLoadCommand(program);
 
 await program.parseAsync(process.argv);

@@ -1,7 +1,7 @@
 /** `leasehold nats-config`: prints a least-privilege nats-server configuration for a prefix. */
 import { Option, type Command } from "commander";
 import { DEFAULTS } from "../config.ts";
-import { isValidPrefix } from "../events/index.ts";
+import { isValidPrefix } from "../contract/subjects.ts";
 import { natsConfig } from "../security/nats-permissions.ts";
 
 interface NatsConfigFlags {

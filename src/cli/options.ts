@@ -5,6 +5,7 @@
  */
 import { InvalidArgumentError, Option, type Command } from "commander";
 import { DEFAULTS } from "../config.ts";
+import { ROUTE_CHOOSER_NAMES } from "../contract/route-choosers.ts";
 import { attachTool, toolSubjects, type ToolConnection } from "../tools/index.ts";
 import { EXIT, reportFailure } from "./cli-errors.ts";
 import { addNatsOptions, connectTo, LOCAL_NATS_URL, natsTarget, type ConnectionFlags } from "./connection-options.ts";
@@ -112,11 +113,26 @@ export function addServiceOptions(command: Command): Command {
   command.addOption(
     new Option(
       "--route-chooser <name>",
-      "which host a new route lease goes to: least-loaded (fewest active leases, then name) or rendezvous (highest hash of key and host, so routers agree without coordination)",
+      "which host a new route lease goes to: least-loaded (fewest active leases, then name), rendezvous (highest hash of key and host, so routers agree without coordination), " +
+        "least-load (lowest load the hosts publish on <prefix>.loads.<host>, then fewest leases) or bounded-hash (a route's conversations on few hosts, for their prompt caches, no host above --hash-balance-factor times the mean)",
     )
       .env("LEASEHOLD_ROUTE_CHOOSER")
-      .choices(["least-loaded", "rendezvous"])
+      .choices(ROUTE_CHOOSER_NAMES)
       .default(DEFAULTS.routeChooser),
+  );
+  command.addOption(
+    new Option(
+      "--hash-balance-factor <c>",
+      "bounded-hash: a host takes a new lease only while its active leases stay within ceil(c * (A + 1) / n) (A: the n candidates' leases); a number > 1, lower spreads more",
+    )
+      .env("LEASEHOLD_HASH_BALANCE_FACTOR")
+      .default(String(DEFAULTS.hashBalanceFactor)),
+  );
+  ms(
+    "load-stale-ms",
+    "LEASEHOLD_LOAD_STALE_MS",
+    "a host load published longer ago than this is unknown (least-load places such hosts after every known one; host.list shows null)",
+    DEFAULTS.loadStaleMs,
   );
   command.addOption(
     new Option("--replicas <n>", "replicas of every stream and bucket the service creates (3 on a three-node cluster)")

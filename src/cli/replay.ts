@@ -4,7 +4,8 @@
  * state then, as tables or (`--json`) in the shapes the service answers.
  */
 import { Option, type Command } from "commander";
-import { ACTOR_KINDS, type ActorKind, type StoredMessage } from "../events/index.ts";
+import { type StoredMessage } from "../events/index.ts";
+import { ACTOR_KINDS, type ActorKind } from "../contract/subjects.ts";
 import {
   earlier,
   natsSource,

@@ -10,6 +10,7 @@ import type { NatsConnection } from "@nats-io/nats-core";
 import { ConfigError, resolveConfig, type ServiceConfig } from "../config.ts";
 import { inboxPrefixOf } from "../security/nats-permissions.ts";
 import { startService } from "../service/start-service.ts";
+import { CLOCK_OFFSET_VARIABLE, clockOffsetMs, offsetClock } from "./clock-offset.ts";
 import { VERSION } from "../version.ts";
 import { EXIT, reportFailure, UsageError } from "./cli-errors.ts";
 import { connectTo, natsServers, natsTarget, type NatsTarget } from "./connection-options.ts";
@@ -40,6 +41,8 @@ export interface ServeFlags extends CommonFlags {
   cooldownBackoff?: string;
   maxCooldownMs?: string;
   routeChooser?: string;
+  hashBalanceFactor?: string;
+  loadStaleMs?: string;
   /** `--http <host:port>` (health, metrics, dashboard). */
   http?: string;
 }
@@ -93,10 +96,14 @@ export async function serve(flags: ServeFlags, logLevelGiven: boolean): Promise<
     if (shutdown.stopping) return;
     // The runtime reports every command and append to the metrics; /metrics exposes them.
     const metrics = new ServiceMetrics();
+    const offsetMs = clockOffsetMs();
+    if (offsetMs !== 0)
+      logger.warn({ offsetMs }, `${CLOCK_OFFSET_VARIABLE} is set: this instance's clock is off by that much (a test hook)`);
     const service = await startService({
       nc,
       config,
       logger,
+      clock: offsetClock(offsetMs),
       observer: metrics,
       // A subscription the server refuses (e.g. a second instance joining the local server without the service's credentials) is fatal: say so in one line and stop.
       onFatal: (err) => {
@@ -120,7 +127,7 @@ export async function serve(flags: ServeFlags, logLevelGiven: boolean): Promise<
     const httpListen = flags.http ?? (local === undefined ? undefined : DEFAULT_LOCAL_HTTP);
     let http: RunningHttp | undefined;
     if (httpListen !== undefined && httpListen !== "off") {
-      const parts = { nc, log: service.log, subjects: service.subjects, status: service.status };
+      const parts = { nc, log: service.log, subjects: service.subjects, status: service.status, hostLoads: service.hostLoads };
       http = await startHttp({ listen: httpListen, service: parts, metrics, logger }).catch((e: unknown) => {
         if ((e as NodeJS.ErrnoException).code !== "EADDRINUSE") throw e;
         throw new UsageError(

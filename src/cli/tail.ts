@@ -4,7 +4,7 @@
  * SIGTERM, or `--limit` events.
  */
 import { Option, type Command } from "commander";
-import { ACTOR_KINDS, type ActorKind } from "../events/index.ts";
+import { ACTOR_KINDS, type ActorKind } from "../contract/subjects.ts";
 import { parseCount, parseSince, startTail, ToolUsageError, type TailOptions } from "../tools/index.ts";
 import { addToolAction } from "./options.ts";
 import { terminalProgress } from "./progress.ts";

@@ -1,4 +1,4 @@
-/** The typed client of docs/protocol.md: requests, durable commands, errors, the lock keeper and the proxy lease helper. */
+/** The typed client of docs/protocol.md: requests, durable commands, errors, the lock keeper, the proxy lease helper and host loads. */
 export * from "../contract/messages.ts";
 export * from "./errors.ts";
 export * from "./transport.ts";
@@ -8,3 +8,4 @@ export * from "./lock-keeper.ts";
 export * from "./lock-watch.ts";
 export * from "./election.ts";
 export * from "./proxy-lease.ts";
+export * from "./host-load.ts";

@@ -6,9 +6,14 @@
  *
  * The keeper judges expiry by its own clock only, and conservatively: a lease
  * granted or renewed by a request sent at local instant `t` cannot expire
- * before `t + ttlMs` (the server decided it after `t`), so the keeper
- * declares the lock lost at `t + ttlMs` unless a later renew succeeded. No
- * comparison of clocks across machines is involved.
+ * before `t + ttlMs` by the clock of the instance that decided it (it decided
+ * after `t`). Another instance whose clock runs ahead of that one may judge
+ * it expired that much earlier, so the keeper declares the lock lost at
+ * `t + ttlMs` less a skew margin (2 s, at most a quarter of the TTL: {@link localDeadline})
+ * unless a later renew succeeded. Instances whose clocks disagree by no more
+ * than the margin never let another owner in while the keeper counts the lock
+ * as held (docs/cluster.md, Clock skew); the client's own clock may be off by
+ * anything, since only its monotonic time is used.
  */
 import { randomUUID } from "node:crypto";
 import { LeaseholdError, LeaseholdTransportError } from "./errors.ts";
@@ -21,6 +26,19 @@ import type {
   LockReleaseRequest,
   LockRenewRequest,
 } from "../contract/messages.ts";
+
+/** How much clock skew between service instances the keeper tolerates by default, ms. */
+export const DEFAULT_CLOCK_SKEW_MARGIN_MS = 2000;
+
+/**
+ * When a keeper stops counting on a lease granted or renewed by a request
+ * sent at `sentAt` (local monotonic ms): `ttlMs` later, less the skew margin,
+ * which is at most a quarter of the TTL (a lease under 8 s tolerates less
+ * than the default 2 s; the renew, every third of the TTL, still comes first).
+ */
+export function localDeadline(sentAt: number, ttlMs: number, skewMarginMs = DEFAULT_CLOCK_SKEW_MARGIN_MS): number {
+  return sentAt + ttlMs - Math.min(skewMarginMs, Math.floor(ttlMs / 4));
+}
 
 /** The clock and timers a keeper runs on (real ones by default; fakes in tests). */
 export interface KeeperTimers {
@@ -97,6 +115,8 @@ export interface KeepOptions {
   readonly signal?: AbortSignal;
   /** Clock and timers (default real ones). */
   readonly timers?: KeeperTimers;
+  /** Clock skew between service instances to tolerate, ms (default {@link DEFAULT_CLOCK_SKEW_MARGIN_MS}; at most a quarter of the TTL is used). */
+  readonly clockSkewMarginMs?: number;
 }
 
 /** What the keeper needs of the lock endpoints. */
@@ -172,7 +192,7 @@ export class LockKeeper implements AsyncDisposable {
     private readonly requestTimeoutMs = 5000,
   ) {
     this.current = lease;
-    this.deadline = sentAt + lease.ttlMs;
+    this.deadline = localDeadline(sentAt, lease.ttlMs, options.clockSkewMarginMs);
     this.renewEveryMs = options.renewEveryMs ?? Math.max(1, Math.floor(lease.ttlMs / 3));
     this.stopWatching = api.onReconnect?.(() => this.renewAfterReconnect()) ?? (() => undefined);
     this.armExpiry();
@@ -341,7 +361,7 @@ export class LockKeeper implements AsyncDisposable {
       if (this.state === "lost" || this.state === "closed") return;
       this.retrying = undefined;
       this.current = lease;
-      this.deadline = sentAt + lease.ttlMs;
+      this.deadline = localDeadline(sentAt, lease.ttlMs, this.options.clockSkewMarginMs);
       if (this.state !== "held") return;
       this.armExpiry();
       this.scheduleRenew(sentAt + this.renewEveryMs - this.timers.now());

@@ -14,7 +14,7 @@ import { join } from "node:path";
 import { connect } from "@nats-io/transport-node";
 import { jetstreamManager } from "@nats-io/jetstream";
 import type { Logger } from "pino";
-import { natsServerBinary } from "../cli/local-nats.ts";
+import { natsServerBinary } from "./nats-server-binary.ts";
 
 /** Loopback only: nothing here is meant to be reachable from elsewhere. */
 const HOST = "127.0.0.1";
@@ -52,8 +52,28 @@ export interface LocalClusterOptions {
   readonly name?: string;
   /** How long start and restart may take, ms (default 30000). */
   readonly readyTimeoutMs?: number;
+  /** Where each node listens and how it is started (default: every port on 127.0.0.1, the binary run directly). */
+  readonly network?: (node: number) => NodeNetwork;
+  /** JetStream's `max_file_store` of every node (e.g. "1MB"), to drill a full store; default the server's (the disk). */
+  readonly maxFileStore?: string;
   readonly logger?: Logger;
 }
+
+/**
+ * Where one node listens and how it is started: the partition drill puts a
+ * node in a network namespace of its own, reached over veth links.
+ */
+export interface NodeNetwork {
+  /** Address of the client and monitoring ports. */
+  readonly host: string;
+  /** Address of the cluster (route) port. */
+  readonly clusterHost: string;
+  /** Words run before the binary, e.g. `["ip", "netns", "exec", "ns1"]` (it must exec the binary, so signals reach it). */
+  readonly launcher?: readonly string[];
+}
+
+/** Every port on the loopback interface, the binary run directly. */
+const LOOPBACK: NodeNetwork = { host: HOST, clusterHost: HOST };
 
 /** A running set of local nats-servers. */
 export interface LocalNatsCluster {
@@ -119,13 +139,14 @@ class Node implements LocalNatsNode {
     readonly clusterPort: number,
     readonly monitorPort: number,
     readonly storeDir: string,
+    private readonly network: NodeNetwork,
     private readonly configFile: string,
     private readonly binary: string,
     private readonly logger: Logger | undefined,
   ) {}
 
   get url(): string {
-    return `nats://${HOST}:${this.port}`;
+    return `nats://${this.network.host}:${this.port}`;
   }
 
   get pid(): number | undefined {
@@ -143,7 +164,8 @@ class Node implements LocalNatsNode {
 
   start(): void {
     if (this.running) throw new Error(`${this.name} is already running`);
-    const child = spawn(this.binary, ["-c", this.configFile], { stdio: ["ignore", "ignore", "pipe"] });
+    const [command, ...args] = [...(this.network.launcher ?? []), this.binary, "-c", this.configFile] as const;
+    const child = spawn(command, args, { stdio: ["ignore", "ignore", "pipe"] });
     track(child);
     this.stderr = "";
     child.stderr?.on("data", (chunk: Buffer) => {
@@ -164,7 +186,7 @@ class Node implements LocalNatsNode {
   /** The node's view of the JetStream meta group (`/jsz`); the leader's view lists the other peers. */
   async metaCluster(): Promise<MetaCluster | undefined> {
     try {
-      const response = await fetch(`http://${HOST}:${this.monitorPort}/jsz`, { signal: AbortSignal.timeout(1000) });
+      const response = await fetch(`http://${this.network.host}:${this.monitorPort}/jsz`, { signal: AbortSignal.timeout(1000) });
       return ((await response.json()) as { meta_cluster?: MetaCluster }).meta_cluster;
     } catch {
       return undefined;
@@ -174,10 +196,12 @@ class Node implements LocalNatsNode {
   /** True when `/healthz` is ok and, on a cluster, the node knows a meta leader. */
   async healthy(): Promise<boolean> {
     try {
-      const response = await fetch(`http://${HOST}:${this.monitorPort}/healthz`, { signal: AbortSignal.timeout(1000) });
+      const response = await fetch(`http://${this.network.host}:${this.monitorPort}/healthz`, { signal: AbortSignal.timeout(1000) });
       if (!response.ok) return false;
       if (this.clusterPort === 0) return true;
-      const jsz = (await (await fetch(`http://${HOST}:${this.monitorPort}/jsz`, { signal: AbortSignal.timeout(1000) })).json()) as {
+      const jsz = (await (
+        await fetch(`http://${this.network.host}:${this.monitorPort}/jsz`, { signal: AbortSignal.timeout(1000) })
+      ).json()) as {
         meta_cluster?: { leader?: string };
       };
       return typeof jsz.meta_cluster?.leader === "string" && jsz.meta_cluster.leader !== "";
@@ -189,23 +213,24 @@ class Node implements LocalNatsNode {
 
 /** The nats-server configuration of one node. */
 function nodeConfig(
-  node: { name: string; port: number; clusterPort: number; monitorPort: number; storeDir: string },
+  node: { name: string; port: number; clusterPort: number; monitorPort: number; storeDir: string; network: NodeNetwork },
   clusterName: string,
-  routes: readonly number[],
+  routes: readonly string[],
+  maxFileStore: string | undefined,
 ): string {
   const lines = [
     `server_name: ${node.name}`,
-    `listen: ${HOST}:${node.port}`,
-    `http: ${HOST}:${node.monitorPort}`,
+    `listen: ${node.network.host}:${node.port}`,
+    `http: ${node.network.host}:${node.monitorPort}`,
     "max_payload: 1MB",
-    `jetstream { store_dir: "${node.storeDir}" }`,
+    `jetstream { store_dir: "${node.storeDir}"${maxFileStore === undefined ? "" : `, max_file_store: ${maxFileStore}`} }`,
   ];
   if (node.clusterPort !== 0) {
     lines.push(
       "cluster {",
       `  name: ${clusterName}`,
-      `  listen: ${HOST}:${node.clusterPort}`,
-      `  routes: [${routes.map((p) => `nats-route://${HOST}:${p}`).join(", ")}]`,
+      `  listen: ${node.network.clusterHost}:${node.clusterPort}`,
+      `  routes: [${routes.map((r) => `nats-route://${r}`).join(", ")}]`,
       "}",
     );
   }
@@ -227,7 +252,7 @@ export async function startLocalCluster(options: LocalClusterOptions = {}): Prom
   const dir = options.dir ?? mkdtempSync(join(tmpdir(), "leasehold-cluster-"));
   mkdirSync(dir, { recursive: true });
   const clustered = size > 1;
-  const specs: { name: string; port: number; clusterPort: number; monitorPort: number; storeDir: string }[] = [];
+  const specs: { name: string; port: number; clusterPort: number; monitorPort: number; storeDir: string; network: NodeNetwork }[] = [];
   for (let i = 0; i < size; i++) {
     const name = `n${i + 1}`;
     specs.push({
@@ -236,6 +261,7 @@ export async function startLocalCluster(options: LocalClusterOptions = {}): Prom
       clusterPort: clustered ? await freePort() : 0,
       monitorPort: await freePort(),
       storeDir: join(dir, name, "store"),
+      network: options.network?.(i) ?? LOOPBACK,
     });
   }
   const clusterName = options.name ?? `leasehold-${randomBytes(4).toString("hex")}`;
@@ -247,10 +273,21 @@ export async function startLocalCluster(options: LocalClusterOptions = {}): Prom
       nodeConfig(
         spec,
         clusterName,
-        specs.filter((s) => s !== spec).map((s) => s.clusterPort),
+        specs.filter((s) => s !== spec).map((s) => `${s.network.clusterHost}:${s.clusterPort}`),
+        options.maxFileStore,
       ),
     );
-    return new Node(spec.name, spec.port, spec.clusterPort, spec.monitorPort, spec.storeDir, configFile, binary, options.logger);
+    return new Node(
+      spec.name,
+      spec.port,
+      spec.clusterPort,
+      spec.monitorPort,
+      spec.storeDir,
+      spec.network,
+      configFile,
+      binary,
+      options.logger,
+    );
   });
   const readyTimeoutMs = options.readyTimeoutMs ?? 30_000;
   const cluster = new Cluster(nodes, dir, ownDir, readyTimeoutMs);

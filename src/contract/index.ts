@@ -7,4 +7,6 @@ export * from "./errors.ts";
 export * from "./subjects.ts";
 export * from "./subject-token.ts";
 export * from "./lock-event-wire.ts";
+export * from "./route-choosers.ts";
+export * from "./host-load.ts";
 export type * from "./messages.ts";

@@ -176,6 +176,8 @@ export interface HostInfo {
   readonly maxLeases: number | null;
   /** Active route leases on the host, all routes. */
   readonly active: number;
+  /** The load the host last published, null when unknown or stale (1.2 servers). */
+  readonly load?: number | null;
 }
 /** `host.list` reply, sorted by host. */
 export interface HostListReply {

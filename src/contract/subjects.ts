@@ -2,7 +2,7 @@
  * Every subject and stream name leasehold uses is built here, from the
  * configured prefix, so that the wire layout of docs/protocol.md lives in one place.
  */
-import { encodeToken } from "./subject-token.ts";
+import { decodeToken, encodeToken, InvalidTokenError } from "./subject-token.ts";
 
 /** The four kinds of actor, each writing its own subjects. */
 export type ActorKind = "proxy" | "host" | "route" | "lock";
@@ -66,6 +66,35 @@ export class Subjects {
   /** The subject prefix of one kind's request/reply endpoints, `<prefix>.v1.<kind>`. */
   commandGroup(kind: string): string {
     return `${this.prefix}.v1.${kind}`;
+  }
+
+  /** Where a host (or its agent) publishes its load, `<prefix>.loads.<host>` (the host as one token, as events name actors). */
+  load(host: string): string {
+    return `${this.prefix}.loads.${encodeToken(host)}`;
+  }
+
+  /** Filter covering every host's load (`<prefix>.loads.>`). */
+  get allLoads(): string {
+    return `${this.prefix}.loads.>`;
+  }
+
+  /**
+   * The host a load subject names: its one token decoded as {@link load}
+   * encodes it, else (a token that no encoding produced, or a name written
+   * with its dots as several tokens) the rest of the subject as written;
+   * undefined for any other subject.
+   */
+  hostOfLoad(subject: string): string | undefined {
+    const head = `${this.prefix}.loads.`;
+    if (!subject.startsWith(head) || subject.length === head.length) return undefined;
+    const rest = subject.slice(head.length);
+    if (rest.includes(".")) return rest;
+    try {
+      return decodeToken(rest);
+    } catch (e) {
+      if (e instanceof InvalidTokenError) return rest;
+      throw e;
+    }
   }
 
   /** The request/reply subject of a command, `<prefix>.v1.<kind>.<op>`. */

@@ -31,6 +31,16 @@ interface InFlight {
   readonly reject: (error: Error) => void;
 }
 
+/** The stream refused an append with an API error (definite: nothing was stored); `errCode` is JetStream's. */
+export class AppendRefusedError extends LogUnavailableError {
+  constructor(
+    message: string,
+    readonly errCode: number | undefined,
+  ) {
+    super(message, false);
+  }
+}
+
 /** What the pipe is told to append. */
 export interface PipedAppend {
   readonly subject: string;
@@ -131,7 +141,7 @@ export class AppendPipe {
         const actual = /wrong last sequence: (\d+)/.exec(description)?.[1];
         a.reject(new WrongLastSequenceError(a.subject, a.expected, { actual: actual === undefined ? undefined : Number(actual) }));
       } else {
-        a.reject(new LogUnavailableError(`append to ${a.subject} failed: ${description}`, false));
+        a.reject(new AppendRefusedError(`append to ${a.subject} failed: ${description}`, ack.error.err_code));
       }
       return;
     }

@@ -1,6 +1,4 @@
 /** The vocabulary (events, subjects, tokens) and the log that stores it. */
-export * from "../contract/subject-token.ts";
-export * from "../contract/subjects.ts";
 export * from "./envelope.ts";
 export * from "./fields.ts";
 export * from "./lock-events.ts";
@@ -13,3 +11,5 @@ export * from "./host-events.ts";
 export * from "./route-events.ts";
 export * from "./instant.ts";
 export * from "./stored-time.ts";
+export * from "./store-space.ts";
+export * from "./leader-lease.ts";

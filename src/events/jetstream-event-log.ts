@@ -24,9 +24,11 @@ import {
 } from "@nats-io/jetstream";
 import type { AppendOptions, AppendResult, EventLog, FollowOptions, Following, StoredMessage, StreamRange } from "./event-log.ts";
 import { LogUnavailableError, WrongLastSequenceError } from "./event-log.ts";
-import { AppendPipe } from "./append-pipe.ts";
+import { AppendPipe, AppendRefusedError } from "./append-pipe.ts";
 import { pause, withDeadline } from "./deadline.ts";
 import { storedMillis } from "./stored-time.ts";
+import { INSUFFICIENT_RESOURCES, StoreSpaceWatch } from "./store-space.ts";
+import { leaderHoldsQuorum } from "./leader-lease.ts";
 
 /** How the event stream is created. */
 export interface JetStreamEventLogOptions {
@@ -44,6 +46,8 @@ export interface JetStreamEventLogOptions {
 
 /** The JetStream-backed {@link EventLog}. */
 export class JetStreamEventLog implements EventLog {
+  /** Whether the store lately refused appends for lack of space (for `/readyz`). */
+  readonly storeSpace = new StoreSpaceWatch();
   private readonly js: JetStreamClient;
   private readonly appendTimeoutMs: number;
   private readonly opTimeoutMs: number;
@@ -107,14 +111,17 @@ export class JetStreamEventLog implements EventLog {
 
   async append(subject: string, payload: Uint8Array, options: AppendOptions): Promise<AppendResult> {
     try {
-      return await this.pipe.append({
+      const ack = await this.pipe.append({
         subject,
         payload,
         msgId: options.msgId,
         expectedLastSubjectSeq: options.expectedLastSubjectSeq,
         timeoutMs: options.timeoutMs ?? this.appendTimeoutMs,
       });
+      this.storeSpace.accepted();
+      return ack;
     } catch (e) {
+      if (e instanceof AppendRefusedError && e.errCode === INSUFFICIENT_RESOURCES) this.storeSpace.refused();
       // nats-server 2.11 and later check the expected sequence before the duplicate window, so the retry of an
       // append that was stored meets its own message as the subject's last: that is the duplicate 2.10 answers.
       if (e instanceof WrongLastSequenceError && e.actual !== undefined && this.sequenceBeforeDuplicates) {
@@ -136,12 +143,18 @@ export class JetStreamEventLog implements EventLog {
 
   async lastSubjectSeq(subject: string, timeoutMs = this.opTimeoutMs): Promise<number> {
     try {
-      // The leader's message API (not direct get), so the answer is never stale.
-      const m = await withDeadline(
-        this.jsm.streams.getMessage(this.options.stream, { last_by_subj: subject }),
+      // The leader's message API (not direct get), so the answer is never stale; on a replicated stream, only
+      // from a leader that still holds a quorum (a leader cut off from it answers from a past it cannot see beyond).
+      const [m, info] = await withDeadline(
+        Promise.all([
+          this.jsm.streams.getMessage(this.options.stream, { last_by_subj: subject }),
+          this.replicas > 1 ? this.jsm.streams.info(this.options.stream) : undefined,
+        ]),
         timeoutMs,
         `read of ${subject}`,
       );
+      if (info !== undefined && !leaderHoldsQuorum(info.cluster, this.replicas))
+        throw new LogUnavailableError(`read of ${subject}: the stream's leader has not heard from a quorum of its replicas lately`, false);
       return m === null ? 0 : m.seq;
     } catch (e) {
       if (e instanceof LogUnavailableError) throw e;

@@ -108,10 +108,9 @@ export class MemoryEventLog implements EventLog {
   follow(fromSeq: number, onMessage: (message: StoredMessage) => void, filterOrOptions?: string | FollowOptions): Promise<Following> {
     const filter = typeof filterOrOptions === "object" ? filterOrOptions.filter : filterOrOptions;
     const matcher = filter === undefined ? null : subjectMatcher(filter);
-    for (let i = Math.max(0, fromSeq - 1); i < this.messages.length; i++) {
-      const m = this.messages[i]!;
-      if (matcher === null || matcher.test(m.subject)) onMessage(m);
-    }
+    // The backlog is handed over with how much of it is left, as a JetStream consumer says.
+    const backlog = this.messages.slice(Math.max(0, fromSeq - 1)).filter((m) => matcher === null || matcher.test(m.subject));
+    backlog.forEach((m, i) => onMessage({ ...m, pending: backlog.length - i - 1 }));
     const entry = { filter: matcher, fn: onMessage };
     this.followers.add(entry);
     return Promise.resolve({

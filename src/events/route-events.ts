@@ -28,6 +28,8 @@ export const routeEventSchemas = {
     seen,
     // Host capacity (1.1): the stream sequence of the HostLeaseAdmitted that let this lease onto a capped host.
     admission: z.number().int().positive().optional(),
+    // 1.2: the chooser that decided a new placement (absent for pins, inherited hosts, moves, and in older events).
+    chooser: z.string().min(1).optional(),
   }),
   RouteLeaseTouched: z.object({ fp: z.string(), model: z.string(), seen }),
   RouteLeaseExpired: z.object({ fp: z.string(), model: z.string(), host, seen }),

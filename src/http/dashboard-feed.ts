@@ -7,7 +7,8 @@
  * metrics their answer without a scrape ever waiting on NATS.
  */
 import type { Logger } from "pino";
-import { isUnparsable, type ActorKind, type EventLog, type Following, type StoredMessage, type Subjects } from "../events/index.ts";
+import { isUnparsable, type EventLog, type Following, type StoredMessage } from "../events/index.ts";
+import { type ActorKind, type Subjects } from "../contract/subjects.ts";
 import {
   activeCooldowns,
   activeLeases,
@@ -18,7 +19,7 @@ import {
   type RouteState,
 } from "../projections/index.ts";
 import { StreamFold } from "../tools/stream-fold.ts";
-import { withDeadline } from "./deadline.ts";
+import { withDeadline } from "../events/deadline.ts";
 import { queueAt } from "../projections/lock-queue.ts";
 
 /** A lock as the dashboard lists it (held and unexpired, or corrupt). */
@@ -51,6 +52,8 @@ export interface HostRow {
   readonly draining: boolean;
   /** The cap on new route leases, null when unlimited; full when the leases reach it. */
   readonly maxLeases: number | null;
+  /** The load the host last published (1.2), null when unknown or stale. */
+  readonly load: number | null;
   readonly leases: readonly { readonly route: string; readonly fp: string; readonly model: string }[];
 }
 
@@ -78,9 +81,16 @@ export interface DashboardView {
   readonly totals: { readonly locks: number; readonly proxies: number; readonly hosts: number };
 }
 
+/** The loads hosts publish, as the service instance keeps them (not events: the stream has none). */
+export interface HostLoadSource {
+  loadOf(host: string): number | null;
+}
+
 /** Settings of a {@link DashboardFeed}. */
 export interface DashboardFeedOptions {
   readonly log: EventLog;
+  /** Host loads to show beside each host (absent: every load unknown). */
+  readonly hostLoads?: HostLoadSource;
   readonly subjects: Subjects;
   readonly logger: Logger;
   readonly now?: () => number;
@@ -194,7 +204,7 @@ export class DashboardFeed {
     const { lock, proxy, host, route } = this.fold.states;
     const locks = lockRows(lock, nowMs);
     const proxies = proxyRows(proxy, nowMs);
-    const hosts = hostRows(host, route);
+    const hosts = hostRows(host, route, this.options.hostLoads);
     return {
       nowMs,
       seq: this.fold.seq,
@@ -301,7 +311,7 @@ function proxyRows(proxies: ReadonlyMap<string, ProxyState>, nowMs: number): Pro
   return rows.sort((a, b) => compareNames(a.proxy, b.proxy));
 }
 
-function hostRows(hosts: ReadonlyMap<string, HostState>, routes: ReadonlyMap<string, RouteState>): HostRow[] {
+function hostRows(hosts: ReadonlyMap<string, HostState>, routes: ReadonlyMap<string, RouteState>, loads?: HostLoadSource): HostRow[] {
   const byHost = new Map<string, { route: string; fp: string; model: string }[]>();
   for (const r of routes.values()) {
     for (const l of r.leases.values()) {
@@ -323,6 +333,7 @@ function hostRows(hosts: ReadonlyMap<string, HostState>, routes: ReadonlyMap<str
       healthy: h?.healthy ?? false,
       draining: h?.draining ?? false,
       maxLeases: h?.maxLeases ?? null,
+      load: loads?.loadOf(name) ?? null,
       leases,
     });
   }

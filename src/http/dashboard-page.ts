@@ -35,7 +35,7 @@ export const DASHBOARD_HTML = `<!doctype html>
   </section>
   <section id="hosts-section">
     <h2>Hosts <span class="count" id="hosts-count"></span></h2>
-    <div class="scroll"><table id="hosts"><thead><tr><th>Host</th><th>Health</th><th>Route leases</th></tr></thead><tbody></tbody></table></div>
+    <div class="scroll"><table id="hosts"><thead><tr><th>Host</th><th>Health</th><th>Load</th><th>Route leases</th></tr></thead><tbody></tbody></table></div>
   </section>
   <section id="events-section">
     <h2>Latest events</h2>
@@ -149,9 +149,10 @@ function render() {
       if (h.leases.length > 8) ul.append(el("li", "… " + (h.leases.length - 8) + " more", "muted"));
       leases.append(ul);
     }
-    tr.append(el("td", h.host, "name"), health, leases);
+    const load = h.load === null || h.load === undefined ? el("td", "—", "muted") : el("td", String(h.load));
+    tr.append(el("td", h.host, "name"), health, load, leases);
     return tr;
-  }), needle ? "no host matches the filter" : "no host set", 3);
+  }), needle ? "no host matches the filter" : "no host set", 4);
   counted("hosts-count", hosts.length, view.totals.hosts);
 
   const events = view.events.filter((e) => matches([e.type, e.kind, e.id, e.detail], needle));

@@ -6,7 +6,7 @@
  * models' lag and readiness above all) through `overrides`.
  */
 import type { NatsConnection } from "@nats-io/nats-core";
-import { ACTOR_KINDS } from "../events/index.ts";
+import { ACTOR_KINDS } from "../contract/subjects.ts";
 import type { DashboardFeed } from "./dashboard-feed.ts";
 import type { MetricsSource, PerKind } from "./metrics.ts";
 

@@ -4,8 +4,9 @@
  */
 import type { NatsConnection } from "@nats-io/nats-core";
 import type { Logger } from "pino";
-import type { EventLog, Subjects } from "../events/index.ts";
-import { DashboardFeed } from "./dashboard-feed.ts";
+import type { EventLog } from "../events/index.ts";
+import type { Subjects } from "../contract/subjects.ts";
+import { DashboardFeed, type HostLoadSource } from "./dashboard-feed.ts";
 import { ConnectionWatch, feedMetricsSource } from "./feed-source.ts";
 import type { MetricsSource, PerKind, ServiceMetrics } from "./metrics.ts";
 import { startHttpServer } from "./server.ts";
@@ -23,6 +24,8 @@ export interface HttpServiceParts {
   readonly nc: NatsConnection;
   readonly log: EventLog;
   readonly subjects: Subjects;
+  /** The loads hosts publish, as the instance keeps them (the dashboard shows them). */
+  readonly hostLoads?: HostLoadSource;
   /** What the runtime reports of itself; replaces the stream fold's estimates of actors, lag and readiness. */
   readonly status?: {
     activeActors(): PerKind;
@@ -61,7 +64,12 @@ export async function startHttp(options: {
       : { activeActors: () => status.activeActors(), readModelLag: () => status.readModelLag(), ready: () => status.ready() }),
     ...options.overrides,
   };
-  const feed = new DashboardFeed({ log: service.log, subjects: service.subjects, logger });
+  const feed = new DashboardFeed({
+    log: service.log,
+    subjects: service.subjects,
+    logger,
+    ...(service.hostLoads === undefined ? {} : { hostLoads: service.hostLoads }),
+  });
   const source = feedMetricsSource({
     feed,
     connection: new ConnectionWatch(service.nc),

@@ -8,7 +8,7 @@
  * keep those numbers current between scrapes.
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
-import { ACTOR_KINDS, type ActorKind } from "../events/index.ts";
+import { ACTOR_KINDS, type ActorKind } from "../contract/subjects.ts";
 
 /** A number per actor kind; kinds left out are reported as 0. */
 export type PerKind = Partial<Record<ActorKind, number>>;

@@ -19,12 +19,10 @@ import type { Logger } from "pino";
 import {
   baseMsgId,
   decodeEvent,
-  decodeToken,
   isUnparsable,
   LogUnavailableError,
   pause,
   withDeadline,
-  type ActorKind,
   type EventLog,
   type Following,
   type HistoryEntry,
@@ -32,14 +30,11 @@ import {
   type StoredMessage,
   instantMs,
 } from "../events/index.ts";
+import { type ActorKind } from "../contract/subjects.ts";
+import { decodeToken } from "../contract/subject-token.ts";
 import { batchedCatchUp } from "./batched-catch-up.ts";
-import {
-  decodeProjectionSnapshot,
-  encodeProjectionSnapshot,
-  SNAPSHOT_FORMAT,
-  type ProjectionSnapshot,
-  type ProjectionSnapshotStore,
-} from "./projection-snapshots.ts";
+import { ChangeTrackedMap, IncrementalSnapshots, type SnapshotCompaction } from "./incremental-snapshots.ts";
+import type { ProjectionSnapshotStore } from "./snapshot-stores.ts";
 import { ReplyMemory, type RememberedReply, type ReplyMemoryLimits } from "./reply-memory.ts";
 
 /** The pure parts of a kind that a projection needs. */
@@ -53,6 +48,8 @@ export interface KindFold<State> {
   evolve(state: State, entry: HistoryEntry): State;
   /** The reply owed to the command that recorded `recorded`, given the state right after it. */
   replyFor(state: State, recorded: RecordedEvent): unknown;
+  /** A state as a snapshot keeps it (default: as it is); V8's serialization keeps plain data, Maps and Sets. */
+  serializeState?(state: State): unknown;
   /** A state as a snapshot gives it back, made whole again (default: as it is); V8's serialization keeps no classes. */
   reviveState?(state: State): State;
 }
@@ -88,6 +85,8 @@ export interface KindProjectionOptions<State> {
   readonly snapshotEvery?: number;
   /** ...or this long after the last one when anything changed (default 60 s). */
   readonly snapshotIntervalMs?: number;
+  /** When a save writes every record again rather than those changed since the last one. */
+  readonly snapshotCompaction?: SnapshotCompaction;
   /** Deadline of each look at the stream, and how long the follower may stall while awaited (default 5000 ms). */
   readonly opTimeoutMs?: number;
   /** Default deadline of {@link KindProjection.fresh} (the request timeout; default: `opTimeoutMs`). */
@@ -97,15 +96,14 @@ export interface KindProjectionOptions<State> {
   /** How long a start may take to catch up with the stream before it fails (default 300 s). */
   readonly startTimeoutMs?: number;
   readonly replies?: ReplyMemoryLimits;
+  /** The clock replies are judged past their horizon by (default: the system's). */
+  readonly now?: () => number;
 }
 
 interface Waiter {
   readonly seq: number;
   readonly resolve: () => void;
 }
-
-/** Replies at most kept in a snapshot (bounded so a snapshot stays small whatever the traffic). */
-const SNAPSHOT_REPLIES = 10_000;
 
 /**
  * How long the follower's consumer is given to say whether it is caught up
@@ -119,11 +117,12 @@ const CONSUMER_LOOK_MS = 500;
 /** One kind's folded states, kept current by a follower. */
 export class KindProjection<State> {
   readonly kind: ActorKind;
-  private readonly records = new Map<string, ProjectionRecord<State>>();
+  private readonly records = new ChangeTrackedMap<string, ProjectionRecord<State>>();
   private readonly listeners: FoldListener<State>[] = [];
   private readonly restoreListeners: (() => void)[] = [];
   private readonly extras = new Map<string, SnapshotExtra>();
   private readonly replyMemory: ReplyMemory;
+  private readonly snapshots: IncrementalSnapshots<State> | undefined;
   /** Message ids whose own turn waits to learn where (and whether) they were stored. */
   private readonly watched = new Map<string, { reply: unknown; seq: number } | null>();
   private waiters: Waiter[] = [];
@@ -140,6 +139,7 @@ export class KindProjection<State> {
   /** Set once the start has caught up: snapshots are not taken while folding the backlog (each would encode every record). */
   private caughtUp = false;
   private readonly opTimeoutMs: number;
+  private readonly now: () => number;
   /** How often the follower was re-created (diagnostics, tests). */
   restarts = 0;
   /** The stream sequence the latest snapshot loaded at start covered (0: folded from the start). */
@@ -148,7 +148,14 @@ export class KindProjection<State> {
   constructor(private readonly options: KindProjectionOptions<State>) {
     this.kind = options.fold.kind;
     this.opTimeoutMs = options.opTimeoutMs ?? 5000;
+    this.now = options.now ?? Date.now;
     this.replyMemory = new ReplyMemory(options.replies);
+    this.snapshots =
+      options.snapshots &&
+      new IncrementalSnapshots({
+        ...{ store: options.snapshots, fold: options.fold, logger: options.logger, compaction: options.snapshotCompaction },
+        ...{ records: this.records, replies: this.replyMemory, extras: this.extras },
+      });
   }
 
   /** The fold this projection applies. */
@@ -382,43 +389,13 @@ export class KindProjection<State> {
 
   /** Loads the latest usable snapshot; returns the sequence it covers (0 without one). */
   private async restore(patiently: <T>(what: string, look: () => Promise<T>) => Promise<T>): Promise<number> {
-    const store = this.options.snapshots;
-    if (store === undefined) return 0;
-    const { logger, fold } = this.options;
-    let bytes: Uint8Array | undefined;
-    try {
-      bytes = await store.load(this.kind);
-    } catch (err) {
-      logger.warn({ err, kind: this.kind }, "projection snapshot not loaded; folding the stream from the start");
-      return 0;
-    }
-    if (bytes === undefined) return 0;
-    const decoded = decodeProjectionSnapshot(bytes, this.kind, fold.foldVersion);
-    if (!decoded.ok) {
-      logger.warn({ kind: this.kind, reason: decoded.reason }, "projection snapshot ignored; folding the stream from the start");
-      return 0;
-    }
-    const snapshot = decoded.snapshot;
-    const last = await patiently("reading the stream's last sequence", () => this.options.log.lastSeq());
-    if (snapshot.seq > last) {
-      logger.warn(
-        { kind: this.kind, snapshotSeq: snapshot.seq, streamSeq: last },
-        "projection snapshot lies beyond the stream; folding the stream from the start",
-      );
-      return 0;
-    }
-    const revive = (state: State): State => fold.reviveState?.(state) ?? state;
-    for (const [id, state, seq, atMs] of snapshot.records) this.records.set(id, { state: revive(state as State), seq, atMs });
-    for (const [msgId, reply, atMs] of snapshot.replies) this.replyMemory.remember(msgId, reply, atMs);
-    for (const [name, data] of Object.entries(snapshot.extras)) this.extras.get(name)?.restore(data);
+    const seq = await (this.snapshots?.restore(() => patiently("reading the stream's last sequence", () => this.options.log.lastSeq())) ??
+      0);
+    if (seq === 0) return 0;
     for (const listener of this.restoreListeners) listener();
-    this.appliedSeq = snapshot.seq;
-    this.lastProgressSeq = snapshot.seq;
-    logger.info(
-      { kind: this.kind, seq: snapshot.seq, ids: snapshot.records.length, takenAt: snapshot.takenAt },
-      "projection restored from a snapshot",
-    );
-    return snapshot.seq;
+    this.appliedSeq = seq;
+    this.lastProgressSeq = seq;
+    return seq;
   }
 
   private onMessage(message: StoredMessage): void {
@@ -441,16 +418,27 @@ export class KindProjection<State> {
   private foldMessage(id: string, message: StoredMessage): void {
     const before = this.records.get(id);
     if (before !== undefined && before.seq >= message.seq) return; // this instance applied it already
-    const entry = decodeEvent(message.payload, message.seq, message.msgId);
+    // Without its message id (read from the headers only when a reply is owed: see owesReply).
+    const entry = decodeEvent(message.payload, message.seq);
     const { fold } = this.options;
     const state = fold.evolve(before?.state ?? fold.initialState(id), entry);
     const atMs = isUnparsable(entry) ? 0 : instantMs(entry.event.at);
     this.records.set(id, { state, seq: message.seq, atMs: Math.max(atMs, before?.atMs ?? 0) });
-    if (!isUnparsable(entry)) {
-      const wanted = entry.event.requestId !== undefined || (entry.msgId !== undefined && this.watched.has(baseMsgId(entry.msgId)));
-      if (wanted) this.noteReply(entry, fold.replyFor(state, entry), atMs);
+    if (!isUnparsable(entry) && this.owesReply(entry, atMs, message)) {
+      const recorded = { ...entry, msgId: message.msgId };
+      this.noteReply(recorded, fold.replyFor(state, recorded), atMs);
     }
     for (const listener of this.listeners) listener(id, state, entry);
+  }
+
+  /**
+   * Whether the folded `entry` owes a reply worth keeping: one an own turn
+   * watches for, or one its request asked for (`requestId`) that is not past
+   * the reply horizon already (a start's backlog holds mostly such replies).
+   */
+  private owesReply(entry: RecordedEvent, atMs: number, message: StoredMessage): boolean {
+    if (this.watched.size > 0 && message.msgId !== undefined && this.watched.has(baseMsgId(message.msgId))) return true;
+    return entry.event.requestId !== undefined && !this.replyMemory.outlived(atMs, this.now(), message.pending ?? 0);
   }
 
   private noteReply(recorded: RecordedEvent, reply: unknown, atMs: number): void {
@@ -489,34 +477,18 @@ export class KindProjection<State> {
 
   /** Saves the projection as it is now (a consistent cut: taken synchronously); one save at a time. */
   saveSnapshot(): Promise<void> {
-    const store = this.options.snapshots;
-    if (store === undefined || this.saving !== undefined || !this.caughtUp) return this.saving ?? Promise.resolve();
+    if (this.snapshots === undefined || this.saving !== undefined || !this.caughtUp) return this.saving ?? Promise.resolve();
     const taken = this.sinceSnapshot;
     this.sinceSnapshot = 0;
     this.lastSnapshotAt = Date.now();
-    const records: [string, unknown, number, number][] = [];
-    for (const [id, r] of this.records) records.push([id, r.state, r.seq, r.atMs]);
-    const snapshot: ProjectionSnapshot = {
-      format: SNAPSHOT_FORMAT,
-      kind: this.kind,
-      foldVersion: this.options.fold.foldVersion,
-      seq: this.appliedSeq,
-      takenAt: new Date().toISOString(),
-      records,
-      replies: this.replyMemory.latest(SNAPSHOT_REPLIES),
-      extras: Object.fromEntries([...this.extras].map(([name, extra]) => [name, extra.save()])),
-    };
-    const bytes = encodeProjectionSnapshot(snapshot);
-    this.saving = store
-      .save(this.kind, bytes)
+    const seq = this.appliedSeq;
+    this.saving = this.snapshots
+      .save(seq)
       .then(
-        () => this.options.logger.debug({ kind: this.kind, seq: snapshot.seq, bytes: bytes.length }, "projection snapshot saved"),
+        (bytes) => this.options.logger.debug({ kind: this.kind, seq, bytes }, "projection snapshot saved"),
         (err: Error) => {
           this.sinceSnapshot += taken;
-          this.options.logger.warn(
-            { err, kind: this.kind, bytes: bytes.length },
-            "projection snapshot not saved; a later start folds more of the stream",
-          );
+          this.options.logger.warn({ err, kind: this.kind }, "projection snapshot not saved; a later start folds more of the stream");
         },
       )
       .finally(() => (this.saving = undefined));

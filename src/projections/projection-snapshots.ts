@@ -1,119 +1,225 @@
 /**
- * Snapshots of projections: one kind's folded states, with the stream
- * sequence they cover and the fold version that produced them, so a starting
- * instance folds only the tail of the stream. A snapshot is a hint, never the
- * truth: one that does not decode, was made by another fold version, or lies
- * beyond the stream is ignored (with a warning) and the stream is folded from
- * the start instead.
+ * Incremental snapshots of a projection, as stored: per kind a manifest
+ * naming a base (every record) and the deltas written after it (the records
+ * that changed since the part before), each part checked by its SHA-256 and
+ * length. A part is a run of frames (4-byte length, then V8's structured
+ * serialization): a head with the part's sequence, remembered replies and
+ * read models' extras, then the records in slices, so a large part is
+ * encoded a slice at a time between other work.
+ *
+ * A snapshot is a hint, never the truth: a manifest or part that is missing,
+ * does not decode, does not match its hash, was made by another fold
+ * version, or lies beyond the stream makes the whole snapshot ignored (with
+ * a warning), and the stream is folded from the start instead.
  */
+import { createHash } from "node:crypto";
 import { deserialize, serialize } from "node:v8";
-import type { NatsConnection } from "@nats-io/nats-core";
-import { Objm, type ObjectStore } from "@nats-io/obj";
-import { StorageType } from "@nats-io/jetstream";
-import { withDeadline, type ActorKind } from "../events/index.ts";
+import { setImmediate as yieldToOthers } from "node:timers/promises";
+import type { ActorKind } from "../contract/subjects.ts";
+import { decodeProjectionSnapshot } from "./legacy-snapshots.ts";
+import type { ProjectionSnapshotStore } from "./snapshot-stores.ts";
 
-/** One kind's projection as of stream sequence `seq`. */
-export interface ProjectionSnapshot {
-  readonly format: typeof SNAPSHOT_FORMAT;
+/** Marks an incremental snapshot's manifest (and its parts' encoding). */
+export const MANIFEST_FORMAT = "leasehold.projection.v3";
+
+/** `[id, state as the fold serialized it, last subject sequence, last event instant]`. */
+export type SnapshotRecord = readonly [string, unknown, number, number];
+/** `[msgId, reply, atMs]`. */
+export type SnapshotReply = readonly [string, unknown, number];
+
+/** One part as the manifest lists it. */
+export interface ManifestPart {
+  readonly name: string;
+  /** The projection's sequence the part brings the records to. */
+  readonly seq: number;
+  readonly bytes: number;
+  readonly sha256: string;
+  readonly records: number;
+}
+
+/** The manifest of a kind's snapshot: its base first, then its deltas in order. */
+export interface SnapshotManifest {
+  readonly format: typeof MANIFEST_FORMAT;
   readonly kind: ActorKind;
-  /** The fold version of the kind that produced the states; another version's snapshot is ignored. */
   readonly foldVersion: number;
-  /** Every event of the kind with a stream sequence up to this one is folded in. */
+  /** Every event of the kind with a stream sequence up to this one is folded in (the last part's). */
   readonly seq: number;
   readonly takenAt: string;
-  /** `[id, state, last subject sequence, last event instant]` per id. */
-  readonly records: readonly (readonly [string, unknown, number, number])[];
-  /** Remembered replies `[msgId, reply, atMs]`, oldest first. */
-  readonly replies: readonly (readonly [string, unknown, number])[];
-  /** What read models keep beside the states, by name. */
+  readonly parts: readonly ManifestPart[];
+}
+
+/** What one part carries. */
+export interface SnapshotPart {
+  readonly seq: number;
+  readonly records: readonly SnapshotRecord[];
+  /** Replies remembered since the part before (all the latest ones in a base), oldest first. */
+  readonly replies: readonly SnapshotReply[];
   readonly extras: Readonly<Record<string, unknown>>;
 }
 
-/** Marks a projection snapshot (and its encoding's version). */
-export const SNAPSHOT_FORMAT = "leasehold.projection.v2";
-
-/** Where projection snapshots are kept: the latest one per kind. */
-export interface ProjectionSnapshotStore {
-  /** The latest snapshot's bytes, undefined when there is none. */
-  load(kind: ActorKind): Promise<Uint8Array | undefined>;
-  save(kind: ActorKind, bytes: Uint8Array): Promise<void>;
+/** A whole snapshot as read back: the base with every delta applied, in order. */
+export interface RestoredSnapshot {
+  readonly manifest: SnapshotManifest;
+  /** Every part in order (applying them in turn gives the records, replies and extras). */
+  readonly parts: readonly SnapshotPart[];
+  /** Whether it was the older whole snapshot (format v2). */
+  readonly legacy: boolean;
 }
 
-/**
- * Serializes a snapshot with V8's structured serialization: it keeps the
- * Maps and Sets the states use, and encodes and decodes 100,000 records
- * several times faster than JSON with a reviver. A snapshot written by
- * another Node version that cannot be read is ignored like any other.
- */
-export function encodeProjectionSnapshot(snapshot: ProjectionSnapshot): Uint8Array {
-  return serialize(snapshot);
+/** The blob name of a kind's manifest. */
+export const manifestName = (kind: ActorKind): string => `${kind}.manifest`;
+/** The blob name of one of a kind's parts. */
+export const partName = (kind: ActorKind, part: string): string => `${kind}.${part}`;
+
+/** Records per frame: small enough that encoding one holds other work for about a millisecond. */
+const RECORDS_PER_FRAME = 2048;
+
+/** Encodes a part a frame at a time, yielding to other work between frames; returns its bytes and digest. */
+export async function encodePart(part: SnapshotPart): Promise<{ bytes: Uint8Array; sha256: string }> {
+  const frames: Buffer[] = [];
+  const hash = createHash("sha256");
+  const add = (value: unknown) => {
+    const body = serialize(value);
+    const length = Buffer.alloc(4);
+    length.writeUInt32BE(body.length);
+    frames.push(length, body);
+    hash.update(length).update(body);
+  };
+  add({ format: MANIFEST_FORMAT, seq: part.seq, replies: part.replies, extras: part.extras, records: part.records.length });
+  for (let i = 0; i < part.records.length; i += RECORDS_PER_FRAME) {
+    if (i > 0) await yieldToOthers();
+    add(part.records.slice(i, i + RECORDS_PER_FRAME));
+  }
+  return { bytes: Buffer.concat(frames), sha256: hash.digest("hex") };
 }
 
-/** Why a snapshot cannot be used, or the snapshot. */
-export type DecodedSnapshot =
-  { readonly ok: true; readonly snapshot: ProjectionSnapshot } | { readonly ok: false; readonly reason: string };
-
-/** Parses and checks a snapshot written by {@link encodeProjectionSnapshot} for `kind` at `foldVersion`. */
-export function decodeProjectionSnapshot(bytes: Uint8Array, kind: ActorKind, foldVersion: number): DecodedSnapshot {
-  let parsed: unknown;
+/** Decodes a part checked against its manifest entry; a reason when it does not fit. */
+export function decodePart(bytes: Uint8Array, expected: ManifestPart): SnapshotPart | string {
+  if (bytes.length !== expected.bytes) return `part ${expected.name} has ${bytes.length} bytes, the manifest says ${expected.bytes}`;
+  if (createHash("sha256").update(bytes).digest("hex") !== expected.sha256) return `part ${expected.name} does not match its SHA-256`;
+  const buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length);
+  const frames: unknown[] = [];
   try {
-    parsed = deserialize(bytes);
+    for (let at = 0; at < buffer.length;) {
+      const length = buffer.readUInt32BE(at);
+      frames.push(deserialize(buffer.subarray(at + 4, at + 4 + length)));
+      at += 4 + length;
+    }
   } catch (e) {
-    return { ok: false, reason: `does not decode: ${(e as Error).message}` };
+    return `part ${expected.name} does not decode: ${(e as Error).message}`;
   }
-  const s = parsed as Partial<ProjectionSnapshot> | null;
-  if (s === null || typeof s !== "object" || s.format !== SNAPSHOT_FORMAT) return { ok: false, reason: "not a projection snapshot" };
-  if (s.kind !== kind) return { ok: false, reason: `made for kind ${String(s.kind)}` };
-  if (s.foldVersion !== foldVersion) return { ok: false, reason: `made by fold version ${String(s.foldVersion)}, this is ${foldVersion}` };
-  if (!Number.isSafeInteger(s.seq) || s.seq! < 0) return { ok: false, reason: "no valid sequence" };
-  if (!Array.isArray(s.records) || !Array.isArray(s.replies)) return { ok: false, reason: "no records" };
-  if (s.extras === null || typeof s.extras !== "object") return { ok: false, reason: "no extras" };
-  return { ok: true, snapshot: s as ProjectionSnapshot };
+  const head = frames[0] as { format?: unknown; seq?: unknown; replies?: unknown; extras?: unknown; records?: unknown } | undefined;
+  if (head?.format !== MANIFEST_FORMAT || head.seq !== expected.seq) return `part ${expected.name} is not the one the manifest names`;
+  if (!Array.isArray(head.replies) || head.extras === null || typeof head.extras !== "object")
+    return `part ${expected.name} has no replies`;
+  const records = frames.slice(1).flat() as SnapshotRecord[];
+  if (records.length !== head.records || records.length !== expected.records) return `part ${expected.name} lacks records`;
+  return { seq: head.seq, records, replies: head.replies as SnapshotReply[], extras: head.extras as Record<string, unknown> };
 }
 
-/** Keeps snapshots in memory (simulations and unit tests). */
-export class MemoryProjectionSnapshotStore implements ProjectionSnapshotStore {
-  readonly saved = new Map<ActorKind, Uint8Array>();
-  /** How many loads found a snapshot (tests prove a start used one). */
-  loadsFound = 0;
-  load(kind: ActorKind): Promise<Uint8Array | undefined> {
-    const bytes = this.saved.get(kind);
-    if (bytes !== undefined) this.loadsFound++;
-    return Promise.resolve(bytes);
+/** Parses and checks a manifest for `kind` at `foldVersion`; a reason when it cannot be used. */
+export function decodeManifest(bytes: Uint8Array, kind: ActorKind, foldVersion: number): SnapshotManifest | string {
+  let m: Partial<SnapshotManifest> | null;
+  try {
+    m = JSON.parse(new TextDecoder().decode(bytes)) as Partial<SnapshotManifest> | null;
+  } catch (e) {
+    return `manifest does not decode: ${(e as Error).message}`;
   }
-  save(kind: ActorKind, bytes: Uint8Array): Promise<void> {
-    this.saved.set(kind, bytes);
-    return Promise.resolve();
-  }
+  if (m === null || typeof m !== "object" || m.format !== MANIFEST_FORMAT) return "not a projection snapshot manifest";
+  if (m.kind !== kind) return `made for kind ${String(m.kind)}`;
+  if (m.foldVersion !== foldVersion) return `made by fold version ${String(m.foldVersion)}, this is ${foldVersion}`;
+  if (!Number.isSafeInteger(m.seq) || m.seq! < 0) return "no valid sequence";
+  if (!Array.isArray(m.parts) || !m.parts.every(isManifestPart)) return "no valid list of parts";
+  if (m.parts.at(-1)?.seq !== m.seq) return "no parts up to its sequence";
+  return m as SnapshotManifest;
+}
+
+function isManifestPart(p: unknown): p is ManifestPart {
+  const part = p as Partial<ManifestPart> | null;
+  const count = (n: unknown) => Number.isSafeInteger(n) && (n as number) >= 0;
+  return (
+    typeof part === "object" &&
+    part !== null &&
+    typeof part.name === "string" &&
+    /^[A-Za-z0-9-]+$/.test(part.name) &&
+    count(part.seq) &&
+    count(part.bytes) &&
+    count(part.records) &&
+    typeof part.sha256 === "string"
+  );
+}
+
+/** Encodes a manifest (JSON: small, and readable with `nats stream get`). */
+export function encodeManifest(manifest: SnapshotManifest): Uint8Array {
+  return new TextEncoder().encode(JSON.stringify(manifest));
 }
 
 /**
- * Keeps snapshots in a JetStream object store (`<P>_PROJECTIONS`): a
- * projection of 100,000 actors is megabytes, past what one message or KV
- * value may carry, and the object store chunks it.
+ * Reads a kind's snapshot: the manifest and every part it names, all
+ * checked; or the older whole snapshot when the kind has no manifest.
+ * Undefined when there is none; a reason when there is one that cannot be used.
  */
-export class ObjectProjectionSnapshotStore implements ProjectionSnapshotStore {
-  private constructor(
-    private readonly store: ObjectStore,
-    private readonly timeoutMs: number,
-  ) {}
-
-  /** Opens the bucket, creating it when missing. */
-  static async open(nc: NatsConnection, bucket: string, replicas: number, timeoutMs = 10_000): Promise<ObjectProjectionSnapshotStore> {
-    const store = await withDeadline(
-      new Objm(nc).create(bucket, { replicas, storage: StorageType.File, description: "leasehold projection snapshots" }),
-      timeoutMs,
-      `open object store ${bucket}`,
-    );
-    return new ObjectProjectionSnapshotStore(store, timeoutMs);
+export async function readSnapshot(
+  store: ProjectionSnapshotStore,
+  kind: ActorKind,
+  foldVersion: number,
+): Promise<RestoredSnapshot | string | undefined> {
+  const manifestBytes = await store.get(manifestName(kind));
+  if (manifestBytes === undefined) return readLegacy(store, kind, foldVersion);
+  const manifest = decodeManifest(manifestBytes, kind, foldVersion);
+  if (typeof manifest === "string") return manifest;
+  const parts: SnapshotPart[] = [];
+  for (const entry of manifest.parts) {
+    const bytes = await store.get(partName(kind, entry.name));
+    if (bytes === undefined) return `part ${entry.name} is missing`;
+    const part = decodePart(bytes, entry);
+    if (typeof part === "string") return part;
+    parts.push(part);
   }
+  return { manifest, parts, legacy: false };
+}
 
-  async load(kind: ActorKind): Promise<Uint8Array | undefined> {
-    const bytes = await withDeadline(this.store.getBlob(kind), this.timeoutMs, `load the ${kind} snapshot`);
-    return bytes ?? undefined;
-  }
+async function readLegacy(
+  store: ProjectionSnapshotStore,
+  kind: ActorKind,
+  foldVersion: number,
+): Promise<RestoredSnapshot | string | undefined> {
+  const bytes = await store.legacy(kind);
+  if (bytes === undefined) return undefined;
+  const decoded = decodeProjectionSnapshot(bytes, kind, foldVersion);
+  if (!decoded.ok) return decoded.reason;
+  const s = decoded.snapshot;
+  const part: SnapshotPart = { seq: s.seq, records: s.records, replies: s.replies, extras: s.extras };
+  const manifest: SnapshotManifest = {
+    format: MANIFEST_FORMAT,
+    kind,
+    foldVersion,
+    seq: s.seq,
+    takenAt: s.takenAt,
+    parts: [{ name: "legacy", seq: s.seq, bytes: bytes.length, sha256: "", records: s.records.length }],
+  };
+  return { manifest, parts: [part], legacy: true };
+}
 
-  async save(kind: ActorKind, bytes: Uint8Array): Promise<void> {
-    await withDeadline(this.store.putBlob({ name: kind }, bytes), this.timeoutMs, `save the ${kind} snapshot`);
-  }
+/**
+ * Writes one part and then a manifest listing `before` and it: the manifest
+ * goes last, so a save cut short leaves the previous snapshot whole.
+ */
+export async function writePart(
+  store: ProjectionSnapshotStore,
+  head: Pick<SnapshotManifest, "kind" | "foldVersion" | "takenAt">,
+  before: readonly ManifestPart[],
+  name: string,
+  part: SnapshotPart,
+): Promise<SnapshotManifest> {
+  const { bytes, sha256 } = await encodePart(part);
+  await store.put(partName(head.kind, name), bytes);
+  const manifest: SnapshotManifest = {
+    format: MANIFEST_FORMAT,
+    ...head,
+    seq: part.seq,
+    parts: [...before, { name, seq: part.seq, bytes: bytes.length, sha256, records: part.records.length }],
+  };
+  await store.put(manifestName(head.kind), encodeManifest(manifest));
+  return manifest;
 }

@@ -23,14 +23,26 @@ export interface ReplyMemoryLimits {
   readonly keepLatest?: number;
 }
 
+/** A remembered reply, linked to its neighbours in the order it was remembered. */
 interface Entry extends RememberedReply {
+  readonly msgId: string;
   readonly bytes: number;
+  older: Entry | undefined;
+  newer: Entry | undefined;
 }
 
-/** Remembered replies by message id, oldest first. */
+/**
+ * Remembered replies by message id, oldest first. The order is a list linked
+ * through the entries, so dropping the oldest costs the same at the bound as
+ * below it (walking a Map from its front crosses every slot deleted before,
+ * 16-54 µs per eviction at 100,000 replies).
+ */
 export class ReplyMemory {
   private readonly entries = new Map<string, Entry>();
+  private oldest: Entry | undefined;
+  private newest: Entry | undefined;
   private bytes = 0;
+  private remembered = 0;
   private readonly maxEntries: number;
   private readonly maxBytes: number;
 
@@ -39,16 +51,18 @@ export class ReplyMemory {
     this.maxBytes = limits.maxBytes ?? 32 * 1024 * 1024;
   }
 
-  /** Remembers `reply` for `msgId` (re-inserting keeps the map in time order). */
+  /** Remembers `reply` for `msgId` as the newest (remembering an id again moves it to the end). */
   remember(msgId: string, reply: unknown, atMs: number): void {
     const bytes = msgId.length + approximateSize(reply) + 16;
     this.forget(msgId);
-    this.entries.set(msgId, { reply, atMs, bytes });
+    const entry: Entry = { msgId, reply, atMs, bytes, older: this.newest, newer: undefined };
+    if (this.newest === undefined) this.oldest = entry;
+    else this.newest.newer = entry;
+    this.newest = entry;
+    this.entries.set(msgId, entry);
     this.bytes += bytes;
-    for (const [key] of this.entries) {
-      if (this.entries.size <= this.maxEntries && this.bytes <= this.maxBytes) break;
-      this.forget(key);
-    }
+    this.remembered++;
+    while (this.oldest !== undefined && (this.entries.size > this.maxEntries || this.bytes > this.maxBytes)) this.forget(this.oldest.msgId);
   }
 
   /** The reply remembered for `msgId`, if any. */
@@ -61,10 +75,17 @@ export class ReplyMemory {
     const horizonMs = this.limits.horizonMs;
     if (horizonMs === undefined) return;
     const keep = this.limits.keepLatest ?? 256;
-    for (const [key, entry] of this.entries) {
-      if (this.entries.size <= keep || entry.atMs >= now - horizonMs) break;
-      this.forget(key);
-    }
+    while (this.oldest !== undefined && this.entries.size > keep && this.oldest.atMs < now - horizonMs) this.forget(this.oldest.msgId);
+  }
+
+  /**
+   * Whether a reply of `atMs` would be pruned at `now` anyway, with `newer`
+   * replies still to come after it: a start folding its backlog skips those
+   * (and the work of making them), except the latest few.
+   */
+  outlived(atMs: number, now: number, newer: number): boolean {
+    const horizonMs = this.limits.horizonMs;
+    return horizonMs !== undefined && atMs < now - horizonMs && newer >= (this.limits.keepLatest ?? 256);
   }
 
   /** How many replies and about how many bytes are held. */
@@ -72,10 +93,16 @@ export class ReplyMemory {
     return { entries: this.entries.size, bytes: this.bytes };
   }
 
+  /** How many replies were ever remembered (the latest `n` of {@link latest} are those since the count was `rememberedCount - n`). */
+  get rememberedCount(): number {
+    return this.remembered;
+  }
+
   /** The latest `max` replies as `[msgId, reply, atMs]`, oldest first (for snapshots). */
   latest(max: number): [string, unknown, number][] {
-    const all = [...this.entries];
-    return all.slice(Math.max(0, all.length - max)).map(([key, e]) => [key, e.reply, e.atMs]);
+    const out: [string, unknown, number][] = [];
+    for (let e = this.newest; e !== undefined && out.length < max; e = e.older) out.push([e.msgId, e.reply, e.atMs]);
+    return out.reverse();
   }
 
   private forget(msgId: string): void {
@@ -83,6 +110,10 @@ export class ReplyMemory {
     if (entry === undefined) return;
     this.entries.delete(msgId);
     this.bytes -= entry.bytes;
+    if (entry.older === undefined) this.oldest = entry.newer;
+    else entry.older.newer = entry.newer;
+    if (entry.newer === undefined) this.newest = entry.older;
+    else entry.newer.older = entry.older;
   }
 }
 

@@ -4,17 +4,18 @@
  * and the auditor may publish and subscribe to, and the nats-server
  * configuration that grants exactly that (`leasehold nats-config`).
  *
- * - service: takes commands (queue group), answers discovery, appends events,
+ * - service: takes commands (queue group) and host loads, answers discovery, appends events,
  *   creates and uses its streams, consumer and buckets; replies on a client's
  *   inbox (and to `Leasehold-Reply-To`, which names one).
- * - client: sends commands (request and durable) and discovery requests,
- *   reads the event stream and the durable command errors; subscribes only
+ * - client: sends commands (request and durable), discovery requests and
+ *   host loads (a host's agent is a client), reads the event stream and
+ *   the durable command errors; subscribes only
  *   under its own inbox prefix (`_INBOX_<user>`; the anonymous user of the
  *   local server keeps the standard `_INBOX`, which only anonymous
  *   connections share).
  * - auditor: reads the event stream, nothing else.
  */
-import { Subjects } from "../events/index.ts";
+import { Subjects } from "../contract/subjects.ts";
 
 /** Allowed subjects of one user. */
 export interface Permissions {
@@ -134,13 +135,13 @@ export function natsUsers(options: NatsConfigOptions): RoleUser[] {
           ...clientInboxes.map((inbox) => `${inbox}.>`),
         ],
         // With an anonymous client the standard `_INBOX` is shared anyway, and a service started without an inbox prefix uses it.
-        subscribe: [`${p}.v1.>`, ...discovery, `${inboxPrefixOf(service)}.>`, ...(options.anonymousClient ? ["_INBOX.>"] : [])],
+        subscribe: [`${p}.v1.>`, s.allLoads, ...discovery, `${inboxPrefixOf(service)}.>`, ...(options.anonymousClient ? ["_INBOX.>"] : [])],
         allowResponses: true,
       },
     },
   ];
   const clientPermissions = (inbox: string): Permissions => ({
-    publish: [`${p}.v1.>`, `${p}.cmd.>`, ...discovery, ...readEvents],
+    publish: [`${p}.v1.>`, `${p}.cmd.>`, s.allLoads, ...discovery, ...readEvents],
     subscribe: [`${inbox}.>`, `${p}.cmd-errors.>`],
   });
   if (options.anonymousClient)

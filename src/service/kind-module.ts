@@ -6,8 +6,10 @@ import type { Logger } from "pino";
 import type { ActorRuntime } from "../actors/actor-runtime.ts";
 import type { Clock } from "../actors/clock.ts";
 import type { Endpoint } from "../api/endpoint.ts";
-import type { EventLog, Subjects } from "../events/index.ts";
+import type { EventLog } from "../events/index.ts";
+import type { Subjects } from "../contract/subjects.ts";
 import type { ServiceConfig } from "../config.ts";
+import type { HostLoads } from "../projections/host-loads.ts";
 
 /** What every kind module is given by the service. */
 export interface KindContext {
@@ -19,6 +21,8 @@ export interface KindContext {
   readonly logger: Logger;
   /** Unguessable ids (CSPRNG in production; seeded in simulations). */
   readonly newId: () => string;
+  /** The loads hosts publish, fed from NATS by the service (not events); absent in simulations, where every load is unknown. */
+  readonly hostLoads?: HostLoads;
 }
 
 /** One kind's contribution to a service instance. */
@@ -28,8 +32,6 @@ export interface KindModule {
   start?(): Promise<void>;
   /** Called every `--sweep-interval-ms` (housekeeping; nothing may depend on when). */
   sweep?(): Promise<void>;
-  /** Called first when the instance begins to stop, before it stops taking requests (answer long waits now). */
-  stopping?(): void;
   /** Called first when the instance begins to stop, before it stops taking requests (answer long waits now). */
   stopping?(): void;
   /** Called after the endpoints stopped and turns in flight finished. */

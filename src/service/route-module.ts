@@ -9,17 +9,22 @@ import { routeLogic } from "../logic/route/logic.ts";
 import { hostEndpoints, routeEndpoints } from "../api/endpoints.ts";
 import { expireIdleLeases } from "../app/idle-expiry.ts";
 import { RoutePlacement } from "../app/route-placement.ts";
+import { HostLoads } from "../projections/host-loads.ts";
 import { HostTable } from "../projections/host-table.ts";
 import { RouteTable } from "../projections/route-table.ts";
 import type { KindContext, KindModule } from "./kind-module.ts";
 
 /** Registers the host and route actors with the runtime and returns their endpoints and sweep. */
 export function routeModule(ctx: KindContext): KindModule {
-  const { runtime } = ctx;
-  const settings: RouteSettings = { routeIdleMs: ctx.config.routeIdleMs, chooser: chooserNamed(ctx.config.routeChooser) };
+  const { runtime, config } = ctx;
+  const settings: RouteSettings = {
+    routeIdleMs: config.routeIdleMs,
+    chooser: chooserNamed(config.routeChooser, { hashBalanceFactor: config.hashBalanceFactor }),
+  };
   const hosts = new HostTable(runtime.register(hostLogic()));
   const routes = new RouteTable(runtime.register(routeLogic(settings)));
-  const deps = { runtime, placement: new RoutePlacement(runtime, hosts, routes, ctx.clock), hosts, routes };
+  const loads = ctx.hostLoads ?? new HostLoads(config.loadStaleMs, ctx.clock);
+  const deps = { runtime, placement: new RoutePlacement(runtime, hosts, routes, ctx.clock, loads), hosts, routes, loads };
   return {
     endpoints: [...hostEndpoints(deps), ...routeEndpoints(deps)],
     async start() {

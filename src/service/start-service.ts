@@ -6,15 +6,19 @@
 import type { NatsConnection } from "@nats-io/nats-core";
 import type { Logger } from "pino";
 import { randomBytes } from "node:crypto";
-import { ActorRuntime, isUnavailable, systemClock, type Clock, type TurnResult } from "../actors/index.ts";
+import { ActorRuntime, systemClock, type Clock } from "../actors/index.ts";
 import { lockModule } from "./lock-module.ts";
 import { routeModule } from "./route-module.ts";
 import { proxyModule } from "./proxy-module.ts";
-import { MicroService, toResponse } from "../api/index.ts";
+import { MicroService } from "../api/index.ts";
+import { endpointServer, type CommandObserver } from "../api/serve-endpoint.ts";
 import { CommandConsumer } from "../api/command-consumer.ts";
 import type { KindContext, KindModule } from "./kind-module.ts";
-import { ACTOR_KINDS, JetStreamEventLog, SERVICE_NAME, Subjects, withDeadline, type ActorKind, type EventLog } from "../events/index.ts";
+import { JetStreamEventLog, withDeadline, type EventLog } from "../events/index.ts";
+import { ACTOR_KINDS, SERVICE_NAME, Subjects, type ActorKind } from "../contract/subjects.ts";
 import { ObjectProjectionSnapshotStore } from "../projections/index.ts";
+import { HostLoads } from "../projections/host-loads.ts";
+import { followHostLoads } from "./host-load-feed.ts";
 import type { ServiceConfig } from "../config.ts";
 import { VERSION } from "../version.ts";
 
@@ -27,6 +31,8 @@ export interface RunningService {
   readonly commands: CommandConsumer;
   /** What the runtime knows of itself, from memory (metrics and readiness read it; never waits on NATS). */
   readonly status: RuntimeStatus;
+  /** The loads hosts publish on `<prefix>.loads.<host>`, as this instance received them (the dashboard reads them). */
+  readonly hostLoads: HostLoads;
   /**
    * Stops taking requests, answers those in flight (UNAVAILABLE past their
    * deadline), saves the projections' snapshots and stops; resolves within
@@ -48,8 +54,7 @@ export interface RuntimeStatus {
 }
 
 /** What a metrics registry takes from the service (prom-client's in src/http fits it). */
-export interface ServiceObserver {
-  commandFinished(kind: string, op: string, outcome: string, seconds: number): void;
+export interface ServiceObserver extends CommandObserver {
   appendFinished(seconds: number): void;
   appendConflict(): void;
 }
@@ -107,7 +112,11 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
       },
     },
   });
-  const ctx: KindContext = { runtime, log, subjects, config, clock, logger, newId: options.newId ?? secureId };
+  // Host loads are not events: every instance subscribes (no queue group) before it serves, so a load published after start is not missed.
+  const hostLoads = new HostLoads(config.loadStaleMs, clock);
+  const loadFeed = followHostLoads(nc, subjects, hostLoads, logger);
+  await withDeadline(nc.flush(), OP_TIMEOUT_MS, "subscribe to host loads");
+  const ctx: KindContext = { runtime, log, subjects, config, clock, logger, newId: options.newId ?? secureId, hostLoads };
   const modules = KIND_MODULES.map((make) => make(ctx));
   const startedAt = performance.now();
   await Promise.all(modules.map(async (module) => module.start?.()));
@@ -119,7 +128,7 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
     "projections caught up with the stream",
   );
   let stopping = false;
-  const unavailableLog = throttledWarn(logger, "answered UNAVAILABLE", 5000);
+  const serve = endpointServer({ logger, observer });
 
   const micro = new MicroService(nc, {
     name: SERVICE_NAME,
@@ -137,25 +146,14 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
   for (const endpoint of endpoints) {
     let group = groups.get(endpoint.kind);
     if (group === undefined) groups.set(endpoint.kind, (group = micro.addGroup(subjects.commandGroup(endpoint.kind))));
-    group.addEndpoint(endpoint.op, async (data) => {
-      const started = performance.now();
-      const result = await endpoint.run(data);
-      observer?.commandFinished(endpoint.kind, endpoint.op, outcomeOf(result), (performance.now() - started) / 1000);
-      if (!result.ok && isUnavailable(result)) unavailableLog(endpoint.kind, endpoint.op, result.rejection.message);
-      else if (!result.ok) {
-        logger.debug(
-          { kind: endpoint.kind, op: endpoint.op, code: result.rejection.code, message: result.rejection.message },
-          "command refused",
-        );
-      }
-      return toResponse(result);
-    });
+    group.addEndpoint(endpoint.op, async (data) => (await serve(endpoint, data)).response);
   }
 
   const commands = await CommandConsumer.start({
     nc,
     subjects,
     endpoints,
+    serve,
     logger,
     dedupWindowMs: config.dedupWindowMs,
     replicas: config.replicas,
@@ -186,16 +184,17 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
     subjects,
     micro,
     commands,
+    hostLoads,
     status: {
       activeActors: () => runtime.activeByKind(),
       readModelLag: () => perKind((kind) => runtime.projection(kind).lag),
       foldedSeq: () => Math.max(0, ...runtime.projections().map((p) => p.seq)),
-      ready: () => !stopping,
+      // A store that refuses appends for lack of space makes the instance unready (src/events/store-space.ts).
+      ready: () => !stopping && !log.storeSpace.full,
     },
     async stop(timeoutMs = 10_000) {
       stopping = true;
       clearInterval(sweep);
-      for (const module of modules) module.stopping?.();
       for (const module of modules) module.stopping?.();
       const deadline = performance.now() + timeoutMs;
       const left = () => Math.max(1, deadline - performance.now());
@@ -204,38 +203,13 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
         logger.warn({ err }, "stopped taking requests without the server's confirmation"),
       );
       const unanswered = await runtime.stop(left());
+      loadFeed.stop();
       await withDeadline(Promise.all(modules.map(async (module) => module.stop?.())), left(), "stop projections").catch((err: Error) =>
         logger.warn({ err }, "projections stopped without a last snapshot"),
       );
       return unanswered;
     },
   };
-}
-
-/**
- * Logs an UNAVAILABLE answer at warn so an operator sees an outage and its
- * cause, but at most once per `periodMs`: the next line counts the ones
- * left out (an outage at thousands of requests a second must not flood the log).
- */
-function throttledWarn(logger: Logger, msg: string, periodMs: number): (kind: string, op: string, message: string) => void {
-  let lastAt = -Infinity;
-  let suppressed = 0;
-  return (kind, op, message) => {
-    const now = performance.now();
-    if (now - lastAt < periodMs) {
-      suppressed++;
-      return;
-    }
-    logger.warn({ kind, op, cause: message, suppressedSinceLast: suppressed }, msg);
-    lastAt = now;
-    suppressed = 0;
-  };
-}
-
-/** The `outcome` of a command for metrics: `ok`, its error code, or `unavailable`. */
-function outcomeOf(result: TurnResult): string {
-  if (result.ok) return "ok";
-  return isUnavailable(result) ? "unavailable" : result.rejection.code;
 }
 
 /** A record with one value per actor kind. */

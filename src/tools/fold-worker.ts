@@ -8,7 +8,8 @@
  * waits on when it is too far ahead (the backpressure).
  */
 import { parentPort, workerData } from "node:worker_threads";
-import { Subjects, type StoredMessage } from "../events/index.ts";
+import { type StoredMessage } from "../events/index.ts";
+import { Subjects } from "../contract/subjects.ts";
 import { Auditor, progressReporter, type AuditOptions, type Violation } from "./audit.ts";
 import { replayStepper, replayViewOf } from "./replay.ts";
 import {

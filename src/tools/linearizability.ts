@@ -17,6 +17,10 @@
  * the operation's window that its model allows. Earliest is never worse for
  * what follows: later points only move later, and an expiry that must have
  * happened narrows the lease's interval the same way at any later instant.
+ *
+ * Longer than 400 lines on purpose: the search and the lock model it was
+ * written for (below the line) are read together, since the model's
+ * earliest-instant steps are what make the search sound for leases.
  */
 
 /** One operation of a history. */

@@ -6,7 +6,8 @@
  * is live at T iff `expiresAt > T`, a proxy lease active iff `T < expiresAt`,
  * a cooldown iff `T < untilAt`.
  */
-import type { ActorKind, StoredMessage, Subjects } from "../events/index.ts";
+import type { StoredMessage } from "../events/index.ts";
+import type { ActorKind, Subjects } from "../contract/subjects.ts";
 import {
   compareCodeUnits,
   leaseView,

@@ -6,7 +6,8 @@
  * with the lock projection and shown with their holder and time left.
  */
 import type { NatsConnection } from "@nats-io/nats-core";
-import type { EventLog, Subjects } from "../events/index.ts";
+import type { EventLog } from "../events/index.ts";
+import type { Subjects } from "../contract/subjects.ts";
 import type { ProxyView, RouteLeaseView } from "../projections/index.ts";
 import { ToolConnectionError } from "./errors.ts";
 import { foldStream, labelsText, replayView, type HostReplayView } from "./replay.ts";
@@ -27,12 +28,17 @@ export interface LockStatus {
   readonly waiters: number;
 }
 
+/** A host as `host.list` shows it: the replay view plus the load it published (1.2 servers; null when unknown). */
+export interface HostStatus extends HostReplayView {
+  readonly load?: number | null;
+}
+
 /** The live view. */
 export interface ServiceStatus {
   readonly at: string;
   readonly prefix: string;
   readonly proxies: ProxyView[];
-  readonly hosts: HostReplayView[];
+  readonly hosts: HostStatus[];
   readonly routeLeases: RouteLeaseView[];
   readonly locks: LockStatus[];
 }
@@ -68,7 +74,7 @@ export async function collectStatus(
 ): Promise<ServiceStatus> {
   const [proxies, hosts, snapshot] = await Promise.all([
     requestService<{ proxies: ProxyView[] }>(nc, subjects, "proxy.list", timeoutMs),
-    requestService<{ hosts: HostReplayView[] }>(nc, subjects, "host.list", timeoutMs),
+    requestService<{ hosts: HostStatus[] }>(nc, subjects, "host.list", timeoutMs),
     requestService<{ leases: RouteLeaseView[] }>(nc, subjects, "route.snapshot", timeoutMs),
   ]);
   const fold = await foldStream(log.readStream({ filter: subjects.eventsOfKind("lock") }), subjects);
@@ -118,7 +124,7 @@ export function renderStatus(status: ServiceStatus, allLocks = false): string[] 
     "",
     ...renderTable(
       `HOSTS (${status.hosts.length})`,
-      ["HOST", "HEALTHY", "DRAINING", "LEASES", "MAX"],
+      ["HOST", "HEALTHY", "DRAINING", "LEASES", "MAX", "LOAD"],
       status.hosts.map((h) => [
         cell(h.host),
         yesNo(h.healthy),
@@ -126,6 +132,8 @@ export function renderStatus(status: ServiceStatus, allLocks = false): string[] 
         // A full host (at or over its cap) is marked: the chooser skips it.
         h.maxLeases !== null && h.maxLeases !== undefined && h.active >= h.maxLeases ? `${h.active} (full)` : String(h.active),
         h.maxLeases === null || h.maxLeases === undefined ? "-" : String(h.maxLeases),
+        // The load the host last published (unknown: none lately, or a service before 1.2).
+        h.load === null || h.load === undefined ? "-" : String(h.load),
       ]),
     ),
     "",

@@ -3,15 +3,9 @@
  * (src/logic) as the service's actors and projections run it, so replay and
  * audit cannot disagree with the service about what a history means.
  */
-import {
-  ACTOR_KINDS,
-  decodeEvent,
-  decodeToken,
-  type ActorKind,
-  type HistoryEntry,
-  type StoredMessage,
-  type Subjects,
-} from "../events/index.ts";
+import { decodeEvent, type HistoryEntry, type StoredMessage } from "../events/index.ts";
+import { ACTOR_KINDS, type ActorKind, type Subjects } from "../contract/subjects.ts";
+import { decodeToken } from "../contract/subject-token.ts";
 import type { KindFold, HostState, LockState, ProxyState, RouteState } from "../projections/index.ts";
 import { chooserNamed, hostLogic, lockLogic, proxyLogic, routeLogic } from "../logic/index.ts";
 import { DEFAULTS } from "../config.ts";

@@ -11,7 +11,8 @@
  */
 import type { NatsConnection } from "@nats-io/nats-core";
 import { DeliverPolicy, jetstream } from "@nats-io/jetstream";
-import { storedMillis, type EventLog, type StoredMessage, type Subjects } from "../events/index.ts";
+import { storedMillis, type EventLog, type StoredMessage } from "../events/index.ts";
+import { type Subjects } from "../contract/subjects.ts";
 
 /** Which messages to read: sequence bounds (inclusive). */
 export interface ReadRange {

@@ -2,7 +2,7 @@
  * What the main thread and the fold worker (fold-worker.ts) say to each
  * other in the tools' two-thread read; structured-clone shapes only.
  */
-import type { ActorKind } from "../events/index.ts";
+import type { ActorKind } from "../contract/subjects.ts";
 import type { AuditOptions, AuditProgress, AuditSummary, Violation } from "./audit.ts";
 import type { ReplayRange, ReplayView } from "./replay.ts";
 

@@ -13,7 +13,8 @@
  * afresh, from dist/ or from the bundle a checkout makes, worker-bundle.ts).
  */
 import { Worker } from "node:worker_threads";
-import type { StoredMessage, Subjects } from "../events/index.ts";
+import type { StoredMessage } from "../events/index.ts";
+import type { Subjects } from "../contract/subjects.ts";
 import type { AuditOptions, AuditSummary } from "./audit.ts";
 import type { ReplayFilter, ReplayRange, ReplayView } from "./replay.ts";
 import type { StreamSource } from "./stream-reader.ts";

@@ -19,7 +19,7 @@ import { ManualClock } from "../../src/actors/clock.ts";
 import type { LockCommand } from "../../src/logic/lock/commands.ts";
 import { lockLogic } from "../../src/logic/lock/logic.ts";
 import { etagOf } from "../../src/projections/lock.ts";
-import { DEFAULT_SETTINGS, iso, T0 } from "../support/given-lock.ts";
+import { DEFAULT_SETTINGS, iso, T0 } from "../support/lock-given.ts";
 import { withCaughtUp } from "../support/projections.ts";
 
 const DEDUP_WINDOW_MS = 120_000;

@@ -19,7 +19,7 @@ import type { LockCommand } from "../../src/logic/lock/commands.ts";
 import { runTurn, type AppendInput, type TurnPorts } from "../../src/actors/command-turn.ts";
 import { TurnDeadlines } from "../../src/actors/turn-deadlines.ts";
 import type { TurnResult } from "../../src/actors/turn-result.ts";
-import { DEFAULT_SETTINGS, T0 } from "../support/given-lock.ts";
+import { DEFAULT_SETTINGS, T0 } from "../support/lock-given.ts";
 
 const logic = lockLogic(DEFAULT_SETTINGS);
 const TIMEOUT_MS = 1000;

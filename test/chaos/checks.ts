@@ -3,7 +3,8 @@
  * event stream holds. Each check counts its violations (0 when it held) and
  * keeps a few examples for the report.
  */
-import { Subjects, type StoredMessage } from "../../src/events/index.ts";
+import { type StoredMessage } from "../../src/events/index.ts";
+import { Subjects } from "../../src/contract/subjects.ts";
 import { Auditor, type AuditRule } from "../../src/tools/audit.ts";
 import {
   checkLinearizable,
@@ -33,6 +34,11 @@ export const CHAOS_CHECKS = {
     "a request sent outside every fault window (a kill until 5 s after its recovery) that got no reply at all within its deadline: a service must answer, if only UNAVAILABLE, rather than hang",
   "sigterm-exit": "an instance that did not exit 0 within 10 s of SIGTERM",
   "fresh-instance-disagrees": "a fresh instance started after the run answers a read differently from the survivor",
+  "overlapping-holds":
+    "two clients held one lock at once as clients with true clocks see it: each from the answer granting or renewing its lease until that lease's expiresAt (less the holder's margin) or until its release was sent",
+  "minority-answer-during-partition":
+    "an instance cut off with a minority of the nats-servers answered a request sent during the partition, once the cut-off leader's lease ran out, with something other than UNAVAILABLE or a read",
+  "minority-not-served-after-heal": "the instance on the minority side did not grant a lock within 5 s of the partition's heal",
 } as const;
 
 /** The id of a chaos check. */

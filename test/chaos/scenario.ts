@@ -9,7 +9,8 @@
 import { randomUUID } from "node:crypto";
 import { startLocalCluster, type LocalNatsCluster } from "../../src/cluster/local-cluster.ts";
 import { CHAOS_CHECKS, checkRun, checkTimeouts, VerdictBuilder, type ChaosCheck } from "./checks.ts";
-import { availability, unservedBreakdown, type Outage } from "./history.ts";
+import type { Outage } from "./history.ts";
+import { chaosReport } from "./report.ts";
 import { ServeProcess } from "./serve-process.ts";
 import { readWholeStream } from "./stream.ts";
 import { Rng, Workload, type RecordingClient } from "./workload.ts";
@@ -60,6 +61,10 @@ export interface ChaosReport {
   readonly examples: Partial<Record<ChaosCheck, string[]>>;
   /** True when every check held. */
   readonly passed: boolean;
+  /** Checks counted but not judged by this kind of run (`passed` ignores them). */
+  readonly notJudged?: readonly ChaosCheck[];
+  /** Partition runs: what the minority side answered to requests sent during the partition, by outcome. */
+  readonly minorityAnswers?: Record<string, number>;
 }
 
 const COOLDOWN_MS = 3000;
@@ -180,26 +185,7 @@ export async function runChaos(settings: ChaosSettings): Promise<ChaosReport> {
     const messages = await readWholeStream(cluster.urls, stream);
     checkRun(workload.records, messages, { prefix, cooldownMs: COOLDOWN_MS, maxTtlMs: MAX_TTL_MS }, verdict);
     checkTimeouts(workload.records, outages, t0, verdict);
-    const figures = availability(workload.records, outages, loadEnd);
-    const result = verdict.build();
-    return {
-      requests: figures.requests,
-      faults,
-      violations: result.violations,
-      seed: settings.seed,
-      cluster: settings.cluster,
-      durationMs: settings.durationMs,
-      clients: settings.clients,
-      attempts: figures.attempts,
-      longestUnavailableMs: figures.longestUnavailableMs,
-      unservedOutsideFaults: figures.unservedOutsideOutages,
-      unservedBreakdown: unservedBreakdown(workload.records, outages, t0),
-      events: messages.length,
-      undecidedLocks: result.undecidedLocks,
-      lockOperations: result.lockOperations,
-      examples: result.examples,
-      passed: Object.values(result.violations).every((n) => n === 0),
-    };
+    return chaosReport({ settings, records: workload.records, messages, outages, faults, verdict, t0, loadEnd });
   } finally {
     await workload?.stop().catch(() => undefined);
     await Promise.all([...processes].map((p) => p.kill()));

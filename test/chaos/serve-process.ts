@@ -35,6 +35,8 @@ export interface ServeSettings {
   readonly name: string;
   /** How long to wait for "leasehold serving" (default 20000 ms). */
   readonly readyTimeoutMs?: number;
+  /** More environment variables, e.g. the clock offset test hook. */
+  readonly env?: Readonly<Record<string, string>>;
 }
 
 /** One running (or ended) `leasehold serve` process. */
@@ -58,7 +60,10 @@ export class ServeProcess {
       String(settings.replicas ?? 1),
       ...(settings.args ?? []),
     ];
-    this.child = spawn(process.execPath, args, { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, LEASEHOLD_LOG_LEVEL: "info" } });
+    this.child = spawn(process.execPath, args, {
+      stdio: ["ignore", "pipe", "pipe"],
+      env: { ...process.env, LEASEHOLD_LOG_LEVEL: "info", ...settings.env },
+    });
     const keep = (chunk: Buffer) => {
       this.log = (this.log + chunk.toString()).slice(-20_000);
     };

@@ -38,6 +38,8 @@ export interface WorkloadSettings {
   readonly prefix: string;
   /** NATS URLs the clients may connect to. */
   readonly servers: readonly string[];
+  /** The URLs of one client of the loop, by its index (default `servers`): a partition run keeps some on the minority node. */
+  readonly serversOf?: (client: number) => readonly string[];
   readonly clients: number;
   readonly seed: number;
   /** Per-attempt deadline (default 2000 ms). */
@@ -50,6 +52,10 @@ export interface WorkloadSettings {
   readonly hosts?: readonly string[];
   /** Proxy capacity registered at setup. */
   readonly proxyMaxLeases?: number;
+  /** Lock TTLs are drawn from [min, max) ms (default [1000, 3000)). */
+  readonly lockTtlMs?: readonly [number, number];
+  /** Share of granted locks the client then leaves to expire (neither renewed nor released), as a dead holder would (default 0). */
+  readonly abandonLocks?: number;
 }
 
 const DEFAULT_PROXIES = ["p0", "p1", "p2", "p3"];
@@ -159,10 +165,10 @@ export class Workload {
     this.routeNames = Array.from({ length: settings.routes ?? 6 }, (_, i) => `route-${i}`);
   }
 
-  /** A recording client on its own connection; `opDeadlineMs` overrides the workload's operation deadline. */
-  async client(name: string, opDeadlineMs?: number): Promise<RecordingClient> {
+  /** A recording client on its own connection; `opDeadlineMs` and `servers` override the workload's. */
+  async client(name: string, opDeadlineMs?: number, servers = this.settings.servers): Promise<RecordingClient> {
     const nc = await connect({
-      servers: [...this.settings.servers],
+      servers: [...servers],
       name: `chaos-${name}`,
       maxReconnectAttempts: -1,
       reconnectTimeWait: 100,
@@ -192,7 +198,8 @@ export class Workload {
     const root = new Rng(this.settings.seed);
     for (let i = 0; i < this.settings.clients; i++) {
       const seed = Math.floor(root.next() * 2 ** 32);
-      this.running.push(this.client(`c${i}`).then((c) => this.loop(c, new Rng(seed))));
+      const servers = this.settings.serversOf?.(i) ?? this.settings.servers;
+      this.running.push(this.client(`c${i}`, undefined, servers).then((c) => this.loop(c, new Rng(seed))));
     }
   }
 
@@ -221,7 +228,7 @@ export class Workload {
     if (held.length > 0 && dice < 0.5) {
       const lease = held.shift()!;
       if (rng.next() < 0.5) {
-        const r = await client.call("lock.renew", { name: lease.name, owner, etag: lease.etag, ttlMs: 1000 + rng.int(2000) });
+        const r = await client.call("lock.renew", { name: lease.name, owner, etag: lease.etag, ttlMs: ttlMsOf(this.settings, rng) });
         if (r.result.status === "ok") held.push({ name: lease.name, etag: leaseOf(r.result.body).etag });
       } else {
         await client.call("lock.release", { name: lease.name, etag: lease.etag });
@@ -234,8 +241,9 @@ export class Workload {
     } else if (dice < 0.7) {
       await client.call("lock.release", { name, etag: `stale-${rng.int(1000)}` });
     } else {
-      const r = await client.call("lock.acquire", { name, owner, ttlMs: 1000 + rng.int(2000) });
-      if (r.result.status === "ok") held.push({ name, etag: leaseOf(r.result.body).etag });
+      const r = await client.call("lock.acquire", { name, owner, ttlMs: ttlMsOf(this.settings, rng) });
+      const abandon = this.settings.abandonLocks !== undefined && rng.next() < this.settings.abandonLocks;
+      if (r.result.status === "ok" && !abandon) held.push({ name, etag: leaseOf(r.result.body).etag });
     }
   }
 
@@ -265,6 +273,12 @@ export class Workload {
     }
     await client.call("route.acquire", { route, fp: `f${rng.int(3)}`, model: "m", candidates: [...this.hosts] });
   }
+}
+
+/** A lock TTL from the workload's range. */
+function ttlMsOf(settings: WorkloadSettings, rng: Rng): number {
+  const [min, max] = settings.lockTtlMs ?? [1000, 3000];
+  return min + rng.int(max - min);
 }
 
 function leaseOf(body: Record<string, unknown>): { etag: string } {

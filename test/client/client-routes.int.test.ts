@@ -16,9 +16,9 @@ describe("client.host and client.route", () => {
     expect(await client.host.set({ host: "h3", healthy: true, draining: true })).toEqual({ host: "h3" });
     expect(await client.host.list()).toEqual({
       hosts: [
-        { host: "h1", healthy: true, draining: false, maxLeases: null, active: 0 },
-        { host: "h2", healthy: true, draining: false, maxLeases: null, active: 0 },
-        { host: "h3", healthy: true, draining: true, maxLeases: null, active: 0 },
+        { host: "h1", healthy: true, draining: false, maxLeases: null, active: 0, load: null },
+        { host: "h2", healthy: true, draining: false, maxLeases: null, active: 0, load: null },
+        { host: "h3", healthy: true, draining: true, maxLeases: null, active: 0, load: null },
       ],
     });
 

@@ -14,6 +14,7 @@ import {
   UnavailableError,
   CorruptError,
   keepLock,
+  localDeadline,
   type KeeperLockApi,
   type KeeperTimers,
   type LockLease,
@@ -129,7 +130,8 @@ describe("LockKeeper timing", () => {
     expect(api.renews.every((r) => r.request.ttlMs === TTL && r.request.owner === "me")).toBe(true);
     expect(new Set(api.renews.map((r) => r.request.requestId)).size).toBe(4);
     // Each attempt is bounded by the time left, and does not retry by itself.
-    expect(api.renews[0]!.options).toMatchObject({ timeoutMs: 2000, retry: false });
+    // (The deadline is the TTL less a quarter of it, the skew margin of a lease under 8 s.)
+    expect(api.renews[0]!.options).toMatchObject({ timeoutMs: 1250, retry: false });
     expect([keeper.etag, keeper.generation, keeper.held]).toEqual(["e5", 7, true]);
     await keeper.close();
   });
@@ -159,11 +161,13 @@ describe("LockKeeper timing", () => {
     api.script = Array.from({ length: 100 }, () => ({ error: new LeaseholdTimeoutError("s", 100, 1, "x") }));
     await vi.advanceTimersByTimeAsync(15_000);
     expect((keeper.signal.reason as LockLostError).reason).toBe("expired");
-    // Every 500 ms from the first renew at 5 s: 5 s of timeout at most while more than that is left, then what is left.
+    // Every 500 ms from the first renew at 5 s: 5 s of timeout at most while more than that is left before the local
+    // deadline (the TTL less the 2 s skew margin), then what is left.
+    const deadline = localDeadline(0, 15_000);
     const sent = api.renews.map((r) => [r.at - t0, r.options?.timeoutMs]);
     expect(sent[0]).toEqual([5000, 5000]);
-    expect(sent.at(-1)).toEqual([14_500, 500]);
-    for (const [at, timeoutMs] of sent) expect(timeoutMs).toBe(Math.min(5000, 15_000 - at!));
+    expect(sent.at(-1)).toEqual([deadline - 500, 500]);
+    for (const [at, timeoutMs] of sent) expect(timeoutMs).toBe(Math.min(5000, deadline - at!));
     expect(api.listening).toBe(0);
   });
 
@@ -196,17 +200,18 @@ describe("LockKeeper timing", () => {
     expect(api.listening).toBe(0);
   });
 
-  it("declares the lock expired at the local deadline when no renew succeeds, calls onLost once and stops", async () => {
+  it("declares the lock expired at the local deadline (the TTL less the skew margin) when no renew succeeds, calls onLost once and stops", async () => {
     const api = new ScriptedLocks();
     const lost: LockLostError[] = [];
     const t0 = Date.now();
     const keeper = await keepLock(api, { name: "job", owner: "me", timers, onLost: (e) => lost.push(e) }, 5000);
     api.script = Array.from({ length: 100 }, () => ({ error: refusal(UnavailableError, "UNAVAILABLE", 503) }));
-    await vi.advanceTimersByTimeAsync(TTL - 1);
+    const deadline = localDeadline(0, TTL);
+    await vi.advanceTimersByTimeAsync(deadline - 1);
     expect(keeper.signal.aborted).toBe(false);
     await vi.advanceTimersByTimeAsync(1);
     expect(keeper.signal.aborted).toBe(true);
-    expect(Date.now() - t0).toBe(TTL);
+    expect(Date.now() - t0).toBe(deadline);
     expect(lost).toHaveLength(1);
     expect(lost[0]).toBe(keeper.signal.reason);
     expect([lost[0]!.reason, lost[0]!.generation]).toEqual(["expired", 7]);

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { NatsConnection } from "@nats-io/nats-core";
 import { jetstreamManager } from "@nats-io/jetstream";
-import { Subjects } from "../../src/events/index.ts";
+import { Subjects } from "../../src/contract/subjects.ts";
 import { collect, createCommandStream, eventsOfKind, publishCommand, spawnServe, type ServeProcess } from "../support/durable.ts";
 import { call, connectNats, natsUrl, quietLogger, startTestService, uniquePrefix, type TestService } from "../support/nats.ts";
 import { resolveConfig } from "../../src/config.ts";

@@ -17,7 +17,8 @@ import { proxyLogic } from "../../src/logic/proxy/logic.ts";
 import { chooserNamed } from "../../src/logic/route/chooser.ts";
 import { routeLogic } from "../../src/logic/route/logic.ts";
 import type { ServiceConfig } from "../../src/config.ts";
-import { decodeEvent, isUnparsable, type ActorKind } from "../../src/events/index.ts";
+import { decodeEvent, isUnparsable } from "../../src/events/index.ts";
+import { type ActorKind } from "../../src/contract/subjects.ts";
 import { decodeToken } from "../../src/contract/subject-token.ts";
 import { LeaseMap } from "../../src/projections/lease-map.ts";
 

@@ -7,7 +7,7 @@
  */
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { ACTOR_KINDS, type ActorKind } from "../../src/events/index.ts";
+import { ACTOR_KINDS, type ActorKind } from "../../src/contract/subjects.ts";
 import { startSimService, type SimService } from "../tools/support/sim-service.ts";
 import { simulateWorkload } from "../tools/support/workload.ts";
 import { HISTORIES_DIR, logicOf, replay, type FoldSettings, type HistoryHeader, type HistoryLine } from "./histories.ts";

@@ -8,7 +8,7 @@
  */
 import { relative } from "node:path";
 import { describe, expect, it } from "vitest";
-import { ACTOR_KINDS } from "../../src/events/index.ts";
+import { ACTOR_KINDS } from "../../src/contract/subjects.ts";
 import { HISTORIES_DIR, logicOf, readHistories, replay } from "./histories.ts";
 
 const histories = readHistories();

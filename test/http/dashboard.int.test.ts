@@ -4,7 +4,8 @@
  * pushed by the change itself (the periodic refresh is set to ten minutes, so
  * no wall-clock bound is needed to tell the two apart), and disappears the
  * same way on its release; the
- * filter box narrows every table; the page fits 1280x800 and a phone.
+ * filter box narrows every table; a host shows the load it publishes; the
+ * page fits 1280x800 and a phone.
  * With LEASEHOLD_DASHBOARD_SCREENSHOT=1 it also writes docs/img/dashboard.png.
  */
 import { execFile } from "node:child_process";
@@ -13,6 +14,7 @@ import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { chromium, type Browser, type Page } from "playwright-core";
+import { publishHostLoad } from "../../src/client/host-load.ts";
 import { call, uniquePrefix } from "../support/nats.ts";
 import { startHttpTestService, type HttpTestService } from "./support/http-service.ts";
 
@@ -91,6 +93,11 @@ describe("dashboard", () => {
     await ok("route.acquire", { route: "chat", fp: "user-42", model: "llama-70b", candidates: ["gpu-1", "gpu-2"] });
     await ok("lock.acquire", { name: "db-migration", owner: "api-3", ttlMs: 25_000 });
     await ok("lock.acquire", { name: "nightly-report", owner: "worker-9", ttlMs: 20_000 });
+    // gpu-1 publishes its load (1.2; not an event): shown once the instance has it.
+    publishHostLoad(s.test.nc, "gpu-1", 0.75, { prefix });
+    await expect
+      .poll(async () => ((await ok("host.list", {})).body as { hosts: { host: string; load: number | null }[] }).hosts[0]?.load)
+      .toBe(0.75);
 
     const page = await open(1280, 800);
     try {
@@ -98,6 +105,7 @@ describe("dashboard", () => {
       await page.locator('#proxies tr[data-name="egress-a"]', { hasText: "api.example.com" }).waitFor({ timeout: 2000 });
       await page.locator('#hosts tr[data-name="gpu-1"]', { hasText: "2 leases of 2 max" }).waitFor({ timeout: 2000 });
       await page.locator('#hosts tr[data-name="gpu-1"] .badge', { hasText: "full" }).waitFor({ timeout: 2000 });
+      await page.locator('#hosts tr[data-name="gpu-1"] td', { hasText: /^0\.75$/ }).waitFor({ timeout: 2000 });
       await page.locator('#hosts tr[data-name="gpu-2"]', { hasText: "draining" }).waitFor({ timeout: 2000 });
       await page.locator("#events tr", { hasText: "LockAcquired" }).first().waitFor({ timeout: 2000 });
       const fitsWidth = () => page.evaluate<boolean>("document.documentElement.scrollWidth <= window.innerWidth");

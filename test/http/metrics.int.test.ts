@@ -5,10 +5,12 @@
  * catches up with a long stream and 200 after, again after a restart.
  */
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { encodeEvent, Subjects } from "../../src/events/index.ts";
+import { encodeEvent } from "../../src/events/index.ts";
+import { Subjects } from "../../src/contract/subjects.ts";
 import { call, startTestService, uniquePrefix, type TestService } from "../support/nats.ts";
 import { ServiceMetrics } from "../../src/http/index.ts";
 import { publishRaw } from "../tools/support/cli.ts";
+import { publishCommand } from "../support/durable.ts";
 import { startHttpFor, startHttpTestService, type HttpTestService } from "./support/http-service.ts";
 import { scrape, status } from "./support/scrape.ts";
 
@@ -91,6 +93,25 @@ describe("/metrics", () => {
       timeout: 5000,
       interval: 50,
     });
+  });
+
+  it("counts durable commands in leasehold_commands_total as it counts requests, refusals included", async () => {
+    const s = await service();
+    const { nc } = s.test;
+    const prefix = s.test.config.prefix;
+    await publishCommand(nc, prefix, "lock.acquire", { requestId: "d-1", name: "durable", owner: "a", ttlMs: 20_000 });
+    await publishCommand(nc, prefix, "lock.acquire", { requestId: "d-2", name: "durable", owner: "b" });
+    await publishCommand(nc, prefix, "lock.reset", { name: "durable" }); // no requestId: refused as BAD_REQUEST
+    await vi.waitFor(
+      async () => {
+        const m = await scrape(s.base);
+        expect(m.value("leasehold_commands_total", { kind: "lock", op: "acquire", outcome: "ok" })).toBe(1);
+        expect(m.value("leasehold_commands_total", { kind: "lock", op: "acquire", outcome: "LEASE_EXISTS" })).toBe(1);
+        expect(m.value("leasehold_commands_total", { kind: "lock", op: "reset", outcome: "BAD_REQUEST" })).toBe(1);
+        expect(m.count("leasehold_command_duration_seconds", { kind: "lock", op: "acquire" })).toBe(2);
+      },
+      { timeout: 10_000, interval: 50 },
+    );
   });
 
   it("counts an append that lost the expected-sequence race to another instance", async () => {

@@ -17,7 +17,7 @@ import {
   reset,
   T0,
   unparsable,
-} from "../support/given-lock.ts";
+} from "../support/lock-given.ts";
 
 const S = 1000;
 

@@ -6,7 +6,7 @@
 import { describe, expect, it } from "vitest";
 import { evolveLock, initialLockState } from "../../src/projections/lock.ts";
 import type { HistoryEntry } from "../../src/events/envelope.ts";
-import { acquired, LOCK, released, renewed, T0, unparsable } from "../support/given-lock.ts";
+import { acquired, LOCK, released, renewed, T0, unparsable } from "../support/lock-given.ts";
 
 /** A host's event on the lock's subject: a type no lock writes. */
 const hostEventOnTheLock: HistoryEntry = {

@@ -7,7 +7,7 @@
 import { describe, expect, it } from "vitest";
 import { evolveLock, initialLockState } from "../../src/projections/lock.ts";
 import type { HistoryEntry } from "../../src/events/index.ts";
-import { iso, LOCK, lockEvent, T0 } from "../support/given-lock.ts";
+import { iso, LOCK, lockEvent, T0 } from "../support/lock-given.ts";
 
 const S = 1000;
 

@@ -8,7 +8,7 @@
 import { describe, expect, it } from "vitest";
 import { queueAt, nextQueueChangeAt } from "../../src/projections/lock-queue.ts";
 import type { HistoryEntry } from "../../src/events/index.ts";
-import { acquired, givenLock, iso, LOCK, lockEvent, released, renewed, T0 } from "../support/given-lock.ts";
+import { acquired, givenLock, iso, LOCK, lockEvent, released, renewed, T0 } from "../support/lock-given.ts";
 
 const S = 1000;
 const WINDOW = 1000;

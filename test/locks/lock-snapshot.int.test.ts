@@ -1,6 +1,6 @@
 /**
  * Projection snapshots on a real server: a stopping service saves each
- * kind's projection to the `<P>_PROJECTIONS` object store, a restarted
+ * kind's projection to the `<P>_PROJECTIONS` bucket's stream, a restarted
  * service provably starts from it (it folds only the tail, and answers what
  * a doctored snapshot says rather than what the stream's history says) and
  * answers as it would from the whole history, and a snapshot of another fold
@@ -9,7 +9,13 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { Objm } from "@nats-io/obj";
 import { lockLogic } from "../../src/logic/lock/logic.ts";
-import { decodeProjectionSnapshot, encodeProjectionSnapshot } from "../../src/projections/index.ts";
+import {
+  encodeProjectionSnapshot,
+  ObjectProjectionSnapshotStore,
+  readSnapshot,
+  writePart,
+  type RestoredSnapshot,
+} from "../../src/projections/index.ts";
 import { call, connectNats, startTestService, uniquePrefix, type TestService } from "../support/nats.ts";
 
 /** The lock projection's fold version, as the service's lock logic declares it. */
@@ -21,6 +27,17 @@ afterEach(async () => {
 });
 
 type Lease = { lease: { etag: string; generation: number } };
+
+/** The service's snapshot store under `prefix`, and the lock projection's snapshot as read from it. */
+async function lockSnapshot(nc: Awaited<ReturnType<typeof connectNats>>, bucket: string) {
+  const store = await ObjectProjectionSnapshotStore.open(nc, bucket, 1);
+  const read = await readSnapshot(store, "lock", LOCK_FOLD_VERSION);
+  if (read === undefined || typeof read === "string") throw new Error(`no usable lock snapshot: ${read}`);
+  return { store, read };
+}
+
+/** Every record of a snapshot (the base with its deltas applied). */
+const recordsOf = (read: RestoredSnapshot) => new Map(read.parts.flatMap((part) => part.records.map((r) => [r[0], r] as const)));
 
 describe("projection snapshots", () => {
   it("are saved on stop, and a restarted service starts from them and continues", async () => {
@@ -36,13 +53,9 @@ describe("projection snapshots", () => {
 
     const nc = await connectNats();
     try {
-      const store = await new Objm(nc).open(first.service.subjects.projectionBucket);
-      const bytes = await store.getBlob("lock");
-      expect(bytes).not.toBeNull();
-      const decoded = decodeProjectionSnapshot(bytes!, "lock", LOCK_FOLD_VERSION);
-      if (!decoded.ok) throw new Error(decoded.reason);
-      expect(decoded.snapshot.seq).toBe(lastSeq);
-      expect(decoded.snapshot.records.map(([id]) => id).sort()).toEqual(["hot", "other"]);
+      const { read } = await lockSnapshot(nc, first.service.subjects.projectionBucket);
+      expect(read.manifest.seq).toBe(lastSeq);
+      expect([...recordsOf(read).keys()].sort()).toEqual(["hot", "other"]);
     } finally {
       await nc.close();
     }
@@ -71,16 +84,16 @@ describe("projection snapshots", () => {
     // (and folds just the tail after it, here nothing) answers null and then generation 42.
     const nc = await connectNats();
     try {
-      const store = await new Objm(nc).open(first.service.subjects.projectionBucket);
-      const decoded = decodeProjectionSnapshot((await store.getBlob("lock"))!, "lock", LOCK_FOLD_VERSION);
-      if (!decoded.ok) throw new Error(decoded.reason);
-      expect(decoded.snapshot.seq).toBe(lastSeq);
-      const records = decoded.snapshot.records.map(([id, state, seq, atMs]) =>
+      const { store, read } = await lockSnapshot(nc, first.service.subjects.projectionBucket);
+      expect(read.manifest.seq).toBe(lastSeq);
+      const records = [...recordsOf(read).values()].map(([id, state, seq, atMs]) =>
         id === "hot"
           ? ([id, { ...(state as object), lease: null, generation: 41 }, seq, atMs] as const)
           : ([id, state, seq, atMs] as const),
       );
-      await store.putBlob({ name: "lock" }, encodeProjectionSnapshot({ ...decoded.snapshot, records }));
+      // Written as a new base with its own manifest and hash: only a consistent snapshot is believed.
+      const { manifest } = read;
+      await writePart(store, manifest, [], "doctored", { seq: manifest.seq, records, replies: [], extras: read.parts.at(-1)!.extras });
     } finally {
       await nc.close();
     }
@@ -103,7 +116,14 @@ describe("projection snapshots", () => {
     const nc = await connectNats();
     try {
       // A snapshot that claims the lock is free, stamped with a fold version nobody runs.
-      const store = await new Objm(nc).open(first.service.subjects.projectionBucket);
+      const { store, read } = await lockSnapshot(nc, first.service.subjects.projectionBucket);
+      await writePart(store, { ...read.manifest, foldVersion: 999 }, [], "forged", {
+        seq: lastSeq,
+        records: [["a", { name: "a", lease: null, generation: 7, corrupt: null }, 1, 0]],
+        replies: [],
+        extras: {},
+      });
+      // And the whole snapshot of the older format, likewise, which is not read while the kind has a manifest.
       const forged = encodeProjectionSnapshot({
         format: "leasehold.projection.v2",
         kind: "lock",
@@ -114,7 +134,7 @@ describe("projection snapshots", () => {
         replies: [],
         extras: {},
       });
-      await store.putBlob({ name: "lock" }, forged);
+      await new Objm(nc).open(first.service.subjects.projectionBucket).then((objects) => objects.putBlob({ name: "lock" }, forged));
     } finally {
       await nc.close();
     }

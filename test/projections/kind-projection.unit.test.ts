@@ -5,18 +5,22 @@
  */
 import { pino } from "pino";
 import { describe, expect, it, vi } from "vitest";
-import { encodeEvent, LogUnavailableError, MemoryEventLog, Subjects, type EventEnvelope } from "../../src/events/index.ts";
+import { encodeEvent, LogUnavailableError, MemoryEventLog, type EventEnvelope } from "../../src/events/index.ts";
+import { Subjects } from "../../src/contract/subjects.ts";
 import {
-  decodeProjectionSnapshot,
   encodeProjectionSnapshot,
   KindProjection,
+  manifestName,
   MemoryProjectionSnapshotStore,
-  ReplyMemory,
+  partName,
+  readSnapshot,
   type ProjectionSnapshotStore,
+  type RestoredSnapshot,
+  type SnapshotManifest,
 } from "../../src/projections/index.ts";
 import { lockLogic } from "../../src/logic/lock/logic.ts";
 import type { LockState } from "../../src/projections/lock.ts";
-import { DEFAULT_SETTINGS, T0 } from "../support/given-lock.ts";
+import { DEFAULT_SETTINGS, T0 } from "../support/lock-given.ts";
 import { withCaughtUp } from "../support/projections.ts";
 
 const subjects = new Subjects("t");
@@ -71,8 +75,8 @@ describe("KindProjection", () => {
     expect(first.get("a").generation).toBe(20);
     expect(first.record("b").seq).toBe(50);
     await first.stop();
-    const covered = decodeProjectionSnapshot(store.saved.get("lock")!, "lock", logic.foldVersion);
-    expect(covered).toMatchObject({ ok: true, snapshot: { seq: 50 } });
+    const covered = await readSnapshot(store, "lock", logic.foldVersion);
+    expect(covered).toMatchObject({ manifest: { seq: 50 } });
 
     await history(log, "a", 1, 20);
     const second = projection(log, store);
@@ -85,41 +89,77 @@ describe("KindProjection", () => {
     await second.stop();
   });
 
-  it.each([
-    ["does not decode", () => new TextEncoder().encode("{not json")],
-    [
-      "carries another fold version",
-      () =>
-        encodeProjectionSnapshot({
-          format: "leasehold.projection.v2",
-          kind: "lock",
-          foldVersion: 1,
-          seq: 1,
-          takenAt: "",
-          records: [],
-          replies: [],
-          extras: {},
-        }),
-    ],
-    [
-      "lies beyond the stream",
-      () =>
-        encodeProjectionSnapshot({
-          format: "leasehold.projection.v2",
-          kind: "lock",
-          foldVersion: 2,
-          seq: 999,
-          takenAt: "",
-          records: [],
-          replies: [],
-          extras: {},
-        }),
-    ],
-  ])("ignores a snapshot that %s, with a warning, and folds the stream from the start", async (_why, bytes) => {
+  it("starts from a whole snapshot of the older format, and replaces it with an incremental one", async () => {
     const log = new MemoryEventLog();
     await history(log, "a", 3);
     const store = new MemoryProjectionSnapshotStore();
-    store.saved.set("lock", bytes());
+    const first = projection(log, store);
+    await first.start();
+    const records = [...first.entries()].map(([id, state]) => [id, state, first.record(id).seq, first.record(id).atMs] as const);
+    await first.stop();
+    store.saved.clear();
+    const whole = { format: "leasehold.projection.v2", kind: "lock", foldVersion: logic.foldVersion, seq: 6, takenAt: "" } as const;
+    store.legacySaved.set("lock", encodeProjectionSnapshot({ ...whole, records, replies: [], extras: {} }));
+    await history(log, "a", 1, 3);
+    const second = projection(log, store);
+    await second.start();
+    expect(second.startedFromSeq).toBe(6);
+    expect(second.get("a").generation).toBe(4);
+    await second.stop();
+    expect(store.legacySaved.size).toBe(0);
+    expect(await readSnapshot(store, "lock", logic.foldVersion)).toMatchObject({ manifest: { seq: 8 }, legacy: false });
+  });
+
+  /** A store holding the snapshot of 3 acquire/release pairs on "a", doctored by `doctor`. */
+  async function doctoredStore(doctor: (store: MemoryProjectionSnapshotStore, manifest: SnapshotManifest) => void) {
+    const log = new MemoryEventLog();
+    await history(log, "a", 3);
+    const store = new MemoryProjectionSnapshotStore();
+    const first = projection(log, store);
+    await first.start();
+    await first.stop();
+    const { manifest } = (await readSnapshot(store, "lock", logic.foldVersion)) as RestoredSnapshot;
+    doctor(store, manifest);
+    return { log, store };
+  }
+  const legacy = (seq: number, foldVersion = logic.foldVersion) =>
+    encodeProjectionSnapshot({
+      format: "leasehold.projection.v2",
+      kind: "lock",
+      foldVersion,
+      seq,
+      takenAt: "",
+      records: [],
+      replies: [],
+      extras: {},
+    });
+  const manifestOf = (store: MemoryProjectionSnapshotStore, m: SnapshotManifest) =>
+    store.saved.set(manifestName("lock"), new TextEncoder().encode(JSON.stringify(m)));
+
+  it.each<[string, (store: MemoryProjectionSnapshotStore, manifest: SnapshotManifest) => void]>([
+    [
+      "is an older one that does not decode",
+      (store) => (store.saved.clear(), store.legacySaved.set("lock", new TextEncoder().encode("{no"))),
+    ],
+    ["is an older one of another fold version", (store) => (store.saved.clear(), store.legacySaved.set("lock", legacy(1, 1)))],
+    ["is an older one beyond the stream", (store) => (store.saved.clear(), store.legacySaved.set("lock", legacy(999)))],
+    ["has a manifest that does not decode", (store) => store.saved.set(manifestName("lock"), new TextEncoder().encode("{no"))],
+    ["was made by another fold version", (store, m) => manifestOf(store, { ...m, foldVersion: 1 })],
+    ["lies beyond the stream", (store, m) => manifestOf(store, { ...m, seq: 999, parts: m.parts.map((p) => ({ ...p, seq: 999 })) })],
+    ["lacks a part (a partial save)", (store, m) => store.saved.delete(partName("lock", m.parts[0]!.name))],
+    [
+      "has a doctored part",
+      (store, m) => {
+        const part = store.saved.get(partName("lock", m.parts[0]!.name))!;
+        part[part.length - 3]! ^= 1;
+      },
+    ],
+    [
+      "has a cut part",
+      (store, m) => store.saved.set(partName("lock", m.parts[0]!.name), store.saved.get(partName("lock", m.parts[0]!.name))!.slice(0, 40)),
+    ],
+  ])("ignores a snapshot that %s, with a warning, and folds the stream from the start", async (_why, doctor) => {
+    const { log, store } = await doctoredStore(doctor);
     const warnings: string[] = [];
     const p = projection(log, store, warnings);
     await p.start();
@@ -127,6 +167,29 @@ describe("KindProjection", () => {
     expect(p.get("a").generation).toBe(3);
     expect(warnings.some((w) => w.includes("snapshot"))).toBe(true);
     await p.stop();
+  });
+
+  it("skips, while folding, the replies already past the horizon, all but those of the latest events", async () => {
+    const log = new MemoryEventLog();
+    await history(log, "a", 10);
+    const at = (now: number) =>
+      new KindProjection({
+        log,
+        filter: subjects.eventsOfKind("lock"),
+        fold: logic,
+        logger: pino({ level: "silent" }),
+        replies: { horizonMs: 1000, keepLatest: 2 },
+        now: () => now,
+      });
+    const late = at(T0 + 60_000);
+    await late.start();
+    // Acquire i is followed by 18 - 2i messages: only the last acquire is among the latest two.
+    expect(late.replies.entries).toBe(1);
+    expect(late.remembered("t.events.lock.a|acquire|r9")).toBeDefined();
+    const soon = at(T0 + 500);
+    await soon.start();
+    expect(soon.replies.entries).toBe(10);
+    await Promise.all([late.stop(), soon.stop()]);
   });
 
   it("rejects a wait past its deadline with LogUnavailableError", async () => {
@@ -190,27 +253,7 @@ describe("KindProjection", () => {
     await history(log, "hot", 500);
     expect(p.replies.entries).toBe(100);
     await p.stop();
-    expect(store.saved.get("lock")!.length).toBeLessThan(64 * 1024);
-  });
-});
-
-describe("ReplyMemory", () => {
-  it("drops the oldest replies past its count or byte bound, and past the horizon all but the latest few", () => {
-    const byCount = new ReplyMemory({ maxEntries: 3 });
-    for (let i = 0; i < 5; i++) byCount.remember(`m${i}`, { i }, i);
-    expect(byCount.get("m1")).toBeUndefined();
-    expect(byCount.get("m4")?.reply).toEqual({ i: 4 });
-    expect(byCount.size.entries).toBe(3);
-
-    const byBytes = new ReplyMemory({ maxBytes: 1000 });
-    for (let i = 0; i < 50; i++) byBytes.remember(`m${i}`, { text: "x".repeat(100) }, i);
-    expect(byBytes.size.bytes).toBeLessThanOrEqual(1000);
-    expect(byBytes.get("m49")).toBeDefined();
-
-    const byTime = new ReplyMemory({ horizonMs: 10, keepLatest: 2 });
-    for (let i = 0; i < 5; i++) byTime.remember(`m${i}`, {}, i);
-    byTime.prune(1000);
-    expect(byTime.size.entries).toBe(2);
-    expect(byTime.get("m4")).toBeDefined();
+    const { manifest } = (await readSnapshot(store, "lock", logic.foldVersion)) as RestoredSnapshot;
+    expect(manifest.parts.reduce((n, part) => n + part.bytes, 0)).toBeLessThan(64 * 1024);
   });
 });

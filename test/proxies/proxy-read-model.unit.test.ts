@@ -4,7 +4,8 @@
  * before it called (that look may miss a write acknowledged just before).
  */
 import { describe, expect, it } from "vitest";
-import { MemoryEventLog, Subjects } from "../../src/events/index.ts";
+import { MemoryEventLog } from "../../src/events/index.ts";
+import { Subjects } from "../../src/contract/subjects.ts";
 import { ProxyReadModel } from "../../src/projections/proxy-read-model.ts";
 import { proxyLogic } from "../../src/logic/proxy/logic.ts";
 import { projectionOf, withCaughtUp } from "../support/projections.ts";

@@ -6,6 +6,7 @@
 import { describe, expect, it } from "vitest";
 import {
   acquire,
+  chosen,
   givenRoute,
   hostsOf,
   IDLE_MS,
@@ -104,7 +105,7 @@ describe("route.acquire step 2: an existing lease", () => {
   it("on an unhealthy host is replaced with reason unhealthy and from set", () => {
     givenRoute([seen("a", "b"), placed("c1", "m", "a")])
       .when(acquire("c1", "m", { candidates: ["a", "b"], hosts: hostsOf({ down: ["a"], up: ["b"] }) }), T0 + 1)
-      .thenRecords("RouteLeasePlaced", { fp: "c1", model: "m", host: "b", from: "a", reason: "unhealthy", reused: false });
+      .thenRecords("RouteLeasePlaced", chosen("c1", "m", "b", { from: "a", reason: "unhealthy" }));
   });
 
   it("on an unhealthy host stays when no other host can take it (NO_HOST)", () => {
@@ -138,13 +139,13 @@ describe("route.acquire step 3: a fingerprinted key inherits the route's own hos
   it("does not inherit from an unhealthy route host, nor across models, nor for the route's own key", () => {
     givenRoute([seen("a", "b"), routeLease])
       .when(acquire("c1", "m", { candidates: ["a", "b"], hosts: hostsOf({ down: ["a"], up: ["b"] }) }), T0 + 1)
-      .thenRecords("RouteLeasePlaced", { fp: "c1", model: "m", host: "b", from: "", reason: "new", reused: false });
+      .thenRecords("RouteLeasePlaced", chosen("c1", "m", "b"));
     givenRoute([seen("a", "b"), routeLease])
       .when(acquire("c1", "other", { candidates: ["b"], hosts: up("a", "b") }), T0 + 1)
-      .thenRecords("RouteLeasePlaced", { fp: "c1", model: "other", host: "b", from: "", reason: "new", reused: false });
+      .thenRecords("RouteLeasePlaced", chosen("c1", "other", "b"));
     givenRoute([seen("a", "b"), placed("c1", "m", "a")])
       .when(acquire("", "m", { candidates: ["b"], hosts: up("a", "b") }), T0 + 1)
-      .thenRecords("RouteLeasePlaced", { fp: "", model: "m", host: "b", from: "", reason: "new", reused: false });
+      .thenRecords("RouteLeasePlaced", chosen("", "m", "b"));
   });
 });
 
@@ -161,19 +162,11 @@ describe("route.acquire step 4: the chooser", () => {
     ]);
     givenRoute()
       .when(acquire("c1", "m", { candidates: ["a", "b", "c", "Z", "d", "e", "never-set"], hosts, loads }))
-      .thenRecords("RouteLeasePlaced", {
-        fp: "c1",
-        model: "m",
-        host: "b",
-        from: "",
-        reason: "new",
-        reused: false,
-        seen: ["a", "b", "c", "Z", "d", "e", "never-set"],
-      });
+      .thenRecords("RouteLeasePlaced", chosen("c1", "m", "b", { seen: ["a", "b", "c", "Z", "d", "e", "never-set"] }));
     // Upper case sorts before lower case by code unit.
     givenRoute([seen("a", "Z")])
       .when(acquire("c1", "m", { candidates: ["a", "Z"], hosts: up("a", "Z") }))
-      .thenRecords("RouteLeasePlaced", { fp: "c1", model: "m", host: "Z", from: "", reason: "new", reused: false });
+      .thenRecords("RouteLeasePlaced", chosen("c1", "m", "Z"));
   });
 
   it("refuses with NO_HOST when no candidate is healthy and not draining, or there are none", () => {
@@ -208,13 +201,49 @@ describe("route.acquire step 4: the chooser", () => {
     const first = hostFor(["h1", "h2", "h3", "h4"], new Map());
     expect(hostFor(["h4", "h3", "h2", "h1"], new Map([[first, 100]]))).toBe(first);
   });
+
+  it("with the least-load chooser reads the host loads the command carries, and names the chooser", () => {
+    const hosts = up("a", "b", "c");
+    const loads = new Map([
+      ["a", 0],
+      ["b", 5],
+      ["c", 9],
+    ]);
+    givenRoute([seen("a", "b", "c")])
+      .when(
+        acquire("c1", "m", { candidates: ["a", "b", "c"], hosts, loads, hostLoads: new Map([["c", 0.5]]) }),
+        T0,
+        settingsWith("least-load"),
+      )
+      .thenRecords("RouteLeasePlaced", chosen("c1", "m", "c", { chooser: "least-load" }));
+    // No load known: fewest active leases, as least-loaded.
+    givenRoute([seen("a", "b", "c")])
+      .when(acquire("c1", "m", { candidates: ["a", "b", "c"], hosts, loads }), T0, settingsWith("least-load"))
+      .thenRecords("RouteLeasePlaced", chosen("c1", "m", "a", { chooser: "least-load" }));
+  });
+
+  it("with the bounded-hash chooser keeps a route's conversations of one model together, and names the chooser", () => {
+    const settings = settingsWith("bounded-hash");
+    const hosts = up("h1", "h2", "h3", "h4");
+    const placedHost = (fp: string) => {
+      const d = givenRoute([seen("h1", "h2", "h3", "h4")]).when(
+        acquire(fp, "m", { candidates: ["h1", "h2", "h3", "h4"], hosts }),
+        T0,
+        settings,
+      ).decision;
+      if (d.outcome !== "append" || d.type !== "RouteLeasePlaced") throw new Error(`expected a placement, got ${JSON.stringify(d)}`);
+      expect(d.data.chooser).toBe("bounded-hash");
+      return d.data.host;
+    };
+    expect(new Set(["c1", "c2", "c3", "c4"].map(placedHost)).size).toBe(1);
+  });
 });
 
 describe("route.acquire and the seen set", () => {
   it("adds no seen field when every candidate was seen", () => {
     givenRoute([seen("a")])
       .when(acquire("c1", "m", { candidates: ["a", "a"], hosts: up("a") }))
-      .thenRecords("RouteLeasePlaced", { fp: "c1", model: "m", host: "a", from: "", reason: "new", reused: false });
+      .thenRecords("RouteLeasePlaced", chosen("c1", "m", "a"));
   });
 });
 

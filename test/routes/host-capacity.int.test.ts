@@ -84,9 +84,9 @@ describe.each(CHOOSER_NAMES)("host capacity with the %s chooser, two instances",
     for (const host of [a, b]) {
       const listed = ok(await routeClient(host.nc, prefix).listHosts()).hosts;
       expect(listed).toEqual([
-        { host: "h1", healthy: true, draining: false, maxLeases: 3, active: 3 },
-        { host: "h2", healthy: true, draining: false, maxLeases: 2, active: 2 },
-        { host: "h3", healthy: true, draining: true, maxLeases: null, active: 0 },
+        { host: "h1", healthy: true, draining: false, maxLeases: 3, active: 3, load: null },
+        { host: "h2", healthy: true, draining: false, maxLeases: 2, active: 2, load: null },
+        { host: "h3", healthy: true, draining: true, maxLeases: null, active: 0, load: null },
       ]);
     }
   });
@@ -123,7 +123,7 @@ describe("host capacity rules over NATS", () => {
     expect(ok(await c.acquire({ route: "r3", fp: "", model: "m", candidates: [] }))).toEqual({ host: "h1", reused: false });
     // A lowered cap leaves the host over it; leases stay (sticky).
     ok(await c.setHost({ host: "h1", healthy: true, maxLeases: 0 }));
-    expect(ok(await c.listHosts()).hosts).toEqual([{ host: "h1", healthy: true, draining: false, maxLeases: 0, active: 3 }]);
+    expect(ok(await c.listHosts()).hosts).toEqual([{ host: "h1", healthy: true, draining: false, maxLeases: 0, active: 3, load: null }]);
     expect(ok(await c.acquire({ route: "r1", fp: "", model: "m", candidates: ["h1"] }))).toEqual({ host: "h1", reused: true });
     // No healthy, non-draining candidate at all: NO_HOST as in v1, without full.
     const none = await c.acquire({ route: "r2", fp: "", model: "m", candidates: ["h9"] });

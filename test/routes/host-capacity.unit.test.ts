@@ -11,7 +11,7 @@ import type { AdmitLease } from "../../src/logic/host/commands.ts";
 import type { HistoryEntry } from "../../src/events/index.ts";
 import { evolveHost, initialHostState, type HostHealth, type HostState } from "../../src/projections/host.ts";
 import { HostLoadOrder } from "../../src/projections/host-load-order.ts";
-import { acquire, givenRoute, placed, seen, settingsWith, T0 } from "../support/route-given.ts";
+import { acquire, chosen, givenRoute, placed, seen, settingsWith, T0 } from "../support/route-given.ts";
 import { specEvent } from "../support/event-builders.ts";
 
 const hostEntry = (seq: number, type: string, data: Record<string, unknown>): HistoryEntry => specEvent(seq, "host", "h", type, data, T0);
@@ -107,7 +107,7 @@ describe("the route decider and capacity", () => {
     // b is full by load, a uncapped: a new lease goes to a whatever the chooser prefers.
     given
       .when(acquire("", "m", { candidates: ["b", "a"], hosts: hosts({ a: null, b: 1 }), loads }), T0, settings)
-      .thenRecords("RouteLeasePlaced", { fp: "", model: "m", host: "a", from: "", reason: "new", reused: false });
+      .thenRecords("RouteLeasePlaced", chosen("", "m", "a", { chooser }));
     given
       .when(acquire("", "m", { candidates: ["b", "a", "b"], hosts: hosts({ a: 2, b: 1 }), loads }), T0, settings)
       .thenRejects("NO_HOST", { full: ["a", "b"] });
@@ -131,12 +131,10 @@ describe("the route decider and capacity", () => {
     for (const h of fleet) order.set(h, loads.get(h)!);
     const all = hosts(Object.fromEntries(fleet.map((h) => [h, null])));
     const given = givenRoute([seen(...fleet)]);
-    given
-      .when(acquire("", "m", { candidates: fleet, hosts: all, loads, order }))
-      .thenRecords("RouteLeasePlaced", { fp: "", model: "m", host: "gpu-5", from: "", reason: "new", reused: false });
+    given.when(acquire("", "m", { candidates: fleet, hosts: all, loads, order })).thenRecords("RouteLeasePlaced", chosen("", "m", "gpu-5"));
     given
       .when(acquire("", "m", { candidates: fleet, hosts: all, loads, order, full: new Set(["gpu-5"]) }))
-      .thenRecords("RouteLeasePlaced", { fp: "", model: "m", host: "gpu-7", from: "", reason: "new", reused: false });
+      .thenRecords("RouteLeasePlaced", chosen("", "m", "gpu-7"));
   });
 
   it("asks a capped host for an admission bound to the route's last sequence, and places with it only there", () => {
@@ -146,7 +144,7 @@ describe("the route decider and capacity", () => {
     given.when(acquire("", "m", { candidates: ["a"], hosts: hosts({ a: 1 }) })).thenReplies({ admit: "a", routeSeq: lastSeq });
     given
       .when(acquire("", "m", { candidates: ["a"], hosts: hosts({ a: 1 }), admission: { host: "a", seq: 42, routeSeq: lastSeq } }))
-      .thenRecords("RouteLeasePlaced", { fp: "", model: "m", host: "a", from: "", reason: "new", reused: false, admission: 42 });
+      .thenRecords("RouteLeasePlaced", chosen("", "m", "a", { admission: 42 }));
     // The route moved since: the admission is void, a new one is needed.
     const moved = givenRoute([seen("a"), placed("x", "m", "a")]);
     moved

@@ -5,7 +5,8 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { encodeEvent, MemoryEventLog, Subjects } from "../../src/events/index.ts";
+import { encodeEvent, MemoryEventLog } from "../../src/events/index.ts";
+import { Subjects } from "../../src/contract/subjects.ts";
 import { chooserNamed } from "../../src/logic/route/chooser.ts";
 import { routeLogic } from "../../src/logic/route/logic.ts";
 import { HostLoadOrder } from "../../src/projections/host-load-order.ts";

@@ -34,7 +34,7 @@ describe("idle expiry", () => {
       { fp: "c2", model: "m", host: "a" },
     ]);
     for (const e of expired) expect(Date.parse(e.event.at) - t0).toBeGreaterThan(300);
-    expect(ok(await c.listHosts()).hosts).toEqual([{ host: "a", healthy: true, draining: false, maxLeases: null, active: 0 }]);
+    expect(ok(await c.listHosts()).hosts).toEqual([{ host: "a", healthy: true, draining: false, maxLeases: null, active: 0, load: null }]);
     // The pinned route places anew afterwards.
     expect(ok(await c.acquire({ route: "r", fp: "c1", model: "m", candidates: [] }))).toEqual({ host: "a", reused: false });
   });

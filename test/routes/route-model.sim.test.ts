@@ -313,7 +313,7 @@ const commands: fc.Arbitrary<Cmd>[] = [
   fc.constant(new Restart()),
 ];
 
-describe.each(["least-loaded", "rendezvous"] as const)("route placement with the %s chooser", (chooser) => {
+describe.each(["least-loaded", "rendezvous", "bounded-hash"] as const)("route placement with the %s chooser", (chooser) => {
   it("matches the reference model ported from the seed, step by step", async () => {
     await fc.assert(
       fc.asyncProperty(fc.commands(commands, { maxCommands: 50, size: "max" }), async (cmds) => {

@@ -48,9 +48,9 @@ describe("host.set and host.list", () => {
     okReply(await h.call("route.move", { route: "r2", fp: "x", model: "m", host: "a" }));
     expect(okReply(await h.call("host.list", {}))).toEqual({
       hosts: [
-        { host: "Z", healthy: true, draining: true, maxLeases: null, active: 0 },
-        { host: "a", healthy: false, draining: false, maxLeases: null, active: 1 },
-        { host: "b", healthy: true, draining: false, maxLeases: null, active: 2 },
+        { host: "Z", healthy: true, draining: true, maxLeases: null, active: 0, load: null },
+        { host: "a", healthy: false, draining: false, maxLeases: null, active: 1, load: null },
+        { host: "b", healthy: true, draining: false, maxLeases: null, active: 2, load: null },
       ],
     });
   });

@@ -36,8 +36,8 @@ describe("routes over NATS", () => {
     expect(got.leases![0]!.createdAt).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
     expect(ok(await c.listHosts())).toEqual({
       hosts: [
-        { host: "gpu-a", healthy: true, draining: false, maxLeases: null, active: 1 },
-        { host: "gpu-b", healthy: true, draining: false, maxLeases: null, active: 1 },
+        { host: "gpu-a", healthy: true, draining: false, maxLeases: null, active: 1, load: null },
+        { host: "gpu-b", healthy: true, draining: false, maxLeases: null, active: 1, load: null },
       ],
     });
     expect(ok(await c.unpin({ route }))).toEqual({});

@@ -4,7 +4,7 @@
  */
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { PROJECT_ROOT } from "../../src/cli/local-nats.ts";
+import { PROJECT_ROOT } from "../../src/cluster/nats-server-binary.ts";
 import { natsConfig, natsUsers } from "../../src/security/nats-permissions.ts";
 
 describe("nats-config", () => {

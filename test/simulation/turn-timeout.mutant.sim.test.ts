@@ -8,7 +8,7 @@
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { simulationProperty } from "./support/properties.ts";
-import { SIM_RUNS, SIM_TIMEOUT_MS } from "./support/settings.ts";
+import { SIM_TIMEOUT_MS, simParameters } from "./support/settings.ts";
 import { useSimTimers } from "./support/sim-cluster.ts";
 
 vi.mock("../../src/actors/turn-deadlines.ts", async (importOriginal) => {
@@ -26,7 +26,7 @@ describe("mutation check: the simulation catches a turn that never times out", (
   it(
     "finds a live instance that never answers",
     async () => {
-      const details = await fc.check(simulationProperty("lock"), { numRuns: SIM_RUNS, endOnFailure: true });
+      const details = await fc.check(simulationProperty("lock"), { ...simParameters(), endOnFailure: true });
       const message = details.errorInstance instanceof Error ? details.errorInstance.message : String(details.errorInstance);
       console.log(`turn without deadline: caught after ${details.numRuns} schedules`);
       expect(details.failed).toBe(true);

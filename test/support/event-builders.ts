@@ -8,12 +8,12 @@ import {
   decodeEvent,
   encodeEvent,
   isUnparsable,
-  type ActorKind,
   type EventEnvelope,
   type HistoryEntry,
   type RecordedEvent,
   type StoredMessage,
 } from "../../src/events/index.ts";
+import { type ActorKind } from "../../src/contract/subjects.ts";
 
 /** The instant specs and in-memory harnesses start at. */
 export const T0 = Date.parse("2026-01-01T00:00:00.000Z");

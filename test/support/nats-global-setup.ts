@@ -9,7 +9,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "n
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { TestProject } from "vitest/node";
-import { natsServerBinary } from "../../src/cli/local-nats.ts";
+import { natsServerBinary } from "../../src/cluster/nats-server-binary.ts";
 
 declare module "vitest" {
   export interface ProvidedContext {

@@ -1,6 +1,7 @@
 /** A kind's projection on its own (no runtime), for read-model tests. */
 import { pino } from "pino";
-import type { EventLog, Following, Subjects } from "../../src/events/index.ts";
+import type { EventLog, Following } from "../../src/events/index.ts";
+import type { Subjects } from "../../src/contract/subjects.ts";
 import { KindProjection, type KindFold } from "../../src/projections/index.ts";
 
 /** A projection of `fold`'s kind over `log`, not started. */

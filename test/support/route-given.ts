@@ -39,6 +39,16 @@ export function placed(fp: string, model: string, host: string, at = T0, extra: 
   return routeEvent("RouteLeasePlaced", { fp, model, host, from: "", reason: "new", reused: false, ...extra }, at);
 }
 
+/** The data of a placement the chooser decided: a new lease of `(fp, model)` on `host`, by least-loaded unless `extra` names another. */
+export function chosen(
+  fp: string,
+  model: string,
+  host: string,
+  extra: Partial<DataOf<"RouteLeasePlaced">> = {},
+): DataOf<"RouteLeasePlaced"> {
+  return { fp, model, host, from: "", reason: "new", reused: false, chooser: "least-loaded", ...extra };
+}
+
 /** The lease of `(fp, model)` used at `at`. */
 export function touched(fp: string, model: string, at: number): HistoryEntry {
   return routeEvent("RouteLeaseTouched", { fp, model }, at);

@@ -9,7 +9,8 @@ import { ActorRuntime, ManualClock, type TurnResult } from "../../src/actors/ind
 import { routeModule } from "../../src/service/route-module.ts";
 import type { Endpoint } from "../../src/api/endpoint.ts";
 import { resolveConfig, type ServiceConfig } from "../../src/config.ts";
-import { MemoryEventLog, Subjects, type ActorKind, type RecordedEvent } from "../../src/events/index.ts";
+import { MemoryEventLog, type RecordedEvent } from "../../src/events/index.ts";
+import { Subjects, type ActorKind } from "../../src/contract/subjects.ts";
 import type { KindModule } from "../../src/service/kind-module.ts";
 import { decodeOrThrow, T0 } from "./event-builders.ts";
 

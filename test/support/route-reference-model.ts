@@ -16,7 +16,8 @@
  * - a reuse on a pinned route refreshes `lastUsed` too (the seed does not,
  *   so a busy pinned conversation would idle out);
  * - the chooser is the contract's: fewest active leases across all routes
- *   then smallest name, or rendezvous hashing (the seed leaves it abstract);
+ *   then smallest name, rendezvous hashing, or (1.2) bounded-hash with the
+ *   default balance factor 1.25 (the seed leaves it abstract);
  * - host capacity (1.1, the seed has none): a host with `maxLeases` is full
  *   when its active leases (all routes, however placed) number that many or
  *   more; the chooser skips full hosts, and when every healthy, non-draining
@@ -42,7 +43,7 @@ export interface ModelLease extends ModelKey {
 /** The model's settings. */
 export interface ModelOptions {
   readonly idleMs: number;
-  readonly chooser: "least-loaded" | "rendezvous";
+  readonly chooser: "least-loaded" | "rendezvous" | "bounded-hash";
   /** Minimum age of the recorded last use before a reuse refreshes it (0: every reuse, as the seed). */
   readonly touchEveryMs: number;
 }
@@ -182,6 +183,14 @@ export class RouteReferenceModel {
       return best;
     }
     const load = (h: string) => [...this.leases.values()].filter((l) => l.host === h).length;
+    if (this.options.chooser === "bounded-hash") {
+      // The contract's text: hosts by descending SHA-256 score of route NUL model NUL host, the first within ceil(c (A + 1) / n).
+      const hosts = [...new Set(filtered)];
+      const bound = Math.ceil((1.25 * (hosts.reduce((sum, h) => sum + load(h), 0) + 1)) / hosts.length);
+      const score = (h: string) => createHash("sha256").update(`${k.route}\u0000${k.model}\u0000${h}`).digest().readBigUInt64BE(0);
+      const ordered = hosts.sort((a, b) => (score(a) > score(b) ? -1 : score(a) < score(b) ? 1 : a < b ? -1 : 1));
+      return ordered.find((h) => load(h) + 1 <= bound);
+    }
     let best: string | undefined;
     for (const h of filtered) {
       if (best === undefined || load(h) < load(best) || (load(h) === load(best) && h < best)) best = h;
@@ -253,9 +262,17 @@ export class RouteReferenceModel {
   }
 
   /** `host.list`: every host ever set, with its cap and active leases. */
-  hostList(): { host: string; healthy: boolean; draining: boolean; maxLeases: number | null; active: number }[] {
+  hostList(): { host: string; healthy: boolean; draining: boolean; maxLeases: number | null; active: number; load: null }[] {
+    // No host publishes a load in the model: every load is unknown.
     return [...this.hosts.entries()]
       .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-      .map(([host, s]) => ({ host, healthy: s.healthy, draining: s.draining, maxLeases: s.maxLeases, active: this.activeOn(host) }));
+      .map(([host, s]) => ({
+        host,
+        healthy: s.healthy,
+        draining: s.draining,
+        maxLeases: s.maxLeases,
+        active: this.activeOn(host),
+        load: null,
+      }));
   }
 }

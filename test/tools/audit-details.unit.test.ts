@@ -9,7 +9,8 @@
  * index, which forgets ids past retention once it has grown.
  */
 import { describe, expect, it } from "vitest";
-import { MemoryEventLog, Subjects, type StoredMessage } from "../../src/events/index.ts";
+import { MemoryEventLog, type StoredMessage } from "../../src/events/index.ts";
+import { Subjects } from "../../src/contract/subjects.ts";
 import { auditStream, type Violation } from "../../src/tools/index.ts";
 import { at, CRAFT_AUDIT, CRAFT_T0, event, type CraftedMessage } from "./support/violations.ts";
 

@@ -6,7 +6,8 @@
  * elapsed time on the clock, and progress every 10,000 messages by default.
  */
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { MemoryEventLog, Subjects } from "../../src/events/index.ts";
+import { MemoryEventLog } from "../../src/events/index.ts";
+import { Subjects } from "../../src/contract/subjects.ts";
 import { auditStream, type Violation } from "../../src/tools/index.ts";
 import { CRAFT_AUDIT, CRAFT_T0, scenarios } from "./support/violations.ts";
 

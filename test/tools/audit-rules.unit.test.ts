@@ -5,7 +5,8 @@
  * same histories go through JetStream in audit.int.test.ts.
  */
 import { describe, expect, it } from "vitest";
-import { MemoryEventLog, Subjects, type StoredMessage } from "../../src/events/index.ts";
+import { MemoryEventLog, type StoredMessage } from "../../src/events/index.ts";
+import { Subjects } from "../../src/contract/subjects.ts";
 import { AUDIT_RULES, auditStream, type AuditOptions, type Violation } from "../../src/tools/index.ts";
 import { CRAFT_AUDIT, CRAFT_T0, scenarios, type Scenario } from "./support/violations.ts";
 

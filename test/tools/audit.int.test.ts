@@ -8,7 +8,7 @@
  */
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { NatsConnection } from "@nats-io/nats-core";
-import { Subjects } from "../../src/events/index.ts";
+import { Subjects } from "../../src/contract/subjects.ts";
 import { AUDIT_RULES, auditStream, type Violation } from "../../src/tools/index.ts";
 import { connectNats, natsUrl, uniquePrefix } from "../support/nats.ts";
 import { openEventLog, publishRaw, runCli } from "./support/cli.ts";

@@ -8,6 +8,7 @@ const FLAGS: Record<string, string[]> = {
   audit: ["--from", "--to", "--json", "--progress", "--cooldown-ms", "--max-ttl-ms"],
   tail: ["--kind", "--id", "--since", "--from-seq", "--limit", "--json"],
   status: ["--json", "--all-locks", "--timeout-ms"],
+  "host-load": ["--host", "--every", "--command", "--load", "--timeout", "--once"],
 };
 
 describe("--help of the operator tools", () => {
@@ -28,7 +29,7 @@ describe("--help of the operator tools", () => {
     }
   });
 
-  it("the program's help lists the four tools", async () => {
+  it("the program's help lists the tools", async () => {
     const { code, stdout } = await runCli(["--help"]);
     expect(code).toBe(0);
     for (const command of Object.keys(FLAGS)) expect(stdout).toMatch(new RegExp(`\\n {2}${command} \\[options\\] `));

@@ -9,7 +9,7 @@ import { execFile } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { NatsConnection } from "@nats-io/nats-core";
-import { Subjects } from "../../src/events/index.ts";
+import { Subjects } from "../../src/contract/subjects.ts";
 import { connectNats, natsUrl, uniquePrefix } from "../support/nats.ts";
 import { useTestServices } from "../support/cleanup.ts";
 import { publishRaw, runCli } from "./support/cli.ts";

@@ -43,7 +43,8 @@ function answersOf(view: ReplayView) {
   return {
     proxies: { proxies: view.proxies },
     counts: { counts: Object.fromEntries(view.proxies!.filter((p) => p.active > 0).map((p) => [p.proxy, p.active])) },
-    hosts: { hosts: view.hosts },
+    // Loads are not events: the service, with no host publishing one, answers null, and the stream has none to replay.
+    hosts: { hosts: view.hosts!.map((h) => ({ ...h, load: null })) },
     snapshot: { leases: view.routes!.flatMap((r) => r.leases) },
     route: (name: string) => {
       const r = view.routes!.find((x) => x.route === name);

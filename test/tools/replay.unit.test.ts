@@ -5,7 +5,8 @@
  * service's recorded answers: replay-workload.sim.test.ts and replay.int.test.ts.)
  */
 import { describe, expect, it } from "vitest";
-import { MemoryEventLog, Subjects } from "../../src/events/index.ts";
+import { MemoryEventLog } from "../../src/events/index.ts";
+import { Subjects } from "../../src/contract/subjects.ts";
 import { foldStream, renderReplay, replayInstant, replayView } from "../../src/tools/index.ts";
 
 describe("replay", () => {

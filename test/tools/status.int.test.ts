@@ -1,10 +1,11 @@
 /**
  * `leasehold status` against a running service: proxies with load and
- * cooldowns, hosts and the route leases on them, locks with holder and time
+ * cooldowns, hosts (with the load they publish) and the route leases on them, locks with holder and time
  * left, as aligned tables (and --json); exit 2 with a clear message when no
  * service answers.
  */
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
+import { publishHostLoad } from "../../src/client/host-load.ts";
 import { natsUrl, uniquePrefix } from "../support/nats.ts";
 import { useTestServices } from "../support/cleanup.ts";
 import { okSender } from "../support/replies.ts";
@@ -18,7 +19,8 @@ describe("leasehold status", () => {
   it("shows proxies, hosts with their route leases, and locks with holder and time left; exit 2 once the service is gone", async () => {
     const prefix = uniquePrefix();
     const svc = await h.service(prefix, { cooldownMs: 600_000 });
-    const send = okSender(await h.connect(), prefix);
+    const agent = await h.connect();
+    const send = okSender(agent, prefix);
     await send("proxy.register", { proxy: "eu-1", maxLeases: 4, latencyMs: 20, labels: { region: "eu" } });
     await send("proxy.register", { proxy: "us-1", maxLeases: 2, latencyMs: 40, healthy: false });
     const lease = (await send("proxy.acquire", { ttlMs: 60_000, target: "shop.example" })).lease as { id: string };
@@ -35,6 +37,15 @@ describe("leasehold status", () => {
     );
     const done = (await send("lock.acquire", { name: "done", owner: "worker-b" })).lease as { etag: string };
     await send("lock.release", { name: "done", etag: done.etag });
+    // gpu-b publishes its load (1.2); it shows once the service has it.
+    await vi.waitFor(
+      async () => {
+        publishHostLoad(agent, "gpu-b", 2.5, { prefix });
+        const hosts = (await send("host.list", {})).hosts as { host: string; load: number | null }[];
+        expect(hosts.find((x) => x.host === "gpu-b")?.load).toBe(2.5);
+      },
+      { timeout: 5000, interval: 50 },
+    );
 
     const out = await runCli(["status", "--nats", natsUrl(), "--prefix", prefix]);
     expect(out.code, out.stderr).toBe(0);
@@ -49,7 +60,7 @@ describe("leasehold status", () => {
       ),
     );
     expect(text).toMatch(
-      /HOSTS \(2\)\n {2}HOST +HEALTHY +DRAINING +LEASES +MAX\n {2}gpu-a +yes +no +2 \(full\) +1\n {2}gpu-b +yes +yes +0 +-\n/,
+      /HOSTS \(2\)\n {2}HOST +HEALTHY +DRAINING +LEASES +MAX +LOAD\n {2}gpu-a +yes +no +2 \(full\) +1 +-\n {2}gpu-b +yes +yes +0 +- +2\.5\n/,
     );
     expect(text).toMatch(
       /ROUTE LEASES BY HOST \(2\)\n {2}HOST +ROUTE +FP +MODEL +IDLE\n {2}gpu-a +checkout +"" +m1 +\S+\n {2}gpu-a +checkout +"conv 7" +m1 +\S+\n/,

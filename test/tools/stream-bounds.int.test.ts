@@ -6,7 +6,8 @@
  */
 import { afterEach, describe, expect, it } from "vitest";
 import type { NatsConnection } from "@nats-io/nats-core";
-import { Subjects, type StoredMessage } from "../../src/events/index.ts";
+import { type StoredMessage } from "../../src/events/index.ts";
+import { Subjects } from "../../src/contract/subjects.ts";
 import { auditSource, foldSource, natsSource } from "../../src/tools/index.ts";
 import { connectNats, uniquePrefix } from "../support/nats.ts";
 import { openEventLog, publishRaw } from "./support/cli.ts";

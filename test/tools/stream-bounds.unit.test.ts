@@ -5,7 +5,8 @@
  * audit's progress reports on the tools' fast path (auditSource).
  */
 import { describe, expect, it } from "vitest";
-import { MemoryEventLog, Subjects } from "../../src/events/index.ts";
+import { MemoryEventLog } from "../../src/events/index.ts";
+import { Subjects } from "../../src/contract/subjects.ts";
 import { auditSource, foldSource, logSource, parseBounds, replayView, ToolUsageError } from "../../src/tools/index.ts";
 
 const T0 = Date.parse("2026-06-01T00:00:00.000Z");

@@ -1,6 +1,7 @@
 /** tail's lines and filters, and following an in-memory log from an instant. */
 import { describe, expect, it } from "vitest";
-import { encodeEvent, MemoryEventLog, Subjects, type StoredMessage } from "../../src/events/index.ts";
+import { encodeEvent, MemoryEventLog, type StoredMessage } from "../../src/events/index.ts";
+import { Subjects } from "../../src/contract/subjects.ts";
 import { formatEventJson, formatEventLine, startTail, tailFilter, ToolUsageError } from "../../src/tools/index.ts";
 
 const subjects = new Subjects("leasehold");

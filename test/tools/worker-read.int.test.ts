@@ -9,7 +9,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { NatsConnection } from "@nats-io/nats-core";
-import { MemoryEventLog, Subjects, type StoredMessage } from "../../src/events/index.ts";
+import { MemoryEventLog, type StoredMessage } from "../../src/events/index.ts";
+import { Subjects } from "../../src/contract/subjects.ts";
 import {
   auditInWorker,
   auditSource,

@@ -17,6 +17,8 @@ export interface AcquireRoute {
   readonly hosts: ReadonlyMap<string, HostHealth>;
   /** Active leases per host, all routes (read only by a chooser that needs loads). */
   readonly loads: ReadonlyMap<string, number>;
+  /** The loads hosts published, as known when the command was sent (1.2; read by the least-load chooser; absent: unknown). */
+  readonly hostLoads?: ReadonlyMap<string, number>;
   /**
    * Hosts in the least-loaded order by `loads` (fewest, then smallest name),
    * holding at least every host of `hosts`, read when the actor decides:

@@ -92,7 +92,7 @@ function decideAcquire(state: RouteState, command: AcquireRoute, now: number, se
   // Seen first, as the seed records candidates before anything can fail.
   const seen = newlySeen(state, command.candidates);
   const healthy = (host: string) => command.hosts.get(host)?.healthy === true;
-  const placed = (host: string, from: string, reused: boolean, admission?: number) =>
+  const placed = (host: string, from: string, reused: boolean, admission?: number, chooser?: string) =>
     record("RouteLeasePlaced", {
       fp,
       model,
@@ -102,6 +102,7 @@ function decideAcquire(state: RouteState, command: AcquireRoute, now: number, se
       reused,
       ...seenField(seen),
       ...(admission === undefined ? {} : { admission }),
+      ...(chooser === undefined ? {} : { chooser }),
     });
   const existing = state.leases.get(leaseKey(fp, model));
 
@@ -126,12 +127,14 @@ function decideAcquire(state: RouteState, command: AcquireRoute, now: number, se
   }
 
   // 4. Choose among healthy, non-draining candidates that are not full.
+  // A placement the chooser decided names it (1.2); pins and inherited hosts do not.
+  const chosen = (host: string, admission?: number) => placed(host, from, false, admission, settings.chooser.name);
   const granted = command.admission;
   if (granted === undefined && settings.chooser === leastLoadedChooser) {
     // The default chooser in one pass over the candidates; the general path below answers the same, with more lookups.
     const host = leastLoadedOpen(command);
     if (host !== undefined) {
-      if ((command.hosts.get(host)?.maxLeases ?? null) === null) return placed(host, from, false);
+      if ((command.hosts.get(host)?.maxLeases ?? null) === null) return chosen(host);
       const needed: AdmissionNeeded = { admit: host, routeSeq: state.lastSeq };
       return replyOnly(needed);
     }
@@ -145,7 +148,7 @@ function decideAcquire(state: RouteState, command: AcquireRoute, now: number, se
   }
   // An admission is valid only as the route's very next event: a later one could overlap another admitter's count.
   if (granted !== undefined && granted.routeSeq === state.lastSeq && eligible.includes(granted.host)) {
-    return placed(granted.host, from, false, granted.seq);
+    return chosen(granted.host, granted.seq);
   }
   const capOf = (h: string) => command.hosts.get(h)?.maxLeases ?? null;
   const isFull = (h: string) => {
@@ -153,7 +156,7 @@ function decideAcquire(state: RouteState, command: AcquireRoute, now: number, se
     return command.full?.has(h) === true || (cap !== null && (command.loads.get(h) ?? 0) >= cap);
   };
   const open = eligible.some(isFull) ? eligible.filter((h) => !isFull(h)) : eligible;
-  const host = settings.chooser.choose({ route: state.route, fp, model }, open, command.loads);
+  const host = settings.chooser.choose({ route: state.route, fp, model }, open, command.loads, command.hostLoads);
   if (host === undefined) {
     const where = `route ${state.route} (fp ${JSON.stringify(fp)}, model ${JSON.stringify(model)})`;
     if (eligible.length > 0) {
@@ -166,7 +169,7 @@ function decideAcquire(state: RouteState, command: AcquireRoute, now: number, se
     const needed: AdmissionNeeded = { admit: host, routeSeq: state.lastSeq };
     return replyOnly(needed);
   }
-  return placed(host, from, false);
+  return chosen(host);
 }
 
 /**

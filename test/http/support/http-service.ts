@@ -29,7 +29,7 @@ export function startHttpFor(test: TestService, metrics: ServiceMetrics, http: H
   const { service, nc } = test;
   return startHttp({
     listen: "127.0.0.1:0",
-    service: { nc, log: service.log, subjects: service.subjects, status: service.status },
+    service: { nc, log: service.log, subjects: service.subjects, status: service.status, hostLoads: service.hostLoads },
     metrics,
     logger: quietLogger,
     ...http,

@@ -15,7 +15,7 @@ import { CHAOS_CHECKS, checkRun, VerdictBuilder, type ChaosCheck } from "../../c
 import type { OpRecord } from "../../chaos/history.ts";
 import { SimClients } from "./clients.ts";
 import { FaultPlan, type AppendFault, type ReadFault } from "./scheduled-log.ts";
-import { drive, SIM_T0, SimCluster, type Mutation, type SimKind } from "./sim-cluster.ts";
+import { drive, resetSimTimers, SIM_T0, SimCluster, type Mutation, type SimKind } from "./sim-cluster.ts";
 
 /** The faults and events of one run, besides the clients' own traffic. */
 export interface Scenario {
@@ -100,7 +100,8 @@ export async function simulate(
   workload: Workload,
   mutation?: Mutation,
 ): Promise<SimOutcome> {
-  vi.clearAllTimers();
+  // Every run starts at SIM_T0 with no timer left from the last one: a run (or a shrunk replay) depends on its seed alone.
+  resetSimTimers();
   const cluster = new SimCluster({
     s,
     plan: new FaultPlan(scenario.appendFaults, scenario.readFaults),

@@ -7,7 +7,8 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import type { NatsConnection } from "@nats-io/nats-core";
 import { jetstream } from "@nats-io/jetstream";
-import { JetStreamEventLog, Subjects, type StoredMessage } from "../../../src/events/index.ts";
+import { JetStreamEventLog, type StoredMessage } from "../../../src/events/index.ts";
+import { Subjects } from "../../../src/contract/subjects.ts";
 
 const ROOT = fileURLToPath(new URL("../../../", import.meta.url));
 const BIN = fileURLToPath(new URL("../../../bin/leasehold.js", import.meta.url));

@@ -12,7 +12,8 @@ import { proxyModule } from "../../../src/service/proxy-module.ts";
 import { routeModule } from "../../../src/service/route-module.ts";
 import type { Endpoint } from "../../../src/api/endpoint.ts";
 import { resolveConfig, type ServiceConfig } from "../../../src/config.ts";
-import { MemoryEventLog, Subjects } from "../../../src/events/index.ts";
+import { MemoryEventLog } from "../../../src/events/index.ts";
+import { Subjects } from "../../../src/contract/subjects.ts";
 import type { KindModule } from "../../../src/service/kind-module.ts";
 
 /** The instant simulations start at. */

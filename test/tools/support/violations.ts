@@ -5,7 +5,8 @@
  * hostile writer would. Every name carries the scenario's tag, so all
  * scenarios can share one stream without touching each other's actors.
  */
-import { encodeEvent, Subjects, type ActorKind, type EventEnvelope } from "../../../src/events/index.ts";
+import { encodeEvent, type EventEnvelope } from "../../../src/events/index.ts";
+import { Subjects, type ActorKind } from "../../../src/contract/subjects.ts";
 import type { AuditRule } from "../../../src/tools/index.ts";
 
 /** The instant crafted histories start at. */

@@ -1,7 +1,8 @@
 /**
- * The 1.1 additions this version does not carry out yet are refused, not
- * silently ignored: a client asking to wait, or to cap a host, learns it at
- * once instead of getting v1 behaviour it did not ask for.
+ * The request schemas of the 1.1 additions (docs/protocol.md): a blocking
+ * lock acquire's `waitMs` and a host's `maxLeases` cap are taken in every
+ * form the contract allows and refused as BAD_REQUEST, naming the field, in
+ * every other.
  */
 import { describe, expect, it } from "vitest";
 import { hostRequests } from "../../src/api/host-requests.ts";
@@ -10,8 +11,8 @@ import { parseRequest } from "../../src/api/validation.ts";
 
 const body = (o: unknown) => new TextEncoder().encode(JSON.stringify(o));
 
-describe("1.1 additions not built yet", () => {
-  it("takes lock.acquire with a whole waitMs >= 0 (blocking acquire is built; the ceiling is the server's --max-wait-ms) and refuses anything else", () => {
+describe("request schemas of the 1.1 additions", () => {
+  it("takes lock.acquire with a whole waitMs >= 0 (the ceiling is the server's --max-wait-ms) and refuses anything else", () => {
     expect(parseRequest(lockRequests.acquire, body({ name: "a", owner: "o", waitMs: 1000 })).ok).toBe(true);
     expect(parseRequest(lockRequests.acquire, body({ name: "a", owner: "o", waitMs: 0 })).ok).toBe(true);
     for (const waitMs of [-1, 1.5, "10"]) {

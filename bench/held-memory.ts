@@ -1,0 +1,46 @@
+/**
+ * Memory per held lock: a fresh service in a child process acquires
+ * `--held` locks (default 100,000, ten minutes' TTL); its RSS is read from
+ * /proc when it has started, right after the last acquire, and ten seconds
+ * later, without forcing a GC, and the KB per held lock over the empty
+ * service are printed (docs/performance.md).
+ *
+ *   npx tsx bench/held-memory.ts [--held 100000] [--json]
+ */
+import { parseArgs } from "node:util";
+import { heldLocksMemory } from "./service-process.ts";
+import { markdownTable, positiveInt, printJson, runBench, startBenchNats, UsageError, waitForQuietMachine } from "./support.ts";
+import { connect } from "@nats-io/transport-node";
+
+async function main(): Promise<void> {
+  let values;
+  try {
+    ({ values } = parseArgs({
+      options: { held: { type: "string", default: "100000" }, json: { type: "boolean", default: false } },
+      strict: true,
+    }));
+  } catch (e) {
+    throw new UsageError((e as Error).message);
+  }
+  const held = positiveInt("held", values.held);
+  const progress = (line: string) => process.stderr.write(`${line}\n`);
+  const quiet = await waitForQuietMachine(progress);
+  const nats = await startBenchNats();
+  const nc = await connect({ servers: nats.url, name: "held-memory-bench", noAsyncTraces: true });
+  try {
+    const memory = await heldLocksMemory(nc, nats.url, held, progress);
+    if (values.json) printJson({ quiet, natsServer: nats.version, ...memory });
+    else
+      process.stdout.write(
+        `${markdownTable(
+          ["held", "failed", "RSS empty MB", "RSS after last acquire MB", "RSS 10 s later MB", "KB per held lock"],
+          [[memory.held, memory.failed, memory.rssEmptyMb, memory.rssHeldMb, memory.rssHeld10sMb, memory.kbPerHeldLock]],
+        )}\n(load ${quiet.load1m} at start)\n`,
+      );
+  } finally {
+    await nc.drain().catch(() => undefined);
+    await nats.stop();
+  }
+}
+
+runBench(main);

@@ -1,0 +1,81 @@
+/**
+ * The one way in for every command, wherever it arrives: a request through
+ * the service framework and a durable command from the command stream both
+ * go through {@link endpointServer}, which runs the endpoint (validation once,
+ * then the use case), counts the command, logs a refusal and maps the result
+ * onto the wire.
+ */
+import type { Logger } from "pino";
+import { isUnavailable, type TurnResult } from "../actors/turn-result.ts";
+import type { Delivery, Endpoint } from "./endpoint.ts";
+import { toResponse, type EndpointResponse } from "./replies.ts";
+
+/** What a metrics registry takes from the commands served (prom-client's in src/http fits it). */
+export interface CommandObserver {
+  commandFinished(kind: string, op: string, outcome: string, seconds: number): void;
+}
+
+/** A command carried out: its result, and the same in wire terms. */
+export interface Served {
+  readonly result: TurnResult;
+  readonly response: EndpointResponse;
+}
+
+/**
+ * Serves one raw command body on `endpoint`; never throws. Like
+ * {@link Endpoint.run}, the handler starts before the first await, so
+ * commands reach each actor in the order they arrived.
+ */
+export type ServeEndpoint = (endpoint: Endpoint, data: Uint8Array, delivery?: Delivery) => Promise<Served>;
+
+/** Settings of {@link endpointServer}. */
+export interface EndpointServerOptions {
+  readonly logger: Logger;
+  readonly observer?: CommandObserver | undefined;
+  /** Fewest milliseconds between two warnings of UNAVAILABLE answers (default 5000). */
+  readonly unavailableLogPeriodMs?: number;
+}
+
+/** The serve function of one service instance (its UNAVAILABLE warnings are throttled together). */
+export function endpointServer({ logger, observer, unavailableLogPeriodMs = 5000 }: EndpointServerOptions): ServeEndpoint {
+  const warnUnavailable = throttledWarn(logger, "answered UNAVAILABLE", unavailableLogPeriodMs);
+  return async (endpoint, data, delivery) => {
+    const started = performance.now();
+    const result = await endpoint.run(data, delivery);
+    observer?.commandFinished(endpoint.kind, endpoint.op, outcomeOf(result), (performance.now() - started) / 1000);
+    if (!result.ok && isUnavailable(result)) warnUnavailable(endpoint.kind, endpoint.op, result.rejection.message);
+    else if (!result.ok) {
+      logger.debug(
+        { kind: endpoint.kind, op: endpoint.op, code: result.rejection.code, message: result.rejection.message },
+        "command refused",
+      );
+    }
+    return { result, response: toResponse(result) };
+  };
+}
+
+/** The `outcome` of a command for metrics: `ok`, its error code, or `unavailable`. */
+export function outcomeOf(result: TurnResult): string {
+  if (result.ok) return "ok";
+  return isUnavailable(result) ? "unavailable" : result.rejection.code;
+}
+
+/**
+ * Logs an UNAVAILABLE answer at warn so an operator sees an outage and its
+ * cause, but at most once per `periodMs`: the next line counts the ones
+ * left out (an outage at thousands of requests a second must not flood the log).
+ */
+function throttledWarn(logger: Logger, msg: string, periodMs: number): (kind: string, op: string, message: string) => void {
+  let lastAt = -Infinity;
+  let suppressed = 0;
+  return (kind, op, message) => {
+    const now = performance.now();
+    if (now - lastAt < periodMs) {
+      suppressed++;
+      return;
+    }
+    logger.warn({ kind, op, cause: message, suppressedSinceLast: suppressed }, msg);
+    lastAt = now;
+    suppressed = 0;
+  };
+}

@@ -1,0 +1,93 @@
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { approximateSize, ReplyMemory, type ReplyMemoryLimits } from "../../src/projections/reply-memory.ts";
+
+/** The obvious reply memory: an array in the order replies were remembered, scanned whole. */
+class ReferenceMemory {
+  readonly entries: { msgId: string; reply: unknown; atMs: number; bytes: number }[] = [];
+  constructor(private readonly limits: Required<ReplyMemoryLimits>) {}
+  private get bytes(): number {
+    return this.entries.reduce((n, e) => n + e.bytes, 0);
+  }
+  remember(msgId: string, reply: unknown, atMs: number): void {
+    const at = this.entries.findIndex((e) => e.msgId === msgId);
+    if (at >= 0) this.entries.splice(at, 1);
+    this.entries.push({ msgId, reply, atMs, bytes: msgId.length + approximateSize(reply) + 16 });
+    while (this.entries.length > 0 && (this.entries.length > this.limits.maxEntries || this.bytes > this.limits.maxBytes))
+      this.entries.shift();
+  }
+  prune(now: number): void {
+    while (this.entries.length > this.limits.keepLatest && this.entries.length > 0 && this.entries[0]!.atMs < now - this.limits.horizonMs)
+      this.entries.shift();
+  }
+  size(): { entries: number; bytes: number } {
+    return { entries: this.entries.length, bytes: this.bytes };
+  }
+}
+
+type Op = { remember: [string, string, number] } | { prune: number };
+
+const op: fc.Arbitrary<Op> = fc.oneof(
+  {
+    weight: 6,
+    arbitrary: fc.record({
+      remember: fc.tuple(fc.constantFrom("a", "b", "c", "d", "e", "f", "g", "h"), fc.string({ maxLength: 40 }), fc.nat(1000)),
+    }),
+  },
+  { weight: 1, arbitrary: fc.record({ prune: fc.nat(1500) }) },
+);
+
+describe("ReplyMemory", () => {
+  it("evicts in the order replies were remembered, within its bounds, as a plain array would", () => {
+    fc.assert(
+      fc.property(
+        fc.record({
+          maxEntries: fc.integer({ min: 1, max: 6 }),
+          maxBytes: fc.integer({ min: 20, max: 300 }),
+          horizonMs: fc.nat(500),
+          keepLatest: fc.nat(4),
+        }),
+        fc.array(op, { maxLength: 80 }),
+        (limits, ops) => {
+          const memory = new ReplyMemory(limits);
+          const reference = new ReferenceMemory(limits);
+          for (const o of ops) {
+            if ("remember" in o) {
+              memory.remember(...o.remember);
+              reference.remember(...o.remember);
+            } else {
+              memory.prune(o.prune);
+              reference.prune(o.prune);
+            }
+            expect(memory.size).toEqual(reference.size());
+            expect(memory.size.entries).toBeLessThanOrEqual(limits.maxEntries);
+            expect(memory.size.bytes).toBeLessThanOrEqual(limits.maxBytes);
+            expect(memory.latest(limits.maxEntries)).toEqual(reference.entries.map((e) => [e.msgId, e.reply, e.atMs]));
+            expect(memory.latest(2)).toEqual(reference.entries.slice(-2).map((e) => [e.msgId, e.reply, e.atMs]));
+            for (const id of ["a", "b", "c", "d", "e", "f", "g", "h"])
+              expect(memory.get(id)?.reply).toEqual(reference.entries.find((e) => e.msgId === id)?.reply);
+          }
+        },
+      ),
+    );
+  });
+
+  it("drops the oldest replies past its count or byte bound, and past the horizon all but the latest few", () => {
+    const byCount = new ReplyMemory({ maxEntries: 3 });
+    for (let i = 0; i < 5; i++) byCount.remember(`m${i}`, { i }, i);
+    expect(byCount.get("m1")).toBeUndefined();
+    expect(byCount.get("m4")?.reply).toEqual({ i: 4 });
+    expect(byCount.size.entries).toBe(3);
+
+    const byBytes = new ReplyMemory({ maxBytes: 1000 });
+    for (let i = 0; i < 50; i++) byBytes.remember(`m${i}`, { text: "x".repeat(100) }, i);
+    expect(byBytes.size.bytes).toBeLessThanOrEqual(1000);
+    expect(byBytes.get("m49")).toBeDefined();
+
+    const byTime = new ReplyMemory({ horizonMs: 10, keepLatest: 2 });
+    for (let i = 0; i < 5; i++) byTime.remember(`m${i}`, {}, i);
+    byTime.prune(1000);
+    expect(byTime.size.entries).toBe(2);
+    expect(byTime.get("m4")).toBeDefined();
+  });
+});
