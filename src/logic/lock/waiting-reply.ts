@@ -1,7 +1,7 @@
 /**
  * The answer a waiting acquire gets from its turn while it has a place in the
  * queue but not the lock yet. It never reaches the wire: the lock waiters
- * (src/actors/lock/lock-waiters.ts) park the request on it and answer it
+ * (src/app/lock-waiters.ts) park the request on it and answer it
  * later with the lease or `LEASE_EXISTS`. Plain JSON, since a reply
  * remembered for a `requestId` is kept in projection snapshots.
  */
