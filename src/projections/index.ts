@@ -1,4 +1,4 @@
-/** Pure folds of events into state, shared by actors, read endpoints and tools. */
+/** The read side: pure folds of events into state, the kind projections that follow the stream and keep them (with their snapshots and remembered replies), and the read models and indexes over them. */
 export * from "./lock.ts";
 export * from "./batched-catch-up.ts";
 export * from "./kind-projection.ts";
