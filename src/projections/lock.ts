@@ -4,7 +4,7 @@
  * none of them can disagree about what a history means.
  */
 import type { HistoryEntry, LockEvent, RecordedEvent } from "../events/index.ts";
-import { isLockEvent, isUnparsable, instantMs } from "../events/index.ts";
+import { isUnparsable, instantMs } from "../events/index.ts";
 import { advanceQueue, type LockWaiter } from "./lock-queue.ts";
 import type { LockLease as ContractLockLease } from "../contract/messages.ts";
 
@@ -48,31 +48,13 @@ export function etagOf(seq: number): string {
   return seq.toString(36).padStart(8, "0");
 }
 
-/**
- * Applies one history entry. Entries that break the lock's invariants mark it
- * corrupt. The queue is first brought to the event's instant (waiters whose
- * turn passed leave it), then the event applies. The lock's XState machine
- * (src/logic/lock/machine.ts) folds with the same steps, one per event type;
- * this is their composition for the code below the logic layer.
+/*
+ * The lock's fold, one step per event type. The lock's XState statechart
+ * (src/logic/lock/machine.ts) composes them: which step applies, and which
+ * state the lock is in after it, is the machine's to say, so there is no
+ * second dispatch here. Entries that break the lock's invariants mark it
+ * corrupt; each step first brings the queue to the event's instant.
  */
-export function evolveLock(before: LockState, entry: HistoryEntry): LockState {
-  if (isUnparsable(entry)) return markUnparsable(before, entry);
-  const event = entry.event;
-  if (!isLockEvent(event)) return markForeign(before, entry);
-  const recorded = entry as RecordedEvent<LockEvent>;
-  switch (event.type) {
-    case "LockWaiterQueued":
-      return applyWaiterQueued(before, recorded);
-    case "LockAcquired":
-      return applyAcquired(before, recorded);
-    case "LockRenewed":
-      return applyRenewed(before, recorded);
-    case "LockReleased":
-      return applyReleased(before, recorded);
-    case "LockReset":
-      return applyReset(before, recorded);
-  }
-}
 
 /** A message that did not parse: the lock refuses its history from here. */
 export function markUnparsable(state: LockState, entry: HistoryEntry): LockState {

@@ -3,7 +3,8 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { decodeEvent, encodeEvent, isUnparsable, type EventEnvelope, type HistoryEntry } from "../../src/events/envelope.ts";
 import type { LockCommand, LockSettings } from "../../src/logic/lock/commands.ts";
 import { decideLock } from "../../src/logic/lock/logic.ts";
-import { evolveLock, initialLockState, type LockState } from "../../src/projections/lock.ts";
+import { initialLockState, type LockState } from "../../src/projections/lock.ts";
+import { evolveLock } from "../../src/logic/lock/logic.ts";
 import {
   acquired,
   DEFAULT_SETTINGS,

@@ -6,7 +6,8 @@ import type { HistoryEntry, UnparsableRecord } from "../../src/events/envelope.t
 import type { LockEvent } from "../../src/events/lock-events.ts";
 import type { LockCommand, LockSettings } from "../../src/logic/lock/commands.ts";
 import { decideLock } from "../../src/logic/lock/logic.ts";
-import { etagOf, evolveLock, initialLockState, type LockState } from "../../src/projections/lock.ts";
+import { etagOf, initialLockState, type LockState } from "../../src/projections/lock.ts";
+import { evolveLock } from "../../src/logic/lock/logic.ts";
 import { deciderSpec, type Then as SpecThen } from "./decider-spec.ts";
 import { iso, specEvent, T0 } from "./event-builders.ts";
 

@@ -1,5 +1,5 @@
 /** The lock actor's logic: the lock's statechart, run from its own transition table (src/logic/flat-machine.ts). */
-import { instantMs, lockEventSchemas, type LockEvent } from "../../events/index.ts";
+import { instantMs, lockEventSchemas, type HistoryEntry, type LockEvent } from "../../events/index.ts";
 import type { ActorLogic } from "../actor-logic.ts";
 import type { Decision } from "../decision.ts";
 import { compileFlatMachine } from "../flat-machine.ts";
@@ -42,6 +42,17 @@ export function lockLogic(settings: LockSettings): ActorLogic<LockState, LockCom
 }
 
 const LOCK_EVENT_TYPES: ReadonlySet<string> = new Set(Object.keys(lockEventSchemas));
+
+/**
+ * Folds one history entry into a lock's state: the statechart's transition on
+ * the recorded event. Folding reads no server setting (settings shape
+ * decisions only), so any settings give this same fold.
+ */
+export function evolveLock(state: LockState, entry: HistoryEntry): LockState {
+  return FOLD.evolve(state, entry);
+}
+
+const FOLD = lockLogic({ lockTtlMs: 1, maxTtlMs: 1 });
 
 /** Decides one lock command: one transition of the lock's statechart (src/logic/lock/machine.ts). */
 export function decideLock(state: LockState, command: LockCommand, now: number, settings: LockSettings): Decision<LockEvent> {
