@@ -11,8 +11,9 @@
  * accepts: one writer per subject, each message id stored once.
  *
  * Outcomes, as {@link EventLog.append} defines them: an acknowledgement
- * resolves; the server's "wrong last sequence" (10071) is a
- * {@link WrongLastSequenceError}; any other API error, or no stream
+ * resolves; the server's "wrong last sequence" (10071, and on a replicated
+ * stream of nats-server 2.12 and later 10164 and 10163, see
+ * {@link refusalOf}) is a {@link WrongLastSequenceError}; any other API error, or no stream
  * listening (503), a definite {@link LogUnavailableError}; no answer by the
  * deadline an ambiguous one (the message may have been stored).
  */
@@ -20,8 +21,16 @@ import { createInbox, headers, type Msg, type NatsConnection, type Subscription 
 import type { AppendResult } from "./event-log.ts";
 import { LogUnavailableError, WrongLastSequenceError } from "./event-log.ts";
 
-/** JetStream's API error code for a failed expected-last-subject-sequence check. */
+/** JetStream's API error code for a failed expected-last-subject-sequence check, naming the subject's last sequence. */
 const WRONG_LAST_SEQUENCE = 10071;
+/**
+ * The same refusal without the sequence: a replicated stream (nats-server
+ * 2.12 and later) refuses an append whose subject has another message still
+ * being replicated, before it can know that message's sequence.
+ */
+const WRONG_LAST_SEQUENCE_IN_FLIGHT = 10164;
+/** A new stream leader not yet able to check expected sequences per subject (2.12 and later): nothing stored. */
+const EXPECTED_SEQUENCE_NOT_READY = 10163;
 
 interface InFlight {
   readonly subject: string;
@@ -135,14 +144,7 @@ export class AppendPipe {
       return;
     }
     if (ack.error !== undefined) {
-      const description = ack.error.description ?? "unknown error";
-      if (ack.error.err_code === WRONG_LAST_SEQUENCE) {
-        // The server names the subject's actual last sequence ("wrong last sequence: 42").
-        const actual = /wrong last sequence: (\d+)/.exec(description)?.[1];
-        a.reject(new WrongLastSequenceError(a.subject, a.expected, { actual: actual === undefined ? undefined : Number(actual) }));
-      } else {
-        a.reject(new AppendRefusedError(`append to ${a.subject} failed: ${description}`, ack.error.err_code));
-      }
+      a.reject(refusalOf(a.subject, a.expected, ack.error));
       return;
     }
     a.resolve({ seq: ack.seq ?? 0, duplicate: ack.duplicate === true });
@@ -161,5 +163,30 @@ export class AppendPipe {
   private stopSweeper(): void {
     clearInterval(this.sweeper);
     this.sweeper = undefined;
+  }
+}
+
+/**
+ * The error for an append the stream refused (nothing was stored). Each
+ * "wrong last sequence" is a conflict the writer settles by reading the
+ * subject again and deciding anew; so is a new leader not yet ready to check
+ * sequences, which passes once the leader is current (measured on 2.15: a
+ * steady trickle of 10164 under two contending instances, and 10163 just
+ * after a leader election, each of which became UNAVAILABLE when taken for
+ * a failure).
+ */
+export function refusalOf(subject: string, expected: number, error: { err_code?: number; description?: string }): Error {
+  const description = error.description ?? "unknown error";
+  switch (error.err_code) {
+    case WRONG_LAST_SEQUENCE: {
+      // The server names the subject's actual last sequence ("wrong last sequence: 42").
+      const actual = /wrong last sequence: (\d+)/.exec(description)?.[1];
+      return new WrongLastSequenceError(subject, expected, { actual: actual === undefined ? undefined : Number(actual) });
+    }
+    case WRONG_LAST_SEQUENCE_IN_FLIGHT:
+    case EXPECTED_SEQUENCE_NOT_READY:
+      return new WrongLastSequenceError(subject, expected);
+    default:
+      return new AppendRefusedError(`append to ${subject} failed: ${description}`, error.err_code);
   }
 }

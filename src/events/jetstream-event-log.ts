@@ -15,8 +15,6 @@ import {
   StorageType,
   jetstreamManager,
   type JetStreamClient,
-  type Consumer,
-  type ConsumerMessages,
   type JetStreamManager,
   type JsMsg,
   type StreamConfig,
@@ -25,7 +23,8 @@ import {
 import type { AppendOptions, AppendResult, EventLog, FollowOptions, Following, StoredMessage, StreamRange } from "./event-log.ts";
 import { LogUnavailableError, WrongLastSequenceError } from "./event-log.ts";
 import { AppendPipe, AppendRefusedError } from "./append-pipe.ts";
-import { pause, withDeadline } from "./deadline.ts";
+import { followStream } from "./jetstream-follower.ts";
+import { withDeadline } from "./deadline.ts";
 import { storedMillis } from "./stored-time.ts";
 import { INSUFFICIENT_RESOURCES, StoreSpaceWatch } from "./store-space.ts";
 import { leaderHoldsQuorum } from "./leader-lease.ts";
@@ -57,7 +56,7 @@ export class JetStreamEventLog implements EventLog {
   private readonly sequenceBeforeDuplicates: boolean;
 
   private constructor(
-    nc: NatsConnection,
+    private readonly nc: NatsConnection,
     private readonly jsm: JetStreamManager,
     private readonly options: JetStreamEventLogOptions,
     /** The stream's replicas as the server reports them (not as asked: an existing stream is never changed). */
@@ -197,77 +196,21 @@ export class JetStreamEventLog implements EventLog {
     }
   }
 
-  async follow(fromSeq: number, onMessage: (message: StoredMessage) => void, filterOrOptions?: string | FollowOptions): Promise<Following> {
+  follow(fromSeq: number, onMessage: (message: StoredMessage) => void, filterOrOptions?: string | FollowOptions): Promise<Following> {
     const options: FollowOptions = typeof filterOrOptions === "object" ? filterOrOptions : { filter: filterOrOptions };
-    const filter = options.filter ?? this.options.subjects;
-    let next = Math.max(1, fromSeq);
-    let stopped = false;
-    let consumer: Consumer | undefined;
-    /** The last delivery onMessage got: its consumer and that consumer's delivery sequence. */
-    let received: { consumer: string; dseq: number } | undefined;
-    const open = async (): Promise<ConsumerMessages> => {
-      received = undefined;
-      // An ordered consumer: ephemeral, flow-controlled, and re-created by the
-      // client on a gap; we re-create it too when it ends or the server forgot it.
-      consumer = await withDeadline(
-        this.js.consumers.get(this.options.stream, {
-          filter_subjects: filter, // a string: see readStream
-          deliver_policy: DeliverPolicy.StartSequence,
-          opt_start_seq: next,
-        }),
-        this.opTimeoutMs,
-        `follow ${filter}`,
-      );
-      return withDeadline(consumer.consume({ max_messages: 1024 }), this.opTimeoutMs, `follow ${filter}`);
-    };
-    let messages: ConsumerMessages | undefined = await open();
-    const close = async (): Promise<void> => {
-      const current = messages;
-      messages = undefined;
-      if (current !== undefined) await withDeadline(current.close(), this.opTimeoutMs, "close").catch(() => undefined);
-    };
-    const loop = (async () => {
-      let backoffMs = 50;
-      while (!stopped) {
-        try {
-          messages ??= await open();
-          for await (const m of messages) {
-            if (m.seq < next) continue; // a re-created consumer may repeat what was delivered
-            next = m.seq + 1;
-            backoffMs = 50;
-            received = { consumer: m.info.consumer, dseq: m.info.deliverySequence };
-            onMessage(new StoredJsMsg(m, m.info.pending));
-          }
-          if (!stopped) throw new Error("the subscription ended");
-        } catch (e) {
-          if (stopped) break;
-          options.onRestart?.(e as Error, next);
-          await close();
-          await pause(backoffMs);
-          backoffMs = Math.min(2 * backoffMs, 2000);
-        }
-      }
-    })();
-    return {
-      stop: async () => {
-        stopped = true;
-        await close();
-        await withDeadline(loop, this.opTimeoutMs, "follower stop").catch(() => undefined);
-      },
-      restart: () => void close(),
+    const source = {
+      nc: this.nc,
+      js: this.js,
+      stream: this.options.stream,
+      opTimeoutMs: this.opTimeoutMs,
       // A replicated stream places this one-replica consumer on any of its
       // servers, which may not yet hold what the leader has acknowledged.
       vouchesForLeader: this.replicas === 1,
-      caughtUp: async (timeoutMs) => {
-        const current = consumer;
-        if (current === undefined || messages === undefined) return false;
-        const info = await withDeadline(current.info(false), timeoutMs, `position of follow ${filter}`);
-        if (info.num_pending > 0) return false;
-        const delivered = info.delivered.consumer_seq;
-        // (A filtered consumer's delivered *stream* sequence may run ahead over messages it skipped: count deliveries instead.)
-        return delivered === 0 || (received !== undefined && received.consumer === info.name && received.dseq >= delivered);
-      },
     };
+    return followStream(source, fromSeq, onMessage, (m) => new StoredJsMsg(m, m.info.pending), {
+      ...options,
+      filter: options.filter ?? this.options.subjects,
+    });
   }
 
   async lastSeq(): Promise<number> {

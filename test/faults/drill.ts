@@ -7,6 +7,7 @@
  */
 import { randomUUID } from "node:crypto";
 import { connect } from "@nats-io/transport-node";
+import { jetstreamManager } from "@nats-io/jetstream";
 import { startLocalCluster, type LocalNatsCluster } from "../../src/cluster/local-cluster.ts";
 import { availability, longestWaitAfter, unservedBreakdown, type Availability, type OpRecord } from "../chaos/history.ts";
 import { ServeProcess } from "../chaos/serve-process.ts";
@@ -41,6 +42,9 @@ export interface DrillReport {
   readonly unservedBreakdown: Readonly<Record<string, number>>;
   readonly faults: readonly { readonly fault: string; readonly node?: string; readonly at: number }[];
   readonly killAt: number;
+  /** When the killed node was up and healthy again. */
+  readonly restartedAt: number;
+  /** When the event stream took writes again (it has a leader): NATS is back for the service. */
   readonly backAt: number;
   /** How each instance ended on SIGTERM. */
   readonly exits: readonly {
@@ -98,8 +102,14 @@ export async function runRestartDrill(settings: DrillSettings): Promise<DrillRep
     faults.push({ fault: "SIGKILL nats-server", node: cluster.nodes[node]!.name, at: killAt });
     await sleep(settings.downMs ?? 2000);
     await cluster.restart(node);
+    const restartedAt = Date.now();
+    faults.push({ fault: "nats-server back (restarted, healthy)", node: cluster.nodes[node]!.name, at: restartedAt });
+    // NATS is back for the service once the stream takes writes again: on a cluster, once the surviving
+    // replicas (or the restarted one) have elected a stream leader, which NATS's raft does 4-9 s after
+    // the leader died, often after the killed node is up again (docs/testing.md).
+    await streamLeaderElected(cluster.urls, eventStreamOf(prefix), 20_000);
     const backAt = Date.now();
-    faults.push({ fault: "nats-server back (restarted, healthy)", node: cluster.nodes[node]!.name, at: backAt });
+    faults.push({ fault: "the event stream has a leader again", at: backAt });
 
     const pingBackMs = await pingEveryInstance(cluster.urls, instances, backAt, settings.afterMs ?? 8000);
     const endOfLoad = backAt + (settings.afterMs ?? 8000);
@@ -116,16 +126,34 @@ export async function runRestartDrill(settings: DrillSettings): Promise<DrillRep
       unservedBreakdown: unservedBreakdown(records, [{ from: 0, until: backAt + recoveryMs }], backAt),
       faults,
       killAt,
+      restartedAt,
       backAt,
       exits,
       pingBackMs,
       records,
-      logs: Object.fromEntries(instances.map((p) => [p.name, p.logTail.slice(-4000)])),
+      logs: Object.fromEntries(instances.map((p) => [p.name, p.logTail])),
     };
   } finally {
     await workload?.stop().catch(() => undefined);
     await Promise.all(instances.map((p) => p.kill()));
     await cluster.stop();
+  }
+}
+
+/** Polls the stream's info until it names a leader (the stream takes writes again); throws after `withinMs`. */
+async function streamLeaderElected(servers: readonly string[], stream: string, withinMs: number): Promise<void> {
+  const nc = await connect({ servers: [...servers], name: "drill-leader-look", maxReconnectAttempts: -1, reconnectTimeWait: 100 });
+  try {
+    const jsm = await jetstreamManager(nc, { timeout: 1000 });
+    const deadline = Date.now() + withinMs;
+    for (;;) {
+      const info = await jsm.streams.info(stream).catch(() => undefined);
+      if (info !== undefined && (info.cluster === undefined || info.cluster.leader !== undefined)) return;
+      if (Date.now() > deadline) throw new Error(`${stream} has no leader ${withinMs} ms after the restart`);
+      await sleep(50);
+    }
+  } finally {
+    await nc.close();
   }
 }
 
@@ -161,6 +189,7 @@ async function pingEveryInstance(
 export function describeDrill(report: DrillReport): string {
   const a = report.availability;
   return (
+    `stream leader ${report.backAt - report.killAt} ms after the kill, ${report.backAt - report.restartedAt} ms after the node was up; ` +
     `requests ${a.requests} (attempts ${a.attempts}, ok ${a.ok}, refused ${a.refused}, unknown ${a.unknown}); ` +
     `longest unavailability ${a.longestUnavailableMs} ms; longest wait after NATS back ${report.longestWaitAfterBackMs} ms; ` +
     `unserved attempts after recovery ${report.unservedAfterRecovery} ${JSON.stringify(report.unservedBreakdown)}; ping back ${JSON.stringify(report.pingBackMs)}; ` +
