@@ -4,7 +4,9 @@
  * profile (the measured part of a one-repeat bench run), as a share of busy
  * time and in µs per request.
  *
- *   npx tsx bench/profile-share.ts <file.cpuprofile> --window-ms 8000 [--skip-end-ms 500] [--requests N] [--top 15]
+ *   npx tsx bench/profile-share.ts <file.cpuprofile> --window-ms 8000 [--skip-end-ms 500] [--requests N] [--top 15] [--layers]
+ *
+ * `--layers`: the service's own files counted by layer (src/actors/, src/events/, …).
  *
  * `--requests`: requests completed in the window (the bench's req/s times
  * the window), for the µs-per-request column.
@@ -35,12 +37,21 @@ export function groupOf(frame: ProfileNode["callFrame"]): string {
     if (functionName === "(program)") return "(program: native, not attributed)";
     return `native ${functionName || "(anonymous)"}`;
   }
+  // bench/request-cost.ts runs code built into node_modules/.cache/leasehold-bench: count it as the source it came from.
+  const built = /\/\.cache\/leasehold-bench\/((?:src|bench)\/.+)\.js$/.exec(url);
+  if (built !== null) return `${built[1]!}.ts`;
   const pkg = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(url);
   if (pkg !== null) return pkg[1] === "xstate" ? "xstate (interpreter)" : pkg[1]!;
   const src = /\/(src\/.+|bench\/.+)$/.exec(url);
   if (src !== null) return src[1]!;
   if (url.startsWith("node:")) return "node internals";
   return url;
+}
+
+/** A source file's layer (`src/actors/x.ts` → `src/actors/`); other groups as they are. */
+export function layerOf(group: string): string {
+  const layer = /^(src\/[^/]+\/)/.exec(group);
+  return layer === null ? group : layer[1]!;
 }
 
 function main(): void {
@@ -52,6 +63,7 @@ function main(): void {
         "skip-end-ms": { type: "string", default: "500" },
         requests: { type: "string" },
         top: { type: "string", default: "15" },
+        layers: { type: "boolean", default: false },
       },
       allowPositionals: true,
       strict: true,
@@ -76,7 +88,8 @@ function main(): void {
     if (times[i]! < from || times[i]! > to) continue;
     // A sample stands for the time until the next one.
     const dt = (times[i + 1] ?? profile.endTime) - times[i]!;
-    const group = groupOf(byId.get(profile.samples[i]!)!.callFrame);
+    const file = groupOf(byId.get(profile.samples[i]!)!.callFrame);
+    const group = parsed.values.layers ? layerOf(file) : file;
     self.set(group, (self.get(group) ?? 0) + dt);
   }
   const busy = [...self].filter(([g]) => g !== "(idle)").reduce((s, [, v]) => s + v, 0);
