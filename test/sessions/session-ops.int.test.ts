@@ -45,7 +45,7 @@ describe("sessions", () => {
     expectFailure(await s.keepalive({ id: opened.id }), 404, "NO_SESSION");
     expectFailure(await s.close({ id: opened.id }), 404, "NO_SESSION");
 
-    const events = (await eventsOfKind(s.svc.nc, s.prefix, "session")).map((e) => [e.type, e.id, Object.keys(e.data)]);
+    const events = (await eventsOfKind(s.svc.nc, s.prefix, "session")).map((e) => [e.type, e.id, Object.keys(e.data as object)]);
     expect(events).toEqual([
       ["SessionOpened", opened.id, ["owner", "ttlMs", "expiresAt"]],
       ["SessionKeptAlive", opened.id, ["expiresAt"]],
