@@ -216,7 +216,7 @@ export function sessionEndpoints(
         if (!result.ok || (result.reply as { session: unknown }).session === null) return result;
         return answer({ ...(result.reply as object), locks: await locksOf(r.id, a) });
       },
-      reads,
+      // Not marked a read: the contract takes every session op as a durable command too.
     ),
   ];
 }
