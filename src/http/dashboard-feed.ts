@@ -21,7 +21,8 @@ import {
 import { StreamFold } from "../tools/stream-fold.ts";
 import { withDeadline } from "../events/deadline.ts";
 import { queueAt } from "../projections/lock-queue.ts";
-import { sessionLiveAt } from "../projections/session.ts";
+import { sessionLiveAt, type SessionLookup, type SessionState } from "../projections/session.ts";
+import { resolveSessions } from "../projections/lock-sessions.ts";
 
 /** A lock as the dashboard lists it (held and unexpired, or corrupt). */
 export interface LockRow {
@@ -191,7 +192,11 @@ export class DashboardFeed {
   /** Live leases at `now` by kind, from the folded states. */
   liveLeases(now: number): Record<ActorKind, number> {
     let lock = 0;
-    for (const s of this.fold.states.lock.values()) if (s.lease !== null && now < s.lease.expiresAtMs) lock++;
+    const sessions = lookupOf(this.fold.states.session);
+    for (const folded of this.fold.states.lock.values()) {
+      const s = resolveSessions(folded, sessions, now).state;
+      if (s.lease !== null && now < s.lease.expiresAtMs) lock++;
+    }
     let proxy = 0;
     for (const s of this.fold.states.proxy.values()) proxy += activeLeases(s, now);
     let route = 0;
@@ -205,7 +210,7 @@ export class DashboardFeed {
   view(): DashboardView {
     const nowMs = this.now();
     const { lock, proxy, host, route } = this.fold.states;
-    const locks = lockRows(lock, nowMs);
+    const locks = lockRows(lock, nowMs, lookupOf(this.fold.states.session));
     const proxies = proxyRows(proxy, nowMs);
     const hosts = hostRows(host, route, this.options.hostLoads);
     return {
@@ -281,9 +286,15 @@ function detailOf(data: unknown): string {
   return line.length > 200 ? `${line.slice(0, 199)}…` : line;
 }
 
-function lockRows(locks: ReadonlyMap<string, LockState>, nowMs: number): LockRow[] {
+/** The folded sessions as a lock's decision reads them: a session lease ends with its session. */
+function lookupOf(sessions: ReadonlyMap<string, SessionState>): SessionLookup {
+  return { get: (id) => (sessions.get(id)?.opened === true ? sessions.get(id) : undefined) };
+}
+
+function lockRows(locks: ReadonlyMap<string, LockState>, nowMs: number, sessions: SessionLookup): LockRow[] {
   const rows: LockRow[] = [];
-  for (const s of locks.values()) {
+  for (const folded of locks.values()) {
+    const s = resolveSessions(folded, sessions, nowMs).state;
     const live = s.lease !== null && nowMs < s.lease.expiresAtMs;
     if (!live && s.corrupt === null) continue;
     rows.push({
