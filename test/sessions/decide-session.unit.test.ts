@@ -23,7 +23,11 @@ function session(history: readonly [type: string, data: unknown, at: number][]):
     initialSessionState(ID),
   );
 }
-const opened = (at = T0, ttlMs = 10 * S) => session([["SessionOpened", { owner: "w", ttlMs, expiresAt: iso(at + ttlMs) }, at]]);
+/** `SessionOpened` by w at T0 for 10 s. */
+const OPENED: [string, unknown, number] = ["SessionOpened", { owner: "w", ttlMs: 10 * S, expiresAt: iso(T0 + 10 * S) }, T0];
+const opened = () => session([OPENED]);
+/** Opened at T0 and closed at `at`. */
+const closedAt = (at: number) => session([OPENED, ["SessionClosed", {}, at]]);
 const decide = (state: SessionState, command: SessionCommand, now: number) => thenOf(decideSession(state, command, now, SETTINGS));
 
 describe("session decider", () => {
@@ -48,10 +52,7 @@ describe("session decider", () => {
   });
 
   it("answers NO_SESSION to keepalive and close of an unknown, expired or closed session, and get {session: null}", () => {
-    const closed = session([
-      ["SessionOpened", { owner: "w", ttlMs: 10 * S, expiresAt: iso(T0 + 10 * S) }, T0],
-      ["SessionClosed", {}, T0 + S],
-    ]);
+    const closed = closedAt(T0 + S);
     for (const state of [initialSessionState(ID), closed]) {
       decide(state, { op: "keepalive" }, T0 + 2 * S).thenRejects("NO_SESSION");
       decide(state, { op: "close" }, T0 + 2 * S).thenRejects("NO_SESSION");
@@ -64,27 +65,15 @@ describe("session decider", () => {
 
 describe("a lock under a session", () => {
   const table = (state: SessionState): SessionLookup => ({ get: (id) => (id === state.id && state.opened ? state : undefined) });
-  const underSession: HistoryEntry = lockEvent(1, "LockAcquired", {
-    owner: "w",
-    generation: 1,
-    ttlMs: 10 * S,
-    expiresAt: iso(T0 + 10 * S),
-    previousOwner: "",
-    session: ID,
-  });
+  /** What a grant to w under the session opened at T0 records. */
+  const grantUnderSession = { owner: "w", generation: 1, ttlMs: 10 * S, expiresAt: iso(T0 + 10 * S), previousOwner: "", session: ID };
+  const underSession: HistoryEntry = lockEvent(1, "LockAcquired", grantUnderSession);
 
   it("is granted with the session's TTL and expiry; another owner is BAD_REQUEST, an ended session NO_SESSION", () => {
     const sessions = table(opened());
     givenLock([])
       .when({ op: "acquire", owner: "w", session: ID, sessions }, T0 + S)
-      .thenRecords("LockAcquired", {
-        owner: "w",
-        generation: 1,
-        ttlMs: 10 * S,
-        expiresAt: iso(T0 + 10 * S),
-        previousOwner: "",
-        session: ID,
-      });
+      .thenRecords("LockAcquired", grantUnderSession);
     givenLock([])
       .when({ op: "acquire", owner: "v", session: ID, sessions }, T0 + S)
       .thenRejects("BAD_REQUEST");
@@ -97,10 +86,7 @@ describe("a lock under a session", () => {
   it("is held, in the fold, until an event records its session's end; a decision reads the end from the table", () => {
     const given = givenLock([underSession]);
     expect(given.state.lease).toMatchObject({ session: ID, expiresAtMs: OPEN_END });
-    const kept = session([
-      ["SessionOpened", { owner: "w", ttlMs: 10 * S, expiresAt: iso(T0 + 10 * S) }, T0],
-      ["SessionKeptAlive", { expiresAt: iso(T0 + 15 * S) }, T0 + 5 * S],
-    ]);
+    const kept = session([OPENED, ["SessionKeptAlive", { expiresAt: iso(T0 + 15 * S) }, T0 + 5 * S]]);
     given.when({ op: "get", sessions: table(kept) }, T0 + 12 * S).thenReplies({
       lease: {
         name: expect.any(String) as string,
@@ -117,10 +103,7 @@ describe("a lock under a session", () => {
   });
 
   it("is free from its session's close, and the next acquire records that end", () => {
-    const closed = session([
-      ["SessionOpened", { owner: "w", ttlMs: 10 * S, expiresAt: iso(T0 + 10 * S) }, T0],
-      ["SessionClosed", {}, T0 + 2 * S],
-    ]);
+    const closed = closedAt(T0 + 2 * S);
     givenLock([underSession])
       .when({ op: "acquire", owner: "v", ttlMs: S, sessions: table(closed) }, T0 + 3 * S)
       .thenRecords("LockAcquired", {

@@ -7,26 +7,18 @@
  * the durable path.
  */
 import { describe, expect, it, vi } from "vitest";
-import type { Msg } from "@nats-io/nats-core";
-import { call, uniquePrefix } from "../support/nats.ts";
+import { uniquePrefix } from "../support/nats.ts";
 import { expectFailure, expectOk } from "../support/replies.ts";
 import { expectLease, lockClient, lockEvents, useLockHarness } from "../support/lock-fixtures.ts";
-import { collect, createCommandStream, eventsOfKind, publishCommand } from "../support/durable.ts";
-import type { Session } from "../../src/contract/messages.ts";
+import { createCommandStream, durableReplies, eventsOfKind } from "../support/durable.ts";
+import { sessionClient, type SessionBody } from "../support/session-fixtures.ts";
 
 const h = useLockHarness();
-
-interface SessionBody {
-  readonly session?: Session | null;
-  readonly locks?: readonly string[];
-  readonly error?: { readonly code: string; readonly message: string } & Record<string, unknown>;
-}
 
 async function setup(overrides: Parameters<typeof h.service>[1] = {}) {
   const prefix = uniquePrefix();
   const svc = await h.service(prefix, overrides);
-  const op = (name: string) => (body: unknown) => call<SessionBody>(svc.nc, prefix, `session.${name}`, body);
-  const sessions = { open: op("open"), keepalive: op("keepalive"), close: op("close"), get: op("get") };
+  const sessions = sessionClient(svc.nc, prefix);
   const openSession = async (owner: string, ttlMs?: number) =>
     expectOk(await sessions.open(ttlMs === undefined ? { owner } : { owner, ttlMs })).session!;
   return { prefix, svc, sessions, openSession, locks: lockClient(svc.nc, prefix) };
@@ -121,18 +113,15 @@ describe("locks under a session", () => {
     const prefix = uniquePrefix();
     const nc = await h.connect();
     await createCommandStream(nc, prefix);
-    const replies = collect(nc, `${prefix}.replies.>`);
-    const send = (kindOp: string, body: Record<string, unknown>) =>
-      publishCommand(nc, prefix, kindOp, body, `${prefix}.replies.${String(body.requestId)}`);
+    const { replies, send, byRequestId } = durableReplies(nc, prefix);
     await send("session.open", { requestId: "d1", owner: "w" });
     await h.service(prefix);
     await vi.waitFor(() => expect(replies.messages.length).toBe(1), { timeout: 10_000, interval: 20 });
-    const body = (m: Msg) => JSON.parse(m.string()) as SessionBody & { lease?: { session?: string } };
-    const id = body(replies.messages[0]!).session!.id;
+    const id = byRequestId<SessionBody>().get("d1")!.session!.id;
     await send("lock.acquire", { requestId: "d2", name: "dl", owner: "w", session: id });
     await send("lock.acquire", { requestId: "d3", name: "dm", owner: "w", session: "unknown" });
     await vi.waitFor(() => expect(replies.messages.length).toBe(3), { timeout: 10_000, interval: 20 });
-    const by = new Map(replies.messages.map((m) => [m.subject.slice(`${prefix}.replies.`.length), body(m)]));
+    const by = byRequestId<SessionBody>();
     expect(by.get("d2")!.lease!.session).toBe(id);
     expect(by.get("d3")!.error!.code).toBe("NO_SESSION");
     replies.stop();

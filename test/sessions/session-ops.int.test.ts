@@ -4,26 +4,18 @@
  * and get, the end being final (NO_SESSION), a retried open, and the events.
  */
 import { describe, expect, it, vi } from "vitest";
-import type { Msg } from "@nats-io/nats-core";
-import { call, uniquePrefix } from "../support/nats.ts";
+import { uniquePrefix } from "../support/nats.ts";
 import { expectFailure, expectOk } from "../support/replies.ts";
 import { useLockHarness } from "../support/lock-fixtures.ts";
-import { collect, createCommandStream, eventsOfKind, publishCommand } from "../support/durable.ts";
-import type { Session } from "../../src/contract/messages.ts";
+import { createCommandStream, durableReplies, eventsOfKind } from "../support/durable.ts";
+import { sessionClient, type SessionBody } from "../support/session-fixtures.ts";
 
 const h = useLockHarness();
-
-interface SessionBody {
-  readonly session?: Session | null;
-  readonly locks?: readonly string[];
-  readonly error?: { readonly code: string; readonly message: string } & Record<string, unknown>;
-}
 
 async function setup(overrides: Parameters<typeof h.service>[1] = {}) {
   const prefix = uniquePrefix();
   const svc = await h.service(prefix, overrides);
-  const op = (name: string) => (body: unknown) => call<SessionBody>(svc.nc, prefix, `session.${name}`, body);
-  return { prefix, svc, open: op("open"), keepalive: op("keepalive"), close: op("close"), get: op("get") };
+  return { prefix, svc, ...sessionClient(svc.nc, prefix) };
 }
 
 describe("sessions", () => {
@@ -87,19 +79,16 @@ describe("sessions", () => {
     const prefix = uniquePrefix();
     const nc = await h.connect();
     await createCommandStream(nc, prefix);
-    const replies = collect(nc, `${prefix}.replies.>`);
-    const send = (kindOp: string, body: Record<string, unknown>) =>
-      publishCommand(nc, prefix, kindOp, body, `${prefix}.replies.${String(body.requestId)}`);
+    const { replies, send, byRequestId } = durableReplies(nc, prefix);
     await send("session.open", { requestId: "d1", owner: "o", ttlMs: 10_000 });
     await h.service(prefix);
     await vi.waitFor(() => expect(replies.messages.length).toBe(1), { timeout: 10_000, interval: 20 });
-    const body = (m: Msg) => JSON.parse(m.string()) as SessionBody;
-    const id = body(replies.messages[0]!).session!.id;
+    const id = byRequestId<SessionBody>().get("d1")!.session!.id;
     await send("session.keepalive", { requestId: "d2", id });
     await send("session.close", { requestId: "d3", id });
     await send("session.close", { requestId: "d4", id });
     await vi.waitFor(() => expect(replies.messages.length).toBe(4), { timeout: 10_000, interval: 20 });
-    const by = new Map(replies.messages.map((m) => [m.subject.slice(`${prefix}.replies.`.length), body(m)]));
+    const by = byRequestId<SessionBody>();
     expect(by.get("d2")!.session!.id).toBe(id);
     expect(by.get("d3")).toEqual({});
     expect(by.get("d4")!.error!.code).toBe("NO_SESSION");

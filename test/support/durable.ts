@@ -84,3 +84,18 @@ export function spawnServe(url: string, prefix: string, extra: string[] = [], en
   const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
   return { child, exited, output: () => out };
 }
+
+/**
+ * Durable commands with their replies: `send` publishes one with
+ * `Leasehold-Reply-To: <prefix>.replies.<requestId>`, and `replies` collects
+ * what the service answers there, read back by requestId with `byRequestId`.
+ */
+export function durableReplies(nc: NatsConnection, prefix: string) {
+  const replies = collect(nc, `${prefix}.replies.>`);
+  return {
+    replies,
+    send: (kindOp: string, body: Record<string, unknown>) =>
+      publishCommand(nc, prefix, kindOp, body, `${prefix}.replies.${String(body.requestId)}`),
+    byRequestId: <B>() => new Map(replies.messages.map((m) => [m.subject.slice(`${prefix}.replies.`.length), JSON.parse(m.string()) as B])),
+  };
+}
