@@ -78,7 +78,7 @@ describe("leasehold audit on JetStream", () => {
     expect(lines).toHaveLength(crafted.expected.length);
     for (const [i, e] of crafted.expected.entries()) {
       expect(lines[i]).toMatch(
-        new RegExp(`^#${e.seq} \\S+Z (lock|proxy|host|route|${crafted.prefix}\\.events\\.widget)\\S* .*${e.rule}: `),
+        new RegExp(`^#${e.seq} \\S+Z (lock|proxy|host|route|session|${crafted.prefix}\\.events\\.widget)\\S* .*${e.rule}: `),
       );
     }
     expect(lines.find((l) => l.includes("lock-two-holders"))).toMatch(
