@@ -9,7 +9,6 @@ import type { ActorRuntime } from "../actors/actor-runtime.ts";
 import { badRequest } from "../contract/errors.ts";
 import type { HostInfo } from "../contract/messages.ts";
 import type { LockWaiters } from "../app/lock-waiters.ts";
-import { isWaitingReply } from "../logic/lock/waiting-reply.ts";
 import type { Clock } from "../actors/clock.ts";
 import type { ProxyLeasing } from "../app/proxy-leasing.ts";
 import type { RoutePlacement } from "../app/route-placement.ts";
@@ -49,11 +48,8 @@ export function lockEndpoints(runtime: ActorRuntime, { waiters, maxWaitMs }: Loc
         return refuse(badRequest("waitMs: a durable command cannot wait (send waitMs 0 or none)"));
       }
       const acquire = { owner: r.owner, ttlMs: r.ttlMs, waitMs, requestId: r.requestId };
-      if (waitMs > 0) return waiters.acquire(r.name, acquire, a);
-      // Without a wait nothing spans turns: one turn of the lock's actor. Only a retry (the same requestId) of an
-      // acquire that once joined the queue is answered a place; the waiters answer that one as they always did.
-      const result = await runtime.execute("lock", r.name, { op: "acquire", ...acquire }, a);
-      return result.ok && isWaitingReply(result.reply) ? waiters.acquire(r.name, acquire, a) : result;
+      // Without a wait nothing spans turns: one turn of the lock's actor, a repeat of an acquire that joined the queue included.
+      return waitMs > 0 ? waiters.acquire(r.name, acquire, a) : runtime.execute("lock", r.name, { op: "acquire", ...acquire }, a);
     }),
     endpoint("lock", "renew", lockRequests.renew, (r, a) =>
       runtime.execute("lock", r.name, { op: "renew", owner: r.owner, etag: r.etag, ttlMs: r.ttlMs }, a),
