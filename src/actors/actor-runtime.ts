@@ -301,6 +301,7 @@ export class ActorRuntime {
         const r = projection.remembered(msgId);
         return r !== undefined && r.atMs >= since ? r : undefined;
       },
+      answersRepeat: (reply, command) => logic.answersRepeat?.(reply, command) ?? true,
       decide: (state, command, now) => logic.decide(state, command, now),
       encode: (id, decision, now, requestId) => encode(kind, id, decision, now, requestId),
       applyOwn: (id, base: ProjectionRecord<unknown>, event: EncodedEvent, seq, msgId) => {

@@ -60,6 +60,8 @@ export interface TurnPorts {
   record(id: string): ProjectionRecord<unknown>;
   /** A reply remembered for `msgId` at or after `since`, if any. */
   remembered(msgId: string, since: number): { reply: unknown } | undefined;
+  /** Whether a remembered `reply` answers this repeat of `command` (the kind's `answersRepeat`; else it is decided again). */
+  answersRepeat(reply: unknown, command: Command): boolean;
   decide(state: unknown, command: Command, now: number): Decision;
   /** The event a decision records, stamped with the decision's instant. */
   encode(id: string, decision: Decision, now: number, requestId: string | undefined): EncodedEvent;
@@ -106,7 +108,11 @@ export async function runTurn(ports: TurnPorts, id: string, pending: PendingComm
       const now = Math.max(ports.now(), base.atMs);
       if (pending.requestId !== undefined) {
         const remembered = ports.remembered(pending.msgId, pending.requestedAt ?? now - ports.dedupWindowMs);
-        if (remembered !== undefined) return { ok: true, reply: remembered.reply };
+        if (remembered !== undefined) {
+          if (ports.answersRepeat(remembered.reply, pending.command)) return { ok: true, reply: remembered.reply };
+          // The request's id is on the event that earned that reply, in JetStream's duplicate window: what this repeat appends goes under a variant.
+          if (msgId === pending.msgId) msgId = msgIdVariant(pending.msgId, 0);
+        }
       }
       const decision = ports.decide(base.state, pending.command, now);
       attempts++;

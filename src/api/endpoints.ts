@@ -10,7 +10,6 @@ import { badRequest } from "../contract/errors.ts";
 import type { HostInfo } from "../contract/messages.ts";
 import type { LockWaiters } from "../app/lock-waiters.ts";
 import type { LockTurns } from "../app/lock-turns.ts";
-import { isWaitingReply } from "../logic/lock/waiting-reply.ts";
 import type { Clock } from "../actors/clock.ts";
 import type { ProxyLeasing } from "../app/proxy-leasing.ts";
 import type { RoutePlacement } from "../app/route-placement.ts";
@@ -53,11 +52,8 @@ export function lockEndpoints({ turns, waiters, maxWaitMs }: LockAcquireOptions)
         return refuse(badRequest("waitMs: a durable command cannot wait (send waitMs 0 or none)"));
       }
       const acquire = { owner: r.owner, ttlMs: r.ttlMs, waitMs, requestId: r.requestId, session: r.session };
-      if (waitMs > 0) return waiters.acquire(r.name, acquire, a);
-      // Without a wait nothing spans turns: one turn of the lock's actor. Only a retry (the same requestId) of an
-      // acquire that once joined the queue is answered a place; the waiters answer that one as they always did.
-      const result = await turns.execute(r.name, { op: "acquire", ...acquire }, a);
-      return result.ok && isWaitingReply(result.reply) ? waiters.acquire(r.name, acquire, a) : result;
+      // Without a wait nothing spans turns: one turn of the lock's actor, a repeat of an acquire that joined the queue included.
+      return waitMs > 0 ? waiters.acquire(r.name, acquire, a) : turns.execute(r.name, { op: "acquire", ...acquire }, a);
     }),
     endpoint("lock", "renew", lockRequests.renew, (r, a) =>
       turns.execute(r.name, { op: "renew", owner: r.owner, etag: r.etag, ttlMs: r.ttlMs }, a),

@@ -16,4 +16,10 @@ export interface Command {
 export interface ActorLogic<State, Cmd extends Command, E extends EventEnvelope = EventEnvelope> extends KindFold<State> {
   /** Decides one command at instant `now` (epoch ms). */
   decide(state: State, command: Cmd, now: number): Decision<E>;
+  /**
+   * Whether `reply`, remembered for the command's `requestId`, answers this
+   * repeat of it (default: always); a reply that only says where a wait
+   * stands does not answer a repeat that may not wait, which is decided.
+   */
+  answersRepeat?(reply: unknown, command: Cmd): boolean;
 }

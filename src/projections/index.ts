@@ -1,7 +1,9 @@
-/** The read side: pure folds of events into state, the kind projections that follow the stream and keep them (with their snapshots and remembered replies), and the read models and indexes over them. */
+/** The read side: pure folds of events into state, the kind projections that keep them (their I/O against the stream in `follow/`, with their snapshots and remembered replies), and the read models and indexes over them. */
 export * from "./lock.ts";
 export * from "./batched-catch-up.ts";
 export * from "./kind-projection.ts";
+export * from "./fold-store.ts";
+export * from "./snapshot-schedule.ts";
 export * from "./projection-snapshots.ts";
 export * from "./legacy-snapshots.ts";
 export * from "./snapshot-stores.ts";

@@ -52,6 +52,7 @@ function fixture() {
     monotonic: () => mono,
     record: (id) => records.get(id) ?? { state: logic.initialState(id), seq: 0, atMs: 0 },
     remembered: () => undefined,
+    answersRepeat: () => true,
     decide: (state, command, now) => logic.decide(state as never, command as LockCommand, now),
     encode: (id, decision, now) => {
       if (decision.outcome !== "append") throw new Error("nothing to encode");

@@ -8,7 +8,7 @@ import { fromXState } from "../kind-logic.ts";
 import { initialLockState, leaseView, type LockState } from "../../projections/lock.ts";
 import { lockMachine, lockStateValue, type LockMachineEvent } from "./machine.ts";
 import type { LockCommand, LockSettings } from "./commands.ts";
-import { waitingReply } from "./waiting-reply.ts";
+import { isWaitingReply, waitingReply } from "./waiting-reply.ts";
 
 /** The lock statechart under `settings`, as XState actor logic the runtime runs without an interpreter. */
 export function lockMachineLogic(settings: LockSettings) {
@@ -45,7 +45,7 @@ export function lockLogic(settings: LockSettings): ActorLogic<LockState, LockCom
 /** The statechart as the kind's logic, before its sessions are read. */
 function lockStatechart(settings: LockSettings): ActorLogic<LockState, LockCommand, LockEvent> {
   const logic = lockMachineLogic(settings);
-  return fromXState({
+  const xstate = fromXState<LockState, LockCommand, LockEvent, ReturnType<typeof logic.snapshotOf>>({
     kind: "lock",
     // 2: the state holds the wait queue (waiters, headSinceMs, freedAtMs). Sessions (1.2) add optional fields
     // only, absent from every earlier state, so a version 2 snapshot folds on as it was.
@@ -65,6 +65,12 @@ function lockStatechart(settings: LockSettings): ActorLogic<LockState, LockComma
       return {};
     },
   });
+  return {
+    ...xstate,
+    // A repeat without waitMs of an acquire that joined the queue is decided in its one turn (its place is found by
+    // requestId: the lock now, or LEASE_EXISTS), rather than answered "waiting", which only the lock waiters act on.
+    answersRepeat: (reply, command) => !(command.op === "acquire" && (command.waitMs ?? 0) === 0 && isWaitingReply(reply)),
+  };
 }
 
 const LOCK_EVENT_TYPES: ReadonlySet<string> = new Set(Object.keys(lockEventSchemas));

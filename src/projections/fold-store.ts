@@ -1,0 +1,127 @@
+/**
+ * The pure state of a kind projection: every id's folded record, the replies
+ * its events owe, and the listeners told of each fold. No I/O: the follower
+ * hands it stored messages in stream order, the actors of this instance their
+ * own acknowledged events, and a per-id sequence guard makes each count once
+ * (an append that passed the expected-sequence check cannot have skipped
+ * anything on its subject).
+ */
+import {
+  baseMsgId,
+  decodeEvent,
+  instantMs,
+  isUnparsable,
+  type HistoryEntry,
+  type RecordedEvent,
+  type StoredMessage,
+} from "../events/index.ts";
+import { decodeToken } from "../contract/subject-token.ts";
+import { ChangeTrackedMap } from "./incremental-snapshots.ts";
+import type { FoldListener, KindFold, ProjectionRecord } from "./kind-fold.ts";
+import { ReplyMemory, type ReplyMemoryLimits } from "./reply-memory.ts";
+import { WatchedReplies } from "./watched-replies.ts";
+
+/** Settings of a {@link FoldStore}. */
+export interface FoldStoreOptions<State> {
+  readonly fold: KindFold<State>;
+  readonly replies?: ReplyMemoryLimits | undefined;
+  /** The clock replies are judged past their horizon by. */
+  readonly now: () => number;
+}
+
+/** One kind's folded records by id, with the replies their events owe. */
+export class FoldStore<State> {
+  /** Every id with an event; change-tracked so snapshots write what changed. */
+  readonly records = new ChangeTrackedMap<string, ProjectionRecord<State>>();
+  /** Replies remembered for requests' `requestId`s. */
+  readonly replies: ReplyMemory;
+  /** Replies own turns wait for. */
+  readonly watched = new WatchedReplies();
+  private readonly listeners: FoldListener<State>[] = [];
+
+  constructor(private readonly options: FoldStoreOptions<State>) {
+    this.replies = new ReplyMemory(options.replies);
+  }
+
+  /** Registers a listener called after every folded entry. */
+  onFold(listener: FoldListener<State>): void {
+    this.listeners.push(listener);
+  }
+
+  /** One id's record (the initial state at sequence 0 when it has no events). */
+  record(id: string): ProjectionRecord<State> {
+    return this.records.get(id) ?? { state: this.options.fold.initialState(id), seq: 0, atMs: 0 };
+  }
+
+  /** One id's folded state. */
+  get(id: string): State {
+    return this.records.get(id)?.state ?? this.options.fold.initialState(id);
+  }
+
+  /** Replaces every folded state with `fn(id, state)`; returns how many changed. */
+  compact(fn: (id: string, state: State) => State): number {
+    let changed = 0;
+    for (const [id, record] of this.records) {
+      const state = fn(id, record.state);
+      if (state !== record.state) {
+        this.records.set(id, { ...record, state });
+        changed++;
+      }
+    }
+    return changed;
+  }
+
+  /** Applies an event this instance appended; ignored when the stream's fold got there first. */
+  applyOwn(id: string, recorded: RecordedEvent, stateAfter: State, atMs: number, reply: unknown): void {
+    const before = this.records.get(id);
+    if (before !== undefined && before.seq >= recorded.seq) return;
+    this.records.set(id, { state: stateAfter, seq: recorded.seq, atMs: Math.max(atMs, before?.atMs ?? 0) });
+    this.noteReply(recorded, reply, atMs);
+    this.tell(id, stateAfter, recorded);
+  }
+
+  /** Folds one stored message of the kind (a subject leasehold does not write moves nothing). */
+  foldStored(message: StoredMessage): void {
+    let id: string;
+    try {
+      id = decodeToken(message.subject.slice(message.subject.lastIndexOf(".") + 1));
+    } catch {
+      return;
+    }
+    const before = this.records.get(id);
+    if (before !== undefined && before.seq >= message.seq) return; // this instance applied it already
+    // Without its message id (read from the headers only when a reply is owed: see owesReply).
+    const entry = decodeEvent(message.payload, message.seq);
+    const { fold } = this.options;
+    const state = fold.evolve(before?.state ?? fold.initialState(id), entry);
+    const atMs = isUnparsable(entry) ? 0 : instantMs(entry.event.at);
+    this.records.set(id, { state, seq: message.seq, atMs: Math.max(atMs, before?.atMs ?? 0) });
+    if (!isUnparsable(entry) && this.owesReply(entry, atMs, message)) {
+      const recorded = { ...entry, msgId: message.msgId };
+      this.noteReply(recorded, fold.replyFor(state, recorded), atMs);
+    }
+    this.tell(id, state, entry);
+  }
+
+  /**
+   * Whether the folded `entry` owes a reply worth keeping: one an own turn
+   * watches for, or one its request asked for (`requestId`) that is not past
+   * the reply horizon already (a start's backlog holds mostly such replies).
+   */
+  private owesReply(entry: RecordedEvent, atMs: number, message: StoredMessage): boolean {
+    if (this.watched.size > 0 && message.msgId !== undefined && this.watched.has(baseMsgId(message.msgId))) return true;
+    return entry.event.requestId !== undefined && !this.replies.outlived(atMs, this.options.now(), message.pending ?? 0);
+  }
+
+  private noteReply(recorded: RecordedEvent, reply: unknown, atMs: number): void {
+    if (recorded.msgId === undefined) return;
+    // A retry under a variant id answers for the request's own id.
+    const msgId = baseMsgId(recorded.msgId);
+    if (recorded.event.requestId !== undefined) this.replies.remember(msgId, reply, atMs);
+    this.watched.note(msgId, { reply, seq: recorded.seq });
+  }
+
+  private tell(id: string, state: State, entry: HistoryEntry): void {
+    for (const listener of this.listeners) listener(id, state, entry);
+  }
+}
