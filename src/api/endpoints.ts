@@ -23,6 +23,8 @@ import { hostRequests } from "./host-requests.ts";
 import { lockRequests } from "./lock-requests.ts";
 import { proxyRequests } from "./proxy-requests.ts";
 import { routeRequests } from "./route-requests.ts";
+import { sessionRequests } from "./session-requests.ts";
+import { sessionIdFor } from "../app/session-ids.ts";
 
 const reads = { reads: true };
 
@@ -182,6 +184,35 @@ export function routeEndpoints({ placement, routes }: PlacementEndpointDeps): En
         await routes.fresh();
         const all = [...routes.routes()].sort(([a], [b]) => compareCodeUnits(a, b));
         return answer({ leases: all.flatMap(([route, state]) => sortedLeases(state).map((l) => routeLeaseView(route, l))) });
+      },
+      reads,
+    ),
+  ];
+}
+
+/**
+ * `session.open|keepalive|close|get`, each for the session actor the request
+ * names (`open`: the id the service chooses for it). `get` of a live session
+ * adds the locks it holds, sorted (`locksOf`).
+ */
+export function sessionEndpoints(
+  runtime: ActorRuntime,
+  { newId, locksOf }: { readonly newId: () => string; readonly locksOf: (session: string) => Promise<readonly string[]> },
+): Endpoint[] {
+  return [
+    endpoint("session", "open", sessionRequests.open, (r, a) =>
+      runtime.execute("session", sessionIdFor(r.owner, r.requestId, newId), { op: "open", owner: r.owner, ttlMs: r.ttlMs }, a),
+    ),
+    endpoint("session", "keepalive", sessionRequests.keepalive, (r, a) => runtime.execute("session", r.id, { op: "keepalive" }, a)),
+    endpoint("session", "close", sessionRequests.close, (r, a) => runtime.execute("session", r.id, { op: "close" }, a)),
+    endpoint(
+      "session",
+      "get",
+      sessionRequests.get,
+      async (r, a) => {
+        const result = await runtime.execute("session", r.id, { op: "get" }, a);
+        if (!result.ok || (result.reply as { session: unknown }).session === null) return result;
+        return answer({ ...(result.reply as object), locks: await locksOf(r.id) });
       },
       reads,
     ),

@@ -20,6 +20,8 @@ export const lockEventSchemas = {
     expiresAt: instant,
     previousOwner: z.string(),
     waiterSeq: positiveInt.optional(),
+    // 1.2: the session the lease hangs on (its ttlMs and expiresAt are the session's at the grant).
+    session: z.string().optional(),
   }),
   LockRenewed: z.object({ owner: z.string(), generation, ttlMs, expiresAt: instant }),
   LockReleased: z.object({ owner: z.string(), generation }),

@@ -21,6 +21,7 @@ import {
 import { StreamFold } from "../tools/stream-fold.ts";
 import { withDeadline } from "../events/deadline.ts";
 import { queueAt } from "../projections/lock-queue.ts";
+import { sessionLiveAt } from "../projections/session.ts";
 
 /** A lock as the dashboard lists it (held and unexpired, or corrupt). */
 export interface LockRow {
@@ -195,7 +196,9 @@ export class DashboardFeed {
     for (const s of this.fold.states.proxy.values()) proxy += activeLeases(s, now);
     let route = 0;
     for (const s of this.fold.states.route.values()) route += s.leases.size;
-    return { lock, proxy, route, host: 0 };
+    let session = 0;
+    for (const s of this.fold.states.session.values()) if (sessionLiveAt(s, now)) session++;
+    return { lock, proxy, route, host: 0, session };
   }
 
   /** The view at the current instant. */

@@ -15,3 +15,4 @@ export * from "./route.ts";
 export * from "./route-table.ts";
 export * from "./proxy.ts";
 export * from "./proxy-read-model.ts";
+export * from "./session.ts";

@@ -13,6 +13,7 @@ import {
   lockEventSchemas,
   proxyEventSchemas,
   routeEventSchemas,
+  sessionEventSchemas,
   type EventEnvelope,
   type StoredMessage,
   instantMs,
@@ -113,6 +114,7 @@ const TYPES_OF_KIND: Readonly<Record<ActorKind, ReadonlySet<string>>> = {
   proxy: new Set(Object.keys(proxyEventSchemas)),
   host: new Set(Object.keys(hostEventSchemas)),
   route: new Set(Object.keys(routeEventSchemas)),
+  session: new Set(Object.keys(sessionEventSchemas)),
 };
 
 /** A reported rule break, before it is placed at a sequence. */
@@ -226,7 +228,13 @@ export class Auditor {
       checked: this.checked,
       firstSeq: this.firstChecked,
       lastSeq: this.lastChecked,
-      actors: { proxy: states.proxy.size, host: states.host.size, route: states.route.size, lock: states.lock.size },
+      actors: {
+        proxy: states.proxy.size,
+        host: states.host.size,
+        route: states.route.size,
+        lock: states.lock.size,
+        session: states.session.size,
+      },
       byRule: Object.fromEntries([...this.byRule].sort(([a], [b]) => compareCodeUnits(a, b))),
       violations: this.violations,
       elapsedMs: Date.now() - this.started,
