@@ -17,11 +17,12 @@ import {
   type LockState,
   type ProxyState,
   type RouteState,
+  type SessionState,
 } from "../projections/index.ts";
 import { StreamFold } from "../tools/stream-fold.ts";
 import { withDeadline } from "../events/deadline.ts";
 import { queueAt } from "../projections/lock-queue.ts";
-import { sessionLiveAt } from "../projections/session.ts";
+import { sessionEndMs, sessionLiveAt } from "../projections/session.ts";
 
 /** A lock as the dashboard lists it (held and unexpired, or corrupt). */
 export interface LockRow {
@@ -33,6 +34,18 @@ export interface LockRow {
   readonly corrupt: string | null;
   /** Acquires waiting in the lock's queue. */
   readonly waiters: number;
+  /** The session the lease hangs on (1.2), null for a lease of its own. */
+  readonly session: string | null;
+}
+
+/** A live session (1.2) with the locks held under it. */
+export interface SessionRow {
+  readonly id: string;
+  readonly owner: string;
+  readonly ttlMs: number;
+  readonly expiresAtMs: number;
+  /** Names of the locks it holds now, sorted. */
+  readonly locks: readonly string[];
 }
 
 /** A registered proxy with its load and cooldowns. */
@@ -75,11 +88,12 @@ export interface DashboardView {
   readonly lastSeq: number;
   readonly caughtUp: boolean;
   readonly locks: readonly LockRow[];
+  readonly sessions: readonly SessionRow[];
   readonly proxies: readonly ProxyRow[];
   readonly hosts: readonly HostRow[];
   readonly events: readonly EventRow[];
   /** How many rows each table would have without the cap (the page says when it shows fewer). */
-  readonly totals: { readonly locks: number; readonly proxies: number; readonly hosts: number };
+  readonly totals: { readonly locks: number; readonly sessions: number; readonly proxies: number; readonly hosts: number };
 }
 
 /** The loads hosts publish, as the service instance keeps them (not events: the stream has none). */
@@ -204,8 +218,9 @@ export class DashboardFeed {
   /** The view at the current instant. */
   view(): DashboardView {
     const nowMs = this.now();
-    const { lock, proxy, host, route } = this.fold.states;
-    const locks = lockRows(lock, nowMs);
+    const { lock, proxy, host, route, session } = this.fold.states;
+    const locks = lockRows(lock, session, nowMs);
+    const sessions = sessionRows(session, locks, nowMs);
     const proxies = proxyRows(proxy, nowMs);
     const hosts = hostRows(host, route, this.options.hostLoads);
     return {
@@ -214,10 +229,11 @@ export class DashboardFeed {
       lastSeq: this.lastSeq,
       caughtUp: this.caughtUp,
       locks: locks.slice(0, this.maxRows),
+      sessions: sessions.slice(0, this.maxRows),
       proxies: proxies.slice(0, this.maxRows),
       hosts: hosts.slice(0, this.maxRows),
       events: [...this.latestRows].reverse(),
-      totals: { locks: locks.length, proxies: proxies.length, hosts: hosts.length },
+      totals: { locks: locks.length, sessions: sessions.length, proxies: proxies.length, hosts: hosts.length },
     };
   }
 
@@ -281,22 +297,53 @@ function detailOf(data: unknown): string {
   return line.length > 200 ? `${line.slice(0, 199)}…` : line;
 }
 
-function lockRows(locks: ReadonlyMap<string, LockState>, nowMs: number): LockRow[] {
+/**
+ * The session a lease hangs on. Read loosely, since the lease carries it
+ * only from 1.2 on; the lease's own expiry does not follow the session's
+ * keepalives (they are the session's events), so a session lease ends when
+ * its session does.
+ */
+function sessionOf(lease: LockState["lease"]): string | null {
+  const session = (lease as { readonly session?: unknown } | null)?.session;
+  return typeof session === "string" ? session : null;
+}
+
+function lockRows(locks: ReadonlyMap<string, LockState>, sessions: ReadonlyMap<string, SessionState>, nowMs: number): LockRow[] {
   const rows: LockRow[] = [];
   for (const s of locks.values()) {
-    const live = s.lease !== null && nowMs < s.lease.expiresAtMs;
+    const session = sessionOf(s.lease);
+    const sessionState = session === null ? undefined : sessions.get(session);
+    const expiresAtMs = sessionState === undefined ? (s.lease?.expiresAtMs ?? 0) : sessionEndMs(sessionState);
+    const live = s.lease !== null && nowMs < expiresAtMs;
     if (!live && s.corrupt === null) continue;
     rows.push({
       name: s.name,
       owner: s.lease?.owner ?? "",
       generation: s.lease?.generation ?? s.generation,
-      expiresAtMs: s.lease?.expiresAtMs ?? 0,
+      expiresAtMs,
       ttlMs: s.lease?.ttlMs ?? 0,
       corrupt: s.corrupt,
       waiters: queueAt(s, nowMs).live.length,
+      session,
     });
   }
   return rows.sort((a, b) => compareNames(a.name, b.name));
+}
+
+function sessionRows(sessions: ReadonlyMap<string, SessionState>, locks: readonly LockRow[], nowMs: number): SessionRow[] {
+  const held = new Map<string, string[]>();
+  for (const l of locks) {
+    if (l.session === null || l.corrupt !== null) continue;
+    let names = held.get(l.session);
+    if (names === undefined) held.set(l.session, (names = []));
+    names.push(l.name); // locks come sorted, so each list is too
+  }
+  const rows: SessionRow[] = [];
+  for (const s of sessions.values()) {
+    if (!sessionLiveAt(s, nowMs)) continue;
+    rows.push({ id: s.id, owner: s.owner, ttlMs: s.ttlMs, expiresAtMs: sessionEndMs(s), locks: held.get(s.id) ?? [] });
+  }
+  return rows.sort((a, b) => compareNames(a.id, b.id));
 }
 
 function proxyRows(proxies: ReadonlyMap<string, ProxyState>, nowMs: number): ProxyRow[] {
