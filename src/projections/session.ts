@@ -57,3 +57,9 @@ export function evolveSession(state: SessionState, entry: HistoryEntry): Session
       return { ...state, closedAtMs: state.closedAtMs ?? instantMs(event.at) };
   }
 }
+
+/** Sessions by id as a lock's decision reads them (the session table's, caught up with the stream). */
+export interface SessionLookup {
+  /** The session's state; undefined when it was never opened. */
+  get(id: string): SessionState | undefined;
+}

@@ -1,8 +1,12 @@
 /**
  * The lock kind in a service instance: its actors (and their projection), the
- * waiting acquires' runtime, the sessions locks hang on (1.2), and endpoints.
+ * waiting acquires' runtime, the sessions locks hang on (1.2) and the table
+ * their decisions read, and endpoints.
  */
 import { LockWaiters } from "../app/lock-waiters.ts";
+import { LockTurns } from "../app/lock-turns.ts";
+import { freshBy } from "../app/deadlines.ts";
+import { SessionTable } from "../projections/session-table.ts";
 import { lockLogic } from "../logic/lock/logic.ts";
 import { sessionLogic } from "../logic/session/logic.ts";
 import { lockEndpoints, sessionEndpoints } from "../api/endpoints.ts";
@@ -15,11 +19,18 @@ export function lockModule(ctx: KindContext): KindModule {
     lockLogic({ lockTtlMs: config.lockTtlMs, maxTtlMs: config.maxTtlMs, claimWindowMs: config.claimWindowMs }),
   );
   const sessions = runtime.register(sessionLogic({ lockTtlMs: config.lockTtlMs, maxTtlMs: config.maxTtlMs }));
-  const waiters = new LockWaiters({ runtime, projection, clock: ctx.clock, logger: ctx.logger });
+  const table = new SessionTable(sessions, projection);
+  const turns = new LockTurns(runtime, projection, table);
+  const waiters = new LockWaiters({ runtime, projection, clock: ctx.clock, logger: ctx.logger, turns });
+  // The locks a live session holds: read once the lock projection has caught up, within the request's deadline.
+  const locksOf = async (id: string, arrival: Parameters<typeof runtime.deadlineFor>[0]) => {
+    await freshBy(projection, runtime, runtime.deadlineFor(arrival).deadline);
+    return table.locksOf(id);
+  };
   return {
     endpoints: [
-      ...lockEndpoints(runtime, { waiters, maxWaitMs: config.maxWaitMs }),
-      ...sessionEndpoints(runtime, { newId: ctx.newId, locksOf: () => Promise.resolve([]) }),
+      ...lockEndpoints({ turns, waiters, maxWaitMs: config.maxWaitMs }),
+      ...sessionEndpoints(runtime, { newId: ctx.newId, locksOf }),
     ],
     start: async () => {
       await Promise.all([projection.start(), sessions.start()]);
