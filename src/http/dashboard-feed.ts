@@ -13,6 +13,7 @@ import {
   activeCooldowns,
   activeLeases,
   compareNames,
+  resolveSessions,
   type HostState,
   type LockState,
   type ProxyState,
@@ -297,34 +298,22 @@ function detailOf(data: unknown): string {
   return line.length > 200 ? `${line.slice(0, 199)}…` : line;
 }
 
-/**
- * The session a lease hangs on. Read loosely, since the lease carries it
- * only from 1.2 on; the lease's own expiry does not follow the session's
- * keepalives (they are the session's events), so a session lease ends when
- * its session does.
- */
-function sessionOf(lease: LockState["lease"]): string | null {
-  const session = (lease as { readonly session?: unknown } | null)?.session;
-  return typeof session === "string" ? session : null;
-}
-
+/** Lock rows, each read against its sessions' ends (a session lease ends when its session does). */
 function lockRows(locks: ReadonlyMap<string, LockState>, sessions: ReadonlyMap<string, SessionState>, nowMs: number): LockRow[] {
   const rows: LockRow[] = [];
-  for (const s of locks.values()) {
-    const session = sessionOf(s.lease);
-    const sessionState = session === null ? undefined : sessions.get(session);
-    const expiresAtMs = sessionState === undefined ? (s.lease?.expiresAtMs ?? 0) : sessionEndMs(sessionState);
-    const live = s.lease !== null && nowMs < expiresAtMs;
+  for (const recorded of locks.values()) {
+    const s = resolveSessions(recorded, sessions, nowMs).state;
+    const live = s.lease !== null && nowMs < s.lease.expiresAtMs;
     if (!live && s.corrupt === null) continue;
     rows.push({
       name: s.name,
       owner: s.lease?.owner ?? "",
       generation: s.lease?.generation ?? s.generation,
-      expiresAtMs,
+      expiresAtMs: s.lease?.expiresAtMs ?? 0,
       ttlMs: s.lease?.ttlMs ?? 0,
       corrupt: s.corrupt,
       waiters: queueAt(s, nowMs).live.length,
-      session,
+      session: s.lease?.session ?? null,
     });
   }
   return rows.sort((a, b) => compareNames(a.name, b.name));

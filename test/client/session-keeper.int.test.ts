@@ -1,13 +1,15 @@
 /**
  * The session keeper against a real service with a short TTL (600 ms, so a
- * keepalive every 200 ms): it keeps the session across several TTLs, its
+ * keepalive every 200 ms): it keeps the session, and the locks taken in it,
+ * across several TTLs (withLock releasing its own on the way out), its
  * signal aborts when the session is closed elsewhere (NO_SESSION on the next
- * keepalive) and when the service is gone past the local deadline, and
- * close() ends the session. The exact instants are pinned with fake timers
+ * keepalive, while a waiter on one of its locks is granted it) and when the
+ * service is gone past the local deadline, and close() ends the session and
+ * frees its locks. The exact instants are pinned with fake timers
  * in session-keeper.unit.test.ts.
  */
 import { describe, expect, it } from "vitest";
-import { NoSessionError, SessionClosedError, SessionLostError } from "../../src/index.ts";
+import { LeaseExistsError, NoSessionError, SessionClosedError, SessionLostError } from "../../src/index.ts";
 import { expectRejects, useClientHarness } from "./harness.ts";
 
 const h = useClientHarness();
@@ -66,6 +68,46 @@ describe("client.session", () => {
     expect(reason).toBeInstanceOf(SessionLostError);
     expect((reason as SessionLostError).reason).toBe("ended");
     await session.close();
+  });
+
+  it("takes locks under the session that follow its keepalives, withLock releases on the way out, and close frees the rest", async () => {
+    const { client, prefix } = await h.start({ lockTtlMs: TTL, maxTtlMs: TTL });
+    const other = await h.client(prefix);
+    const session = await client.session.keep({ owner: "worker-1" });
+    const a = await session.acquire("a");
+    expect([a.lease.session, a.lease.owner, a.lease.ttlMs]).toEqual([session.id, "worker-1", TTL]);
+    await session.acquire("b");
+    const inside = await session.withLock("c", async (lock) => {
+      expect(lock.signal.aborted).toBe(false);
+      return (await client.session.get({ id: session.id })).locks;
+    });
+    expect(inside).toEqual(["a", "b", "c"]);
+    expect((await client.session.get({ id: session.id })).locks).toEqual(["a", "b"]);
+    // Held past several of its TTLs by the session's keepalives alone.
+    await keptAlive(() => session.session.expiresAt, 6);
+    const held = await other.lock.get({ name: "a" });
+    expect([held.lease?.session, held.lease?.generation]).toEqual([session.id, a.generation]);
+    await expectRejects(other.lock.acquire({ name: "a", owner: "worker-2" }), LeaseExistsError, "LEASE_EXISTS", 409);
+
+    await session.close();
+    expect((await other.lock.get({ name: "a" })).lease).toBeNull();
+    expect((await other.lock.get({ name: "b" })).lease).toBeNull();
+    const next = await other.lock.acquire({ name: "a", owner: "worker-2", ttlMs: TTL });
+    expect(next.lease.generation).toBeGreaterThan(a.generation);
+    await expect(session.acquire("d")).rejects.toBeInstanceOf(SessionClosedError);
+  });
+
+  it("a waiter on a lock of a session closed elsewhere is granted it, and the keeper's locks see the loss", async () => {
+    const { client, prefix } = await h.start({ lockTtlMs: TTL, maxTtlMs: TTL });
+    const other = await h.client(prefix);
+    const session = await client.session.keep({ owner: "worker-1" });
+    const lock = await session.acquire("job");
+    const waiting = other.lock.acquire({ name: "job", owner: "worker-2", waitMs: 5000 });
+    const aborted = abortReason(lock.signal);
+    await other.session.close({ id: session.id });
+    const { lease } = await waiting;
+    expect([lease.owner, lease.generation]).toEqual(["worker-2", lock.generation + 1]);
+    expect(((await aborted) as SessionLostError).reason).toBe("ended");
   });
 
   it("aborts its signal with reason expired when no keepalive is answered before its local deadline", async () => {
