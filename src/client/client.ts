@@ -13,6 +13,7 @@
 import type { NatsConnection } from "@nats-io/nats-core";
 import { DurableApi } from "./durable.ts";
 import { onReconnect } from "./reconnects.ts";
+import { runHolding } from "./scoped.ts";
 import { keepLock, type KeepOptions, type LockKeeper } from "./lock-keeper.ts";
 import { keepSession, type KeepSessionOptions, type SessionKeeper } from "./session-keeper.ts";
 import { LockWatch, type LockWatchOptions } from "./lock-watch.ts";
@@ -79,17 +80,7 @@ export class LockApi {
 
   /** Runs `fn` while holding the lock, then releases it (also when `fn` throws); `fn` should stop when `keeper.signal` aborts. */
   async withLock<R>(options: KeepOptions, fn: (keeper: LockKeeper) => Promise<R>): Promise<R> {
-    const keeper = await this.keep(options);
-    let result: R;
-    try {
-      result = await fn(keeper);
-    } catch (e) {
-      // fn's error is the one to report; the lease expires by itself if this release fails.
-      await keeper.close().catch(() => undefined);
-      throw e;
-    }
-    await keeper.close();
-    return result;
+    return runHolding(await this.keep(options), fn, (keeper) => keeper.close());
   }
 }
 

@@ -1,5 +1,5 @@
 /**
- * The timing core of a session keeper: one beat (a keepalive) every period,
+ * The timing core of the lock keeper and the session keeper: one beat (a keepalive) every period,
  * each bounded by the time the lease has left; a transient failure is tried
  * again soon with the same requestId until the local deadline; a reconnect
  * of NATS sends the beat again at once; a refusal or a passed deadline ends
@@ -7,8 +7,47 @@
  * failure means are the owner's.
  */
 import { randomUUID } from "node:crypto";
-import { localDeadline, realTimers, type KeeperTimers } from "./lock-keeper.ts";
 import type { CallOptions } from "./transport.ts";
+
+/** How much clock skew between service instances the keeper tolerates by default, ms. */
+export const DEFAULT_CLOCK_SKEW_MARGIN_MS = 2000;
+
+/**
+ * When a keeper stops counting on a lease granted or renewed by a request
+ * sent at `sentAt` (local monotonic ms): `ttlMs` later, less the skew margin,
+ * which is at most a quarter of the TTL (a lease under 8 s tolerates less
+ * than the default 2 s; the renew, every third of the TTL, still comes first).
+ */
+export function localDeadline(sentAt: number, ttlMs: number, skewMarginMs = DEFAULT_CLOCK_SKEW_MARGIN_MS): number {
+  return sentAt + ttlMs - Math.min(skewMarginMs, Math.floor(ttlMs / 4));
+}
+
+/** The clock and timers a keeper runs on (real ones by default; fakes in tests). */
+export interface KeeperTimers {
+  /** Monotonic milliseconds. */
+  now(): number;
+  setTimeout(fn: () => void, ms: number): unknown;
+  clearTimeout(handle: unknown): void;
+}
+
+/** Real timers; `performance.now()` does not jump with the wall clock. */
+export const realTimers: KeeperTimers = {
+  now: () => performance.now(),
+  setTimeout: (fn, ms) => setTimeout(fn, ms),
+  clearTimeout: (handle) => clearTimeout(handle as ReturnType<typeof setTimeout>),
+};
+
+/** Calls a keeper's `onLost` callback; a callback that throws is surfaced as any throwing callback would be, not inside the keeper. */
+export function callOnLost<E>(onLost: ((error: E) => void) | undefined, error: E): void {
+  if (onLost === undefined) return;
+  try {
+    onLost(error);
+  } catch (e) {
+    queueMicrotask(() => {
+      throw e;
+    });
+  }
+}
 
 /** The longest pause between tries of a beat that failed transiently: a service coming back is found within it. */
 const MAX_RETRY_GAP_MS = 500;
@@ -19,8 +58,8 @@ export interface HeartbeatSpec<Reason extends string> {
   beat(requestId: string, options: CallOptions): Promise<{ readonly ttlMs: number }>;
   /** The loss a failed beat means, or undefined when it is transient and worth retrying. */
   lossOf(error: unknown): Reason | undefined;
-  /** Called once, when a refusal or the local deadline ends the heartbeat (`cause`: the refusal). */
-  onLoss(reason: Reason | "expired", cause?: unknown): void;
+  /** Called once, when a refusal (`cause`) or the local deadline (`wokeLate`: found passed on waking) ends the heartbeat. */
+  onLoss(reason: Reason | "expired", detail: { readonly cause?: unknown; readonly wokeLate?: boolean }): void;
   /** Calls `listener` after each reconnect of NATS, until the returned function is called. */
   onReconnect?(listener: () => void): () => void;
   readonly timers?: KeeperTimers;
@@ -68,19 +107,18 @@ export class Heartbeat<Reason extends string> {
     return this.running && this.timers.now() < this.deadline;
   }
 
-  /** Stops beating (no loss is reported); idempotent. */
+  /** Stops beating (no loss is reported; a beat in flight is let finish: see {@link inFlight}); idempotent. */
   stop(): void {
     this.running = false;
     this.timers.clearTimeout(this.beatTimer);
     this.timers.clearTimeout(this.expiryTimer);
     this.stopWatching();
-    this.attemptAbort?.abort(new Error("heartbeat stopped"));
   }
 
-  private lose(reason: Reason | "expired", cause?: unknown): void {
+  private lose(reason: Reason | "expired", detail: { cause?: unknown; wokeLate?: boolean } = {}): void {
     if (!this.running) return;
     this.stop();
-    this.spec.onLoss(reason, cause);
+    this.spec.onLoss(reason, detail);
   }
 
   private armExpiry(): void {
@@ -96,7 +134,7 @@ export class Heartbeat<Reason extends string> {
       () => {
         if (!this.running) return;
         // Woken past the deadline (a paused process): the locks may be someone else's by now; say so first.
-        if (this.timers.now() >= this.deadline) return this.lose("expired");
+        if (this.timers.now() >= this.deadline) return this.lose("expired", { wokeLate: true });
         const attempt = this.attempt(requestId ?? randomUUID());
         this.inFlight = attempt;
         void attempt.finally(() => {
@@ -134,7 +172,7 @@ export class Heartbeat<Reason extends string> {
       if (!this.running) return;
       if (abort.signal.aborted) return this.schedule(0, requestId);
       const loss = this.spec.lossOf(e);
-      if (loss !== undefined) return this.lose(loss, e);
+      if (loss !== undefined) return this.lose(loss, { cause: e });
       this.retrying = requestId;
       this.schedule(Math.max(10, Math.min(MAX_RETRY_GAP_MS, Math.floor(this.everyMs / 6))), requestId);
     } finally {

@@ -15,8 +15,8 @@
  * as held (docs/cluster.md, Clock skew); the client's own clock may be off by
  * anything, since only its monotonic time is used.
  */
-import { randomUUID } from "node:crypto";
 import { LeaseholdError, LeaseholdTransportError } from "./errors.ts";
+import { callOnLost, Heartbeat, realTimers, type KeeperTimers } from "./heartbeat.ts";
 import type { CallOptions } from "./transport.ts";
 import type {
   EmptyReply,
@@ -27,33 +27,7 @@ import type {
   LockRenewRequest,
 } from "../contract/messages.ts";
 
-/** How much clock skew between service instances the keeper tolerates by default, ms. */
-export const DEFAULT_CLOCK_SKEW_MARGIN_MS = 2000;
-
-/**
- * When a keeper stops counting on a lease granted or renewed by a request
- * sent at `sentAt` (local monotonic ms): `ttlMs` later, less the skew margin,
- * which is at most a quarter of the TTL (a lease under 8 s tolerates less
- * than the default 2 s; the renew, every third of the TTL, still comes first).
- */
-export function localDeadline(sentAt: number, ttlMs: number, skewMarginMs = DEFAULT_CLOCK_SKEW_MARGIN_MS): number {
-  return sentAt + ttlMs - Math.min(skewMarginMs, Math.floor(ttlMs / 4));
-}
-
-/** The clock and timers a keeper runs on (real ones by default; fakes in tests). */
-export interface KeeperTimers {
-  /** Monotonic milliseconds. */
-  now(): number;
-  setTimeout(fn: () => void, ms: number): unknown;
-  clearTimeout(handle: unknown): void;
-}
-
-/** Real timers; `performance.now()` does not jump with the wall clock. */
-export const realTimers: KeeperTimers = {
-  now: () => performance.now(),
-  setTimeout: (fn, ms) => setTimeout(fn, ms),
-  clearTimeout: (handle) => clearTimeout(handle as ReturnType<typeof setTimeout>),
-};
+export { DEFAULT_CLOCK_SKEW_MARGIN_MS, localDeadline, realTimers, type KeeperTimers } from "./heartbeat.ts";
 
 /** Why a kept lock was lost. */
 export type LockLossReason =
@@ -158,28 +132,15 @@ export async function keepLock(api: KeeperLockApi, options: KeepOptions, request
 
 type KeeperState = "held" | "lost" | "closing" | "closed";
 
-/** The longest pause between tries of a renew that failed transiently: a service coming back is found within it. */
-const MAX_RETRY_GAP_MS = 500;
-
 /** Renews one held lock until it is closed or lost. */
 export class LockKeeper implements AsyncDisposable {
-  /** The renew period in ms. */
-  readonly renewEveryMs: number;
   private current: LockLease;
-  private deadline: number;
   private state: KeeperState = "held";
   private lostWith: LockLostError | undefined;
   private readonly controller = new AbortController();
-  private renewTimer: unknown;
-  private expiryTimer: unknown;
-  private inFlight: Promise<void> | undefined;
   /** The lease turned out not to be ours any more while closing: nothing to release. */
   private gone = false;
-  /** The requestId of a renew that failed transiently and waits for its next try. */
-  private retrying: string | undefined;
-  /** Stops the attempt in flight from waiting for its reply (after a reconnect). */
-  private attemptAbort: AbortController | undefined;
-  private readonly stopWatching: () => void;
+  private readonly heartbeat: Heartbeat<LockLossReason>;
   private closed: Promise<void> | undefined;
 
   /** Starts keeping `lease`, acquired by a request sent at `sentAt` (on `timers`' clock). */
@@ -192,11 +153,25 @@ export class LockKeeper implements AsyncDisposable {
     private readonly requestTimeoutMs = 5000,
   ) {
     this.current = lease;
-    this.deadline = localDeadline(sentAt, lease.ttlMs, options.clockSkewMarginMs);
-    this.renewEveryMs = options.renewEveryMs ?? Math.max(1, Math.floor(lease.ttlMs / 3));
-    this.stopWatching = api.onReconnect?.(() => this.renewAfterReconnect()) ?? (() => undefined);
-    this.armExpiry();
-    if (this.state === "held") this.scheduleRenew(sentAt + this.renewEveryMs - timers.now());
+    this.heartbeat = new Heartbeat<LockLossReason>(
+      {
+        beat: (requestId, callOptions) => this.renew(requestId, callOptions),
+        lossOf,
+        onLoss: (reason, detail) => this.lose(reason, detail),
+        ...(api.onReconnect === undefined ? {} : { onReconnect: (listener: () => void) => api.onReconnect!(listener) }),
+        timers,
+        ...(options.renewEveryMs === undefined ? {} : { everyMs: options.renewEveryMs }),
+        ...(options.clockSkewMarginMs === undefined ? {} : { clockSkewMarginMs: options.clockSkewMarginMs }),
+        requestTimeoutMs,
+      },
+      sentAt,
+      lease.ttlMs,
+    );
+  }
+
+  /** The renew period in ms. */
+  get renewEveryMs(): number {
+    return this.heartbeat.everyMs;
   }
 
   /** The lease as last granted or renewed. */
@@ -231,12 +206,12 @@ export class LockKeeper implements AsyncDisposable {
 
   /** True while the lock is held by this keeper (neither lost, nor past its local deadline, nor closed). */
   get held(): boolean {
-    return this.state === "held" && this.timers.now() < this.deadline;
+    return this.state === "held" && this.heartbeat.alive;
   }
 
   /** Milliseconds left before the lease would expire without another renew (by the local, conservative deadline). */
   get remainingMs(): number {
-    return Math.max(0, this.deadline - this.timers.now());
+    return this.heartbeat.remainingMs;
   }
 
   /** Throws the loss (or closure) unless the lock is still held; a guard before each fenced step. */
@@ -268,12 +243,11 @@ export class LockKeeper implements AsyncDisposable {
       this.state = "closing";
       this.controller.abort(new LockClosedError(this.options.name, this.generation));
     }
-    this.timers.clearTimeout(this.renewTimer);
-    this.timers.clearTimeout(this.expiryTimer);
-    this.stopWatching();
+    this.heartbeat.stop();
     try {
       if (!wasHeld) return;
-      await this.inFlight;
+      // A renew in flight may yet change the etag: release with the newest.
+      await this.heartbeat.inFlight;
       if (this.gone) return;
       try {
         await this.api.release({ name: this.options.name, etag: this.current.etag }, { timeoutMs: this.requestTimeoutMs });
@@ -287,63 +261,12 @@ export class LockKeeper implements AsyncDisposable {
     }
   }
 
-  private armExpiry(): void {
-    this.timers.clearTimeout(this.expiryTimer);
-    const left = this.deadline - this.timers.now();
-    if (left <= 0) {
-      this.lose("expired", `lock ${this.options.name} expired: no renew succeeded within its ${this.current.ttlMs} ms TTL`);
-      return;
-    }
-    this.expiryTimer = this.timers.setTimeout(() => {
-      if (this.state !== "held") return;
-      this.lose("expired", `lock ${this.options.name} expired: no renew succeeded within its ${this.current.ttlMs} ms TTL`);
-    }, left);
-  }
-
-  private scheduleRenew(delayMs: number, requestId?: string): void {
-    this.timers.clearTimeout(this.renewTimer);
-    this.renewTimer = this.timers.setTimeout(
-      () => {
-        if (this.state !== "held") return;
-        // Woken past the local deadline (a paused process): the lease may be someone else's by now.
-        // Say so before anything else; a renew sent now could only be refused, or succeed too late to matter.
-        if (this.timers.now() >= this.deadline) {
-          this.lose("expired", `lock ${this.options.name} expired: this process woke after its ${this.current.ttlMs} ms TTL had passed`);
-          return;
-        }
-        const attempt = this.attempt(requestId ?? randomUUID());
-        this.inFlight = attempt;
-        void attempt.finally(() => {
-          if (this.inFlight === attempt) this.inFlight = undefined;
-        });
-      },
-      Math.max(0, delayMs),
-    );
-  }
-
   /**
-   * NATS is back: a reply awaited from before (the service that took the
-   * renew may be gone) is given up and the renew sent again at once, as is a
-   * retry waiting for its turn, instead of either waiting out its timeout or
-   * gap while the lease runs down.
+   * One renew. Retries of one renew reuse its requestId (the heartbeat's), so
+   * a renew that took effect but whose reply was lost is answered again
+   * rather than refused as NOT_HELD for the etag it replaced.
    */
-  private renewAfterReconnect(): void {
-    if (this.state !== "held") return;
-    if (this.attemptAbort !== undefined) this.attemptAbort.abort(new Error("NATS reconnected"));
-    else if (this.retrying !== undefined) this.scheduleRenew(0, this.retrying);
-  }
-
-  /**
-   * One renew attempt, bounded by the time the lease has left (and by the
-   * request timeout). Retries of one renew reuse its requestId, so a renew
-   * that took effect but whose reply was lost is answered again rather than
-   * refused as NOT_HELD for the etag it replaced. Never rejects.
-   */
-  private async attempt(requestId: string): Promise<void> {
-    const sentAt = this.timers.now();
-    const left = this.deadline - sentAt;
-    const abort = new AbortController();
-    this.attemptAbort = abort;
+  private async renew(requestId: string, callOptions: CallOptions): Promise<LockLease> {
     const request: LockRenewRequest = {
       name: this.options.name,
       owner: this.options.owner,
@@ -352,61 +275,29 @@ export class LockKeeper implements AsyncDisposable {
       ...(this.options.ttlMs === undefined ? {} : { ttlMs: this.options.ttlMs }),
     };
     try {
-      // Each attempt is bounded by the time left; this loop does the retrying.
-      const { lease } = await this.api.renew(request, {
-        timeoutMs: Math.max(1, Math.min(this.requestTimeoutMs, left)),
-        retry: false,
-        signal: abort.signal,
-      });
-      if (this.state === "lost" || this.state === "closed") return;
-      this.retrying = undefined;
-      this.current = lease;
-      this.deadline = localDeadline(sentAt, lease.ttlMs, this.options.clockSkewMarginMs);
-      if (this.state !== "held") return;
-      this.armExpiry();
-      this.scheduleRenew(sentAt + this.renewEveryMs - this.timers.now());
+      const { lease } = await this.api.renew(request, callOptions);
+      if (this.state === "held" || this.state === "closing") this.current = lease;
+      return lease;
     } catch (e) {
-      if (this.state === "lost" || this.state === "closed") return;
-      const loss = lossOf(e);
-      if (this.state === "closing") {
-        if (loss !== undefined) this.gone = true;
-        return;
-      }
-      if (abort.signal.aborted) {
-        this.scheduleRenew(0, requestId);
-        return;
-      }
-      if (loss !== undefined) {
-        this.lose(loss, `lock ${this.options.name} lost (generation ${this.generation}): ${(e as Error).message}`, e);
-        return;
-      }
-      // Transient (timeout, no responder, UNAVAILABLE): try again soon, with the same requestId, until the local deadline.
-      this.retrying = requestId;
-      this.scheduleRenew(Math.max(10, Math.min(MAX_RETRY_GAP_MS, Math.floor(this.renewEveryMs / 6))), requestId);
-    } finally {
-      if (this.attemptAbort === abort) this.attemptAbort = undefined;
+      if (this.state === "closing" && lossOf(e) !== undefined) this.gone = true;
+      throw e;
     }
   }
 
-  private lose(reason: LockLossReason, message: string, cause?: unknown): void {
+  private lose(reason: LockLossReason | "expired", { cause, wokeLate }: { cause?: unknown; wokeLate?: boolean }): void {
     if (this.state !== "held") return;
     this.state = "lost";
-    this.timers.clearTimeout(this.renewTimer);
-    this.timers.clearTimeout(this.expiryTimer);
-    this.stopWatching();
-    const error = new LockLostError(this.options.name, this.generation, reason, message, cause === undefined ? undefined : { cause });
+    const name = this.options.name;
+    const message =
+      reason !== "expired"
+        ? `lock ${name} lost (generation ${this.generation}): ${(cause as Error).message}`
+        : wokeLate === true
+          ? `lock ${name} expired: this process woke after its ${this.current.ttlMs} ms TTL had passed`
+          : `lock ${name} expired: no renew succeeded within its ${this.current.ttlMs} ms TTL`;
+    const error = new LockLostError(name, this.generation, reason, message, cause === undefined ? undefined : { cause });
     this.lostWith = error;
     this.controller.abort(error);
-    const onLost = this.options.onLost;
-    if (onLost === undefined) return;
-    try {
-      onLost(error);
-    } catch (e) {
-      // The owner's callback failed: surface it as any throwing callback would, not inside the keeper.
-      queueMicrotask(() => {
-        throw e;
-      });
-    }
+    callOnLost(this.options.onLost, error);
   }
 }
 

@@ -11,9 +11,9 @@
  * ({@link localDeadline}), so no other instance lets another owner into one
  * of its locks while this side still counts them as held.
  */
-import { Heartbeat } from "./heartbeat.ts";
+import { callOnLost, Heartbeat, realTimers, type KeeperTimers } from "./heartbeat.ts";
 import { LeaseholdError, LeaseholdTransportError } from "./errors.ts";
-import { realTimers, type KeeperTimers } from "./lock-keeper.ts";
+import { runHolding } from "./scoped.ts";
 import type { CallOptions } from "./transport.ts";
 import type {
   EmptyReply,
@@ -149,7 +149,7 @@ export class SessionKeeper implements AsyncDisposable {
           return reply.session;
         },
         lossOf,
-        onLoss: (reason, cause) => this.lose(reason, cause),
+        onLoss: (reason, { cause }) => this.lose(reason, cause),
         ...(api.onReconnect === undefined ? {} : { onReconnect: (listener: () => void) => api.onReconnect!(listener) }),
         ...(options.timers === undefined ? {} : { timers: options.timers }),
         ...(options.keepaliveEveryMs === undefined ? {} : { everyMs: options.keepaliveEveryMs }),
@@ -236,17 +236,7 @@ export class SessionKeeper implements AsyncDisposable {
    * and `fn` should stop then. The session stays open.
    */
   async withLock<R>(name: string, fn: (lock: SessionLock) => Promise<R>, options?: SessionAcquireOptions): Promise<R> {
-    const lock = await this.acquire(name, options);
-    let result: R;
-    try {
-      result = await fn(lock);
-    } catch (e) {
-      // fn's error is the one to report; the lock ends with the session if this release fails.
-      await lock.release().catch(() => undefined);
-      throw e;
-    }
-    await lock.release();
-    return result;
+    return runHolding(await this.acquire(name, options), fn, (lock) => lock.release());
   }
 
   /**
@@ -300,16 +290,7 @@ export class SessionKeeper implements AsyncDisposable {
     const error = new SessionLostError(this.id, reason, message, cause === undefined ? undefined : { cause });
     this.lostWith = error;
     this.controller.abort(error);
-    const onLost = this.options.onLost;
-    if (onLost === undefined) return;
-    try {
-      onLost(error);
-    } catch (e) {
-      // The owner's callback failed: surface it as any throwing callback would, not inside the keeper.
-      queueMicrotask(() => {
-        throw e;
-      });
-    }
+    callOnLost(this.options.onLost, error);
   }
 }
 

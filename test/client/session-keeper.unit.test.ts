@@ -14,22 +14,17 @@ import {
   SessionLostError,
   keepSession,
   type CallOptions,
-  type KeeperTimers,
   type LockAcquireRequest,
   type LockLease,
   type Session,
   type SessionIdRequest,
   type SessionKeeperApi,
 } from "../../src/client/index.ts";
+import { fakeableTimers } from "../support/keeper-timers.ts";
 
 const TTL = 3000;
 
-/** Fake timers driven by vi.useFakeTimers (Date.now is faked too). */
-const timers: KeeperTimers = {
-  now: () => Date.now(),
-  setTimeout: (fn, ms) => setTimeout(fn, ms),
-  clearTimeout: (handle) => clearTimeout(handle as ReturnType<typeof setTimeout>),
-};
+const timers = fakeableTimers;
 
 type Step = { ok: true } | { error: Error } | { hang: true };
 
