@@ -22,41 +22,27 @@
  */
 import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
-import { parseArgs } from "node:util";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { NatsConnection } from "@nats-io/nats-core";
 import { resolveConfig } from "../src/config.ts";
 import { LeaseholdClient, type LockKeeper } from "../src/index.ts";
 import { decodeEvent, isUnparsable } from "../src/events/index.ts";
 import { sessionTables, type SessionCost, type SessionKill } from "./session-report.ts";
-import { positiveInt, printJson, round, runBench, UsageError, withBench, type BenchContext } from "./support.ts";
+import { parseOwnArgs, positiveInt, printJson, round, runBench, withBench, type BenchContext } from "./support.ts";
 
 const USAGE = `usage: npx tsx bench/sessions.ts [--locks 1000] [--ttl-ms 3000] [--window-ms 9000] [--kills 1] [--wait-for-quiet] [--json]`;
 const WORKER = fileURLToPath(new URL("./session-worker.ts", import.meta.url));
 const BOUND_MS = 50;
 
 function parse() {
-  let values;
-  try {
-    ({ values } = parseArgs({
-      options: {
-        locks: { type: "string", default: "1000" },
-        "ttl-ms": { type: "string", default: "3000" },
-        "window-ms": { type: "string", default: "9000" },
-        kills: { type: "string", default: "1" },
-        "wait-for-quiet": { type: "boolean", default: false },
-        json: { type: "boolean", default: false },
-        help: { type: "boolean", default: false },
-      },
-      strict: true,
-    }));
-  } catch (e) {
-    throw new UsageError((e as Error).message);
-  }
-  if (values.help) {
-    process.stdout.write(`${USAGE}\n`);
-    process.exit(0);
-  }
+  const values = parseOwnArgs(USAGE, {
+    locks: { type: "string", default: "1000" },
+    "ttl-ms": { type: "string", default: "3000" },
+    "window-ms": { type: "string", default: "9000" },
+    kills: { type: "string", default: "1" },
+    "wait-for-quiet": { type: "boolean", default: false },
+    json: { type: "boolean", default: false },
+  });
   return {
     locks: positiveInt("locks", values.locks),
     ttlMs: positiveInt("ttl-ms", values["ttl-ms"]),
