@@ -16,7 +16,8 @@
  * anything, since only its monotonic time is used.
  */
 import { LeaseholdError, LeaseholdTransportError } from "./errors.ts";
-import { callOnLost, Heartbeat, realTimers, type KeeperTimers } from "./heartbeat.ts";
+import { Heartbeat, realTimers, type KeeperTimers } from "./heartbeat.ts";
+import { Kept } from "./kept.ts";
 import type { CallOptions } from "./transport.ts";
 import type {
   EmptyReply,
@@ -133,15 +134,12 @@ export async function keepLock(api: KeeperLockApi, options: KeepOptions, request
 type KeeperState = "held" | "lost" | "closing" | "closed";
 
 /** Renews one held lock until it is closed or lost. */
-export class LockKeeper implements AsyncDisposable {
+export class LockKeeper extends Kept<LockLostError> {
   private current: LockLease;
   private state: KeeperState = "held";
-  private lostWith: LockLostError | undefined;
-  private readonly controller = new AbortController();
   /** The lease turned out not to be ours any more while closing: nothing to release. */
   private gone = false;
-  private readonly heartbeat: Heartbeat<LockLossReason>;
-  private closed: Promise<void> | undefined;
+  protected readonly heartbeat: Heartbeat<LockLossReason>;
 
   /** Starts keeping `lease`, acquired by a request sent at `sentAt` (on `timers`' clock). */
   constructor(
@@ -152,6 +150,7 @@ export class LockKeeper implements AsyncDisposable {
     private readonly timers: KeeperTimers = realTimers,
     private readonly requestTimeoutMs = 5000,
   ) {
+    super();
     this.current = lease;
     this.heartbeat = new Heartbeat<LockLossReason>(
       {
@@ -194,50 +193,25 @@ export class LockKeeper implements AsyncDisposable {
     return this.current.expiresAt;
   }
 
-  /** Aborted when the lock is lost (reason: a {@link LockLostError}) or closed (a {@link LockClosedError}). */
-  get signal(): AbortSignal {
-    return this.controller.signal;
+  protected get up(): boolean {
+    return this.state === "held";
   }
 
-  /** Why the lock was lost, or undefined while it is held (or after a clean close). */
-  get lost(): LockLostError | undefined {
-    return this.lostWith;
-  }
-
-  /** True while the lock is held by this keeper (neither lost, nor past its local deadline, nor closed). */
-  get held(): boolean {
-    return this.state === "held" && this.heartbeat.alive;
-  }
-
-  /** Milliseconds left before the lease would expire without another renew (by the local, conservative deadline). */
-  get remainingMs(): number {
-    return this.heartbeat.remainingMs;
-  }
-
-  /** Throws the loss (or closure) unless the lock is still held; a guard before each fenced step. */
-  throwIfLost(): void {
-    if (this.held) return;
-    if (this.signal.aborted) throw this.signal.reason;
-    throw new LockLostError(this.options.name, this.generation, "expired", `lock ${this.options.name} expired locally`);
+  protected expiredLocally(): LockLostError {
+    return new LockLostError(this.options.name, this.generation, "expired", `lock ${this.options.name} expired locally`);
   }
 
   /**
    * Stops renewing, aborts the signal, and releases the lock (a lock that
    * turns out to be released or held by another already counts as released).
    * Idempotent; throws only when the release request itself failed (the
-   * lease then expires by its TTL).
+   * lease then expires by its TTL). `await using` runs it at the end of the block.
    */
-  close(): Promise<void> {
-    this.closed ??= this.doClose();
-    return this.closed;
+  override close(): Promise<void> {
+    return super.close();
   }
 
-  /** `await using keeper = await client.lock.keep(...)` releases at the end of the block. */
-  [Symbol.asyncDispose](): Promise<void> {
-    return this.close();
-  }
-
-  private async doClose(): Promise<void> {
+  protected async doClose(): Promise<void> {
     const wasHeld = this.state === "held";
     if (wasHeld) {
       this.state = "closing";
@@ -295,9 +269,7 @@ export class LockKeeper implements AsyncDisposable {
           ? `lock ${name} expired: this process woke after its ${this.current.ttlMs} ms TTL had passed`
           : `lock ${name} expired: no renew succeeded within its ${this.current.ttlMs} ms TTL`;
     const error = new LockLostError(name, this.generation, reason, message, cause === undefined ? undefined : { cause });
-    this.lostWith = error;
-    this.controller.abort(error);
-    callOnLost(this.options.onLost, error);
+    this.report(error, this.options.onLost);
   }
 }
 

@@ -11,7 +11,8 @@
  * ({@link localDeadline}), so no other instance lets another owner into one
  * of its locks while this side still counts them as held.
  */
-import { callOnLost, Heartbeat, realTimers, type KeeperTimers } from "./heartbeat.ts";
+import { Heartbeat, realTimers, type KeeperTimers } from "./heartbeat.ts";
+import { Kept } from "./kept.ts";
 import { LeaseholdError, LeaseholdTransportError } from "./errors.ts";
 import { runHolding } from "./scoped.ts";
 import type { CallOptions } from "./transport.ts";
@@ -124,13 +125,10 @@ export async function keepSession(api: SessionKeeperApi, options: KeepSessionOpt
 }
 
 /** Keeps one session alive; locks are taken in it with {@link SessionKeeper.acquire} and {@link SessionKeeper.withLock}. */
-export class SessionKeeper implements AsyncDisposable {
+export class SessionKeeper extends Kept<SessionLostError> {
   private current: Session;
   private state: "open" | "lost" | "closed" = "open";
-  private lostWith: SessionLostError | undefined;
-  private readonly controller = new AbortController();
-  private readonly heartbeat: Heartbeat<SessionLossReason>;
-  private closed: Promise<void> | undefined;
+  protected readonly heartbeat: Heartbeat<SessionLossReason>;
 
   /** Starts keeping `session`, opened by a request sent at `sentAt` (on the options' clock). */
   constructor(
@@ -140,6 +138,7 @@ export class SessionKeeper implements AsyncDisposable {
     private readonly options: KeepSessionOptions,
     private readonly requestTimeoutMs = 5000,
   ) {
+    super();
     this.current = session;
     this.heartbeat = new Heartbeat<SessionLossReason>(
       {
@@ -176,31 +175,12 @@ export class SessionKeeper implements AsyncDisposable {
     return this.heartbeat.everyMs;
   }
 
-  /** Aborted when the session is lost (reason: a {@link SessionLostError}) or closed (a {@link SessionClosedError}). */
-  get signal(): AbortSignal {
-    return this.controller.signal;
+  protected get up(): boolean {
+    return this.state === "open";
   }
 
-  /** Why the session was lost, or undefined while it is open (or after a clean close). */
-  get lost(): SessionLostError | undefined {
-    return this.lostWith;
-  }
-
-  /** True while the session is open by this keeper (neither lost, nor past its local deadline, nor closed). */
-  get held(): boolean {
-    return this.state === "open" && this.heartbeat.alive;
-  }
-
-  /** Milliseconds left before the session would end without another keepalive (by the local, conservative deadline). */
-  get remainingMs(): number {
-    return this.heartbeat.remainingMs;
-  }
-
-  /** Throws the loss (or closure) unless the session is still held; a guard before each fenced step. */
-  throwIfLost(): void {
-    if (this.held) return;
-    if (this.signal.aborted) throw this.signal.reason;
-    throw new SessionLostError(this.id, "expired", `session ${this.id} expired locally`);
+  protected expiredLocally(): SessionLostError {
+    return new SessionLostError(this.id, "expired", `session ${this.id} expired locally`);
   }
 
   /**
@@ -243,19 +223,13 @@ export class SessionKeeper implements AsyncDisposable {
    * Stops the keepalives, aborts the signal and closes the session, which
    * frees every lock taken in it (a session already ended counts as closed).
    * Idempotent; throws only when the close request itself failed (the
-   * session then ends by its TTL).
+   * session then ends by its TTL). `await using` runs it at the end of the block.
    */
-  close(): Promise<void> {
-    this.closed ??= this.doClose();
-    return this.closed;
+  override close(): Promise<void> {
+    return super.close();
   }
 
-  /** `await using session = await client.session.keep(...)` closes it at the end of the block. */
-  [Symbol.asyncDispose](): Promise<void> {
-    return this.close();
-  }
-
-  private async doClose(): Promise<void> {
+  protected async doClose(): Promise<void> {
     const wasOpen = this.state === "open";
     this.state = "closed";
     this.heartbeat.stop();
@@ -288,9 +262,7 @@ export class SessionKeeper implements AsyncDisposable {
         ? `session ${this.id} expired: no keepalive succeeded within its ${this.current.ttlMs} ms TTL`
         : `session ${this.id} lost: ${(cause as Error).message}`;
     const error = new SessionLostError(this.id, reason, message, cause === undefined ? undefined : { cause });
-    this.lostWith = error;
-    this.controller.abort(error);
-    callOnLost(this.options.onLost, error);
+    this.report(error, this.options.onLost);
   }
 }
 
