@@ -4,6 +4,11 @@
  * node with its own store folder, that can be killed with any signal and
  * restarted on the same ports and store (so a restart is what an operator's
  * supervisor would do, not a fresh server).
+ *
+ * Longer than 400 lines on purpose: one job (local servers a test can break),
+ * and starting, readiness, kill, restart and "who leads this stream" all read
+ * the same node table and the same readiness rule, which a split would have
+ * to export to each half.
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
