@@ -13,11 +13,9 @@
  * unless a later renew succeeded. Instances whose clocks disagree by no more
  * than the margin never let another owner in while the keeper counts the lock
  * as held (docs/cluster.md, Clock skew); the client's own clock may be off by
- * anything, since only its monotonic time is used.
- *
- * Longer than 400 lines on purpose: the renew schedule, the loss deadline,
- * the retries across reconnects and the release act on one lease and one
- * timer, and are read together when reasoning about when the lock is lost.
+ * anything, since only its monotonic time is used. The timing (renew
+ * schedule, loss deadline, retries across reconnects) is the heartbeat's,
+ * shared with the session keeper (heartbeat.ts).
  */
 import { LeaseholdError, LeaseholdTransportError } from "./errors.ts";
 import { Heartbeat, realTimers, type KeeperTimers } from "./heartbeat.ts";

@@ -23,7 +23,7 @@ import {
 import { StreamFold } from "../tools/stream-fold.ts";
 import { withDeadline } from "../events/deadline.ts";
 import { queueAt } from "../projections/lock-queue.ts";
-import { sessionEndMs, sessionLiveAt } from "../projections/session.ts";
+import { sessionEndMs, sessionLiveAt, type SessionLookup } from "../projections/session.ts";
 
 /** A lock as the dashboard lists it (held and unexpired, or corrupt). */
 export interface LockRow {
@@ -206,7 +206,11 @@ export class DashboardFeed {
   /** Live leases at `now` by kind, from the folded states. */
   liveLeases(now: number): Record<ActorKind, number> {
     let lock = 0;
-    for (const s of this.fold.states.lock.values()) if (s.lease !== null && now < s.lease.expiresAtMs) lock++;
+    const sessions = lookupOf(this.fold.states.session);
+    for (const folded of this.fold.states.lock.values()) {
+      const s = resolveSessions(folded, sessions, now).state;
+      if (s.lease !== null && now < s.lease.expiresAtMs) lock++;
+    }
     let proxy = 0;
     for (const s of this.fold.states.proxy.values()) proxy += activeLeases(s, now);
     let route = 0;
@@ -220,7 +224,7 @@ export class DashboardFeed {
   view(): DashboardView {
     const nowMs = this.now();
     const { lock, proxy, host, route, session } = this.fold.states;
-    const locks = lockRows(lock, session, nowMs);
+    const locks = lockRows(lock, nowMs, lookupOf(session));
     const sessions = sessionRows(session, locks, nowMs);
     const proxies = proxyRows(proxy, nowMs);
     const hosts = hostRows(host, route, this.options.hostLoads);
@@ -298,11 +302,16 @@ function detailOf(data: unknown): string {
   return line.length > 200 ? `${line.slice(0, 199)}…` : line;
 }
 
-/** Lock rows, each read against its sessions' ends (a session lease ends when its session does). */
-function lockRows(locks: ReadonlyMap<string, LockState>, sessions: ReadonlyMap<string, SessionState>, nowMs: number): LockRow[] {
+/** The folded sessions as a lock's decision reads them: a session lease ends with its session. */
+function lookupOf(sessions: ReadonlyMap<string, SessionState>): SessionLookup {
+  return { get: (id) => (sessions.get(id)?.opened === true ? sessions.get(id) : undefined) };
+}
+
+/** Lock rows, each read against its sessions' ends. */
+function lockRows(locks: ReadonlyMap<string, LockState>, nowMs: number, sessions: SessionLookup): LockRow[] {
   const rows: LockRow[] = [];
-  for (const recorded of locks.values()) {
-    const s = resolveSessions(recorded, sessions, nowMs).state;
+  for (const folded of locks.values()) {
+    const s = resolveSessions(folded, sessions, nowMs).state;
     const live = s.lease !== null && nowMs < s.lease.expiresAtMs;
     if (!live && s.corrupt === null) continue;
     rows.push({

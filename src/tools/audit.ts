@@ -28,9 +28,10 @@ import { hostRules } from "./audit/host-rules.ts";
 import { lockRules } from "./audit/lock-rules.ts";
 import { proxyRules } from "./audit/proxy-rules.ts";
 import { routeRules } from "./audit/route-rules.ts";
+import { sessionRules } from "./audit/session-rules.ts";
 
 /** Every kind's rules (src/tools/audit/): a kind's rules are one module there and one entry here. */
-const KIND_RULES = [proxyRules, routeRules, hostRules, lockRules] as const;
+const KIND_RULES = [proxyRules, routeRules, hostRules, lockRules, sessionRules] as const;
 
 /** The rules on every message, whatever its kind. */
 const STREAM_RULES = {
