@@ -260,7 +260,7 @@ export class ActorRuntime {
 
   /** Actors in memory by kind. */
   activeByKind(): Record<ActorKind, number> {
-    const counts: Record<ActorKind, number> = { lock: 0, proxy: 0, route: 0, host: 0 };
+    const counts: Record<ActorKind, number> = { lock: 0, proxy: 0, route: 0, host: 0, session: 0 };
     for (const key of this.mailboxes.keys()) counts[key.slice(0, key.indexOf("\u0000")) as ActorKind]++;
     return counts;
   }

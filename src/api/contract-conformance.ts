@@ -12,6 +12,7 @@ import type { hostRequests } from "./host-requests.ts";
 import type { lockRequests } from "./lock-requests.ts";
 import type { proxyRequests } from "./proxy-requests.ts";
 import type { routeRequests } from "./route-requests.ts";
+import type { sessionRequests } from "./session-requests.ts";
 
 /** Each field of `Req` that `Input` does not define, typed `never` (so only a `Req` without such fields satisfies it). */
 type NoFieldsBeyond<Input, Req> = { readonly [K in Exclude<keyof Req, keyof Input>]: never };
@@ -43,6 +44,10 @@ export const CONTRACT_CONFORMANCE: {
       | "route.unpin"
       | "route.release"
       | "route.get"
+      | "session.open"
+      | "session.keepalive"
+      | "session.close"
+      | "session.get"
   ]: true;
 } = {
   "lock.acquire": accepts<typeof lockRequests.acquire, C.LockAcquireRequest>(),
@@ -63,4 +68,8 @@ export const CONTRACT_CONFORMANCE: {
   "route.unpin": accepts<typeof routeRequests.unpin, C.RouteNameRequest>(),
   "route.release": accepts<typeof routeRequests.release, C.RouteNameRequest>(),
   "route.get": accepts<typeof routeRequests.get, C.RouteNameRequest>(),
+  "session.open": accepts<typeof sessionRequests.open, C.SessionOpenRequest>(),
+  "session.keepalive": accepts<typeof sessionRequests.keepalive, C.SessionIdRequest>(),
+  "session.close": accepts<typeof sessionRequests.close, C.SessionIdRequest>(),
+  "session.get": accepts<typeof sessionRequests.get, C.SessionIdRequest>(),
 };

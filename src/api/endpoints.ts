@@ -5,10 +5,11 @@
  * projection after catching up with the stream (so a read reflects every
  * write acknowledged before it).
  */
-import type { ActorRuntime } from "../actors/actor-runtime.ts";
+import type { ActorRuntime, Arrival } from "../actors/actor-runtime.ts";
 import { badRequest } from "../contract/errors.ts";
 import type { HostInfo } from "../contract/messages.ts";
 import type { LockWaiters } from "../app/lock-waiters.ts";
+import type { LockTurns } from "../app/lock-turns.ts";
 import type { Clock } from "../actors/clock.ts";
 import type { ProxyLeasing } from "../app/proxy-leasing.ts";
 import type { RoutePlacement } from "../app/route-placement.ts";
@@ -22,11 +23,14 @@ import { hostRequests } from "./host-requests.ts";
 import { lockRequests } from "./lock-requests.ts";
 import { proxyRequests } from "./proxy-requests.ts";
 import { routeRequests } from "./route-requests.ts";
+import { sessionRequests } from "./session-requests.ts";
+import { sessionIdFor } from "../app/session-ids.ts";
 
 const reads = { reads: true };
 
-/** What `lock.acquire` needs beyond the runtime: the wait queue's runtime side and its ceiling. */
+/** What the lock endpoints need beyond the runtime: lock turns with sessions, the wait queue's runtime side and its ceiling. */
 export interface LockAcquireOptions {
+  readonly turns: LockTurns;
   readonly waiters: LockWaiters;
   /** The server's `--max-wait-ms`: a larger `waitMs` is BAD_REQUEST. */
   readonly maxWaitMs: number;
@@ -38,7 +42,7 @@ export interface LockAcquireOptions {
  * which park it when it joins the lock's wait queue, and one without is a
  * single turn of the lock's actor.
  */
-export function lockEndpoints(runtime: ActorRuntime, { waiters, maxWaitMs }: LockAcquireOptions): Endpoint[] {
+export function lockEndpoints({ turns, waiters, maxWaitMs }: LockAcquireOptions): Endpoint[] {
   return [
     endpoint("lock", "acquire", lockRequests.acquire, async (r, a) => {
       const waitMs = r.waitMs ?? 0;
@@ -47,16 +51,16 @@ export function lockEndpoints(runtime: ActorRuntime, { waiters, maxWaitMs }: Loc
       if (waitMs > 0 && a.requestedAt !== undefined) {
         return refuse(badRequest("waitMs: a durable command cannot wait (send waitMs 0 or none)"));
       }
-      const acquire = { owner: r.owner, ttlMs: r.ttlMs, waitMs, requestId: r.requestId };
+      const acquire = { owner: r.owner, ttlMs: r.ttlMs, waitMs, requestId: r.requestId, session: r.session };
       // Without a wait nothing spans turns: one turn of the lock's actor, a repeat of an acquire that joined the queue included.
-      return waitMs > 0 ? waiters.acquire(r.name, acquire, a) : runtime.execute("lock", r.name, { op: "acquire", ...acquire }, a);
+      return waitMs > 0 ? waiters.acquire(r.name, acquire, a) : turns.execute(r.name, { op: "acquire", ...acquire }, a);
     }),
     endpoint("lock", "renew", lockRequests.renew, (r, a) =>
-      runtime.execute("lock", r.name, { op: "renew", owner: r.owner, etag: r.etag, ttlMs: r.ttlMs }, a),
+      turns.execute(r.name, { op: "renew", owner: r.owner, etag: r.etag, ttlMs: r.ttlMs }, a),
     ),
-    endpoint("lock", "release", lockRequests.release, (r, a) => runtime.execute("lock", r.name, { op: "release", etag: r.etag }, a)),
-    endpoint("lock", "get", lockRequests.get, (r, a) => runtime.execute("lock", r.name, { op: "get" }, a), reads),
-    endpoint("lock", "reset", lockRequests.reset, (r, a) => runtime.execute("lock", r.name, { op: "reset" }, a)),
+    endpoint("lock", "release", lockRequests.release, (r, a) => turns.execute(r.name, { op: "release", etag: r.etag }, a)),
+    endpoint("lock", "get", lockRequests.get, (r, a) => turns.execute(r.name, { op: "get" }, a), reads),
+    endpoint("lock", "reset", lockRequests.reset, (r, a) => turns.execute(r.name, { op: "reset" }, a)),
   ];
 }
 
@@ -180,6 +184,35 @@ export function routeEndpoints({ placement, routes }: PlacementEndpointDeps): En
         return answer({ leases: all.flatMap(([route, state]) => sortedLeases(state).map((l) => routeLeaseView(route, l))) });
       },
       reads,
+    ),
+  ];
+}
+
+/**
+ * `session.open|keepalive|close|get`, each for the session actor the request
+ * names (`open`: the id the service chooses for it). `get` of a live session
+ * adds the locks it holds, sorted (`locksOf`).
+ */
+export function sessionEndpoints(
+  runtime: ActorRuntime,
+  { newId, locksOf }: { readonly newId: () => string; readonly locksOf: (session: string, arrival: Arrival) => Promise<readonly string[]> },
+): Endpoint[] {
+  return [
+    endpoint("session", "open", sessionRequests.open, (r, a) =>
+      runtime.execute("session", sessionIdFor(r.owner, r.requestId, newId), { op: "open", owner: r.owner, ttlMs: r.ttlMs }, a),
+    ),
+    endpoint("session", "keepalive", sessionRequests.keepalive, (r, a) => runtime.execute("session", r.id, { op: "keepalive" }, a)),
+    endpoint("session", "close", sessionRequests.close, (r, a) => runtime.execute("session", r.id, { op: "close" }, a)),
+    endpoint(
+      "session",
+      "get",
+      sessionRequests.get,
+      async (r, a) => {
+        const result = await runtime.execute("session", r.id, { op: "get" }, a);
+        if (!result.ok || (result.reply as { session: unknown }).session === null) return result;
+        return answer({ ...(result.reply as object), locks: await locksOf(r.id, a) });
+      },
+      // Not marked a read: the contract takes every session op as a durable command too.
     ),
   ];
 }

@@ -9,7 +9,10 @@
  * instant). Only then does it take a `claim` turn, which decides from the
  * same state and appends its `LockAcquired`. Every wait is bounded by the
  * request's `waitMs` (on the clock, and on the timer clock in case the
- * clock jumps back), plus one request timeout for the last turn.
+ * clock jumps back), plus one request timeout for the last turn. Under
+ * sessions (1.2) the lock's state is read with its sessions' ends, and a
+ * session's close wakes every parked request: a lock it held is free, or a
+ * waiter under it lost its place.
  */
 import type { Logger } from "pino";
 import type { ActorRuntime, Arrival } from "../actors/actor-runtime.ts";
@@ -18,8 +21,11 @@ import { unavailable, type TurnResult } from "../actors/turn-result.ts";
 import type { KindProjection } from "../projections/index.ts";
 import type { LockState } from "../projections/lock.ts";
 import { nextQueueChangeAt, queueAt } from "../projections/lock-queue.ts";
+import { resolveSessions } from "../projections/lock-sessions.ts";
+import { sessionEndMs } from "../projections/session.ts";
 import type { AcquireLock, ClaimLock } from "../logic/lock/commands.ts";
 import { isWaitingReply } from "../logic/lock/waiting-reply.ts";
+import { LockTurns } from "./lock-turns.ts";
 
 /** Settings of {@link LockWaiters}. */
 export interface LockWaitersOptions {
@@ -27,6 +33,8 @@ export interface LockWaitersOptions {
   readonly projection: KindProjection<LockState>;
   readonly clock: Clock;
   readonly logger: Logger;
+  /** How lock turns run (with the session table); default plain turns of the runtime. */
+  readonly turns?: LockTurns;
   /** The timer clock (default performance.now). */
   readonly monotonic?: () => number;
   /** A parked request looks again at least this often, whatever it was told (default 1000 ms). */
@@ -39,10 +47,12 @@ export interface WaitingAcquire {
   readonly ttlMs?: number | undefined;
   readonly waitMs: number;
   readonly requestId?: string | undefined;
+  readonly session?: string | undefined;
 }
 
 interface Waiting {
   readonly owner: string;
+  readonly session: string | undefined;
   readonly ttlMs: number | undefined;
   readonly requestId: string | undefined;
   readonly place: number;
@@ -58,12 +68,18 @@ export class LockWaiters {
   private readonly parked = new Map<string, Set<() => void>>();
   private readonly monotonic: () => number;
   private readonly recheckMs: number;
+  private readonly turns: LockTurns;
   private stopping = false;
 
   constructor(private readonly options: LockWaitersOptions) {
     this.monotonic = options.monotonic ?? (() => performance.now());
     this.recheckMs = options.recheckMs ?? 1000;
+    this.turns = options.turns ?? new LockTurns(options.runtime, options.projection);
     options.projection.onFold((name) => this.wake(name));
+    // Which locks a closed session held or waited on is in their states; parked requests are few, so all look again.
+    this.turns.sessions?.onClose(() => {
+      for (const name of [...this.parked.keys()]) this.wake(name);
+    });
   }
 
   /** Requests parked right now. */
@@ -79,7 +95,7 @@ export class LockWaiters {
    * `waitMs` plus the request timeout.
    */
   async acquire(name: string, request: WaitingAcquire, arrival: Arrival = {}): Promise<TurnResult> {
-    const { runtime, clock } = this.options;
+    const { clock } = this.options;
     const waitingSince = clock.now();
     const startedMono = this.monotonic();
     const command: AcquireLock = {
@@ -88,11 +104,13 @@ export class LockWaiters {
       ttlMs: request.ttlMs,
       waitMs: request.waitMs,
       requestId: request.requestId,
+      session: request.session,
     };
-    const joined = await runtime.execute("lock", name, command, arrival);
+    const joined = await this.turns.execute(name, command, arrival);
     if (!joined.ok || !isWaitingReply(joined.reply)) return joined;
     return this.wait(name, {
       owner: request.owner,
+      session: request.session,
       ttlMs: request.ttlMs,
       requestId: request.requestId,
       place: joined.reply.waiting.place,
@@ -111,27 +129,41 @@ export class LockWaiters {
   }
 
   private async wait(name: string, w: Waiting): Promise<TurnResult> {
-    const { runtime, clock, projection } = this.options;
+    const { clock, projection } = this.options;
     for (;;) {
       if (this.stopping) return unavailable("the service instance is stopping; the queue place lapses", 100);
       const now = clock.now();
       const seen = projection.record(name).seq;
       // The timer clock ends the wait too, should the clock have jumped back.
       const due = now >= w.giveUpAt || this.monotonic() >= w.giveUpMono;
-      if (due || this.mayClaim(projection.get(name), now, w.place)) {
+      if (due || this.mayClaim(this.stateOf(name, now), now, w.place)) {
         const claim: ClaimLock = {
           op: "claim",
           owner: w.owner,
+          session: w.session,
           ttlMs: w.ttlMs,
           place: w.place,
           giveUpAt: due ? Math.min(w.giveUpAt, now) : w.giveUpAt,
           waitingSince: w.waitingSince,
         };
-        const result = await runtime.execute("lock", name, claim, { requestId: w.requestId });
+        const result = await this.turns.execute(name, claim, { requestId: w.requestId });
         if (!result.ok || !isWaitingReply(result.reply)) return result;
       }
       await this.park(name, w, seen);
     }
+  }
+
+  /** The lock's projected state, read with its sessions' ends as they stand (src/projections/lock-sessions.ts). */
+  private stateOf(name: string, now: number): LockState {
+    const state = this.options.projection.get(name);
+    const sessions = this.turns.sessions;
+    return sessions === undefined ? state : resolveSessions(state, sessions, now).state;
+  }
+
+  /** When the request's own session ends, as known now (Infinity without one). */
+  private sessionEndOf(w: Waiting): number {
+    const session = w.session === undefined ? undefined : this.turns.sessions?.get(w.session);
+    return session === undefined ? Infinity : sessionEndMs(session);
   }
 
   /** The projected state says the place may take the lock now, or has lapsed (then the claim turn says what follows). */
@@ -150,7 +182,7 @@ export class LockWaiters {
     const { clock, projection } = this.options;
     if (projection.record(name).seq !== seen) return Promise.resolve();
     const now = clock.now();
-    const wakeAt = Math.min(w.giveUpAt, nextQueueChangeAt(projection.get(name), now));
+    const wakeAt = Math.min(w.giveUpAt, nextQueueChangeAt(this.stateOf(name, now), now), this.sessionEndOf(w));
     const delayMs = Math.max(0, Math.min(wakeAt - now, w.giveUpMono - this.monotonic(), this.recheckMs));
     let set = this.parked.get(name);
     if (set === undefined) {

@@ -2,7 +2,7 @@
 
 /** `kind.op` and its request body (`?` marks an optional field). */
 export const OPS: readonly (readonly [string, string])[] = [
-  ["lock.acquire", "{name, owner, ttlMs?, waitMs?}"],
+  ["lock.acquire", "{name, owner, ttlMs? | session?, waitMs?}"],
   ["lock.renew", "{name, owner, etag, ttlMs?}"],
   ["lock.release", "{name, etag}"],
   ["lock.get", "{name}"],
@@ -24,6 +24,10 @@ export const OPS: readonly (readonly [string, string])[] = [
   ["route.release", "{route}"],
   ["route.get", "{route}"],
   ["route.snapshot", "{}"],
+  ["session.open", "{owner, ttlMs?}"],
+  ["session.keepalive", "{id}"],
+  ["session.close", "{id}"],
+  ["session.get", "{id}"],
 ];
 
 /** The ops as help text, one per line. */

@@ -87,6 +87,12 @@ export class UnknownHostError extends LeaseholdError {
   override readonly code = "UNKNOWN_HOST" as const;
 }
 
+/** `NO_SESSION` (404): the session ended (closed or expired) or never existed (1.2). */
+export class NoSessionError extends LeaseholdError {
+  override readonly name = "NoSessionError";
+  override readonly code = "NO_SESSION" as const;
+}
+
 /** `NO_MATCH` (409): no proxy could take a lease; `stats` says why. */
 export class NoMatchError extends LeaseholdError {
   override readonly name = "NoMatchError";
@@ -156,6 +162,7 @@ export const ERROR_CLASSES: Readonly<Record<ErrorCode, ErrorClass>> = {
   UNKNOWN_LEASE: UnknownLeaseError,
   UNKNOWN_PROXY: UnknownProxyError,
   UNKNOWN_HOST: UnknownHostError,
+  NO_SESSION: NoSessionError,
   NO_MATCH: NoMatchError,
   LEASE_EXISTS: LeaseExistsError,
   NOT_HELD: NotHeldError,

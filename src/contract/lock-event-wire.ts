@@ -10,7 +10,14 @@
 export type LockEventWire =
   | {
       readonly type: "LockAcquired" | "LockRenewed";
-      readonly data: { readonly owner: string; readonly generation: number; readonly ttlMs: number; readonly expiresAt: string };
+      readonly data: {
+        readonly owner: string;
+        readonly generation: number;
+        readonly ttlMs: number;
+        readonly expiresAt: string;
+        /** The session a `LockAcquired` took the lease under (1.2). */
+        readonly session?: string;
+      };
     }
   | { readonly type: "LockReleased" | "LockReset"; readonly data: { readonly generation: number } }
   /** Any other lock event (a waiter queueing): it does not change the holder. */
@@ -38,7 +45,10 @@ export function readLockEvent(payload: Uint8Array): LockEventWire | undefined {
       if (typeof owner !== "string" || generation === undefined || typeof ttlMs !== "number" || typeof expiresAt !== "string") {
         return undefined;
       }
-      return { type, data: { owner, generation, ttlMs, expiresAt } };
+      const session = d["session"];
+      return typeof session === "string" && type === "LockAcquired"
+        ? { type, data: { owner, generation, ttlMs, expiresAt, session } }
+        : { type, data: { owner, generation, ttlMs, expiresAt } };
     }
     case "LockReleased":
     case "LockReset":

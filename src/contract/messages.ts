@@ -23,14 +23,18 @@ export interface LockLease {
   /** Server instant (RFC 3339, ms) at which the lease expires. */
   readonly expiresAt: string;
   readonly ttlMs: number;
+  /** The session the lease hangs on (1.2): its `ttlMs` and `expiresAt` are the session's. */
+  readonly session?: string;
 }
 
 /** `lock.acquire` request. */
 export interface LockAcquireRequest extends RequestBase {
   readonly name: string;
   readonly owner: string;
-  /** Defaults to the server's `lockTtlMs`. */
+  /** Defaults to the server's `lockTtlMs`; not together with `session`. */
   readonly ttlMs?: number;
+  /** Take the lock under this session (1.2): `owner` must be the session's, the lease ends when the session does. */
+  readonly session?: string;
   /**
    * How long to wait in the lock's queue when it is held (default 0: fail
    * fast with `LeaseExistsError`); at most the server's `--max-wait-ms`.
@@ -65,6 +69,35 @@ export interface LockGetReply {
   /** Acquires waiting in the lock's queue (1.1 servers). */
   readonly waiters?: number;
 }
+
+// ---- sessions (1.2) ----
+
+/** A session: a lease that lock leases hang on; one keepalive keeps all of them. */
+export interface Session {
+  /** Chosen by the service; usable as a subject token. */
+  readonly id: string;
+  readonly owner: string;
+  readonly ttlMs: number;
+  /** Server instant (RFC 3339, ms) at which the session ends unless kept alive. */
+  readonly expiresAt: string;
+}
+/** `session.open` request. */
+export interface SessionOpenRequest extends RequestBase {
+  readonly owner: string;
+  /** Defaults to the server's `lockTtlMs`. */
+  readonly ttlMs?: number;
+}
+/** `session.keepalive`, `session.close` and `session.get` request. */
+export interface SessionIdRequest extends RequestBase {
+  readonly id: string;
+}
+/** `session.open` and `session.keepalive` reply. */
+export interface SessionReply {
+  readonly session: Session;
+}
+/** `session.get` reply: null (and no `locks`) when the session ended or never existed. */
+export type SessionGetReply =
+  { readonly session: Session; readonly locks: readonly string[] } | { readonly session: null; readonly locks?: undefined };
 
 // ---- proxies ----
 

@@ -4,11 +4,11 @@
  */
 import { decodeToken, encodeToken, InvalidTokenError } from "./subject-token.ts";
 
-/** The four kinds of actor, each writing its own subjects. */
-export type ActorKind = "proxy" | "host" | "route" | "lock";
+/** The kinds of actor, each writing its own subjects (`session` is 1.2's). */
+export type ActorKind = "proxy" | "host" | "route" | "lock" | "session";
 
 /** All actor kinds, in a stable order. */
-export const ACTOR_KINDS: readonly ActorKind[] = ["proxy", "host", "route", "lock"];
+export const ACTOR_KINDS: readonly ActorKind[] = ["proxy", "host", "route", "lock", "session"];
 
 /** The service name registered with the NATS service framework. */
 export const SERVICE_NAME = "leasehold";

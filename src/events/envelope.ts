@@ -9,6 +9,7 @@ import { lockEventSchemas } from "./lock-events.ts";
 import { proxyEventSchemas } from "./proxy-events.ts";
 import { hostEventSchemas } from "./host-events.ts";
 import { routeEventSchemas } from "./route-events.ts";
+import { sessionEventSchemas } from "./session-events.ts";
 import { instant } from "./fields.ts";
 import { compileSchema, type Accepts } from "./compiled-schemas.ts";
 
@@ -19,7 +20,7 @@ export interface EventEnvelope<Type extends string = string, Data = unknown> {
   /** The server instant that decided it (ISO 8601, milliseconds, UTC). */
   readonly at: string;
   readonly kind: ActorKind;
-  /** The actor's own id (lock name, proxy name, host, route). */
+  /** The actor's own id (lock name, proxy name, host, route, session id). */
   readonly id: string;
   readonly requestId?: string;
   readonly data: Data;
@@ -53,7 +54,7 @@ const envelopeSchema = z.object({
   type: z.string().min(1),
   v: z.literal(1),
   at: instant,
-  kind: z.enum(["proxy", "host", "route", "lock"]),
+  kind: z.enum(["proxy", "host", "route", "lock", "session"]),
   id: z.string(),
   requestId: z.string().min(1).max(128).optional(),
   data: z.record(z.string(), z.unknown()),
@@ -65,6 +66,7 @@ const dataSchemas: Readonly<Record<string, z.ZodType>> = {
   ...proxyEventSchemas,
   ...hostEventSchemas,
   ...routeEventSchemas,
+  ...sessionEventSchemas,
 };
 
 const utf8 = new TextDecoder("utf-8", { fatal: true });

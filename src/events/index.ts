@@ -9,6 +9,7 @@ export * from "./jetstream-event-log.ts";
 export * from "./proxy-events.ts";
 export * from "./host-events.ts";
 export * from "./route-events.ts";
+export * from "./session-events.ts";
 export * from "./instant.ts";
 export * from "./stored-time.ts";
 export * from "./store-space.ts";

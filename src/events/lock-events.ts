@@ -9,6 +9,9 @@ import { count, instant, positiveInt } from "./fields.ts";
 
 const generation = positiveInt;
 const ttlMs = positiveInt;
+// 1.2, leasehold's: the sessions the lock's state referred to (its lease's, its waiters') that had ended when the
+// event was decided, and when; the fold takes their ends from here, as it reads no other actor's history.
+const sessionEnds = z.record(z.string(), instant).optional();
 
 /** `data` schemas of every lock event, by type. */
 export const lockEventSchemas = {
@@ -20,12 +23,22 @@ export const lockEventSchemas = {
     expiresAt: instant,
     previousOwner: z.string(),
     waiterSeq: positiveInt.optional(),
+    // 1.2: the session the lease hangs on (its ttlMs and expiresAt are the session's at the grant).
+    session: z.string().optional(),
+    sessionEnds,
   }),
-  LockRenewed: z.object({ owner: z.string(), generation, ttlMs, expiresAt: instant }),
-  LockReleased: z.object({ owner: z.string(), generation }),
-  LockReset: z.object({ generation: count }),
+  LockRenewed: z.object({ owner: z.string(), generation, ttlMs, expiresAt: instant, sessionEnds }),
+  LockReleased: z.object({ owner: z.string(), generation, sessionEnds }),
+  LockReset: z.object({ generation: count, sessionEnds }),
   // `claimWindowMs`: the window this waiter has once it is head, recorded so every reader folds the queue alike.
-  LockWaiterQueued: z.object({ owner: z.string(), until: instant, claimWindowMs: positiveInt }),
+  // `session` (1.2): the session the waiting acquire is under; it loses its place when the session ends.
+  LockWaiterQueued: z.object({
+    owner: z.string(),
+    until: instant,
+    claimWindowMs: positiveInt,
+    session: z.string().optional(),
+    sessionEnds,
+  }),
 } satisfies Record<string, z.ZodType>;
 
 type Data<T extends keyof typeof lockEventSchemas> = z.infer<(typeof lockEventSchemas)[T]>;

@@ -9,3 +9,4 @@ export * from "./diagram.ts";
 export * from "./flat-machine.ts";
 export * from "./kind-logic.ts";
 export * from "./data-logic.ts";
+export * from "./session/index.ts";

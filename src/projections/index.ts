@@ -17,3 +17,6 @@ export * from "./route.ts";
 export * from "./route-table.ts";
 export * from "./proxy.ts";
 export * from "./proxy-read-model.ts";
+export * from "./session.ts";
+export * from "./lock-sessions.ts";
+export * from "./session-table.ts";

@@ -22,6 +22,8 @@ export interface LockWaiter {
   readonly claimWindowMs: number;
   /** When it joined (the event's instant). */
   readonly joinedAtMs: number;
+  /** The session the acquire waits under while its end is not known to the lock (1.2); absent otherwise. */
+  readonly session?: string;
 }
 
 /** What the queue arithmetic needs of a lock's state. */

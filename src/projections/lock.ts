@@ -15,8 +15,19 @@ export interface LockLease {
   readonly etag: string;
   readonly ttlMs: number;
   readonly expiresAt: string;
+  /** {@link OPEN_END} while the lease hangs on a session whose end the lock's history does not know yet. */
   readonly expiresAtMs: number;
+  /** The session the lease hangs on (1.2); absent for a lease of its own. */
+  readonly session?: string;
 }
+
+/**
+ * The end of a session lease as the lock's own history knows it before its
+ * session ended: never by time alone (the session's keepalives, not the
+ * lock's events, move it), so the fold's queue arithmetic treats it as held.
+ * Decisions read the session's real end (src/projections/lock-sessions.ts).
+ */
+export const OPEN_END = Number.MAX_SAFE_INTEGER;
 
 /** One lock's state. */
 export interface LockState {
@@ -80,6 +91,7 @@ export function applyWaiterQueued(before: LockState, entry: RecordedEvent<LockEv
     until: d.until,
     claimWindowMs: d.claimWindowMs,
     joinedAtMs: atMs,
+    ...(d.session === undefined ? {} : { session: d.session }),
   };
   return { ...state, waiters: [...state.waiters, waiter], headSinceMs: state.waiters.length === 0 ? atMs : state.headSinceMs };
 }
@@ -106,7 +118,10 @@ export function applyAcquired(before: LockState, entry: RecordedEvent<LockEvent>
     ...state,
     corrupt,
     generation: Math.max(state.generation, d.generation),
-    lease: lease(d.owner, d.generation, seq, d.ttlMs, d.expiresAt),
+    lease:
+      d.session === undefined
+        ? lease(d.owner, d.generation, seq, d.ttlMs, d.expiresAt)
+        : { ...lease(d.owner, d.generation, seq, d.ttlMs, d.expiresAt), expiresAtMs: OPEN_END, session: d.session },
     waiters,
     headSinceMs,
   };
@@ -170,5 +185,6 @@ export type LeaseView = ContractLockLease;
 
 /** The wire view of a lock's lease. */
 export function leaseView(name: string, l: LockLease): LeaseView {
-  return { name, owner: l.owner, generation: l.generation, etag: l.etag, expiresAt: l.expiresAt, ttlMs: l.ttlMs };
+  const view = { name, owner: l.owner, generation: l.generation, etag: l.etag, expiresAt: l.expiresAt, ttlMs: l.ttlMs };
+  return l.session === undefined ? view : { ...view, session: l.session };
 }

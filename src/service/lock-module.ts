@@ -1,7 +1,15 @@
-/** The lock kind in a service instance: its actors (and their projection), the waiting acquires' runtime, and endpoints. */
+/**
+ * The lock kind in a service instance: its actors (and their projection), the
+ * waiting acquires' runtime, the sessions locks hang on (1.2) and the table
+ * their decisions read, and endpoints.
+ */
 import { LockWaiters } from "../app/lock-waiters.ts";
+import { LockTurns } from "../app/lock-turns.ts";
+import { freshBy } from "../app/deadlines.ts";
+import { SessionTable } from "../projections/session-table.ts";
 import { lockLogic } from "../logic/lock/logic.ts";
-import { lockEndpoints } from "../api/endpoints.ts";
+import { sessionLogic } from "../logic/session/logic.ts";
+import { lockEndpoints, sessionEndpoints } from "../api/endpoints.ts";
 import type { KindContext, KindModule } from "./kind-module.ts";
 
 /** Registers the lock actors with the runtime and returns the lock endpoints. */
@@ -10,19 +18,33 @@ export function lockModule(ctx: KindContext): KindModule {
   const projection = runtime.register(
     lockLogic({ lockTtlMs: config.lockTtlMs, maxTtlMs: config.maxTtlMs, claimWindowMs: config.claimWindowMs }),
   );
-  const waiters = new LockWaiters({ runtime, projection, clock: ctx.clock, logger: ctx.logger });
+  const sessions = runtime.register(sessionLogic({ lockTtlMs: config.lockTtlMs, maxTtlMs: config.maxTtlMs }));
+  const table = new SessionTable(sessions, projection);
+  const turns = new LockTurns(runtime, projection, table);
+  const waiters = new LockWaiters({ runtime, projection, clock: ctx.clock, logger: ctx.logger, turns });
+  // The locks a live session holds: read once the lock projection has caught up, within the request's deadline.
+  const locksOf = async (id: string, arrival: Parameters<typeof runtime.deadlineFor>[0]) => {
+    await freshBy(projection, runtime, runtime.deadlineFor(arrival).deadline);
+    return table.locksOf(id);
+  };
   return {
-    endpoints: lockEndpoints(runtime, { waiters, maxWaitMs: config.maxWaitMs }),
-    start: () => projection.start(),
+    endpoints: [
+      ...lockEndpoints({ turns, waiters, maxWaitMs: config.maxWaitMs }),
+      ...sessionEndpoints(runtime, { newId: ctx.newId, locksOf }),
+    ],
+    start: async () => {
+      await Promise.all([projection.start(), sessions.start()]);
+    },
     sweep: () => {
       projection.pruneReplies(ctx.clock.now());
+      sessions.pruneReplies(ctx.clock.now());
       return Promise.resolve();
     },
     // Parked acquires are answered UNAVAILABLE first, so that stopping does not wait for their waits to end.
     stopping: () => waiters.stop(),
     stop: () => {
       waiters.stop();
-      return projection.stop();
+      return Promise.all([projection.stop(), sessions.stop()]).then(() => undefined);
     },
   };
 }

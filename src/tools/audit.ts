@@ -13,6 +13,7 @@ import {
   lockEventSchemas,
   proxyEventSchemas,
   routeEventSchemas,
+  sessionEventSchemas,
   type EventEnvelope,
   type StoredMessage,
   instantMs,
@@ -27,9 +28,10 @@ import { hostRules } from "./audit/host-rules.ts";
 import { lockRules } from "./audit/lock-rules.ts";
 import { proxyRules } from "./audit/proxy-rules.ts";
 import { routeRules } from "./audit/route-rules.ts";
+import { sessionRules } from "./audit/session-rules.ts";
 
 /** Every kind's rules (src/tools/audit/): a kind's rules are one module there and one entry here. */
-const KIND_RULES = [proxyRules, routeRules, hostRules, lockRules] as const;
+const KIND_RULES = [proxyRules, routeRules, hostRules, lockRules, sessionRules] as const;
 
 /** The rules on every message, whatever its kind. */
 const STREAM_RULES = {
@@ -113,6 +115,7 @@ const TYPES_OF_KIND: Readonly<Record<ActorKind, ReadonlySet<string>>> = {
   proxy: new Set(Object.keys(proxyEventSchemas)),
   host: new Set(Object.keys(hostEventSchemas)),
   route: new Set(Object.keys(routeEventSchemas)),
+  session: new Set(Object.keys(sessionEventSchemas)),
 };
 
 /** A reported rule break, before it is placed at a sequence. */
@@ -226,7 +229,13 @@ export class Auditor {
       checked: this.checked,
       firstSeq: this.firstChecked,
       lastSeq: this.lastChecked,
-      actors: { proxy: states.proxy.size, host: states.host.size, route: states.route.size, lock: states.lock.size },
+      actors: {
+        proxy: states.proxy.size,
+        host: states.host.size,
+        route: states.route.size,
+        lock: states.lock.size,
+        session: states.session.size,
+      },
       byRule: Object.fromEntries([...this.byRule].sort(([a], [b]) => compareCodeUnits(a, b))),
       violations: this.violations,
       elapsedMs: Date.now() - this.started,

@@ -19,6 +19,9 @@ import {
   type RouteLeaseView,
 } from "../projections/index.ts";
 import { queueAt } from "../projections/lock-queue.ts";
+import { resolveSessions } from "../projections/lock-sessions.ts";
+import { OPEN_END } from "../projections/lock.ts";
+import { sessionLiveAt, type SessionLookup } from "../projections/session.ts";
 import { StreamFold } from "./stream-fold.ts";
 import type { StreamSource } from "./stream-reader.ts";
 import { cell, renderTable } from "./table.ts";
@@ -51,6 +54,20 @@ export interface LockReplayView {
   readonly corrupt: string | null;
   /** Acquires waiting in the lock's queue at the replay instant, as `lock.get` counts them. */
   readonly waiters: number;
+}
+
+/** A session as of the replay instant (1.2). */
+export interface SessionReplayView {
+  readonly id: string;
+  readonly owner: string;
+  readonly ttlMs: number;
+  /** `live`, or `ended` (closed, or its expiresAt passed). */
+  readonly state: "live" | "ended";
+  readonly expiresAt: string;
+  /** When it was closed, or null. */
+  readonly closedAt: string | null;
+  /** The locks it holds at the replay instant, sorted. */
+  readonly locks: string[];
 }
 
 /** An unexpired proxy lease as of the replay instant. */
@@ -97,6 +114,8 @@ export interface ReplayView {
   readonly routes?: RouteReplayView[];
   /** Locks with any history, by name. */
   readonly locks?: LockReplayView[];
+  /** Sessions ever opened, by id (1.2). */
+  readonly sessions?: SessionReplayView[];
 }
 
 /** Where to stop folding: at the last message stored at or before `toTime`, and/or at sequence `toSeq`. */
@@ -255,10 +274,13 @@ export function replayView(fold: StreamFold, atMs: number, filter: ReplayFilter 
         seen: [...r.seen].sort(compareCodeUnits),
       }));
   }
+  // A session lease ends with its session: the lock is read with its sessions' ends, as its decisions read them.
+  const sessions: SessionLookup = { get: (id) => (states.session.get(id)?.opened === true ? states.session.get(id) : undefined) };
   if (shows("lock")) {
     view.locks = byName(states.lock)
       .filter(([name]) => keep("lock", name))
-      .map(([name, l]) => {
+      .map(([name, folded]) => {
+        const l = resolveSessions(folded, sessions, atMs).state;
         const recorded = l.lease === null ? null : leaseView(name, l.lease);
         const live = l.lease !== null && l.lease.expiresAtMs > atMs;
         const state = l.corrupt !== null ? "corrupt" : l.lease === null ? "free" : live ? "held" : "expired";
@@ -270,6 +292,27 @@ export function replayView(fold: StreamFold, atMs: number, filter: ReplayFilter 
           generation: l.generation,
           corrupt: l.corrupt,
           waiters: queueAt(l, atMs).live.length,
+        };
+      });
+  }
+  if (shows("session")) {
+    const held = new Map<string, string[]>();
+    for (const [name, l] of byName(states.lock)) {
+      const session = l.lease?.session;
+      if (session !== undefined && l.lease!.expiresAtMs === OPEN_END) held.set(session, [...(held.get(session) ?? []), name]);
+    }
+    view.sessions = byName(states.session)
+      .filter(([id, s]) => s.opened && keep("session", id))
+      .map(([id, s]) => {
+        const live = sessionLiveAt(s, atMs);
+        return {
+          id,
+          owner: s.owner,
+          ttlMs: s.ttlMs,
+          state: live ? "live" : "ended",
+          expiresAt: s.expiresAt,
+          closedAt: s.closedAtMs === null ? null : iso(s.closedAtMs),
+          locks: live ? (held.get(id) ?? []) : [],
         };
       });
   }
@@ -374,6 +417,24 @@ export function renderReplay(view: ReplayView, streamName: string): string[] {
       ),
     );
     for (const l of view.locks) if (l.corrupt !== null) lines.push(`  ! ${cell(l.name)} is corrupt: ${l.corrupt}`);
+  }
+  if (view.sessions !== undefined) {
+    lines.push(
+      "",
+      ...renderTable(
+        `SESSIONS (${view.sessions.length})`,
+        ["SESSION", "STATE", "OWNER", "TTL", "EXPIRES", "CLOSED", "LOCKS"],
+        view.sessions.map((s) => [
+          cell(s.id),
+          s.state,
+          cell(s.owner),
+          `${s.ttlMs}ms`,
+          s.expiresAt,
+          s.closedAt ?? "-",
+          s.locks.map(cell).join(",") || "-",
+        ]),
+      ),
+    );
   }
   return lines;
 }

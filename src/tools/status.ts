@@ -41,6 +41,8 @@ export interface ServiceStatus {
   readonly hosts: HostStatus[];
   readonly routeLeases: RouteLeaseView[];
   readonly locks: LockStatus[];
+  /** Sessions live now, and how many locks they hold (1.2). */
+  readonly sessions: { readonly live: number; readonly ended: number; readonly locks: number };
 }
 
 const encoder = new TextEncoder();
@@ -78,8 +80,17 @@ export async function collectStatus(
     requestService<{ leases: RouteLeaseView[] }>(nc, subjects, "route.snapshot", timeoutMs),
   ]);
   const fold = await foldStream(log.readStream({ filter: subjects.eventsOfKind("lock") }), subjects);
+  // The sessions the locks hang on (each actor folds apart, so the kinds may be read one after the other).
+  for await (const m of log.readStream({ filter: subjects.eventsOfKind("session") })) fold.apply(m);
   const at = now();
-  const locks = (replayView(fold, at, { kind: "lock" }).locks ?? []).map((l): LockStatus => {
+  const view = replayView(fold, at, {});
+  const live = (view.sessions ?? []).filter((s) => s.state === "live");
+  const sessions = {
+    live: live.length,
+    ended: (view.sessions ?? []).length - live.length,
+    locks: live.reduce((n, s) => n + s.locks.length, 0),
+  };
+  const locks = (view.locks ?? []).map((l): LockStatus => {
     const r = l.recorded;
     return {
       name: l.name,
@@ -91,7 +102,15 @@ export async function collectStatus(
       waiters: l.waiters,
     };
   });
-  return { at: iso(at), prefix: subjects.prefix, proxies: proxies.proxies, hosts: hosts.hosts, routeLeases: snapshot.leases, locks };
+  return {
+    at: iso(at),
+    prefix: subjects.prefix,
+    proxies: proxies.proxies,
+    hosts: hosts.hosts,
+    routeLeases: snapshot.leases,
+    locks,
+    sessions,
+  };
 }
 
 const yesNo = (b: boolean) => (b ? "yes" : "no");
@@ -162,5 +181,7 @@ export function renderStatus(status: ServiceStatus, allLocks = false): string[] 
         String(l.waiters),
       ]),
     ),
+    "",
+    `SESSIONS: ${status.sessions.live} live holding ${status.sessions.locks} locks, ${status.sessions.ended} ended`,
   ];
 }

@@ -6,8 +6,8 @@
 import { decodeEvent, type HistoryEntry, type StoredMessage } from "../events/index.ts";
 import { ACTOR_KINDS, type ActorKind, type Subjects } from "../contract/subjects.ts";
 import { decodeToken } from "../contract/subject-token.ts";
-import type { KindFold, HostState, LockState, ProxyState, RouteState } from "../projections/index.ts";
-import { chooserNamed, hostLogic, lockLogic, proxyLogic, routeLogic } from "../logic/index.ts";
+import type { KindFold, HostState, LockState, ProxyState, RouteState, SessionState } from "../projections/index.ts";
+import { chooserNamed, hostLogic, lockLogic, proxyLogic, routeLogic, sessionLogic } from "../logic/index.ts";
 import { DEFAULTS } from "../config.ts";
 
 /** How many subjects' actors {@link StreamFold.actorOf} remembers at most. */
@@ -23,6 +23,7 @@ export const KIND_FOLDS = {
   proxy: proxyLogic(DEFAULTS),
   host: hostLogic(),
   route: routeLogic({ routeIdleMs: DEFAULTS.routeIdleMs, chooser: chooserNamed(DEFAULTS.routeChooser) }),
+  session: sessionLogic(DEFAULTS),
 } satisfies { readonly [K in ActorKind]: Pick<KindFold<unknown>, "initialState" | "evolve"> };
 
 /** The state type of one kind. */
@@ -34,6 +35,7 @@ export interface KindStates {
   readonly proxy: Map<string, ProxyState>;
   readonly host: Map<string, HostState>;
   readonly route: Map<string, RouteState>;
+  readonly session: Map<string, SessionState>;
 }
 
 /** The actor a subject belongs to. */
@@ -69,7 +71,7 @@ export interface FoldedMessage {
 
 /** Folds messages, in stream order, into every actor's state. */
 export class StreamFold {
-  readonly states: KindStates = { lock: new Map(), proxy: new Map(), host: new Map(), route: new Map() };
+  readonly states: KindStates = { lock: new Map(), proxy: new Map(), host: new Map(), route: new Map(), session: new Map() };
   /** The last sequence folded (0 before any). */
   seq = 0;
   /** The stored time of the last message folded (epoch ms; 0 before any). */

@@ -50,8 +50,13 @@ describe("strict request bodies", () => {
     });
   });
 
-  it("reserves session for the ops that will define it: refused today", () => {
-    expect(parse("lock.acquire", '{"name":"db","owner":"me","session":"s"}')).toMatchObject({
+  it("defines session on lock.acquire (1.2 sessions), refusing it together with ttlMs, and nowhere else among the lock ops", () => {
+    expect(parse("lock.acquire", '{"name":"db","owner":"me","session":"s","waitMs":10}').ok).toBe(true);
+    expect(parse("lock.acquire", '{"name":"db","owner":"me","session":"s","ttlMs":10}')).toMatchObject({
+      ok: false,
+      rejection: { code: "BAD_REQUEST", message: expect.stringContaining("ttlMs: must not be given with session") },
+    });
+    expect(parse("lock.renew", '{"name":"db","owner":"me","etag":"e","session":"s"}')).toMatchObject({
       ok: false,
       rejection: { details: { field: "session" } },
     });

@@ -16,6 +16,7 @@ import { lockLogic } from "../../src/logic/lock/logic.ts";
 import { proxyLogic } from "../../src/logic/proxy/logic.ts";
 import { chooserNamed } from "../../src/logic/route/chooser.ts";
 import { routeLogic } from "../../src/logic/route/logic.ts";
+import { sessionLogic } from "../../src/logic/session/logic.ts";
 import type { ServiceConfig } from "../../src/config.ts";
 import { decodeEvent, isUnparsable } from "../../src/events/index.ts";
 import { type ActorKind } from "../../src/contract/subjects.ts";
@@ -54,7 +55,9 @@ export function logicOf(kind: ActorKind, s: FoldSettings): ActorLogic<unknown, C
         ? proxyLogic({ cooldownMs: s.cooldownMs, cooldownBackoff: s.cooldownBackoff, maxCooldownMs: s.maxCooldownMs })
         : kind === "host"
           ? hostLogic()
-          : routeLogic({ routeIdleMs: s.routeIdleMs, chooser: chooserNamed("least-loaded") });
+          : kind === "session"
+            ? sessionLogic({ lockTtlMs: s.lockTtlMs, maxTtlMs: s.maxTtlMs })
+            : routeLogic({ routeIdleMs: s.routeIdleMs, chooser: chooserNamed("least-loaded") });
   return logic;
 }
 

@@ -15,6 +15,7 @@ import { LockWaiters } from "../../src/app/lock-waiters.ts";
 import { Subjects } from "../../src/contract/subjects.ts";
 import { MemoryEventLog } from "../../src/events/memory-event-log.ts";
 import { lockLogic } from "../../src/logic/lock/logic.ts";
+import { LockTurns } from "../../src/app/lock-turns.ts";
 import { isWaitingReply } from "../../src/logic/lock/waiting-reply.ts";
 import { DEFAULT_SETTINGS } from "../support/lock-given.ts";
 
@@ -28,7 +29,8 @@ async function lockService() {
   const projection = runtime.register(lockLogic({ ...DEFAULT_SETTINGS, claimWindowMs: 1000 }));
   await projection.start();
   const waiters = new LockWaiters({ runtime, projection, clock, logger });
-  const acquire = lockEndpoints(runtime, { waiters, maxWaitMs: 60_000 }).find((e) => e.op === "acquire")!;
+  const turns = new LockTurns(runtime, projection);
+  const acquire = lockEndpoints({ turns, waiters, maxWaitMs: 60_000 }).find((e) => e.op === "acquire")!;
   const send = (body: object): Promise<TurnResult> => acquire.run(new TextEncoder().encode(JSON.stringify(body)));
   const waitersAcquire = vi.spyOn(waiters, "acquire");
   return { clock, log, runtime, send, waitersAcquire };

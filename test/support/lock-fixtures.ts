@@ -23,6 +23,8 @@ export type Lease = LockLease;
 /** A lock reply body: a lease, `{lease: null}`, `{}` or an error. */
 export interface LockBody {
   readonly lease?: Lease | null;
+  /** Acquires waiting in the lock's queue (`lock.get`, 1.1). */
+  readonly waiters?: number;
   readonly error?: { readonly code: string; readonly message: string } & Record<string, unknown>;
 }
 

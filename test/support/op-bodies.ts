@@ -7,6 +7,7 @@ import { hostRequests } from "../../src/api/host-requests.ts";
 import { lockRequests } from "../../src/api/lock-requests.ts";
 import { proxyRequests } from "../../src/api/proxy-requests.ts";
 import { routeRequests } from "../../src/api/route-requests.ts";
+import { sessionRequests } from "../../src/api/session-requests.ts";
 
 /** `<kind>.<op>` → its request schema. */
 export const REQUEST_SCHEMAS = {
@@ -14,6 +15,7 @@ export const REQUEST_SCHEMAS = {
   ...prefixed("proxy", proxyRequests),
   ...prefixed("host", hostRequests),
   ...prefixed("route", routeRequests),
+  ...prefixed("session", sessionRequests),
 };
 
 /** Every `<kind>.<op>` of the contract. */
@@ -46,6 +48,10 @@ export function validBodies(tag: string): Record<KindOp, Record<string, unknown>
     "route.release": { route },
     "route.get": { route },
     "route.snapshot": {},
+    "session.open": { owner: "o", ttlMs: 1000 },
+    "session.keepalive": { id: `s-${tag}` },
+    "session.close": { id: `s-${tag}` },
+    "session.get": { id: `s-${tag}` },
   };
 }
 

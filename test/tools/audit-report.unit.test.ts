@@ -53,12 +53,24 @@ describe("audit report", () => {
     const rules = Object.keys(summary.byRule);
     expect(rules).toEqual([...rules].sort());
     expect(rules.length).toBeGreaterThan(20);
-    const ids = { lock: new Set<string>(), proxy: new Set<string>(), route: new Set<string>(), host: new Set<string>() };
+    const ids = {
+      lock: new Set<string>(),
+      proxy: new Set<string>(),
+      route: new Set<string>(),
+      host: new Set<string>(),
+      session: new Set<string>(),
+    };
     for (const m of log.messages) {
       const [kind, token] = m.subject.split(".").slice(2) as [keyof typeof ids, string];
       if (kind in ids) ids[kind].add(token);
     }
-    expect(summary.actors).toEqual({ lock: ids.lock.size, proxy: ids.proxy.size, route: ids.route.size, host: ids.host.size });
+    expect(summary.actors).toEqual({
+      lock: ids.lock.size,
+      proxy: ids.proxy.size,
+      route: ids.route.size,
+      host: ids.host.size,
+      session: ids.session.size,
+    });
     expect(summary.actors.lock).toBeGreaterThan(0);
     expect(summary.actors.proxy).toBeGreaterThan(0);
     expect(summary.actors.route).toBeGreaterThan(0);

@@ -1,8 +1,20 @@
 /** The commands a lock actor takes (docs/protocol.md, Locks), already validated. */
+import type { SessionLookup } from "../../projections/session.ts";
+
+/**
+ * What every lock command may carry: the session table as the application
+ * read it (caught up with the stream), so that a decision reads the ends of
+ * the sessions the lock's leases and waiters hang on (1.2) and stays pure.
+ */
+export interface WithSessions {
+  readonly sessions?: SessionLookup | undefined;
+}
 
 /** Take the lock if it is free or its lease has expired; with `waitMs > 0`, join the wait queue instead of failing. */
-export interface AcquireLock {
+export interface AcquireLock extends WithSessions {
   readonly op: "acquire";
+  /** Take the lease under this session (1.2): its owner must be the session's, its TTL and end are the session's. */
+  readonly session?: string | undefined;
   readonly owner: string;
   readonly ttlMs?: number | undefined;
   /** How long the request may wait for the lock (0 or absent: fail fast, the v1 behaviour). */
@@ -15,8 +27,9 @@ export interface AcquireLock {
  * lock waiters send it for a parked request): take the lock if its place is
  * the head and the lock is free, else keep waiting, or give up at `giveUpAt`.
  */
-export interface ClaimLock {
+export interface ClaimLock extends WithSessions {
   readonly op: "claim";
+  readonly session?: string | undefined;
   readonly owner: string;
   readonly ttlMs?: number | undefined;
   /** Stream sequence of the request's `LockWaiterQueued`. */
@@ -27,23 +40,23 @@ export interface ClaimLock {
   readonly waitingSince: number;
 }
 /** Extend the current lease (owner and etag must match). */
-export interface RenewLock {
+export interface RenewLock extends WithSessions {
   readonly op: "renew";
   readonly owner: string;
   readonly etag: string;
   readonly ttlMs?: number | undefined;
 }
 /** Give the current lease up (etag must match). */
-export interface ReleaseLock {
+export interface ReleaseLock extends WithSessions {
   readonly op: "release";
   readonly etag: string;
 }
 /** Read the live lease. */
-export interface GetLock {
+export interface GetLock extends WithSessions {
   readonly op: "get";
 }
 /** The operator's way out of CORRUPT: frees the lock, keeps the generation rising. */
-export interface ResetLock {
+export interface ResetLock extends WithSessions {
   readonly op: "reset";
 }
 

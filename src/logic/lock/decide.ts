@@ -10,6 +10,7 @@ import type { LockEvent } from "../../events/index.ts";
 import type { LockState } from "../../projections/lock.ts";
 
 import { queueAt, type LockWaiter, type QueueView } from "../../projections/lock-queue.ts";
+import { sessionLiveAt, type SessionState } from "../../projections/session.ts";
 import {
   DEFAULT_CLAIM_WINDOW_MS,
   type AcquireLock,
@@ -24,6 +25,8 @@ const record = recorder<LockEvent>();
 
 /** The TTL a command asks for: an acquire's or claim's own or the default, a renewal's own; undefined when none applies. */
 export function requestedTtlMs(command: LockCommand, settings: LockSettings): number | undefined {
+  // A session lease's TTL is its session's, which the session's own TTL rules bounded.
+  if ((command.op === "acquire" || command.op === "claim") && command.session !== undefined) return undefined;
   if (command.op === "acquire" || command.op === "claim") return command.ttlMs ?? settings.lockTtlMs;
   return command.op === "renew" ? command.ttlMs : undefined;
 }
@@ -36,6 +39,14 @@ export function recordReset(state: LockState): Decision<LockEvent> {
 /** CORRUPT: the lock refuses its history until a reset. */
 export function refuseCorrupt(state: LockState, maxTtlMs: number): Decision<LockEvent> {
   return reject("CORRUPT", `lock ${state.name} refuses its history: ${corruptionOf(state, maxTtlMs)}; an operator must reset it`);
+}
+
+/** BAD_REQUEST for a renewal of a session lease: the session's keepalive keeps it. */
+export function refuseSessionRenewal(state: LockState): Decision<LockEvent> {
+  return reject(
+    "BAD_REQUEST",
+    `lock ${state.name} is held under session ${state.lease?.session ?? ""}: keep the session alive instead of renewing`,
+  );
 }
 
 /** NOT_HELD for a renewal by someone other than the holder, or with another etag. */
@@ -79,22 +90,26 @@ export function decideAcquire(
   ttlMs: number,
   settings: LockSettings,
 ): Decision<LockEvent> {
+  const session = sessionOf(command, now);
+  if ("refused" in session) return session.refused;
+  const terms = session.terms ?? { ttlMs, expiresAtMs: now + ttlMs };
   const queue = queueAt(state, now);
   // A live place joined by this requestId is this request's (the runtime answers most retries from the remembered reply first).
   const place =
     command.requestId === undefined ? undefined : queue.live.find((w) => w.requestId === command.requestId && w.owner === command.owner);
   if (place !== undefined) {
-    if (queue.head === place && queue.headMayClaim) return grant(state, command.owner, now, ttlMs, place);
+    if (queue.head === place && queue.headMayClaim) return grant(state, command.owner, terms, place);
     if ((command.waitMs ?? 0) === 0) return leaseExists(state, queue, now);
     return replyOnly(waitingReply(place.seq, place.untilMs));
   }
-  if (available(state, queue, now)) return grant(state, command.owner, now, ttlMs);
+  if (available(state, queue, now)) return grant(state, command.owner, terms);
   const waitMs = command.waitMs ?? 0;
   if (waitMs > 0) {
     return record("LockWaiterQueued", {
       owner: command.owner,
       until: new Date(now + waitMs).toISOString(),
       claimWindowMs: settings.claimWindowMs ?? DEFAULT_CLAIM_WINDOW_MS,
+      ...(command.session === undefined ? {} : { session: command.session }),
     });
   }
   return leaseExists(state, queue, now);
@@ -102,14 +117,17 @@ export function decideAcquire(
 
 /** A parked request looking again: take the lock in its claim window, keep waiting, or give up. */
 export function decideClaim(state: LockState, command: ClaimLock, now: number, ttlMs: number): Decision<LockEvent> {
+  const session = sessionOf(command, now);
+  if ("refused" in session) return session.refused;
+  const terms = session.terms ?? { ttlMs, expiresAtMs: now + ttlMs };
   const queue = queueAt(state, now);
   const place = queue.live.find((w) => w.seq === command.place);
-  if (place !== undefined && queue.head === place && queue.headMayClaim) return grant(state, command.owner, now, ttlMs, place);
+  if (place !== undefined && queue.head === place && queue.headMayClaim) return grant(state, command.owner, terms, place);
   const waitedMs = Math.max(0, now - command.waitingSince);
   if (now >= command.giveUpAt) return leaseExists(state, queue, now, waitedMs);
   if (place !== undefined) return replyOnly(waitingReply(place.seq, place.untilMs));
   // The place lapsed (its `until` passed, or its window ended unclaimed): decided as a plain acquire.
-  return available(state, queue, now) ? grant(state, command.owner, now, ttlMs) : leaseExists(state, queue, now, waitedMs);
+  return available(state, queue, now) ? grant(state, command.owner, terms) : leaseExists(state, queue, now, waitedMs);
 }
 
 /** Free for an acquire without a place: no live lease and nobody waiting. */
@@ -117,14 +135,42 @@ function available(state: LockState, queue: QueueView, now: number): boolean {
   return !(state.lease !== null && state.lease.expiresAtMs > now) && queue.head === null;
 }
 
-function grant(state: LockState, owner: string, now: number, ttlMs: number, place?: LockWaiter): Decision<LockEvent> {
+/** What a lease is granted for: its TTL and end, and the session it hangs on (then both are the session's). */
+interface LeaseTerms {
+  readonly ttlMs: number;
+  readonly expiresAtMs: number;
+  readonly session?: string;
+}
+
+/**
+ * The session an acquire or claim names, read from the command's session
+ * table: BAD_REQUEST for another owner's, NO_SESSION when it ended or never
+ * existed, else the terms of a lease under it; no terms without a session.
+ */
+function sessionOf(
+  command: AcquireLock | ClaimLock,
+  now: number,
+): { readonly terms?: LeaseTerms } | { readonly refused: Decision<LockEvent> } {
+  if (command.session === undefined) return {};
+  const session: SessionState | undefined = command.sessions?.get(command.session);
+  if (session?.opened === true && session.owner !== command.owner) {
+    return { refused: reject("BAD_REQUEST", `owner: ${command.owner} is not the owner of session ${command.session} (${session.owner})`) };
+  }
+  if (session === undefined || !sessionLiveAt(session, now)) {
+    return { refused: reject("NO_SESSION", `session ${command.session} has ended or never existed`) };
+  }
+  return { terms: { ttlMs: session.ttlMs, expiresAtMs: session.expiresAtMs, session: session.id } };
+}
+
+function grant(state: LockState, owner: string, terms: LeaseTerms, place?: LockWaiter): Decision<LockEvent> {
   return record("LockAcquired", {
     owner,
     generation: state.generation + 1,
-    ttlMs,
-    expiresAt: new Date(now + ttlMs).toISOString(),
+    ttlMs: terms.ttlMs,
+    expiresAt: new Date(terms.expiresAtMs).toISOString(),
     previousOwner: state.lease?.owner ?? "",
     ...(place === undefined ? {} : { waiterSeq: place.seq }),
+    ...(terms.session === undefined ? {} : { session: terms.session }),
   });
 }
 

@@ -1,5 +1,6 @@
 /** The lock actor's logic: the lock's statechart, run from its own transition table (src/logic/flat-machine.ts). */
-import { instantMs, lockEventSchemas, type HistoryEntry, type LockEvent } from "../../events/index.ts";
+import { instantMs, isUnparsable, lockEventSchemas, type HistoryEntry, type LockEvent } from "../../events/index.ts";
+import { applySessionEnds, resolveSessions } from "../../projections/lock-sessions.ts";
 import type { ActorLogic } from "../actor-logic.ts";
 import type { Decision } from "../decision.ts";
 import { compileFlatMachine } from "../flat-machine.ts";
@@ -17,12 +18,37 @@ export function lockMachineLogic(settings: LockSettings) {
   });
 }
 
-/** Builds the lock actor logic for the given server settings. */
+/**
+ * Builds the lock actor logic for the given server settings: the statechart,
+ * deciding on the lock's state with its sessions' ends read from the
+ * command's session table (and recording those that passed), and folding
+ * with the ends its events recorded (src/projections/lock-sessions.ts).
+ */
 export function lockLogic(settings: LockSettings): ActorLogic<LockState, LockCommand, LockEvent> {
+  const machine = lockStatechart(settings);
+  return {
+    ...machine,
+    decide(state, command, now) {
+      if (command.sessions === undefined) return machine.decide(state, command, now);
+      const read = resolveSessions(state, command.sessions, now);
+      const decision = machine.decide(read.state, command, now);
+      if (decision.outcome !== "append" || read.ended === undefined) return decision;
+      return { ...decision, data: { ...decision.data, sessionEnds: read.ended } } as Decision<LockEvent>;
+    },
+    evolve(state, entry) {
+      const ends = isUnparsable(entry) ? undefined : (entry.event.data as { sessionEnds?: Record<string, string> } | null)?.sessionEnds;
+      return machine.evolve(ends === undefined ? state : applySessionEnds(state, ends), entry);
+    },
+  };
+}
+
+/** The statechart as the kind's logic, before its sessions are read. */
+function lockStatechart(settings: LockSettings): ActorLogic<LockState, LockCommand, LockEvent> {
   const logic = lockMachineLogic(settings);
   const xstate = fromXState<LockState, LockCommand, LockEvent, ReturnType<typeof logic.snapshotOf>>({
     kind: "lock",
-    // 2: the state holds the wait queue (waiters, headSinceMs, freedAtMs).
+    // 2: the state holds the wait queue (waiters, headSinceMs, freedAtMs). Sessions (1.2) add optional fields
+    // only, absent from every earlier state, so a version 2 snapshot folds on as it was.
     foldVersion: 2,
     logic,
     snapshotOf: logic.snapshotOf,

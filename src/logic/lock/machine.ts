@@ -43,6 +43,7 @@ import {
   recordRelease,
   recordReset,
   refuseCorrupt,
+  refuseSessionRenewal,
   requestedTtlMs,
   ttlTooLong,
 } from "./decide.ts";
@@ -83,6 +84,7 @@ export function lockMachine(settings: LockSettings) {
         const { owner, etag } = command<"renew">(event).command;
         return context.lease === null || context.lease.owner !== owner || context.lease.etag !== etag;
       },
+      sessionLease: ({ context }) => context.lease?.session !== undefined,
       otherEtag: ({ context, event }) => context.lease?.etag !== command<"release">(event).command.etag,
       acquiredBreaks: ({ context, event }) => acquiredBreaks(context, recorded(event)),
       renewedBreaks: ({ context, event }) => renewedBreaks(context, recorded(event)),
@@ -104,16 +106,17 @@ export function lockMachine(settings: LockSettings) {
       acquire: emit(
         decided((context, e) => {
           const c = e.command as Extract<LockCommand, { op: "acquire" }>;
-          return decideAcquire(context, c, e.now, requestedTtlMs(c, settings)!, settings);
+          return decideAcquire(context, c, e.now, requestedTtlMs(c, settings) ?? settings.lockTtlMs, settings);
         }),
       ),
       claim: emit(
         decided((context, e) => {
           const c = e.command as Extract<LockCommand, { op: "claim" }>;
-          return decideClaim(context, c, e.now, requestedTtlMs(c, settings)!);
+          return decideClaim(context, c, e.now, requestedTtlMs(c, settings) ?? settings.lockTtlMs);
         }),
       ),
       renew: emit(decided((context, e) => decideRenew(context, e.command as Extract<LockCommand, { op: "renew" }>, e.now, settings))),
+      refuseSessionRenewal: emit(decided((context) => refuseSessionRenewal(context))),
       refuseNotHeld: emit(decided((context, e) => notHeld(context, (e.command as Extract<LockCommand, { op: "renew" }>).owner))),
       release: emit(decided((context) => recordRelease(context))),
       refuseReleased: emit(decided((context) => leaseAlreadyReleased(context))),
@@ -176,6 +179,7 @@ export function lockMachine(settings: LockSettings) {
             { guard: "ttlTooLong", actions: "refuseTtl" },
             { guard: "beyondCeiling", actions: "refuseCorrupt" },
             { guard: "notHolder", actions: "refuseNotHeld" },
+            { guard: "sessionLease", actions: "refuseSessionRenewal" },
             { actions: "renew" },
           ],
           release: [

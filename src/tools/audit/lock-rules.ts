@@ -2,6 +2,8 @@
 import { instantMs, isLockEvent } from "../../events/index.ts";
 import type { LockState } from "../../projections/index.ts";
 import { queueAt } from "../../projections/lock-queue.ts";
+import { applySessionEnds } from "../../projections/lock-sessions.ts";
+import { sessionLiveAt } from "../../projections/session.ts";
 import { cell } from "../table.ts";
 import { iso } from "../time.ts";
 import type { KindRules, Report } from "./kind-rules.ts";
@@ -18,6 +20,8 @@ const RULES = {
     "no lease ends more than maxTtlMs (`--max-ttl-ms`) after the event that wrote it (the service would answer CORRUPT)",
   "lock-queue-order":
     "first come, first served: while the head of a lock's wait queue is in its claim window, the lock is granted to that waiter only (and a grant to a waiter names a live place in the queue)",
+  "lock-acquired-under-ended-session":
+    "a lock is acquired under a session only while the session is live (opened, not closed, its expiresAt not passed) and by its owner (1.2)",
 } as const;
 
 type LockRule = keyof typeof RULES;
@@ -26,7 +30,7 @@ type LockRule = keyof typeof RULES;
 export const lockRules: KindRules<LockRule> = {
   kind: "lock",
   rules: RULES,
-  checker: ({ maxTtlMs }) => {
+  checker: ({ maxTtlMs, fold }) => {
     const checkTtl = (type: string, expiresAt: string, atMs: number, report: Report<LockRule>): void => {
       const ahead = instantMs(expiresAt) - atMs;
       if (ahead > maxTtlMs)
@@ -35,11 +39,21 @@ export const lockRules: KindRules<LockRule> = {
     return {
       check(event, _id, state, { atMs }, report) {
         if (!isLockEvent(event)) return;
-        const before = state as LockState;
+        // The sessions' ends the event recorded were the lock's state when it was decided (as the fold reads them).
+        const before = applySessionEnds(state as LockState, event.data.sessionEnds);
         const held = before.lease;
         switch (event.type) {
           case "LockAcquired": {
             const d = event.data;
+            if (d.session !== undefined) {
+              const session = fold.get("session", d.session);
+              if (!sessionLiveAt(session, atMs) || session.owner !== d.owner) {
+                report(
+                  "lock-acquired-under-ended-session",
+                  `acquired by ${cell(d.owner)} under session ${cell(d.session)}, ${!session.opened ? "which was never opened" : sessionLiveAt(session, atMs) ? `which is ${cell(session.owner)}'s` : `which had ended at ${iso(Math.min(session.expiresAtMs, session.closedAtMs ?? Infinity))}`}`,
+                );
+              }
+            }
             const queue = queueAt(before, atMs);
             if (queue.head !== null && queue.headMayClaim && d.waiterSeq !== queue.head.seq) {
               report(

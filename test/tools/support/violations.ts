@@ -417,6 +417,45 @@ const BUILDERS: readonly ScenarioOf[] = [
     ],
     breaks: [3],
   }),
+  (n) => {
+    const opened = (id: string, s: number, ttlMs = 10_000) =>
+      event("session", id, "SessionOpened", s, { owner: "w", ttlMs, expiresAt: expires(s, ttlMs) });
+    const underSession = (name: string, s: number, owner: string, generation: number, session: string, expiresAt: string) =>
+      event("lock", name, "LockAcquired", s, { owner, generation, ttlMs: 10_000, expiresAt, previousOwner: "", session });
+    return {
+      rule: "lock-acquired-under-ended-session",
+      title:
+        "locks acquired under a session after it expired, after it was closed, under one never opened, and by another owner (one kept alive first is fine)",
+      messages: [
+        opened(n("s1"), 0),
+        // Kept alive at 8 s to 18 s: an acquisition at 15 s is fine; at 20 s the session had ended.
+        event("session", n("s1"), "SessionKeptAlive", 8, { expiresAt: at(18) }),
+        underSession(n("a"), 15, "w", 1, n("s1"), at(18)),
+        underSession(n("b"), 20, "w", 1, n("s1"), at(18)),
+        opened(n("s2"), 21),
+        event("session", n("s2"), "SessionClosed", 22, {}),
+        underSession(n("c"), 23, "w", 1, n("s2"), at(31)),
+        underSession(n("d"), 24, "w", 1, n("never"), at(34)),
+        opened(n("s3"), 25),
+        underSession(n("e"), 26, "intruder", 1, n("s3"), at(35)),
+      ],
+      breaks: [3, 6, 7, 9],
+    };
+  },
+  (n) => ({
+    rule: "session-after-end",
+    title: "a keepalive after the session expired, a close after it was closed, and a second open (a keepalive in time is fine)",
+    messages: [
+      event("session", n("s"), "SessionOpened", 0, { owner: "w", ttlMs: 10_000, expiresAt: at(10) }),
+      event("session", n("s"), "SessionKeptAlive", 9, { expiresAt: at(19) }),
+      event("session", n("s"), "SessionKeptAlive", 19, { expiresAt: at(29) }),
+      event("session", n("t"), "SessionOpened", 0, { owner: "w", ttlMs: 10_000, expiresAt: at(10) }),
+      event("session", n("t"), "SessionClosed", 1, {}),
+      event("session", n("t"), "SessionClosed", 2, {}),
+      event("session", n("t"), "SessionOpened", 3, { owner: "w", ttlMs: 10_000, expiresAt: at(13) }),
+    ],
+    breaks: [2, 5, 6],
+  }),
 ];
 
 /** Every scenario, its names prefixed by `tag` and its own position, so all can share one stream. */

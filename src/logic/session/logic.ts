@@ -1,0 +1,32 @@
+/** The session actor's logic: XState `fromTransition` logic over the session decider and the session fold. */
+import type { ActorLogic } from "../actor-logic.ts";
+import { sessionEventSchemas, type SessionEvent } from "../../events/index.ts";
+import { evolveSession, initialSessionState, sessionView, type SessionState } from "../../projections/session.ts";
+import { decideAndFold } from "../data-logic.ts";
+import { fromXState, transitionSnapshotOf } from "../kind-logic.ts";
+import type { SessionCommand, SessionSettings } from "./commands.ts";
+import { decideSession } from "./decide.ts";
+
+/** The session actor logic under the server's TTL settings. */
+export function sessionLogic(settings: SessionSettings): ActorLogic<SessionState, SessionCommand, SessionEvent> {
+  return fromXState({
+    kind: "session",
+    foldVersion: 1,
+    logic: sessionMachineLogic(settings),
+    snapshotOf: transitionSnapshotOf<SessionState>,
+    initialState: initialSessionState,
+    eventTypes: SESSION_EVENT_TYPES,
+    replyFor: (state, recorded) => (recorded.event.type === "SessionClosed" ? {} : { session: sessionView(state) }),
+  });
+}
+
+/** The session's XState logic: `fromTransition` over its decider and fold. */
+export function sessionMachineLogic(settings: SessionSettings) {
+  return decideAndFold<SessionState, SessionCommand, SessionEvent>({
+    decide: (state, command, now) => decideSession(state, command, now, settings),
+    evolve: evolveSession,
+    initialState: initialSessionState,
+  });
+}
+
+const SESSION_EVENT_TYPES: ReadonlySet<string> = new Set(Object.keys(sessionEventSchemas));
