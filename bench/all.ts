@@ -5,10 +5,12 @@
  * (10 and 1,000), routes (8 and 1,000 hosts; reuse and new placement), at 1
  * and 64 in flight, each against its same-run one-publish ceiling — plus the
  * fleet-size ratios, and lock pairs on a service holding 100,000 live locks
- * against one holding 1,000 (bench/held-fleet.ts). The whole result is saved as JSON in bench/results/ and
+ * against one holding 1,000 (bench/held-fleet.ts), and sessions (bench/sessions.ts:
+ * 1,000 locks kept by one session against 1,000 lock keepers, and a worker's
+ * SIGKILL, in tables of their own). The whole result is saved as JSON in bench/results/ and
  * the table replaces the "Latest `npm run bench`" section of bench/README.md.
  *
- *   npx tsx bench/all.ts [--label after] [--only locks,proxies,routes,fleet]
+ *   npx tsx bench/all.ts [--label after] [--only locks,proxies,routes,fleet,sessions]
  *                        [--results-dir bench/results] [--no-readme]
  *                        [-- <options passed to every bench, e.g. --repeats 1>]
  */
@@ -18,6 +20,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { markdownTable, round, runBench, UsageError } from "./support.ts";
+import { sessionTables, type SessionCost, type SessionKill } from "./session-report.ts";
 
 const BENCH_DIR = fileURLToPath(new URL(".", import.meta.url));
 
@@ -37,9 +40,11 @@ export interface BenchRow {
 }
 
 interface Step {
-  readonly name: "locks" | "proxies" | "routes" | "fleet";
+  readonly name: "locks" | "proxies" | "routes" | "fleet" | "sessions";
   readonly args: readonly string[];
   readonly rows: (out: Record<string, unknown>) => BenchRow[];
+  /** Tables of its own, for a bench whose figures are not throughput against a ceiling. */
+  readonly tables?: (out: Record<string, unknown>) => string;
 }
 
 type Num = number | null | undefined;
@@ -164,6 +169,13 @@ const heldFleet: Step = {
   },
 };
 
+const sessions: Step = {
+  name: "sessions",
+  args: ["sessions.ts"],
+  rows: () => [],
+  tables: (out) => sessionTables(out.settings as { locks: number; ttlMs: number }, out.cost as SessionCost, out.kills as SessionKill[]),
+};
+
 const STEPS: readonly Step[] = [
   locks,
   { name: "proxies", args: ["proxies.ts", "--proxies", "10"], rows: proxyRows("10 proxies") },
@@ -171,6 +183,7 @@ const STEPS: readonly Step[] = [
   { name: "routes", args: ["routes.ts", "--hosts", "8"], rows: routeRows("8 hosts") },
   { name: "routes", args: ["routes.ts", "--hosts", "1000"], rows: routeRows("1,000 hosts") },
   heldFleet,
+  sessions,
 ];
 
 /** Runs one bench with `--json`, passing its progress through; resolves with its parsed output. */
@@ -253,7 +266,7 @@ async function main(): Promise<void> {
     parsed = parseArgs({
       options: {
         label: { type: "string", default: "after" },
-        only: { type: "string", default: "locks,proxies,routes,fleet" },
+        only: { type: "string", default: "locks,proxies,routes,fleet,sessions" },
         "results-dir": { type: "string", default: join(BENCH_DIR, "results") },
         "no-readme": { type: "boolean", default: false },
       },
@@ -267,13 +280,15 @@ async function main(): Promise<void> {
   const only = values.only.split(",").map((s) => s.trim());
   const started = new Date();
   const rows: BenchRow[] = [];
+  const extraTables: string[] = [];
   const outputs: { step: readonly string[]; output: Record<string, unknown> }[] = [];
   for (const step of STEPS.filter((s) => only.includes(s.name))) {
     const output = await runStep(step, positionals);
     outputs.push({ step: step.args, output });
     rows.push(...step.rows(output));
+    if (step.tables !== undefined) extraTables.push(step.tables(output));
   }
-  const table = benchTable(rows);
+  const table = [benchTable(rows), ...extraTables].join("\n\n");
   mkdirSync(values["results-dir"], { recursive: true });
   const file = join(values["results-dir"], `bench-${values.label}-${started.toISOString().replaceAll(":", "-").slice(0, 19)}.json`);
   writeFileSync(

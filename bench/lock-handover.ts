@@ -23,33 +23,19 @@ import { LeaseholdClient } from "../src/index.ts";
 import { startService, type RunningService } from "../src/service/start-service.ts";
 import { pino } from "pino";
 import { decodeEvent, isUnparsable } from "../src/events/index.ts";
-import { markdownTable, positiveInt, printJson, quantile, round, runBench, UsageError, withBench } from "./support.ts";
-import { parseArgs } from "node:util";
+import { markdownTable, parseOwnArgs, positiveInt, printJson, quantile, round, runBench, UsageError, withBench } from "./support.ts";
 
 const USAGE = `usage: npx tsx bench/lock-handover.ts [--handovers 1000] [--instances 1|2] [--wait-for-quiet] [--json]`;
 const NAME = "handover";
 const BOUND_MS = 50;
 
 function parse() {
-  let values;
-  try {
-    ({ values } = parseArgs({
-      options: {
-        handovers: { type: "string", default: "1000" },
-        instances: { type: "string", default: "2" },
-        "wait-for-quiet": { type: "boolean", default: false },
-        json: { type: "boolean", default: false },
-        help: { type: "boolean", default: false },
-      },
-      strict: true,
-    }));
-  } catch (e) {
-    throw new UsageError((e as Error).message);
-  }
-  if (values.help) {
-    process.stdout.write(`${USAGE}\n`);
-    process.exit(0);
-  }
+  const values = parseOwnArgs(USAGE, {
+    handovers: { type: "string", default: "1000" },
+    instances: { type: "string", default: "2" },
+    "wait-for-quiet": { type: "boolean", default: false },
+    json: { type: "boolean", default: false },
+  });
   const instances = positiveInt("instances", values.instances);
   if (instances > 2) throw new UsageError("--instances must be 1 or 2");
   return { handovers: positiveInt("handovers", values.handovers), instances, waitForQuiet: values["wait-for-quiet"], json: values.json };

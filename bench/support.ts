@@ -308,6 +308,24 @@ export function parseBenchArgs<const O extends OptionsConfig>(
   };
 }
 
+type OwnArgs<O extends OptionsConfig> = ReturnType<typeof parseArgs<{ options: O & { help: { type: "boolean" } }; strict: true }>>;
+
+/** Parses a bench's own options (strict) plus `--help`, which prints `usage` and exits; a bad line is a {@link UsageError}. */
+export function parseOwnArgs<const O extends OptionsConfig>(usage: string, options: O): OwnArgs<O>["values"] {
+  let parsed;
+  try {
+    parsed = parseArgs({ options: { ...options, help: { type: "boolean" } }, strict: true });
+  } catch (e) {
+    throw new UsageError((e as Error).message);
+  }
+  const values = parsed.values as OwnArgs<O>["values"] & { readonly help?: boolean };
+  if (values.help === true) {
+    process.stdout.write(`${usage}\n`);
+    process.exit(0);
+  }
+  return values;
+}
+
 /** The value of `--<flag>` as a positive whole number. */
 export function positiveInt(flag: string, raw: string): number {
   const n = Number(raw);

@@ -2,7 +2,7 @@
  * leasehold's package entry point: the typed client and its public types.
  * The service itself runs from the `leasehold` binary (`leasehold serve`).
  */
-export { LeaseholdClient, LockApi, ProxyApi, HostApi, RouteApi } from "./client/client.ts";
+export { LeaseholdClient, LockApi, SessionApi, ProxyApi, HostApi, RouteApi } from "./client/client.ts";
 export type { CallOptions, LeaseholdClientOptions } from "./client/transport.ts";
 export {
   LeaseholdError,
@@ -13,6 +13,7 @@ export {
   UnknownLeaseError,
   UnknownProxyError,
   UnknownHostError,
+  NoSessionError,
   NoMatchError,
   LeaseExistsError,
   NotHeldError,
@@ -25,6 +26,14 @@ export {
 export type { ErrorCode, LeaseholdErrorInit } from "./client/errors.ts";
 export { LockKeeper, LockLostError, LockClosedError, DEFAULT_CLOCK_SKEW_MARGIN_MS, localDeadline } from "./client/lock-keeper.ts";
 export type { KeepOptions, KeeperTimers, LockLossReason } from "./client/lock-keeper.ts";
+export { SessionKeeper, SessionLostError, SessionClosedError } from "./client/session-keeper.ts";
+export type {
+  KeepSessionOptions,
+  SessionAcquireOptions,
+  SessionLock,
+  SessionLossReason,
+  SessionKeeperApi,
+} from "./client/session-keeper.ts";
 export { LockWatch } from "./client/lock-watch.ts";
 export { Election, ELECTION_WAIT_MS } from "./client/election.ts";
 export type { ElectOptions, ElectionLockApi, LeaderTerm, DeposedTerm } from "./client/election.ts";
@@ -33,6 +42,6 @@ export { HeldProxyLease } from "./client/proxy-lease.ts";
 export type { ProxyLeaseHandle, ProxyOutcome } from "./client/proxy-lease.ts";
 export { DurableApi } from "./client/durable.ts";
 export { publishHostLoad } from "./client/host-load.ts";
-export type { DurableAck, DurableMethod, DurableOptions, DurableReplyOptions } from "./client/durable.ts";
+export type { DurableAck, DurableSessionApi, DurableMethod, DurableOptions, DurableReplyOptions } from "./client/durable.ts";
 export type * from "./contract/messages.ts";
 export { VERSION } from "./version.ts";

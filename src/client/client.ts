@@ -13,7 +13,9 @@
 import type { NatsConnection } from "@nats-io/nats-core";
 import { DurableApi } from "./durable.ts";
 import { onReconnect } from "./reconnects.ts";
+import { runHolding } from "./scoped.ts";
 import { keepLock, type KeepOptions, type LockKeeper } from "./lock-keeper.ts";
+import { keepSession, type KeepSessionOptions, type SessionKeeper } from "./session-keeper.ts";
 import { LockWatch, type LockWatchOptions } from "./lock-watch.ts";
 import { Election, type ElectOptions } from "./election.ts";
 import { leaseProxy, withProxyLease, type HeldProxyLease, type ProxyLeaseHandle, type ProxyOutcome } from "./proxy-lease.ts";
@@ -78,17 +80,48 @@ export class LockApi {
 
   /** Runs `fn` while holding the lock, then releases it (also when `fn` throws); `fn` should stop when `keeper.signal` aborts. */
   async withLock<R>(options: KeepOptions, fn: (keeper: LockKeeper) => Promise<R>): Promise<R> {
-    const keeper = await this.keep(options);
-    let result: R;
-    try {
-      result = await fn(keeper);
-    } catch (e) {
-      // fn's error is the one to report; the lease expires by itself if this release fails.
-      await keeper.close().catch(() => undefined);
-      throw e;
-    }
-    await keeper.close();
-    return result;
+    return runHolding(await this.keep(options), fn, (keeper) => keeper.close());
+  }
+}
+
+/** `session.*` (1.2): sessions that many locks hang on, and a keeper that keeps one alive. */
+export class SessionApi {
+  constructor(
+    private readonly t: Transport,
+    private readonly locks: LockApi,
+  ) {}
+
+  /** Opens a session (the service chooses its id); a retry with the same requestId gets the same session. */
+  open(request: T.SessionOpenRequest, options?: CallOptions): Promise<T.SessionReply> {
+    return this.t.request("session", "open", request, true, options);
+  }
+
+  /** Extends the session by its TTL from now, and every lock held in it; `NoSessionError` once it has ended. */
+  keepalive(request: T.SessionIdRequest, options?: CallOptions): Promise<T.SessionReply> {
+    return this.t.request("session", "keepalive", request, true, options);
+  }
+
+  /** Ends the session, freeing every lock held in it; `NoSessionError` once it has ended. */
+  close(request: T.SessionIdRequest, options?: CallOptions): Promise<T.EmptyReply> {
+    return this.t.request("session", "close", request, true, options);
+  }
+
+  /** The session and the locks it holds now (sorted), or `{session: null}` once it has ended. */
+  get(request: T.SessionIdRequest, options?: CallOptions): Promise<T.SessionGetReply> {
+    return this.t.request("session", "get", request, false, options);
+  }
+
+  /** Opens a session and keeps it alive every ttl / 3 until `close()`; tells of a loss through `signal` and `onLost`. */
+  keep(options: KeepSessionOptions): Promise<SessionKeeper> {
+    const api = {
+      open: this.open.bind(this),
+      keepalive: this.keepalive.bind(this),
+      close: this.close.bind(this),
+      acquireLock: this.locks.acquire.bind(this.locks),
+      releaseLock: this.locks.release.bind(this.locks),
+      onReconnect: this.locks.onReconnect.bind(this.locks),
+    };
+    return keepSession(api, options, this.t.timeoutMs);
   }
 }
 
@@ -219,6 +252,7 @@ export class RouteApi {
 /** A typed client of one leasehold service (one prefix) on a NATS connection it does not own. */
 export class LeaseholdClient {
   readonly lock: LockApi;
+  readonly session: SessionApi;
   readonly proxy: ProxyApi;
   readonly host: HostApi;
   readonly route: RouteApi;
@@ -229,6 +263,7 @@ export class LeaseholdClient {
   constructor(nc: NatsConnection, options: LeaseholdClientOptions = {}) {
     this.transport = new Transport(nc, options);
     this.lock = new LockApi(this.transport);
+    this.session = new SessionApi(this.transport, this.lock);
     this.proxy = new ProxyApi(this.transport);
     this.host = new HostApi(this.transport);
     this.route = new RouteApi(this.transport);

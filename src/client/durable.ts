@@ -63,6 +63,13 @@ export interface DurableProxyApi {
   readonly release: DurableMethod<T.ProxyReleaseRequest, T.EmptyReply>;
   readonly report: DurableMethod<T.ProxyReportRequest, T.ProxyReportReply>;
 }
+/** Durable `session.*` ops (1.2: every session op is a durable command, `get` included). */
+export interface DurableSessionApi {
+  readonly open: DurableMethod<T.SessionOpenRequest, T.SessionReply>;
+  readonly keepalive: DurableMethod<T.SessionIdRequest, T.SessionReply>;
+  readonly close: DurableMethod<T.SessionIdRequest, T.EmptyReply>;
+  readonly get: DurableMethod<T.SessionIdRequest, T.SessionGetReply>;
+}
 /** Durable `host.*` mutations. */
 export interface DurableHostApi {
   readonly set: DurableMethod<T.HostSetRequest, T.HostSetReply>;
@@ -80,6 +87,7 @@ export interface DurableRouteApi {
 /** Every mutation, sent through the durable command stream. */
 export class DurableApi {
   readonly lock: DurableLockApi;
+  readonly session: DurableSessionApi;
   readonly proxy: DurableProxyApi;
   readonly host: DurableHostApi;
   readonly route: DurableRouteApi;
@@ -92,6 +100,12 @@ export class DurableApi {
         Reply
       >;
     this.lock = { acquire: m("lock", "acquire"), renew: m("lock", "renew"), release: m("lock", "release"), reset: m("lock", "reset") };
+    this.session = {
+      open: m("session", "open"),
+      keepalive: m("session", "keepalive"),
+      close: m("session", "close"),
+      get: m("session", "get"),
+    };
     this.proxy = {
       register: m("proxy", "register"),
       remove: m("proxy", "remove"),

@@ -13,14 +13,13 @@
  * unless a later renew succeeded. Instances whose clocks disagree by no more
  * than the margin never let another owner in while the keeper counts the lock
  * as held (docs/cluster.md, Clock skew); the client's own clock may be off by
- * anything, since only its monotonic time is used.
- *
- * Longer than 400 lines on purpose: the renew schedule, the loss deadline,
- * the retries across reconnects and the release act on one lease and one
- * timer, and are read together when reasoning about when the lock is lost.
+ * anything, since only its monotonic time is used. The timing (renew
+ * schedule, loss deadline, retries across reconnects) is the heartbeat's,
+ * shared with the session keeper (heartbeat.ts).
  */
-import { randomUUID } from "node:crypto";
 import { LeaseholdError, LeaseholdTransportError } from "./errors.ts";
+import { Heartbeat, realTimers, type KeeperTimers } from "./heartbeat.ts";
+import { Kept } from "./kept.ts";
 import type { CallOptions } from "./transport.ts";
 import type {
   EmptyReply,
@@ -31,33 +30,7 @@ import type {
   LockRenewRequest,
 } from "../contract/messages.ts";
 
-/** How much clock skew between service instances the keeper tolerates by default, ms. */
-export const DEFAULT_CLOCK_SKEW_MARGIN_MS = 2000;
-
-/**
- * When a keeper stops counting on a lease granted or renewed by a request
- * sent at `sentAt` (local monotonic ms): `ttlMs` later, less the skew margin,
- * which is at most a quarter of the TTL (a lease under 8 s tolerates less
- * than the default 2 s; the renew, every third of the TTL, still comes first).
- */
-export function localDeadline(sentAt: number, ttlMs: number, skewMarginMs = DEFAULT_CLOCK_SKEW_MARGIN_MS): number {
-  return sentAt + ttlMs - Math.min(skewMarginMs, Math.floor(ttlMs / 4));
-}
-
-/** The clock and timers a keeper runs on (real ones by default; fakes in tests). */
-export interface KeeperTimers {
-  /** Monotonic milliseconds. */
-  now(): number;
-  setTimeout(fn: () => void, ms: number): unknown;
-  clearTimeout(handle: unknown): void;
-}
-
-/** Real timers; `performance.now()` does not jump with the wall clock. */
-export const realTimers: KeeperTimers = {
-  now: () => performance.now(),
-  setTimeout: (fn, ms) => setTimeout(fn, ms),
-  clearTimeout: (handle) => clearTimeout(handle as ReturnType<typeof setTimeout>),
-};
+export { DEFAULT_CLOCK_SKEW_MARGIN_MS, localDeadline, realTimers, type KeeperTimers } from "./heartbeat.ts";
 
 /** Why a kept lock was lost. */
 export type LockLossReason =
@@ -162,29 +135,13 @@ export async function keepLock(api: KeeperLockApi, options: KeepOptions, request
 
 type KeeperState = "held" | "lost" | "closing" | "closed";
 
-/** The longest pause between tries of a renew that failed transiently: a service coming back is found within it. */
-const MAX_RETRY_GAP_MS = 500;
-
 /** Renews one held lock until it is closed or lost. */
-export class LockKeeper implements AsyncDisposable {
-  /** The renew period in ms. */
-  readonly renewEveryMs: number;
+export class LockKeeper extends Kept<LockLostError> {
   private current: LockLease;
-  private deadline: number;
   private state: KeeperState = "held";
-  private lostWith: LockLostError | undefined;
-  private readonly controller = new AbortController();
-  private renewTimer: unknown;
-  private expiryTimer: unknown;
-  private inFlight: Promise<void> | undefined;
   /** The lease turned out not to be ours any more while closing: nothing to release. */
   private gone = false;
-  /** The requestId of a renew that failed transiently and waits for its next try. */
-  private retrying: string | undefined;
-  /** Stops the attempt in flight from waiting for its reply (after a reconnect). */
-  private attemptAbort: AbortController | undefined;
-  private readonly stopWatching: () => void;
-  private closed: Promise<void> | undefined;
+  protected readonly heartbeat: Heartbeat<LockLossReason>;
 
   /** Starts keeping `lease`, acquired by a request sent at `sentAt` (on `timers`' clock). */
   constructor(
@@ -195,12 +152,27 @@ export class LockKeeper implements AsyncDisposable {
     private readonly timers: KeeperTimers = realTimers,
     private readonly requestTimeoutMs = 5000,
   ) {
+    super();
     this.current = lease;
-    this.deadline = localDeadline(sentAt, lease.ttlMs, options.clockSkewMarginMs);
-    this.renewEveryMs = options.renewEveryMs ?? Math.max(1, Math.floor(lease.ttlMs / 3));
-    this.stopWatching = api.onReconnect?.(() => this.renewAfterReconnect()) ?? (() => undefined);
-    this.armExpiry();
-    if (this.state === "held") this.scheduleRenew(sentAt + this.renewEveryMs - timers.now());
+    this.heartbeat = new Heartbeat<LockLossReason>(
+      {
+        beat: (requestId, callOptions) => this.renew(requestId, callOptions),
+        lossOf,
+        onLoss: (reason, detail) => this.lose(reason, detail),
+        ...(api.onReconnect === undefined ? {} : { onReconnect: (listener: () => void) => api.onReconnect!(listener) }),
+        timers,
+        ...(options.renewEveryMs === undefined ? {} : { everyMs: options.renewEveryMs }),
+        ...(options.clockSkewMarginMs === undefined ? {} : { clockSkewMarginMs: options.clockSkewMarginMs }),
+        requestTimeoutMs,
+      },
+      sentAt,
+      lease.ttlMs,
+    );
+  }
+
+  /** The renew period in ms. */
+  get renewEveryMs(): number {
+    return this.heartbeat.everyMs;
   }
 
   /** The lease as last granted or renewed. */
@@ -223,61 +195,35 @@ export class LockKeeper implements AsyncDisposable {
     return this.current.expiresAt;
   }
 
-  /** Aborted when the lock is lost (reason: a {@link LockLostError}) or closed (a {@link LockClosedError}). */
-  get signal(): AbortSignal {
-    return this.controller.signal;
+  protected get up(): boolean {
+    return this.state === "held";
   }
 
-  /** Why the lock was lost, or undefined while it is held (or after a clean close). */
-  get lost(): LockLostError | undefined {
-    return this.lostWith;
-  }
-
-  /** True while the lock is held by this keeper (neither lost, nor past its local deadline, nor closed). */
-  get held(): boolean {
-    return this.state === "held" && this.timers.now() < this.deadline;
-  }
-
-  /** Milliseconds left before the lease would expire without another renew (by the local, conservative deadline). */
-  get remainingMs(): number {
-    return Math.max(0, this.deadline - this.timers.now());
-  }
-
-  /** Throws the loss (or closure) unless the lock is still held; a guard before each fenced step. */
-  throwIfLost(): void {
-    if (this.held) return;
-    if (this.signal.aborted) throw this.signal.reason;
-    throw new LockLostError(this.options.name, this.generation, "expired", `lock ${this.options.name} expired locally`);
+  protected expiredLocally(): LockLostError {
+    return new LockLostError(this.options.name, this.generation, "expired", `lock ${this.options.name} expired locally`);
   }
 
   /**
    * Stops renewing, aborts the signal, and releases the lock (a lock that
    * turns out to be released or held by another already counts as released).
    * Idempotent; throws only when the release request itself failed (the
-   * lease then expires by its TTL).
+   * lease then expires by its TTL). `await using` runs it at the end of the block.
    */
-  close(): Promise<void> {
-    this.closed ??= this.doClose();
-    return this.closed;
+  override close(): Promise<void> {
+    return super.close();
   }
 
-  /** `await using keeper = await client.lock.keep(...)` releases at the end of the block. */
-  [Symbol.asyncDispose](): Promise<void> {
-    return this.close();
-  }
-
-  private async doClose(): Promise<void> {
+  protected async doClose(): Promise<void> {
     const wasHeld = this.state === "held";
     if (wasHeld) {
       this.state = "closing";
       this.controller.abort(new LockClosedError(this.options.name, this.generation));
     }
-    this.timers.clearTimeout(this.renewTimer);
-    this.timers.clearTimeout(this.expiryTimer);
-    this.stopWatching();
+    this.heartbeat.stop();
     try {
       if (!wasHeld) return;
-      await this.inFlight;
+      // A renew in flight may yet change the etag: release with the newest.
+      await this.heartbeat.inFlight;
       if (this.gone) return;
       try {
         await this.api.release({ name: this.options.name, etag: this.current.etag }, { timeoutMs: this.requestTimeoutMs });
@@ -291,63 +237,12 @@ export class LockKeeper implements AsyncDisposable {
     }
   }
 
-  private armExpiry(): void {
-    this.timers.clearTimeout(this.expiryTimer);
-    const left = this.deadline - this.timers.now();
-    if (left <= 0) {
-      this.lose("expired", `lock ${this.options.name} expired: no renew succeeded within its ${this.current.ttlMs} ms TTL`);
-      return;
-    }
-    this.expiryTimer = this.timers.setTimeout(() => {
-      if (this.state !== "held") return;
-      this.lose("expired", `lock ${this.options.name} expired: no renew succeeded within its ${this.current.ttlMs} ms TTL`);
-    }, left);
-  }
-
-  private scheduleRenew(delayMs: number, requestId?: string): void {
-    this.timers.clearTimeout(this.renewTimer);
-    this.renewTimer = this.timers.setTimeout(
-      () => {
-        if (this.state !== "held") return;
-        // Woken past the local deadline (a paused process): the lease may be someone else's by now.
-        // Say so before anything else; a renew sent now could only be refused, or succeed too late to matter.
-        if (this.timers.now() >= this.deadline) {
-          this.lose("expired", `lock ${this.options.name} expired: this process woke after its ${this.current.ttlMs} ms TTL had passed`);
-          return;
-        }
-        const attempt = this.attempt(requestId ?? randomUUID());
-        this.inFlight = attempt;
-        void attempt.finally(() => {
-          if (this.inFlight === attempt) this.inFlight = undefined;
-        });
-      },
-      Math.max(0, delayMs),
-    );
-  }
-
   /**
-   * NATS is back: a reply awaited from before (the service that took the
-   * renew may be gone) is given up and the renew sent again at once, as is a
-   * retry waiting for its turn, instead of either waiting out its timeout or
-   * gap while the lease runs down.
+   * One renew. Retries of one renew reuse its requestId (the heartbeat's), so
+   * a renew that took effect but whose reply was lost is answered again
+   * rather than refused as NOT_HELD for the etag it replaced.
    */
-  private renewAfterReconnect(): void {
-    if (this.state !== "held") return;
-    if (this.attemptAbort !== undefined) this.attemptAbort.abort(new Error("NATS reconnected"));
-    else if (this.retrying !== undefined) this.scheduleRenew(0, this.retrying);
-  }
-
-  /**
-   * One renew attempt, bounded by the time the lease has left (and by the
-   * request timeout). Retries of one renew reuse its requestId, so a renew
-   * that took effect but whose reply was lost is answered again rather than
-   * refused as NOT_HELD for the etag it replaced. Never rejects.
-   */
-  private async attempt(requestId: string): Promise<void> {
-    const sentAt = this.timers.now();
-    const left = this.deadline - sentAt;
-    const abort = new AbortController();
-    this.attemptAbort = abort;
+  private async renew(requestId: string, callOptions: CallOptions): Promise<LockLease> {
     const request: LockRenewRequest = {
       name: this.options.name,
       owner: this.options.owner,
@@ -356,61 +251,27 @@ export class LockKeeper implements AsyncDisposable {
       ...(this.options.ttlMs === undefined ? {} : { ttlMs: this.options.ttlMs }),
     };
     try {
-      // Each attempt is bounded by the time left; this loop does the retrying.
-      const { lease } = await this.api.renew(request, {
-        timeoutMs: Math.max(1, Math.min(this.requestTimeoutMs, left)),
-        retry: false,
-        signal: abort.signal,
-      });
-      if (this.state === "lost" || this.state === "closed") return;
-      this.retrying = undefined;
-      this.current = lease;
-      this.deadline = localDeadline(sentAt, lease.ttlMs, this.options.clockSkewMarginMs);
-      if (this.state !== "held") return;
-      this.armExpiry();
-      this.scheduleRenew(sentAt + this.renewEveryMs - this.timers.now());
+      const { lease } = await this.api.renew(request, callOptions);
+      if (this.state === "held" || this.state === "closing") this.current = lease;
+      return lease;
     } catch (e) {
-      if (this.state === "lost" || this.state === "closed") return;
-      const loss = lossOf(e);
-      if (this.state === "closing") {
-        if (loss !== undefined) this.gone = true;
-        return;
-      }
-      if (abort.signal.aborted) {
-        this.scheduleRenew(0, requestId);
-        return;
-      }
-      if (loss !== undefined) {
-        this.lose(loss, `lock ${this.options.name} lost (generation ${this.generation}): ${(e as Error).message}`, e);
-        return;
-      }
-      // Transient (timeout, no responder, UNAVAILABLE): try again soon, with the same requestId, until the local deadline.
-      this.retrying = requestId;
-      this.scheduleRenew(Math.max(10, Math.min(MAX_RETRY_GAP_MS, Math.floor(this.renewEveryMs / 6))), requestId);
-    } finally {
-      if (this.attemptAbort === abort) this.attemptAbort = undefined;
+      if (this.state === "closing" && lossOf(e) !== undefined) this.gone = true;
+      throw e;
     }
   }
 
-  private lose(reason: LockLossReason, message: string, cause?: unknown): void {
+  private lose(reason: LockLossReason | "expired", { cause, wokeLate }: { cause?: unknown; wokeLate?: boolean }): void {
     if (this.state !== "held") return;
     this.state = "lost";
-    this.timers.clearTimeout(this.renewTimer);
-    this.timers.clearTimeout(this.expiryTimer);
-    this.stopWatching();
-    const error = new LockLostError(this.options.name, this.generation, reason, message, cause === undefined ? undefined : { cause });
-    this.lostWith = error;
-    this.controller.abort(error);
-    const onLost = this.options.onLost;
-    if (onLost === undefined) return;
-    try {
-      onLost(error);
-    } catch (e) {
-      // The owner's callback failed: surface it as any throwing callback would, not inside the keeper.
-      queueMicrotask(() => {
-        throw e;
-      });
-    }
+    const name = this.options.name;
+    const message =
+      reason !== "expired"
+        ? `lock ${name} lost (generation ${this.generation}): ${(cause as Error).message}`
+        : wokeLate === true
+          ? `lock ${name} expired: this process woke after its ${this.current.ttlMs} ms TTL had passed`
+          : `lock ${name} expired: no renew succeeded within its ${this.current.ttlMs} ms TTL`;
+    const error = new LockLostError(name, this.generation, reason, message, cause === undefined ? undefined : { cause });
+    this.report(error, this.options.onLost);
   }
 }
 

@@ -13,16 +13,17 @@ import {
   activeCooldowns,
   activeLeases,
   compareNames,
+  resolveSessions,
   type HostState,
   type LockState,
   type ProxyState,
   type RouteState,
+  type SessionState,
 } from "../projections/index.ts";
 import { StreamFold } from "../tools/stream-fold.ts";
 import { withDeadline } from "../events/deadline.ts";
 import { queueAt } from "../projections/lock-queue.ts";
-import { sessionLiveAt, type SessionLookup, type SessionState } from "../projections/session.ts";
-import { resolveSessions } from "../projections/lock-sessions.ts";
+import { sessionEndMs, sessionLiveAt, type SessionLookup } from "../projections/session.ts";
 
 /** A lock as the dashboard lists it (held and unexpired, or corrupt). */
 export interface LockRow {
@@ -34,6 +35,18 @@ export interface LockRow {
   readonly corrupt: string | null;
   /** Acquires waiting in the lock's queue. */
   readonly waiters: number;
+  /** The session the lease hangs on (1.2), null for a lease of its own. */
+  readonly session: string | null;
+}
+
+/** A live session (1.2) with the locks held under it. */
+export interface SessionRow {
+  readonly id: string;
+  readonly owner: string;
+  readonly ttlMs: number;
+  readonly expiresAtMs: number;
+  /** Names of the locks it holds now, sorted. */
+  readonly locks: readonly string[];
 }
 
 /** A registered proxy with its load and cooldowns. */
@@ -76,11 +89,12 @@ export interface DashboardView {
   readonly lastSeq: number;
   readonly caughtUp: boolean;
   readonly locks: readonly LockRow[];
+  readonly sessions: readonly SessionRow[];
   readonly proxies: readonly ProxyRow[];
   readonly hosts: readonly HostRow[];
   readonly events: readonly EventRow[];
   /** How many rows each table would have without the cap (the page says when it shows fewer). */
-  readonly totals: { readonly locks: number; readonly proxies: number; readonly hosts: number };
+  readonly totals: { readonly locks: number; readonly sessions: number; readonly proxies: number; readonly hosts: number };
 }
 
 /** The loads hosts publish, as the service instance keeps them (not events: the stream has none). */
@@ -209,8 +223,9 @@ export class DashboardFeed {
   /** The view at the current instant. */
   view(): DashboardView {
     const nowMs = this.now();
-    const { lock, proxy, host, route } = this.fold.states;
-    const locks = lockRows(lock, nowMs, lookupOf(this.fold.states.session));
+    const { lock, proxy, host, route, session } = this.fold.states;
+    const locks = lockRows(lock, nowMs, lookupOf(session));
+    const sessions = sessionRows(session, locks, nowMs);
     const proxies = proxyRows(proxy, nowMs);
     const hosts = hostRows(host, route, this.options.hostLoads);
     return {
@@ -219,10 +234,11 @@ export class DashboardFeed {
       lastSeq: this.lastSeq,
       caughtUp: this.caughtUp,
       locks: locks.slice(0, this.maxRows),
+      sessions: sessions.slice(0, this.maxRows),
       proxies: proxies.slice(0, this.maxRows),
       hosts: hosts.slice(0, this.maxRows),
       events: [...this.latestRows].reverse(),
-      totals: { locks: locks.length, proxies: proxies.length, hosts: hosts.length },
+      totals: { locks: locks.length, sessions: sessions.length, proxies: proxies.length, hosts: hosts.length },
     };
   }
 
@@ -291,6 +307,7 @@ function lookupOf(sessions: ReadonlyMap<string, SessionState>): SessionLookup {
   return { get: (id) => (sessions.get(id)?.opened === true ? sessions.get(id) : undefined) };
 }
 
+/** Lock rows, each read against its sessions' ends. */
 function lockRows(locks: ReadonlyMap<string, LockState>, nowMs: number, sessions: SessionLookup): LockRow[] {
   const rows: LockRow[] = [];
   for (const folded of locks.values()) {
@@ -305,9 +322,26 @@ function lockRows(locks: ReadonlyMap<string, LockState>, nowMs: number, sessions
       ttlMs: s.lease?.ttlMs ?? 0,
       corrupt: s.corrupt,
       waiters: queueAt(s, nowMs).live.length,
+      session: s.lease?.session ?? null,
     });
   }
   return rows.sort((a, b) => compareNames(a.name, b.name));
+}
+
+function sessionRows(sessions: ReadonlyMap<string, SessionState>, locks: readonly LockRow[], nowMs: number): SessionRow[] {
+  const held = new Map<string, string[]>();
+  for (const l of locks) {
+    if (l.session === null || l.corrupt !== null) continue;
+    let names = held.get(l.session);
+    if (names === undefined) held.set(l.session, (names = []));
+    names.push(l.name); // locks come sorted, so each list is too
+  }
+  const rows: SessionRow[] = [];
+  for (const s of sessions.values()) {
+    if (!sessionLiveAt(s, nowMs)) continue;
+    rows.push({ id: s.id, owner: s.owner, ttlMs: s.ttlMs, expiresAtMs: sessionEndMs(s), locks: held.get(s.id) ?? [] });
+  }
+  return rows.sort((a, b) => compareNames(a.id, b.id));
 }
 
 function proxyRows(proxies: ReadonlyMap<string, ProxyState>, nowMs: number): ProxyRow[] {

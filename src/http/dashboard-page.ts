@@ -27,7 +27,11 @@ export const DASHBOARD_HTML = `<!doctype html>
 <main>
   <section id="locks-section">
     <h2>Locks <span class="count" id="locks-count"></span></h2>
-    <div class="scroll"><table id="locks"><thead><tr><th>Name</th><th>Holder</th><th>Gen</th><th>Time left</th><th>Waiting</th></tr></thead><tbody></tbody></table></div>
+    <div class="scroll"><table id="locks"><thead><tr><th>Name</th><th>Holder</th><th>Gen</th><th>Time left</th><th>Waiting</th><th>Session</th></tr></thead><tbody></tbody></table></div>
+  </section>
+  <section id="sessions-section">
+    <h2>Sessions <span class="count" id="sessions-count"></span></h2>
+    <div class="scroll"><table id="sessions"><thead><tr><th>Session</th><th>Owner</th><th>Time left</th><th>Locks</th></tr></thead><tbody></tbody></table></div>
   </section>
   <section id="proxies-section">
     <h2>Proxies <span class="count" id="proxies-count"></span></h2>
@@ -103,6 +107,12 @@ function fill(table, rows, empty, cols) {
   body.replaceChildren(...rows);
   if (rows.length === 0) { const tr = el("tr", undefined, "empty"); const td = el("td", empty); td.colSpan = cols; tr.append(td); body.append(tr); }
 }
+function capped(texts) {
+  const ul = el("ul", undefined, "leases");
+  for (const text of texts.slice(0, 8)) ul.append(el("li", text));
+  if (texts.length > 8) ul.append(el("li", "… " + (texts.length - 8) + " more", "muted"));
+  return ul;
+}
 function counted(id, shown, total) { $(id).textContent = shown === total ? "(" + total + ")" : "(" + shown + " of " + total + ")"; }
 
 function render() {
@@ -115,10 +125,21 @@ function render() {
     const tr = el("tr"); tr.dataset.name = l.name;
     tr.append(el("td", l.name, "name"), el("td", l.owner, "name"), el("td", l.generation, "num"));
     tr.append(l.corrupt !== null ? el("td", "CORRUPT: " + l.corrupt, "bad") : el("td", left(l.expiresAtMs - now), "num"));
-    tr.append(el("td", l.waiters, "num"));
+    tr.append(el("td", l.waiters, "num"), l.session ? el("td", l.session, "name") : el("td", "—", "muted"));
     return tr;
-  }), needle ? "no lock matches the filter" : "no lock is held", 5);
+  }), needle ? "no lock matches the filter" : "no lock is held", 6);
   counted("locks-count", locks.length, view.totals.locks);
+
+  const sessions = view.sessions.filter((s) => s.expiresAtMs > now).filter((s) => matches([s.id, s.owner, ...s.locks], needle));
+  fill($("sessions"), sessions.map((s) => {
+    const tr = el("tr"); tr.dataset.name = s.id;
+    const held = el("td");
+    held.append(el("div", s.locks.length + (s.locks.length === 1 ? " lock" : " locks"), "muted"));
+    if (s.locks.length > 0) held.append(capped(s.locks));
+    tr.append(el("td", s.id, "name"), el("td", s.owner, "name"), el("td", left(s.expiresAtMs - now), "num"), held);
+    return tr;
+  }), needle ? "no session matches the filter" : "no session is open", 4);
+  counted("sessions-count", sessions.length, view.totals.sessions);
 
   const proxies = view.proxies.filter((p) => matches([p.proxy, ...p.cooldowns.map((c) => c.target)], needle));
   fill($("proxies"), proxies.map((p) => {
@@ -143,12 +164,7 @@ function render() {
     const cap = h.maxLeases === null || h.maxLeases === undefined ? "" : " of " + h.maxLeases + " max";
     leases.append(el("div", h.leases.length + (h.leases.length === 1 ? " lease" : " leases") + cap, "muted"));
     if (h.maxLeases !== null && h.maxLeases !== undefined && h.leases.length >= h.maxLeases) leases.append(el("span", "full", "badge warn"));
-    if (h.leases.length > 0) {
-      const ul = el("ul", undefined, "leases");
-      for (const l of h.leases.slice(0, 8)) ul.append(el("li", l.route + (l.fp ? " · " + l.fp : "") + (l.model ? " · " + l.model : "")));
-      if (h.leases.length > 8) ul.append(el("li", "… " + (h.leases.length - 8) + " more", "muted"));
-      leases.append(ul);
-    }
+    if (h.leases.length > 0) leases.append(capped(h.leases.map((l) => l.route + (l.fp ? " · " + l.fp : "") + (l.model ? " · " + l.model : ""))));
     const load = h.load === null || h.load === undefined ? el("td", "—", "muted") : el("td", String(h.load));
     tr.append(el("td", h.host, "name"), health, load, leases);
     return tr;

@@ -12,6 +12,7 @@ import {
   LeaseholdTimeoutError,
   LeaseholdTransportError,
   UnknownHostError,
+  NoSessionError,
   type DurableAck,
 } from "../../src/index.ts";
 import { collect, createCommandStream, eventsOfKind } from "../support/durable.ts";
@@ -79,6 +80,21 @@ describe("client.durable", () => {
     // What the durable path did is what a request sees.
     expect(await client.route.get({ route: "r" })).toEqual({ pinned: "", leases: [] });
     expect(await client.proxy.list()).toEqual({ proxies: [] });
+  });
+
+  it("carries out the session ops durably, and a lock taken under the session", async () => {
+    const { client } = await h.start();
+    const d = client.durable;
+    const reply = { awaitReply: true } as const;
+    const { session } = (await d.session.open({ owner: "alice", ttlMs: 10_000 }, reply)).reply;
+    expect([session.owner, session.ttlMs]).toEqual(["alice", 10_000]);
+    const { lease } = (await d.lock.acquire({ name: "L", owner: "alice", session: session.id }, reply)).reply;
+    expect([lease.session, lease.ttlMs]).toEqual([session.id, 10_000]);
+    expect((await d.session.keepalive({ id: session.id }, reply)).reply.session.id).toBe(session.id);
+    expect((await d.session.get({ id: session.id }, reply)).reply).toMatchObject({ session: { id: session.id }, locks: ["L"] });
+    expect((await d.session.close({ id: session.id }, reply)).reply).toEqual({});
+    await expectRejects(d.session.close({ id: session.id }, reply), NoSessionError, "NO_SESSION", 404);
+    expect(await client.lock.get({ name: "L" })).toMatchObject({ lease: null });
   });
 
   it("keeps commands while no service runs; the reply goes to replyTo once one starts", async () => {

@@ -16,22 +16,17 @@ import {
   keepLock,
   localDeadline,
   type KeeperLockApi,
-  type KeeperTimers,
   type LockLease,
   type LockRenewRequest,
   type CallOptions,
   type LeaseholdError,
   type LeaseholdErrorInit,
 } from "../../src/client/index.ts";
+import { fakeableTimers } from "../support/keeper-timers.ts";
 
 const TTL = 3000;
 
-/** Fake timers driven by vi.useFakeTimers (Date.now is faked too). */
-const timers: KeeperTimers = {
-  now: () => Date.now(),
-  setTimeout: (fn, ms) => setTimeout(fn, ms),
-  clearTimeout: (handle) => clearTimeout(handle as ReturnType<typeof setTimeout>),
-};
+const timers = fakeableTimers;
 
 type Step = { reply: LockLease } | { error: Error } | { hang: true };
 

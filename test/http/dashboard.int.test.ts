@@ -4,7 +4,9 @@
  * pushed by the change itself (the periodic refresh is set to ten minutes, so
  * no wall-clock bound is needed to tell the two apart), and disappears the
  * same way on its release; the
- * filter box narrows every table; a host shows the load it publishes; the
+ * filter box narrows every table; a host shows the load it publishes; a
+ * session shows the locks held under it and goes, with them, when it is
+ * closed; the
  * page fits 1280x800 and a phone.
  * With LEASEHOLD_DASHBOARD_SCREENSHOT=1 it also writes docs/img/dashboard.png.
  */
@@ -69,11 +71,34 @@ describe("dashboard", () => {
       await row.waitFor({ timeout: 10_000 });
       await expect
         .poll(() => row.locator("td").allTextContents())
-        .toEqual(["deploy/prod", "ci-runner-7", "1", expect.stringMatching(/^\d+\.\d s$/), "0"]);
+        .toEqual(["deploy/prod", "ci-runner-7", "1", expect.stringMatching(/^\d+\.\d s$/), "0", "—"]);
 
       const { lease } = acquired.body as { lease: { etag: string } };
       await ok("lock.release", { name: "deploy/prod", etag: lease.etag });
       await row.waitFor({ state: "detached", timeout: 10_000 });
+    } finally {
+      await page.close();
+    }
+  });
+
+  it("shows a session with the locks held under it, and drops both as its close is pushed", async () => {
+    const page = await open(1280, 800);
+    try {
+      const opened = await ok("session.open", { owner: "batch-4", ttlMs: 30_000 });
+      const { id } = (opened.body as { session: { id: string } }).session;
+      await ok("lock.acquire", { name: "shard/2", owner: "batch-4", session: id });
+      await ok("lock.acquire", { name: "shard/1", owner: "batch-4", session: id });
+      const row = page.locator(`#sessions tr[data-name="${id}"]`);
+      await row.waitFor({ timeout: 10_000 });
+      await expect
+        .poll(() => row.locator("td").allTextContents())
+        .toEqual([id, "batch-4", expect.stringMatching(/^\d+\.\d s$/), "2 locksshard/1shard/2"]);
+      const lock = page.locator('#locks tr[data-name="shard/1"]');
+      await expect.poll(() => lock.locator("td").last().textContent()).toBe(id);
+
+      await ok("session.close", { id });
+      await row.waitFor({ state: "detached", timeout: 10_000 });
+      await lock.waitFor({ state: "detached", timeout: 10_000 });
     } finally {
       await page.close();
     }

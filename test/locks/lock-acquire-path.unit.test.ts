@@ -16,6 +16,7 @@ import { LockTurns } from "../../src/app/lock-turns.ts";
 import { Subjects } from "../../src/contract/subjects.ts";
 import { MemoryEventLog } from "../../src/events/memory-event-log.ts";
 import { lockLogic } from "../../src/logic/lock/logic.ts";
+import { LockTurns } from "../../src/app/lock-turns.ts";
 import { isWaitingReply } from "../../src/logic/lock/waiting-reply.ts";
 import { DEFAULT_SETTINGS } from "../support/lock-given.ts";
 
