@@ -12,7 +12,6 @@ import { ManualClock } from "../../src/actors/clock.ts";
 import type { TurnResult } from "../../src/actors/turn-result.ts";
 import { lockEndpoints } from "../../src/api/endpoints.ts";
 import { LockWaiters } from "../../src/app/lock-waiters.ts";
-import { LockTurns } from "../../src/app/lock-turns.ts";
 import { Subjects } from "../../src/contract/subjects.ts";
 import { MemoryEventLog } from "../../src/events/memory-event-log.ts";
 import { lockLogic } from "../../src/logic/lock/logic.ts";
