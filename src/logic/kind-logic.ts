@@ -45,6 +45,8 @@ export type KindEvent<C extends Command = Command> = CommandEvent<C> | RecordedE
 /** The transition a kind's logic offers, as XState's `ActorLogic.transition` has it (snapshot, event, scope with `emit`). */
 export interface TransitionLogic<Snap extends { readonly context: unknown }> {
   transition(snapshot: Snap, event: never, scope: { emit(event: never): void }): Snap;
+  /** XState's `ActorLogic.getPersistedSnapshot`: when given, projection snapshots keep this form of each state. */
+  getPersistedSnapshot?(snapshot: Snap): unknown;
 }
 
 /** How to build a kind's {@link ActorLogic} from its XState logic. */
@@ -79,7 +81,7 @@ export function fromXState<State, C extends Command, E extends EventEnvelope, Sn
     foldVersion: options.foldVersion,
     initialState: options.initialState,
     replyFor: options.replyFor,
-    ...(options.reviveState === undefined ? {} : { reviveState: options.reviveState }),
+    ...persistence(options),
     decide(state, command, now) {
       decided = undefined;
       const event: CommandEvent<C> = { type: command.op, command, now };
@@ -91,6 +93,27 @@ export function fromXState<State, C extends Command, E extends EventEnvelope, Sn
     },
     evolve(state, entry) {
       return transition(snapshotOf(state), recordedEventOf(entry, eventTypes), scope).context;
+    },
+  };
+}
+
+/**
+ * How a projection snapshot keeps the kind's states: XState's persisted
+ * snapshot of each (`getPersistedSnapshot`, the form `createActor(machine,
+ * { snapshot })` restores), its context the state, when the logic offers one;
+ * otherwise the states themselves.
+ */
+function persistence<State, Snap extends { readonly context: State }>(
+  options: FromXStateOptions<State, Snap>,
+): Pick<ActorLogic<State, Command>, "serializeState" | "reviveState"> {
+  const { logic, snapshotOf, reviveState } = options;
+  if (logic.getPersistedSnapshot === undefined) return reviveState === undefined ? {} : { reviveState };
+  const persisted = logic.getPersistedSnapshot.bind(logic);
+  return {
+    serializeState: (state) => persisted(snapshotOf(state)),
+    reviveState: (data) => {
+      const { context } = data as unknown as { readonly context: State };
+      return reviveState === undefined ? context : reviveState(context);
     },
   };
 }

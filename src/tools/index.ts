@@ -4,6 +4,7 @@ export * from "./time.ts";
 export * from "./table.ts";
 export * from "./stream-fold.ts";
 export * from "./replay.ts";
+export * from "./replay-render.ts";
 export * from "./audit.ts";
 export * from "./tail.ts";
 export * from "./status.ts";

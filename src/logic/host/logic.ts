@@ -12,7 +12,8 @@ export function hostLogic(): ActorLogic<HostState, HostCommand> {
   return fromXState({
     kind: "host",
     // 2: the state holds the capacity and the open admissions (1.1).
-    foldVersion: 2,
+    // 3: snapshots keep XState's persisted snapshot of each state (src/logic/kind-logic.ts, persistence).
+    foldVersion: 3,
     logic: hostMachineLogic(),
     snapshotOf: transitionSnapshotOf<HostState>,
     initialState: initialHostState,

@@ -48,8 +48,9 @@ function lockStatechart(settings: LockSettings): ActorLogic<LockState, LockComma
   const xstate = fromXState<LockState, LockCommand, LockEvent, ReturnType<typeof logic.snapshotOf>>({
     kind: "lock",
     // 2: the state holds the wait queue (waiters, headSinceMs, freedAtMs). Sessions (1.2) add optional fields
-    // only, absent from every earlier state, so a version 2 snapshot folds on as it was.
-    foldVersion: 2,
+    // only, absent from every earlier state. 3: snapshots keep XState's persisted snapshot of each lock, not
+    // the bare state, so a version 2 snapshot is set aside and the stream folded once more.
+    foldVersion: 3,
     logic,
     snapshotOf: logic.snapshotOf,
     initialState: initialLockState,

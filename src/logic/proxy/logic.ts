@@ -12,7 +12,8 @@ export function proxyLogic(settings: ProxySettings): ActorLogic<ProxyState, Prox
   return fromXState({
     kind: "proxy",
     // 2: cooldowns carry their streak and outlive their end by cooldownMs.
-    foldVersion: 2,
+    // 3: snapshots keep XState's persisted snapshot of each state (src/logic/kind-logic.ts, persistence).
+    foldVersion: 3,
     logic: proxyMachineLogic(settings),
     snapshotOf: transitionSnapshotOf<ProxyState>,
     initialState: initialProxyState,

@@ -12,7 +12,8 @@ export function routeLogic(settings: RouteSettings): ActorLogic<RouteState, Rout
   return fromXState({
     kind: "route",
     // 2: the state holds the route's last sequence (host admissions are bound to it).
-    foldVersion: 2,
+    // 3: snapshots keep XState's persisted snapshot of each state (src/logic/kind-logic.ts, persistence).
+    foldVersion: 3,
     logic: routeMachineLogic(settings),
     snapshotOf: transitionSnapshotOf<RouteState>,
     initialState: initialRouteState,

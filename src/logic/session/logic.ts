@@ -11,7 +11,8 @@ import { decideSession } from "./decide.ts";
 export function sessionLogic(settings: SessionSettings): ActorLogic<SessionState, SessionCommand, SessionEvent> {
   return fromXState({
     kind: "session",
-    foldVersion: 1,
+    // 2: snapshots keep XState's persisted snapshot of each state (src/logic/kind-logic.ts, persistence).
+    foldVersion: 2,
     logic: sessionMachineLogic(settings),
     snapshotOf: transitionSnapshotOf<SessionState>,
     initialState: initialSessionState,

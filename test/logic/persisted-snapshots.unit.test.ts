@@ -1,0 +1,59 @@
+/**
+ * Projection snapshots keep XState's persisted snapshot of each state
+ * (`getPersistedSnapshot`): a lock held by an owner with a waiter queued,
+ * serialized as a snapshot keeps it, is what XState's own `createActor`
+ * restores the lock statechart from (the same state node, the same context),
+ * and revives to the very state that was saved; the data kinds' persisted
+ * snapshots restore through XState too.
+ */
+import { describe, expect, it } from "vitest";
+import { createActor } from "xstate";
+import { encodeEvent, decodeEvent, type EventEnvelope, type HistoryEntry } from "../../src/events/index.ts";
+import type { ActorLogic } from "../../src/logic/actor-logic.ts";
+import type { Command } from "../../src/logic/actor-logic.ts";
+import { lockLogic } from "../../src/logic/lock/logic.ts";
+import { lockMachine, lockStateValue } from "../../src/logic/lock/machine.ts";
+import type { LockSettings } from "../../src/logic/lock/commands.ts";
+import { proxyLogic, proxyMachineLogic } from "../../src/logic/proxy/logic.ts";
+import type { LockState } from "../../src/projections/lock.ts";
+
+const SETTINGS: LockSettings = { lockTtlMs: 1000, maxTtlMs: 5000, claimWindowMs: 200 };
+const T0 = Date.parse("2026-12-04T00:00:00.000Z");
+
+/** Decides `command` at `now` and folds what it appended, as the stream would record it at sequence `seq`. */
+function step<S, C extends Command>(logic: ActorLogic<S, C>, state: S, command: C, now: number, seq: number): S {
+  const decision = logic.decide(state, command, now);
+  if (decision.outcome !== "append") return state;
+  const envelope = { type: decision.type, v: 1, at: new Date(now).toISOString(), kind: logic.kind, id: "x", data: decision.data };
+  const entry: HistoryEntry = decodeEvent(encodeEvent(envelope as unknown as EventEnvelope), seq);
+  return logic.evolve(state, entry);
+}
+
+describe("projection snapshots as XState's persisted snapshots", () => {
+  it("a lock held with a waiter queued: XState restores the statechart from it, and it revives to the saved state", () => {
+    const logic = lockLogic(SETTINGS);
+    let state: LockState = logic.initialState("x");
+    state = step(logic, state, { op: "acquire", owner: "a", ttlMs: 1000 }, T0, 1);
+    state = step(logic, state, { op: "acquire", owner: "b", waitMs: 5000, requestId: "rb" }, T0 + 10, 2);
+    expect(state.lease?.owner).toBe("a");
+    expect(state.waiters).toHaveLength(1);
+
+    const persisted = logic.serializeState!(state) as { status: string; value: string; context: LockState };
+    expect(persisted).toMatchObject({ status: "active", value: lockStateValue(state), context: state });
+    const restored = createActor(lockMachine(SETTINGS), { snapshot: persisted as never, input: { id: "x" } }).getSnapshot();
+    expect(restored.value).toBe("held");
+    expect(restored.context).toEqual(state);
+    expect(logic.reviveState!(structuredClone(persisted) as unknown as LockState)).toEqual(state);
+  });
+
+  it("a proxy (fromTransition): XState restores its context, and it revives to the saved state", () => {
+    const settings = { cooldownMs: 1000, cooldownBackoff: 1, maxCooldownMs: 60_000 };
+    const logic = proxyLogic(settings);
+    const state = step(logic, logic.initialState("x"), { op: "register", proxy: "x", maxLeases: 2 } as never, T0, 1);
+    const persisted = logic.serializeState!(state) as { context: unknown };
+    expect(persisted.context).toEqual(state);
+    const restored = createActor(proxyMachineLogic(settings as never), { snapshot: persisted as never, input: { id: "x" } }).getSnapshot();
+    expect(restored.context).toEqual(state);
+    expect(logic.reviveState!(structuredClone(persisted) as never)).toEqual(state);
+  });
+});
