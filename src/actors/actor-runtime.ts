@@ -25,7 +25,9 @@ import type { Clock } from "./clock.ts";
 import type { Decision } from "../logic/decision.ts";
 import { runTurn, timedOut, type AppendInput, type EncodedEvent, type PendingCommand, type TurnPorts } from "./command-turn.ts";
 import { TurnDeadlines } from "./turn-deadlines.ts";
-import { isUnavailable, unavailable, type TurnResult } from "./turn-result.ts";
+import { AppendDoubt } from "./append-doubt.ts";
+import { isInDoubt, isUnavailable, unavailable, type TurnResult } from "./turn-result.ts";
+import { IdsInDoubt } from "./ids-in-doubt.ts";
 
 /** What the runtime reports as it works (metrics hook in here). */
 export interface RuntimeObserver {
@@ -101,6 +103,8 @@ export class ActorRuntime {
   private readonly kinds = new Map<ActorKind, KindRuntime>();
   private readonly mailboxes = new Map<string, Mailbox>();
   private readonly deadlines: TurnDeadlines;
+  /** Requests whose turn ended not knowing whether its event was stored (for a retry's duplicate at sequence 0). */
+  private readonly idsInDoubt: IdsInDoubt;
   private readonly maxAttempts: number;
   private readonly requestTimeoutMs: number;
   private readonly newMsgId: () => string;
@@ -115,6 +119,7 @@ export class ActorRuntime {
     this.newMsgId = options.newMsgId ?? (() => nuid.next());
     this.monotonic = options.monotonic ?? (() => performance.now());
     this.deadlines = new TurnDeadlines({ monotonic: this.monotonic });
+    this.idsInDoubt = new IdsInDoubt(options.dedupWindowMs);
   }
 
   /** Makes a kind of actor available and returns its projection (start it before serving). */
@@ -165,6 +170,7 @@ export class ActorRuntime {
       // The op is part of the id so a requestId reused for another operation is not mistaken for a repeat.
       msgId: requestId === undefined ? this.newMsgId() : requestMsgId(this.msgIdScope(kind, id, command), command.op, requestId),
       deadline: arrival.deadline ?? this.monotonic() + this.requestTimeoutMs,
+      msgIdSharedByKind: requestId !== undefined && sharesMsgIdAcrossIds(kind, command),
     };
     this.inFlight++;
     return new Promise<TurnResult>((resolve) => {
@@ -179,7 +185,11 @@ export class ActorRuntime {
       void this.serve(key, id, runtime, fresh);
     }).then((result) => {
       if (!result.ok && isUnavailable(result)) {
-        this.options.logger.debug({ kind, id, op: command.op, requestId, cause: result.rejection.message }, "turn answered UNAVAILABLE");
+        const inDoubt = result.unavailable?.inDoubt === true;
+        this.options.logger.debug(
+          { kind, id, op: command.op, requestId, cause: result.rejection.message },
+          inDoubt ? "turn left in doubt" : "turn answered UNAVAILABLE",
+        );
       }
       this.inFlight--;
       if (this.inFlight === 0) this.notifyIdle();
@@ -200,17 +210,19 @@ export class ActorRuntime {
   private bounded(ports: TurnPorts, id: string, pending: PendingCommand): Promise<TurnResult> {
     return new Promise<TurnResult>((resolve) => {
       let answered = false;
+      const doubt = new AppendDoubt();
       const turn = {
         deadline: pending.deadline,
         expire: () => {
           if (answered) return;
           answered = true;
-          resolve(timedOut(true));
+          resolve(timedOut(doubt));
         },
       };
       this.deadlines.add(turn);
-      void runTurn(ports, id, pending).then((result) => {
+      void runTurn(ports, id, pending, doubt).then((result) => {
         this.deadlines.done(turn);
+        if (isInDoubt(result)) this.idsInDoubt.note(pending.msgId, this.monotonic());
         if (answered) return;
         answered = true;
         resolve(result);
@@ -278,7 +290,7 @@ export class ActorRuntime {
    */
   private msgIdScope(kind: ActorKind, id: string, command: Command): string {
     const { subjects } = this.options;
-    return kind === "proxy" && command.op === "grant" ? subjects.eventsOfKind(kind) : subjects.event(kind, id);
+    return sharesMsgIdAcrossIds(kind, command) ? subjects.eventsOfKind(kind) : subjects.event(kind, id);
   }
 
   private kindRuntime(kind: ActorKind): KindRuntime {
@@ -311,6 +323,7 @@ export class ActorRuntime {
         projection.applyOwn(id, recorded, stateAfter, instantMs(event.envelope.at), reply);
         return reply;
       },
+      leftInDoubt: (msgId) => this.idsInDoubt.has(msgId, this.monotonic()),
       replyRecordedFor: (msgId) => projection.replyRecordedFor(msgId) ?? projection.remembered(msgId),
       watch: (msgId) => projection.watch(msgId),
       unwatch: (msgId) => projection.unwatch(msgId),
@@ -357,4 +370,9 @@ function encode(kind: ActorKind, id: string, decision: Decision, now: number, re
     data: decision.data,
   };
   return { envelope, payload: encodeEvent(envelope) };
+}
+
+/** A proxy grant's message id is the kind's, not the proxy's: one requestId is one grant, whichever proxy takes it. */
+function sharesMsgIdAcrossIds(kind: ActorKind, command: Command): boolean {
+  return kind === "proxy" && command.op === "grant";
 }

@@ -11,14 +11,17 @@
  *
  * Every step is given the time the command has left; the runtime bounds the
  * turn as a whole as well (src/actors/turn-deadlines.ts), so a step that
- * ignores its own deadline cannot hold the answer. Lease expiry is never a
+ * ignores its own deadline cannot hold the answer. A turn that gives up
+ * while an append of its own may still be stored answers "in doubt", never
+ * the contract's "nothing was changed" (src/actors/append-doubt.ts). Lease expiry is never a
  * timer here: it is arithmetic on the decision's instant.
  */
 import { LogUnavailableError, msgIdVariant, WrongLastSequenceError, type AppendResult, type EventEnvelope } from "../events/index.ts";
 import type { ProjectionRecord } from "../projections/index.ts";
 import type { Command } from "../logic/actor-logic.ts";
 import type { Decision } from "../logic/decision.ts";
-import { unavailable, type TurnResult } from "./turn-result.ts";
+import { AppendDoubt } from "./append-doubt.ts";
+import { inDoubt, unavailable, type TurnResult } from "./turn-result.ts";
 
 /** One command waiting for, or taking, its turn. */
 export interface PendingCommand {
@@ -30,6 +33,12 @@ export interface PendingCommand {
   readonly msgId: string;
   /** The instant on the runtime's timer clock by which the command must be answered. */
   readonly deadline: number;
+  /**
+   * `msgId` is the same whichever id of the kind the command lands on (a
+   * proxy grant: one requestId, one grant, whichever proxy takes it), so a
+   * copy JetStream holds but has not stored may be on another actor's subject.
+   */
+  readonly msgIdSharedByKind?: boolean;
 }
 
 /** An event ready to append: its envelope and the exact bytes (a retry sends the same ones). */
@@ -67,6 +76,8 @@ export interface TurnPorts {
   encode(id: string, decision: Decision, now: number, requestId: string | undefined): EncodedEvent;
   /** Applies this turn's own acknowledged event to the projection and returns the reply it owes. */
   applyOwn(id: string, base: ProjectionRecord<unknown>, event: EncodedEvent, seq: number, msgId: string): unknown;
+  /** Whether an earlier turn of this instance with `msgId` ended in doubt (src/actors/ids-in-doubt.ts). */
+  leftInDoubt(msgId: string): boolean;
   /** Where this turn's own event was found in the stream (by any folder), with its reply. */
   replyRecordedFor(msgId: string): { reply: unknown } | undefined;
   watch(msgId: string): void;
@@ -83,28 +94,36 @@ export interface TurnPorts {
   readonly maxAttempts: number;
 }
 
-/** The answer of a turn that ran out of time. */
-export function timedOut(mayHaveRecorded: boolean): TurnResult {
-  return unavailable(
-    mayHaveRecorded
-      ? "no answer from the event stream in time; the command may have been recorded: retry with the same requestId"
-      : "no answer from the event stream in time",
-    1000,
-  );
+/** The answer of a turn that ran out of time: in doubt while its own event may still be stored. */
+export function timedOut(doubt: AppendDoubt): TurnResult {
+  return doubt.open
+    ? inDoubt("no answer from the event stream in time, and this command's event may still be stored", 1000)
+    : unavailable("no answer from the event stream in time", 1000);
 }
 
-/** Runs one command's turn on actor `id` to its answer. Never throws. */
-export async function runTurn(ports: TurnPorts, id: string, pending: PendingCommand): Promise<TurnResult> {
+/**
+ * Runs one command's turn on actor `id` to its answer. Never throws. `doubt`
+ * is the turn's record of appends whose fate it does not know, shared with
+ * the runtime's deadline sweep so that a turn answered by the sweep is not
+ * told "nothing was changed" either.
+ */
+export async function runTurn(ports: TurnPorts, id: string, pending: PendingCommand, doubt = new AppendDoubt()): Promise<TurnResult> {
   const left = (): number => pending.deadline - ports.monotonic();
   if (left() <= 0) return unavailable("the request waited past its deadline for its turn", 0);
   let attempts = 0;
-  let uncertain = 0;
+  let lostAcks = 0;
   let msgId = pending.msgId;
   let watching = false;
   try {
     for (;;) {
-      if (left() <= 0) return timedOut(uncertain > 0);
+      if (left() <= 0) return timedOut(doubt);
       const base = ports.record(id);
+      if (watching) {
+        // The turn's own event may have been folded since it last looked (a lost ack, stored after all).
+        const found = ports.replyRecordedFor(pending.msgId);
+        if (found !== undefined) return { ok: true, reply: found.reply };
+        doubt.settledUpTo(base.seq);
+      }
       const now = Math.max(ports.now(), base.atMs);
       if (pending.requestId !== undefined) {
         const remembered = ports.remembered(pending.msgId, pending.requestedAt ?? now - ports.dedupWindowMs);
@@ -121,9 +140,11 @@ export async function runTurn(ports: TurnPorts, id: string, pending: PendingComm
         try {
           await ports.verify(id, left());
         } catch (error) {
-          return failed(error, left(), uncertain);
+          return failed(error, left(), doubt);
         }
         if (ports.record(id).seq !== base.seq) continue;
+        // Decided on the sequence a lost append of this turn expected: that append may still land and make this answer wrong.
+        if (doubt.open) return inDoubt("an append of this command whose acknowledgement was lost may still be stored", 250);
         if (decision.outcome === "reject") return { ok: false, rejection: decision.rejection };
         return { ok: true, reply: decision.reply };
       }
@@ -135,6 +156,7 @@ export async function runTurn(ports: TurnPorts, id: string, pending: PendingComm
       let waitSeq = 0;
       let duplicate = false;
       for (;;) {
+        doubt.sent(base.seq);
         try {
           const ack = await ports.append({
             id,
@@ -147,21 +169,34 @@ export async function runTurn(ports: TurnPorts, id: string, pending: PendingComm
           });
           if (!ack.duplicate) return { ok: true, reply: ports.applyOwn(id, base, event, ack.seq, msgId) };
           // Our message id was stored already (a retry after a lost ack): find where, then answer from it.
+          // At sequence 0 the leader holds it but has not stored it: a copy still in flight, or (nats-server 2.10 in a
+          // cluster) one that was refused after the id was taken, which stays a duplicate for the stream's window.
+          doubt.answered();
+          if (ack.seq === 0 && pending.msgIdSharedByKind === true) {
+            // The copy may be on another actor's subject, where no expected sequence keeps a variant from landing too.
+            if (doubt.open || ports.leftInDoubt(pending.msgId))
+              return inDoubt("an event with this requestId is held by the stream, not stored yet", 250);
+          } else if (ack.seq === 0) doubt.lost();
           waitSeq = ack.seq;
           duplicate = true;
           break;
         } catch (error) {
           // Someone else wrote: wait until the projection has their event, then decide again.
           if (error instanceof WrongLastSequenceError) {
+            doubt.answered();
             waitSeq = error.actual ?? 0;
             break;
           }
-          if (!(error instanceof LogUnavailableError && error.ambiguous)) return failed(error, left(), uncertain);
-          uncertain++;
-          if (left() <= 0) return timedOut(true);
+          if (!(error instanceof LogUnavailableError && error.ambiguous)) {
+            doubt.answered();
+            return failed(error, left(), doubt);
+          }
+          doubt.lost();
+          lostAcks++;
+          if (left() <= 0) return timedOut(doubt);
           // The ack was lost: publish again with the same message id and expected
           // sequence. JetStream stores it at most once, so this settles the question.
-          if (uncertain === 1) continue;
+          if (lostAcks === 1) continue;
           waitSeq = 0;
           break;
         }
@@ -169,29 +204,33 @@ export async function runTurn(ports: TurnPorts, id: string, pending: PendingComm
       try {
         await (waitSeq > 0 ? ports.catchUp(id, waitSeq, left()) : ports.verify(id, left()));
       } catch (error) {
-        return failed(error, left(), uncertain);
+        return failed(error, left(), doubt);
       }
       const found = ports.replyRecordedFor(pending.msgId);
       if (found !== undefined) return { ok: true, reply: found.reply };
       if (attempts >= ports.maxAttempts) {
-        return unavailable(
-          uncertain > 0 ? "the event stream did not acknowledge the append" : `gave up after ${attempts} conflicting attempts`,
-          250,
-        );
+        doubt.settledUpTo(ports.record(id).seq);
+        return doubt.open
+          ? inDoubt("the event stream did not acknowledge the append", 250)
+          : unavailable(
+              lostAcks > 0 ? "the event stream did not acknowledge the append" : `gave up after ${attempts} conflicting attempts`,
+              250,
+            );
       }
       // The id is held by JetStream's duplicate window but no event carries it: try again under a variant.
       if (duplicate) msgId = msgIdVariant(pending.msgId, attempts);
     }
   } catch (error) {
     // A port that threw where it should not have (a bug below): the caller still gets an answer.
-    return failed(error, left(), uncertain);
+    return failed(error, left(), doubt);
   } finally {
     if (watching) ports.unwatch(pending.msgId);
   }
 }
 
 /** The answer for a step that failed: out of time, or the stream could not be used. */
-function failed(error: unknown, leftMs: number, uncertain: number): TurnResult {
-  if (leftMs <= 0) return timedOut(uncertain > 0);
-  return unavailable(error instanceof Error ? error.message : String(error), 250);
+function failed(error: unknown, leftMs: number, doubt: AppendDoubt): TurnResult {
+  if (leftMs <= 0) return timedOut(doubt);
+  const cause = error instanceof Error ? error.message : String(error);
+  return doubt.open ? inDoubt(cause, 250) : unavailable(cause, 250);
 }

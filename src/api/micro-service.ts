@@ -123,7 +123,8 @@ export class MicroService {
     } else {
       stats.num_errors++;
       stats.last_error = `${response.status}:${response.message}`;
-      msg.respond(json(response.body), { headers: replyHeaders(response) });
+      // Not known whether the command took effect: no answer, so the client's timeout says "not known" (never UNAVAILABLE).
+      if (response.inDoubt !== true) msg.respond(json(response.body), { headers: replyHeaders(response) });
     }
     if (--this.inFlight === 0 && this.idleWaiters.length > 0) {
       for (const resolve of this.idleWaiters.splice(0)) resolve();

@@ -7,10 +7,14 @@ import { headers as natsHeaders, type MsgHdrs } from "@nats-io/nats-core";
 import { ERROR_MESSAGE_HEADER, ERROR_STATUS_HEADER, STATUS, errorBody } from "../contract/errors.ts";
 import type { TurnResult } from "../actors/turn-result.ts";
 
-/** What an endpoint answers, in wire terms. */
+/**
+ * What an endpoint answers, in wire terms. `inDoubt` marks an answer that
+ * must not be sent: the command's event may still be stored, and the only
+ * code the contract has for a failed write says nothing was changed.
+ */
 export type EndpointResponse =
   | { readonly ok: true; readonly body: unknown }
-  | { readonly ok: false; readonly status: number; readonly message: string; readonly body: unknown };
+  | { readonly ok: false; readonly status: number; readonly message: string; readonly body: unknown; readonly inDoubt?: true };
 
 /** The wire form of a turn's result. */
 export function toResponse(result: TurnResult): EndpointResponse {
@@ -18,7 +22,8 @@ export function toResponse(result: TurnResult): EndpointResponse {
   // A message may echo input (a JSON parse error quotes one UTF-16 unit, maybe half a pair): made well-formed
   // so that the header, which is UTF-8, says exactly what `error.message` says.
   const rejection = { ...result.rejection, message: result.rejection.message.toWellFormed() };
-  return { ok: false, status: STATUS[rejection.code], message: rejection.message, body: errorBody(rejection) };
+  const response = { ok: false, status: STATUS[rejection.code], message: rejection.message, body: errorBody(rejection) } as const;
+  return result.unavailable?.inDoubt === true ? { ...response, inDoubt: true } : response;
 }
 
 /** Headers of a reply: the error headers for a failure (added to `into` when given), none for a success. */

@@ -6,7 +6,7 @@
  * onto the wire.
  */
 import type { Logger } from "pino";
-import { isUnavailable, type TurnResult } from "../actors/turn-result.ts";
+import { isInDoubt, isUnavailable, type TurnResult } from "../actors/turn-result.ts";
 import type { Delivery, Endpoint } from "./endpoint.ts";
 import { toResponse, type EndpointResponse } from "./replies.ts";
 
@@ -39,11 +39,13 @@ export interface EndpointServerOptions {
 /** The serve function of one service instance (its UNAVAILABLE warnings are throttled together). */
 export function endpointServer({ logger, observer, unavailableLogPeriodMs = 5000 }: EndpointServerOptions): ServeEndpoint {
   const warnUnavailable = throttledWarn(logger, "answered UNAVAILABLE", unavailableLogPeriodMs);
+  const warnInDoubt = throttledWarn(logger, "left unanswered: the command's event may still be stored", unavailableLogPeriodMs);
   return async (endpoint, data, delivery) => {
     const started = performance.now();
     const result = await endpoint.run(data, delivery);
     observer?.commandFinished(endpoint.kind, endpoint.op, outcomeOf(result), (performance.now() - started) / 1000);
-    if (!result.ok && isUnavailable(result)) warnUnavailable(endpoint.kind, endpoint.op, result.rejection.message);
+    if (!result.ok && isInDoubt(result)) warnInDoubt(endpoint.kind, endpoint.op, result.rejection.message);
+    else if (!result.ok && isUnavailable(result)) warnUnavailable(endpoint.kind, endpoint.op, result.rejection.message);
     else if (!result.ok) {
       logger.debug(
         { kind: endpoint.kind, op: endpoint.op, code: result.rejection.code, message: result.rejection.message },

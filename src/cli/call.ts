@@ -49,7 +49,10 @@ async function send(nc: NatsConnection, subject: string, payload: string, flags:
       });
     }
     if (e instanceof errors.TimeoutError || (e as Error).name === "TimeoutError") {
-      throw new ConnectFailure(`no reply to ${subject} within ${flags.timeoutMs} ms (--timeout-ms)`, { cause: e });
+      throw new ConnectFailure(
+        `no reply to ${subject} within ${flags.timeoutMs} ms (--timeout-ms); a change may or may not have been made: send it again with the same requestId to learn which`,
+        { cause: e },
+      );
     }
     throw new ConnectFailure(`request to ${subject} failed: ${(e as Error).message}${inboxHint((e as Error).message)}`, { cause: e });
   }

@@ -14,7 +14,7 @@ import {
 import { MemoryEventLog } from "../../src/events/memory-event-log.ts";
 import { Subjects } from "../../src/contract/subjects.ts";
 import { ActorRuntime } from "../../src/actors/actor-runtime.ts";
-import type { TurnResult } from "../../src/actors/turn-result.ts";
+import { isInDoubt, type TurnResult } from "../../src/actors/turn-result.ts";
 import { ManualClock } from "../../src/actors/clock.ts";
 import type { LockCommand } from "../../src/logic/lock/commands.ts";
 import { lockLogic } from "../../src/logic/lock/logic.ts";
@@ -302,12 +302,15 @@ describe("ActorRuntime with lost acknowledgements", () => {
 
   // Deadlines run on timers and performance.now (the runtime's deadline clock), both faked here: the bound is the
   // request deadline on that clock, whatever the machine's load.
+  // An append that got no answer may still be stored (a cut-off leader can commit it after the heal): the turn is
+  // then in doubt and never answered "nothing was changed"; one the stream refused outright leaves no doubt.
   it.each([
-    ["refused as unavailable", () => Promise.reject(new LogUnavailableError("no answer (test)", true)), 0],
-    ["never answered", () => new Promise<AppendResult>(() => undefined), 200],
+    ["its acknowledgement lost", () => Promise.reject(new LogUnavailableError("no answer (test)", true)), 0, true],
+    ["never answered", () => new Promise<AppendResult>(() => undefined), 200, true],
+    ["refused outright", () => Promise.reject(new LogUnavailableError("no responders (test)", false)), 0, false],
   ] as const)(
-    "answers UNAVAILABLE by the request deadline when no append is ever acknowledged (%s), and stores nothing",
-    async (_, append, answeredAtMs) => {
+    "answers by the request deadline when no append is ever acknowledged (%s), and stores nothing",
+    async (_, append, answeredAtMs, inDoubt) => {
       const clock = new ManualClock(T0);
       const memory = newLog(clock);
       const dead = new (class extends GatedLog {
@@ -326,6 +329,7 @@ describe("ActorRuntime with lost acknowledgements", () => {
         await vi.advanceTimersByTimeAsync(200);
         expect(answered?.atMs).toBe(answeredAtMs);
         expect(codeOf(answered!.result)).toBe("UNAVAILABLE");
+        expect(isInDoubt(answered!.result)).toBe(inDoubt);
       } finally {
         vi.useRealTimers();
       }

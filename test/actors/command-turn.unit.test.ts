@@ -2,7 +2,9 @@
  * One command's turn alone: its effects replaced by fakes the test settles
  * by hand, its timer clock moved by the test. Deadlines given to every step,
  * a conflict followed by success, an append whose acknowledgement was lost,
- * and the runtime's sweep that answers a turn whose step never ends.
+ * the doubt such an append leaves (never answered as "nothing was changed"
+ * while it may still be stored), and the runtime's sweep that answers a turn
+ * whose step never ends.
  */
 import { describe, expect, it, vi } from "vitest";
 import {
@@ -18,7 +20,8 @@ import { lockLogic } from "../../src/logic/lock/logic.ts";
 import type { LockCommand } from "../../src/logic/lock/commands.ts";
 import { runTurn, type AppendInput, type TurnPorts } from "../../src/actors/command-turn.ts";
 import { TurnDeadlines } from "../../src/actors/turn-deadlines.ts";
-import type { TurnResult } from "../../src/actors/turn-result.ts";
+import { isInDoubt, type TurnResult } from "../../src/actors/turn-result.ts";
+import type { Decision } from "../../src/logic/decision.ts";
 import { DEFAULT_SETTINGS, T0 } from "../support/lock-given.ts";
 
 const logic = lockLogic(DEFAULT_SETTINGS);
@@ -45,6 +48,7 @@ function fixture() {
   const verifies: Step<CatchUp, void>[] = [];
   const catchUps: Step<CatchUp, void>[] = [];
   const watched = new Set<string>();
+  const leftInDoubt = new Set<string>();
   const step = <I, O>(calls: Step<I, O>[], input: I, timeoutMs: number) =>
     new Promise<O>((resolve, reject) => calls.push({ input, timeoutMs, resolve, reject }));
   const ports: TurnPorts = {
@@ -65,6 +69,7 @@ function fixture() {
       records.set(id, { state, seq, atMs: T0 });
       return logic.replyFor(state, recorded);
     },
+    leftInDoubt: (msgId) => leftInDoubt.has(msgId),
     replyRecordedFor: (msgId) => found.get(msgId),
     watch: (msgId) => watched.add(msgId),
     unwatch: (msgId) => watched.delete(msgId),
@@ -83,7 +88,7 @@ function fixture() {
       deadline: mono + TIMEOUT_MS,
     });
   const advance = (ms: number) => (mono += ms);
-  return { records, found, appends, verifies, catchUps, watched, ports, send, advance };
+  return { records, found, appends, verifies, catchUps, watched, leftInDoubt, ports, send, advance };
 }
 
 /** Lock x's state after bob acquired it at stream sequence `seq`. */
@@ -226,6 +231,123 @@ describe("a command's turn", () => {
     f.advance(10);
     expect(await runTurn(f.ports, "x", pending)).toMatchObject({ ok: false, rejection: { code: "UNAVAILABLE" } });
     expect(f.verifies).toHaveLength(0);
+  });
+});
+
+describe("a turn with an append whose fate it does not know", () => {
+  it("answers in doubt, not UNAVAILABLE's 'nothing was changed', when its acknowledgements are lost until the deadline", async () => {
+    const f = fixture();
+    const result = f.send({ op: "acquire", owner: "alice" }, "r1");
+    await settle();
+    f.appends[0]!.reject(new LogUnavailableError("ack lost", true));
+    await settle();
+    f.appends[1]!.reject(new LogUnavailableError("ack lost again", true));
+    await settle();
+    // The subject has not moved past the lost append's expected sequence: it may still be stored.
+    f.advance(TIMEOUT_MS);
+    f.verifies[0]!.reject(new LogUnavailableError("the stream did not answer in time", true));
+    const answer = await result;
+    expect(answer).toMatchObject({ ok: false, rejection: { code: "UNAVAILABLE" }, unavailable: { inDoubt: true } });
+  });
+
+  it("keeps the doubt of a duplicate at sequence 0 (held by the leader, not stored yet)", async () => {
+    const f = fixture();
+    const result = f.send({ op: "acquire", owner: "alice" }, "r1");
+    await settle();
+    f.appends[0]!.resolve({ seq: 0, duplicate: true });
+    await settle();
+    f.advance(TIMEOUT_MS);
+    f.verifies[0]!.reject(new LogUnavailableError("timed out", false));
+    expect(isInDoubt(await result)).toBe(true);
+  });
+
+  // A proxy grant's id is shared by every proxy: at sequence 0 the copy the stream holds may be on another proxy.
+  const sharedGrant = (f: ReturnType<typeof fixture>) => {
+    const command: LockCommand = { op: "acquire", owner: "alice" };
+    const pending = { command, requestId: "r1", requestedAt: undefined, msgId: "m-shared", deadline: TIMEOUT_MS, msgIdSharedByKind: true };
+    return runTurn(f.ports, "x", pending);
+  };
+
+  it("answers in doubt at once a shared id's duplicate at sequence 0 when an earlier turn of it was left in doubt", async () => {
+    const f = fixture();
+    f.leftInDoubt.add("m-shared");
+    const result = sharedGrant(f);
+    await settle();
+    f.appends[0]!.resolve({ seq: 0, duplicate: true });
+    expect(isInDoubt(await result)).toBe(true);
+    expect(f.appends).toHaveLength(1);
+  });
+
+  it("takes a shared id's duplicate at sequence 0 with no doubt behind it for a refused copy, and appends under a variant", async () => {
+    const f = fixture();
+    const result = sharedGrant(f);
+    await settle();
+    f.appends[0]!.resolve({ seq: 0, duplicate: true });
+    await settle();
+    f.verifies[0]!.resolve();
+    await settle();
+    expect(f.appends).toHaveLength(2);
+    expect(f.appends[1]!.input.msgId).not.toBe("m-shared");
+    f.appends[1]!.resolve({ seq: 1, duplicate: false });
+    expect(await result).toMatchObject({ ok: true, reply: { lease: { owner: "alice" } } });
+  });
+
+  it("settles the doubt once the subject moved past the lost append without it, and then answers as usual", async () => {
+    const f = fixture();
+    const result = f.send({ op: "acquire", owner: "alice" }, "r1");
+    await settle();
+    f.appends[0]!.reject(new LogUnavailableError("ack lost", true));
+    await settle();
+    // The retry meets bob's acquire at sequence 1: alice's lost append expected 0, so it can never be stored.
+    f.appends[1]!.reject(new WrongLastSequenceError("s", 0, { actual: 1 }));
+    await settle();
+    f.records.set("x", { state: heldByBob(1), seq: 1, atMs: T0 });
+    f.catchUps[0]!.resolve();
+    await settle();
+    f.verifies[0]!.resolve();
+    const answer = await result;
+    expect(answer).toMatchObject({ ok: false, rejection: { code: "LEASE_EXISTS" } });
+    expect(isInDoubt(answer)).toBe(false);
+  });
+
+  it("answers from its own event when the lost append turns up in the stream after all", async () => {
+    const f = fixture();
+    const result = f.send({ op: "acquire", owner: "alice" }, "r1");
+    await settle();
+    f.appends[0]!.reject(new LogUnavailableError("ack lost", true));
+    await settle();
+    f.appends[1]!.reject(new WrongLastSequenceError("s", 0, { actual: 1 }));
+    await settle();
+    f.found.set(f.appends[0]!.input.msgId, { reply: { lease: { owner: "alice", generation: 1, etag: "stored" } } });
+    f.catchUps[0]!.resolve();
+    expect(await result).toEqual({ ok: true, reply: { lease: { owner: "alice", generation: 1, etag: "stored" } } });
+  });
+
+  it("does not answer a refusal decided on the sequence a lost append of its own expected", async () => {
+    const f = fixture();
+    const refusal: Decision = { outcome: "reject", rejection: { code: "LEASE_EXISTS", message: "held (test)" } };
+    let decisions = 0;
+    f.ports.decide = (state, command, now) => (decisions++ === 0 ? logic.decide(state as never, command as LockCommand, now) : refusal);
+    const result = f.send({ op: "acquire", owner: "alice" }, "r1");
+    await settle();
+    f.appends[0]!.reject(new LogUnavailableError("ack lost", true));
+    await settle();
+    f.appends[1]!.reject(new LogUnavailableError("ack lost again", true));
+    await settle();
+    f.verifies[0]!.resolve();
+    await settle();
+    f.verifies[1]!.resolve();
+    expect(isInDoubt(await result)).toBe(true);
+  });
+
+  it("answers plain UNAVAILABLE when the stream refused the only append outright", async () => {
+    const f = fixture();
+    const result = f.send({ op: "acquire", owner: "alice" }, "r1");
+    await settle();
+    f.appends[0]!.reject(new LogUnavailableError("no responders", false));
+    const answer = await result;
+    expect(answer).toMatchObject({ ok: false, rejection: { code: "UNAVAILABLE" } });
+    expect(isInDoubt(answer)).toBe(false);
   });
 });
 

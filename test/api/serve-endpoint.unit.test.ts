@@ -7,7 +7,7 @@
 import { pino } from "pino";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { unavailable } from "../../src/actors/turn-result.ts";
+import { inDoubt, unavailable } from "../../src/actors/turn-result.ts";
 import { answer, endpoint, type Endpoint } from "../../src/api/endpoint.ts";
 import { endpointServer } from "../../src/api/serve-endpoint.ts";
 import { requestBase, requiredId } from "../../src/api/validation.ts";
@@ -49,6 +49,15 @@ describe("endpointServer", () => {
       ["lock", "acquire", "unavailable"],
     ]);
     expect(s.handled).toEqual(["db"]);
+  });
+
+  it("marks a command whose event may still be stored as in doubt, so no answer is sent, and counts it unavailable", async () => {
+    const s = served(() => Promise.resolve(inDoubt("the ack was lost", 250)));
+    const { response } = await s.serve(body({ name: "db" }));
+    expect(response).toMatchObject({ ok: false, status: 503, inDoubt: true });
+    const plain = served(() => Promise.resolve(unavailable("the log is away", 100)));
+    expect((await plain.serve(body({ name: "db" }))).response).not.toHaveProperty("inDoubt");
+    expect(s.counted).toEqual([["lock", "acquire", "unavailable"]]);
   });
 
   it("refuses a durable command without a valid requestId before its schema, and runs one with it", async () => {

@@ -22,6 +22,8 @@ export const CHAOS_CHECKS = {
   "event-without-cause":
     "an event carries a requestId no client sent, or carries none and is not a sweep's (idle route expiry, coalesced touch)",
   "duplicate-event-for-requestId": "more than one event carries the same requestId",
+  "unavailable-yet-recorded":
+    "an operation every attempt of which was answered UNAVAILABLE (or found no responder) has an event with its requestId in the stream, though UNAVAILABLE says nothing was changed",
   "proxy-cap-exceeded": "a grant left a proxy with more unexpired leases than its maxLeases (audit)",
   "proxy-cooldown-broken": "a grant during a cooldown that applies to it (audit)",
   "two-live-lock-holders": "a lock acquired while its lease was unexpired (audit)",
@@ -102,8 +104,15 @@ export function checkRun(
   verdict: VerdictBuilder,
 ): void {
   checkStream(records, messages, settings, verdict);
-  checkLocks(records, storedAtByRequestId(messages), verdict);
+  const storedAt = storedAtByRequestId(messages);
+  checkLocks(records, storedAt, verdict);
   checkRouteAnswers(records, verdict);
+  for (const r of records) {
+    if (neverReceived(r) && storedAt.has(r.requestId)) {
+      const answers = r.attempts.map((a) => (a.message === undefined ? a.outcome : `${a.outcome}: ${a.message}`)).join(" | ");
+      verdict.add("unavailable-yet-recorded", `${r.client} ${r.command} ${r.requestId}: ${answers}`);
+    }
+  }
   for (const r of records) {
     if (r.result.status === "unknown" && !neverReceived(r)) {
       verdict.add(

@@ -98,6 +98,16 @@ describe("chaos checks", () => {
     expect(v3["duplicate-event-for-requestId"]).toBe(1);
   });
 
+  it("catch an operation answered only UNAVAILABLE whose event is in the stream, and not one whose event is absent", () => {
+    const told = (r: OpRecord): OpRecord => ({
+      ...r,
+      attempts: [{ sentAt: T, endAt: T + 10, outcome: "unavailable", code: "UNAVAILABLE", message: "no answer in time" }],
+    });
+    const a = told(record("lock.acquire", { name: "db", owner: "a", ttlMs: 1000 }, { status: "unknown" }, T, null));
+    expect(verdictOf([a], [acquired(a, 1, 1, T + 5)])["unavailable-yet-recorded"]).toBe(1);
+    expect(verdictOf([a], [])["unavailable-yet-recorded"]).toBe(0);
+  });
+
   it("catch two live holders in the stream and a non-linearizable lock history from the clients", () => {
     const a = record(
       "lock.acquire",

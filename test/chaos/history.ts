@@ -14,6 +14,8 @@ export interface Attempt {
   readonly outcome: AttemptOutcome;
   /** The contract error code when outcome is "error" or "unavailable". */
   readonly code?: string;
+  /** The service's reason, when outcome is "unavailable" (to tell which path answered). */
+  readonly message?: string;
 }
 
 /** The outcome of a logical operation: a success body, a contract refusal, or unknown (never learned). */

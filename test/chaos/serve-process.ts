@@ -5,6 +5,8 @@
  * line and its exit code and time recorded.
  */
 import { spawn, type ChildProcess } from "node:child_process";
+import { createWriteStream } from "node:fs";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { LocalNatsCluster } from "../../src/cluster/local-cluster.ts";
 
@@ -62,10 +64,15 @@ export class ServeProcess {
     ];
     this.child = spawn(process.execPath, args, {
       stdio: ["ignore", "pipe", "pipe"],
-      env: { ...process.env, LEASEHOLD_LOG_LEVEL: "info", ...settings.env },
+      env: { ...process.env, LEASEHOLD_LOG_LEVEL: process.env.LEASEHOLD_CHAOS_LOG_LEVEL ?? "info", ...settings.env },
     });
+    // LEASEHOLD_CHAOS_LOG_DIR keeps each instance's whole log, <dir>/<name>.log, to read a failure in full.
+    const logDir = process.env.LEASEHOLD_CHAOS_LOG_DIR;
+    const file =
+      logDir === undefined || logDir === "" ? undefined : createWriteStream(join(logDir, `${settings.name}.log`), { flags: "a" });
     const keep = (chunk: Buffer) => {
       this.log = (this.log + chunk.toString()).slice(-20_000);
+      file?.write(chunk);
     };
     this.child.stdout?.on("data", keep);
     this.child.stderr?.on("data", keep);

@@ -107,12 +107,14 @@ export class RecordingClient {
       const sentAt = Date.now();
       let outcome: AttemptOutcome;
       let code: string | undefined;
+      let message: string | undefined;
       try {
         const msg = await this.nc.request(subject, payload, { timeout: Math.min(this.attemptMs, left) });
         const result = decodeResult(msg);
         if (result.status === "error" && result.code === "UNAVAILABLE") {
           outcome = "unavailable";
           code = result.code;
+          message = msg.headers?.get("Nats-Service-Error");
         } else {
           const endAt = Date.now();
           record.attempts.push({
@@ -128,7 +130,13 @@ export class RecordingClient {
       } catch (e) {
         outcome = e instanceof errors.TimeoutError ? "timeout" : e instanceof errors.NoRespondersError ? "no-responders" : "failed";
       }
-      const attempt: Attempt = { sentAt, endAt: Date.now(), outcome, ...(code === undefined ? {} : { code }) };
+      const attempt: Attempt = {
+        sentAt,
+        endAt: Date.now(),
+        outcome,
+        ...(code === undefined ? {} : { code }),
+        ...(message === undefined ? {} : { message }),
+      };
       record.attempts.push(attempt);
       // A timeout already waited; an immediate refusal (no responder, UNAVAILABLE, a closed connection) waits a little.
       if (outcome !== "timeout") await new Promise((r) => setTimeout(r, 100));
