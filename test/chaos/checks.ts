@@ -3,6 +3,8 @@
  * event stream holds. Each check counts its violations (0 when it held) and
  * keeps a few examples for the report.
  */
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { type StoredMessage } from "../../src/events/index.ts";
 import { Subjects } from "../../src/contract/subjects.ts";
 import { Auditor, type AuditRule } from "../../src/tools/audit.ts";
@@ -105,7 +107,9 @@ export function checkRun(
 ): void {
   checkStream(records, messages, settings, verdict);
   const storedAt = storedAtByRequestId(messages);
-  checkLocks(records, storedAt, verdict);
+  const failed = checkLocks(records, storedAt, verdict);
+  const dumpDir = process.env.LEASEHOLD_CHAOS_LOG_DIR;
+  if (dumpDir !== undefined && dumpDir !== "") dumpLocks(dumpDir, failed, records, messages, settings.prefix);
   checkRouteAnswers(records, verdict);
   for (const r of records) {
     if (neverReceived(r) && storedAt.has(r.requestId)) {
@@ -210,7 +214,9 @@ function storedAtByRequestId(messages: readonly StoredMessage[]): Map<string, nu
  * `storedAt` is given: no event with its requestId means it changed nothing
  * (every lock change appends one), so it is left out; an event means it took
  * effect no later than the stream stored it, which bounds its window. Both
- * keep the search small without trusting the service's replies.
+ * keep the search small without trusting the service's replies. An
+ * operation refused after an attempt that timed out, whose event the stream
+ * holds all the same, is two: the refusal, and that earlier attempt.
  */
 export function lockHistory(records: readonly OpRecord[], storedAt?: ReadonlyMap<string, number>): Operation<LockInput, LockOutput>[] {
   const ops: Operation<LockInput, LockOutput>[] = [];
@@ -258,6 +264,12 @@ export function lockHistory(records: readonly OpRecord[], storedAt?: ReadonlyMap
       invokeAt: r.invokeAt,
       returnAt: output === undefined ? (stored ?? null) : r.returnAt,
     });
+    // A refusal answers only the attempt that got it. An earlier attempt that got no answer may still be carried
+    // out (a request held in a stalled route reaches a service after the heal), since the contract decides a
+    // failed command again: when the stream holds its event, that attempt is an operation of its own.
+    if (r.result.status === "error" && stored !== undefined && r.attempts.some((a) => a.outcome === "timeout")) {
+      ops.push({ id: -r.id, key: String(b.name), input, output: undefined, invokeAt: r.invokeAt, returnAt: stored });
+    }
   }
   return ops;
 }
@@ -272,17 +284,48 @@ function leaseView(lease: Record<string, unknown>): LockLeaseView {
   };
 }
 
-function checkLocks(records: readonly OpRecord[], storedAt: ReadonlyMap<string, number>, verdict: VerdictBuilder): void {
+/** Checks every lock's history; returns the names of the locks that failed. */
+function checkLocks(records: readonly OpRecord[], storedAt: ReadonlyMap<string, number>, verdict: VerdictBuilder): string[] {
   const history = lockHistory(records, storedAt);
   verdict.lockOperations = history.length;
   const result = checkLinearizable(lockModel, history, { maxStepsPerKey: 2_000_000 });
+  const failed: string[] = [];
   for (const key of result.keys) {
     if (key.ok === true) continue;
+    failed.push(key.key);
     if (key.ok === "unknown") verdict.undecidedLocks++;
     verdict.add(
       "lock-history-not-linearizable",
       `lock ${key.key}: ${key.ok === "unknown" ? "undecided after" : "no linearization of"} ${key.operations} operations (${key.steps} steps); longest linearizable prefix ${key.longestPrefix.length} ops`,
     );
+  }
+  return failed;
+}
+
+/**
+ * With LEASEHOLD_CHAOS_LOG_DIR set, writes each failed lock's client records
+ * and stream events to `<dir>/lock-<name>.jsonl`, in time order, to read a
+ * failure in full.
+ */
+function dumpLocks(
+  dir: string,
+  names: readonly string[],
+  records: readonly OpRecord[],
+  messages: readonly StoredMessage[],
+  prefix: string,
+): void {
+  const subjects = new Subjects(prefix);
+  const decoder = new TextDecoder();
+  for (const name of names) {
+    const lines: [number, string][] = [];
+    for (const r of records)
+      if (r.command.startsWith("lock.") && r.body.name === name) lines.push([r.invokeAt, JSON.stringify({ record: r })]);
+    const subject = subjects.event("lock", name);
+    for (const m of messages)
+      if (m.subject === subject)
+        lines.push([m.time, JSON.stringify({ seq: m.seq, time: m.time, event: JSON.parse(decoder.decode(m.payload)) as unknown })]);
+    lines.sort((a, b) => a[0] - b[0]);
+    writeFileSync(join(dir, `lock-${name}.jsonl`), lines.map(([, line]) => line).join("\n") + "\n");
   }
 }
 

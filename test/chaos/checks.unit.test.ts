@@ -108,6 +108,31 @@ describe("chaos checks", () => {
     expect(verdictOf([a], [])["unavailable-yet-recorded"]).toBe(0);
   });
 
+  it("take an attempt that timed out before a refusal as carried out later when the stream holds its event", () => {
+    const b = record(
+      "lock.acquire",
+      { name: "db", owner: "b", ttlMs: 1000 },
+      { status: "ok", body: { lease: lease("b", 1, "e1", T + 1005) } },
+      T,
+      T + 10,
+    );
+    // a's first attempt is held up in the network; its retry is refused while b holds the lock...
+    const a = record(
+      "lock.acquire",
+      { name: "db", owner: "a", ttlMs: 1000 },
+      { status: "error", code: "LEASE_EXISTS", details: { owner: "b", expiresAt: iso(T + 1005) } },
+      T + 20,
+      T + 2100,
+    );
+    const late = { ...a, attempts: [{ sentAt: T + 20, endAt: T + 2020, outcome: "timeout" as const }, ...a.attempts] };
+    // ...and the first attempt reaches a service after b's lease ran out, which grants it.
+    const get = record("lock.get", { name: "db" }, { status: "ok", body: { lease: lease("a", 2, "e2", T + 3500) } }, T + 3000, T + 3010);
+    const events = [acquired(b, 1, 1, T + 5), acquired(a, 2, 2, T + 2500, "b")];
+    expect(verdictOf([b, late, get], events)["lock-history-not-linearizable"]).toBe(0);
+    // Without an attempt left unanswered, the refusal is the whole operation: its event cannot be.
+    expect(verdictOf([b, a, get], events)["lock-history-not-linearizable"]).toBe(1);
+  });
+
   it("catch two live holders in the stream and a non-linearizable lock history from the clients", () => {
     const a = record(
       "lock.acquire",

@@ -187,7 +187,9 @@ function minorityAnswerCounts(records: readonly OpRecord[], onMinority: Readonly
 
 /** Asks the minority side for fresh locks until one is granted (or `until` passes); when it was. */
 async function firstGrant(workload: Workload, minority: readonly string[], until: number): Promise<number | undefined> {
-  const probe = await workload.client("heal-probe", 1000, minority);
+  // Each probe retries with its requestId until the recovery allowance ends, as the contract tells a client whose
+  // request got no answer (its outcome not known) to do.
+  const probe = await workload.client("heal-probe", Math.max(1000, until - Date.now()), minority);
   for (let i = 0; Date.now() < until; i++) {
     const r = await probe.call("lock.acquire", { name: `heal-probe-${i}`, owner: "heal-probe", ttlMs: 1000 });
     if (r.result.status === "ok") return r.returnAt!;
