@@ -5,7 +5,14 @@
  * later, without forcing a GC, and the KB per held lock over the empty
  * service are printed (docs/performance.md).
  *
- *   npx tsx bench/held-memory.ts [--held 100000] [--json]
+ * With `--cli` the service is `leasehold serve` as a user runs it (the
+ * built dist/: run `npm run build` after an edit), else bench/restart-service.ts
+ * through tsx.
+ *
+ * `--later-s 30,60` also reads the RSS that many seconds after the last
+ * acquire (V8 gives memory back only once it has been idle a while).
+ *
+ *   npx tsx bench/held-memory.ts [--held 100000] [--cli] [--later-s 30,60] [--json]
  */
 import { parseArgs } from "node:util";
 import { heldLocksMemory } from "./service-process.ts";
@@ -16,7 +23,12 @@ async function main(): Promise<void> {
   let values;
   try {
     ({ values } = parseArgs({
-      options: { held: { type: "string", default: "100000" }, json: { type: "boolean", default: false } },
+      options: {
+        held: { type: "string", default: "100000" },
+        cli: { type: "boolean", default: false },
+        "later-s": { type: "string", default: "" },
+        json: { type: "boolean", default: false },
+      },
       strict: true,
     }));
   } catch (e) {
@@ -28,13 +40,32 @@ async function main(): Promise<void> {
   const nats = await startBenchNats();
   const nc = await connect({ servers: nats.url, name: "held-memory-bench", noAsyncTraces: true });
   try {
-    const memory = await heldLocksMemory(nc, nats.url, held, progress);
-    if (values.json) printJson({ quiet, natsServer: nats.version, ...memory });
+    const laterS = values["later-s"] === "" ? [] : values["later-s"].split(",").map((s) => positiveInt("later-s", s));
+    const memory = await heldLocksMemory(nc, nats.url, held, progress, values.cli, laterS);
+    if (values.json) printJson({ quiet, natsServer: nats.version, cli: values.cli, ...memory });
     else
       process.stdout.write(
         `${markdownTable(
-          ["held", "failed", "RSS empty MB", "RSS after last acquire MB", "RSS 10 s later MB", "KB per held lock"],
-          [[memory.held, memory.failed, memory.rssEmptyMb, memory.rssHeldMb, memory.rssHeld10sMb, memory.kbPerHeldLock]],
+          [
+            "held",
+            "failed",
+            "RSS empty MB",
+            "RSS after last acquire MB",
+            "RSS 10 s later MB",
+            ...laterS.map((s) => `RSS ${s} s later MB`),
+            "KB per held lock",
+          ],
+          [
+            [
+              memory.held,
+              memory.failed,
+              memory.rssEmptyMb,
+              memory.rssHeldMb,
+              memory.rssHeld10sMb,
+              ...Object.values(memory.rssLaterMb),
+              memory.kbPerHeldLock,
+            ],
+          ],
         )}\n(load ${quiet.load1m} at start)\n`,
       );
   } finally {

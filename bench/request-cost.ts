@@ -58,9 +58,15 @@ interface Responder {
 function spawnResponder(system: System, url: string, prefix: string, profileDir: string | undefined): Promise<Responder> {
   // One folder per child: Node writes a profile per thread (the loader hooks' thread too), named by pid and thread.
   const profile = profileDir === undefined ? [] : ["--cpu-prof", "--cpu-prof-dir", `${profileDir}/${system}-${prefix}`];
-  const child = spawn(process.execPath, ["--trace-gc-nvp", ...profile, CHILD, "--system", system, "--nats", url, "--prefix", prefix], {
-    stdio: ["ignore", "pipe", "pipe"],
-  });
+  // LEASEHOLD_BENCH_SERVICE_NODE_ARGS: Node flags for the leasehold child only (e.g. to try a V8 setting).
+  const extra = system === "leasehold" ? (process.env.LEASEHOLD_BENCH_SERVICE_NODE_ARGS ?? "").split(" ").filter(Boolean) : [];
+  const child = spawn(
+    process.execPath,
+    ["--trace-gc-nvp", ...extra, ...profile, CHILD, "--system", system, "--nats", url, "--prefix", prefix],
+    {
+      stdio: ["ignore", "pipe", "pipe"],
+    },
+  );
   const responder: Responder = { child, allocations: [], stderr: "" };
   child.stderr.on("data", (c: Buffer) => (responder.stderr = (responder.stderr + c.toString()).slice(-4000)));
   return new Promise((resolve, reject) => {

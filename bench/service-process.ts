@@ -53,6 +53,23 @@ export function spawnService(url: string, prefix: string, maxTtlMs = 30_000): Se
   return service;
 }
 
+const CLI = fileURLToPath(new URL("../bin/leasehold.js", import.meta.url));
+
+/**
+ * The service as a user runs it: `leasehold serve` (bin/leasehold.js, which
+ * runs the built dist/ when it is current), logging at warn to stderr.
+ */
+export function spawnCli(url: string, prefix: string, maxTtlMs = 30_000): ServiceChild {
+  const child = spawn(
+    process.execPath,
+    [...serviceNodeArgs, CLI, "serve", "--nats", url, "--prefix", prefix, "--max-ttl-ms", String(maxTtlMs)],
+    { stdio: ["ignore", "ignore", "pipe"], env: { ...process.env, LEASEHOLD_LOG_LEVEL: "warn" } },
+  );
+  const service: ServiceChild = { child, lines: [], stderr: "" };
+  child.stderr.on("data", (c: Buffer) => (service.stderr = (service.stderr + c.toString()).slice(-4000)));
+  return service;
+}
+
 /** Polls `subject` until it answers without an error header; ms from `since`. */
 export async function firstAnswer(nc: NatsConnection, subject: string, body: unknown, since: number, child: ChildProcess): Promise<number> {
   const deadline = performance.now() + 180_000;
@@ -116,11 +133,19 @@ export async function acquireHeld(
  * prefix), and its RSS before, right after the last acquire and 10 s later
  * (no forced GC: what the machine gives the service).
  */
-export async function heldLocksMemory(nc: NatsConnection, url: string, held: number, progress: (line: string) => void) {
+export async function heldLocksMemory(
+  nc: NatsConnection,
+  url: string,
+  held: number,
+  progress: (line: string) => void,
+  cli = false,
+  /** Also read the RSS this many seconds after the last acquire (beyond the 10 s one), e.g. to see V8 give memory back. */
+  laterS: readonly number[] = [],
+) {
   const prefix = `rbenchmem${randomUUID().slice(0, 8)}`;
   const ttlMs = 600_000;
   const t0 = performance.now();
-  const service = spawnService(url, prefix, ttlMs);
+  const service = cli ? spawnCli(url, prefix, ttlMs) : spawnService(url, prefix, ttlMs);
   try {
     await firstAnswer(nc, `${prefix}.v1.lock.get`, { name: "x" }, t0, service.child);
     const rssEmptyMb = rssMb(service.child.pid!);
@@ -130,6 +155,14 @@ export async function heldLocksMemory(nc: NatsConnection, url: string, held: num
     const rssHeldMb = rssMb(service.child.pid!);
     await sleep(10_000);
     const rssHeld10sMb = rssMb(service.child.pid!);
+    const rssLaterMb: Record<string, number> = {};
+    let waitedS = 10;
+    for (const s of [...laterS].filter((s) => s > 10).sort((a, b) => a - b)) {
+      await sleep((s - waitedS) * 1000);
+      waitedS = s;
+      rssLaterMb[`${s}s`] = rssMb(service.child.pid!);
+      progress(`RSS ${s} s after the last acquire: ${rssLaterMb[`${s}s`]} MB`);
+    }
     const stop = await stopService(service);
     return {
       prefix,
@@ -139,6 +172,7 @@ export async function heldLocksMemory(nc: NatsConnection, url: string, held: num
       rssEmptyMb,
       rssHeldMb,
       rssHeld10sMb,
+      rssLaterMb,
       /** KB of RSS per held lock over the empty service's, 10 s after the last acquire. */
       kbPerHeldLock: round(((rssHeld10sMb - rssEmptyMb) * 1024) / held, 2),
       stopMs: stop.stopMs,
