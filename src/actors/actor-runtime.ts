@@ -222,12 +222,21 @@ export class ActorRuntime {
       this.deadlines.add(turn);
       void runTurn(ports, id, pending, doubt).then((result) => {
         this.deadlines.done(turn);
-        if (isInDoubt(result)) this.idsInDoubt.note(pending.msgId, this.monotonic());
+        if (isInDoubt(result)) this.idsInDoubt.note(pending.msgId, id, this.monotonic());
         if (answered) return;
         answered = true;
         resolve(result);
       });
     });
+  }
+
+  /**
+   * The id a command of `kind` with `requestId` was last left in doubt on by
+   * this instance (src/actors/ids-in-doubt.ts): a retry should go there first.
+   */
+  inDoubtOn(kind: ActorKind, command: Command, requestId: string): string | undefined {
+    if (!sharesMsgIdAcrossIds(kind, command)) return undefined;
+    return this.idsInDoubt.on(requestMsgId(this.msgIdScope(kind, "", command), command.op, requestId), this.monotonic());
   }
 
   /** `arrival` with its deadline set: the one it has, or the request timeout from now (a command's arrival). */
@@ -323,7 +332,7 @@ export class ActorRuntime {
         projection.applyOwn(id, recorded, stateAfter, instantMs(event.envelope.at), reply);
         return reply;
       },
-      leftInDoubt: (msgId) => this.idsInDoubt.has(msgId, this.monotonic()),
+      inDoubtOn: (msgId) => this.idsInDoubt.on(msgId, this.monotonic()),
       replyRecordedFor: (msgId) => projection.replyRecordedFor(msgId) ?? projection.remembered(msgId),
       watch: (msgId) => projection.watch(msgId),
       unwatch: (msgId) => projection.unwatch(msgId),

@@ -76,8 +76,8 @@ export interface TurnPorts {
   encode(id: string, decision: Decision, now: number, requestId: string | undefined): EncodedEvent;
   /** Applies this turn's own acknowledged event to the projection and returns the reply it owes. */
   applyOwn(id: string, base: ProjectionRecord<unknown>, event: EncodedEvent, seq: number, msgId: string): unknown;
-  /** Whether an earlier turn of this instance with `msgId` ended in doubt (src/actors/ids-in-doubt.ts). */
-  leftInDoubt(msgId: string): boolean;
+  /** The actor an earlier turn of this instance with `msgId` ended in doubt on (src/actors/ids-in-doubt.ts). */
+  inDoubtOn(msgId: string): string | undefined;
   /** Where this turn's own event was found in the stream (by any folder), with its reply. */
   replyRecordedFor(msgId: string): { reply: unknown } | undefined;
   watch(msgId: string): void;
@@ -172,11 +172,13 @@ export async function runTurn(ports: TurnPorts, id: string, pending: PendingComm
           // At sequence 0 the leader holds it but has not stored it: a copy still in flight, or (nats-server 2.10 in a
           // cluster) one that was refused after the id was taken, which stays a duplicate for the stream's window.
           doubt.answered();
-          if (ack.seq === 0 && pending.msgIdSharedByKind === true) {
-            // The copy may be on another actor's subject, where no expected sequence keeps a variant from landing too.
-            if (doubt.open || ports.leftInDoubt(pending.msgId))
-              return inDoubt("an event with this requestId is held by the stream, not stored yet", 250);
-          } else if (ack.seq === 0) doubt.lost();
+          if (ack.seq === 0) {
+            // A copy left in doubt on another actor's subject: no expected sequence there keeps a variant from landing too.
+            const elsewhere = pending.msgIdSharedByKind === true ? ports.inDoubtOn(pending.msgId) : undefined;
+            if (elsewhere !== undefined && elsewhere !== id)
+              return inDoubt(`an event with this requestId may still be stored for ${elsewhere}`, 250);
+            doubt.lost();
+          }
           waitSeq = ack.seq;
           duplicate = true;
           break;

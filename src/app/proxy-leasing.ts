@@ -168,6 +168,11 @@ export class ProxyLeasing {
     const leaseId = this.newId();
     const asked = new Set<string>();
     let page = first.eligible;
+    // A retry of a grant this instance left in doubt goes to that proxy first, where the expected sequence lets
+    // only one of the two land (anywhere else the stream's duplicate window holds it: src/actors/ids-in-doubt.ts).
+    const doubtful = requestId === undefined ? undefined : this.runtime.inDoubtOn("proxy", { op: "grant" }, requestId);
+    if (doubtful !== undefined && (request.candidates === undefined || request.candidates.includes(doubtful)))
+      page = [doubtful, ...page.filter((name) => name !== doubtful)];
     // Without candidates the index hands out the first few in order; more only when all of those refused.
     let more = request.candidates === undefined && page.length === SNAPSHOT_SIZE;
     for (;;) {

@@ -48,7 +48,7 @@ function fixture() {
   const verifies: Step<CatchUp, void>[] = [];
   const catchUps: Step<CatchUp, void>[] = [];
   const watched = new Set<string>();
-  const leftInDoubt = new Set<string>();
+  const inDoubtOn = new Map<string, string>();
   const step = <I, O>(calls: Step<I, O>[], input: I, timeoutMs: number) =>
     new Promise<O>((resolve, reject) => calls.push({ input, timeoutMs, resolve, reject }));
   const ports: TurnPorts = {
@@ -69,7 +69,7 @@ function fixture() {
       records.set(id, { state, seq, atMs: T0 });
       return logic.replyFor(state, recorded);
     },
-    leftInDoubt: (msgId) => leftInDoubt.has(msgId),
+    inDoubtOn: (msgId) => inDoubtOn.get(msgId),
     replyRecordedFor: (msgId) => found.get(msgId),
     watch: (msgId) => watched.add(msgId),
     unwatch: (msgId) => watched.delete(msgId),
@@ -88,7 +88,7 @@ function fixture() {
       deadline: mono + TIMEOUT_MS,
     });
   const advance = (ms: number) => (mono += ms);
-  return { records, found, appends, verifies, catchUps, watched, leftInDoubt, ports, send, advance };
+  return { records, found, appends, verifies, catchUps, watched, inDoubtOn, ports, send, advance };
 }
 
 /** Lock x's state after bob acquired it at stream sequence `seq`. */
@@ -108,6 +108,17 @@ function heldByBob(seq: number) {
 
 /** Lets the promise callbacks run. */
 const settle = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+/** alice's acquire (requestId r1) with its first append's acknowledgement lost, and the retry answered by `retry`. */
+async function afterLostAck(f: ReturnType<typeof fixture>, retry: (step: Step<AppendInput, AppendResult>) => void) {
+  const result = f.send({ op: "acquire", owner: "alice" }, "r1");
+  await settle();
+  f.appends[0]!.reject(new LogUnavailableError("ack lost", true));
+  await settle();
+  retry(f.appends[1]!);
+  await settle();
+  return { result };
+}
 
 describe("a command's turn", () => {
   it("appends with the projection's sequence and answers from its own event", async () => {
@@ -237,12 +248,7 @@ describe("a command's turn", () => {
 describe("a turn with an append whose fate it does not know", () => {
   it("answers in doubt, not UNAVAILABLE's 'nothing was changed', when its acknowledgements are lost until the deadline", async () => {
     const f = fixture();
-    const result = f.send({ op: "acquire", owner: "alice" }, "r1");
-    await settle();
-    f.appends[0]!.reject(new LogUnavailableError("ack lost", true));
-    await settle();
-    f.appends[1]!.reject(new LogUnavailableError("ack lost again", true));
-    await settle();
+    const { result } = await afterLostAck(f, (retry) => retry.reject(new LogUnavailableError("ack lost again", true)));
     // The subject has not moved past the lost append's expected sequence: it may still be stored.
     f.advance(TIMEOUT_MS);
     f.verifies[0]!.reject(new LogUnavailableError("the stream did not answer in time", true));
@@ -268,9 +274,9 @@ describe("a turn with an append whose fate it does not know", () => {
     return runTurn(f.ports, "x", pending);
   };
 
-  it("answers in doubt at once a shared id's duplicate at sequence 0 when an earlier turn of it was left in doubt", async () => {
+  it("answers in doubt at once a shared id's duplicate at sequence 0 when an earlier turn left it in doubt on another actor", async () => {
     const f = fixture();
-    f.leftInDoubt.add("m-shared");
+    f.inDoubtOn.set("m-shared", "y");
     const result = sharedGrant(f);
     await settle();
     f.appends[0]!.resolve({ seq: 0, duplicate: true });
@@ -278,8 +284,12 @@ describe("a turn with an append whose fate it does not know", () => {
     expect(f.appends).toHaveLength(1);
   });
 
-  it("takes a shared id's duplicate at sequence 0 with no doubt behind it for a refused copy, and appends under a variant", async () => {
+  it.each([
+    ["no doubt behind it (a copy the stream refused)", undefined],
+    ["a doubt left on this same actor, where one of the two can land", "x"],
+  ])("takes a shared id's duplicate at sequence 0 with %s, and appends under a variant", async (_, leftOn) => {
     const f = fixture();
+    if (leftOn !== undefined) f.inDoubtOn.set("m-shared", leftOn);
     const result = sharedGrant(f);
     await settle();
     f.appends[0]!.resolve({ seq: 0, duplicate: true });
@@ -294,13 +304,8 @@ describe("a turn with an append whose fate it does not know", () => {
 
   it("settles the doubt once the subject moved past the lost append without it, and then answers as usual", async () => {
     const f = fixture();
-    const result = f.send({ op: "acquire", owner: "alice" }, "r1");
-    await settle();
-    f.appends[0]!.reject(new LogUnavailableError("ack lost", true));
-    await settle();
     // The retry meets bob's acquire at sequence 1: alice's lost append expected 0, so it can never be stored.
-    f.appends[1]!.reject(new WrongLastSequenceError("s", 0, { actual: 1 }));
-    await settle();
+    const { result } = await afterLostAck(f, (retry) => retry.reject(new WrongLastSequenceError("s", 0, { actual: 1 })));
     f.records.set("x", { state: heldByBob(1), seq: 1, atMs: T0 });
     f.catchUps[0]!.resolve();
     await settle();
@@ -312,12 +317,7 @@ describe("a turn with an append whose fate it does not know", () => {
 
   it("answers from its own event when the lost append turns up in the stream after all", async () => {
     const f = fixture();
-    const result = f.send({ op: "acquire", owner: "alice" }, "r1");
-    await settle();
-    f.appends[0]!.reject(new LogUnavailableError("ack lost", true));
-    await settle();
-    f.appends[1]!.reject(new WrongLastSequenceError("s", 0, { actual: 1 }));
-    await settle();
+    const { result } = await afterLostAck(f, (retry) => retry.reject(new WrongLastSequenceError("s", 0, { actual: 1 })));
     f.found.set(f.appends[0]!.input.msgId, { reply: { lease: { owner: "alice", generation: 1, etag: "stored" } } });
     f.catchUps[0]!.resolve();
     expect(await result).toEqual({ ok: true, reply: { lease: { owner: "alice", generation: 1, etag: "stored" } } });
@@ -328,12 +328,7 @@ describe("a turn with an append whose fate it does not know", () => {
     const refusal: Decision = { outcome: "reject", rejection: { code: "LEASE_EXISTS", message: "held (test)" } };
     let decisions = 0;
     f.ports.decide = (state, command, now) => (decisions++ === 0 ? logic.decide(state as never, command as LockCommand, now) : refusal);
-    const result = f.send({ op: "acquire", owner: "alice" }, "r1");
-    await settle();
-    f.appends[0]!.reject(new LogUnavailableError("ack lost", true));
-    await settle();
-    f.appends[1]!.reject(new LogUnavailableError("ack lost again", true));
-    await settle();
+    const { result } = await afterLostAck(f, (retry) => retry.reject(new LogUnavailableError("ack lost again", true)));
     f.verifies[0]!.resolve();
     await settle();
     f.verifies[1]!.resolve();

@@ -2,7 +2,7 @@
  * Model-based test of the proxy contract: random sequences of register,
  * remove, acquire (and repeats of an acquire's requestId), release, report,
  * list, counts, clock advances, sweeps and restarts, run against the real
- * proxy module (actor runtime, turn machine, deciders, leasing, read model) on
+ * proxy module (actor runtime, command turns, deciders, leasing, read model) on
  * a MemoryEventLog and a ManualClock, and against a direct port of the seed's
  * store (test/support/proxy-reference-model.ts). Every answer must agree.
  *
