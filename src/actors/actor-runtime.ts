@@ -222,7 +222,8 @@ export class ActorRuntime {
       this.deadlines.add(turn);
       void runTurn(ports, id, pending, doubt).then((result) => {
         this.deadlines.done(turn);
-        if (isInDoubt(result)) this.idsInDoubt.note(pending.msgId, id, this.monotonic());
+        // Only an id shared by the kind's actors is ever looked up (a retry's duplicate at sequence 0 elsewhere).
+        if (pending.msgIdSharedByKind === true && isInDoubt(result)) this.idsInDoubt.note(pending.msgId, id, this.monotonic());
         if (answered) return;
         answered = true;
         resolve(result);

@@ -119,10 +119,18 @@ export async function runTurn(ports: TurnPorts, id: string, pending: PendingComm
       if (left() <= 0) return timedOut(doubt);
       const base = ports.record(id);
       if (watching) {
-        // The turn's own event may have been folded since it last looked (a lost ack, stored after all).
+        // Back from a wait after an append: the turn's own event may have been folded since (a lost ack, stored after all).
         const found = ports.replyRecordedFor(pending.msgId);
         if (found !== undefined) return { ok: true, reply: found.reply };
         doubt.settledUpTo(base.seq);
+        if (attempts >= ports.maxAttempts) {
+          return doubt.open
+            ? inDoubt("the event stream did not acknowledge the append", 250)
+            : unavailable(
+                lostAcks > 0 ? "the event stream did not acknowledge the append" : `gave up after ${attempts} conflicting attempts`,
+                250,
+              );
+        }
       }
       const now = Math.max(ports.now(), base.atMs);
       if (pending.requestId !== undefined) {
@@ -207,17 +215,6 @@ export async function runTurn(ports: TurnPorts, id: string, pending: PendingComm
         await (waitSeq > 0 ? ports.catchUp(id, waitSeq, left()) : ports.verify(id, left()));
       } catch (error) {
         return failed(error, left(), doubt);
-      }
-      const found = ports.replyRecordedFor(pending.msgId);
-      if (found !== undefined) return { ok: true, reply: found.reply };
-      if (attempts >= ports.maxAttempts) {
-        doubt.settledUpTo(ports.record(id).seq);
-        return doubt.open
-          ? inDoubt("the event stream did not acknowledge the append", 250)
-          : unavailable(
-              lostAcks > 0 ? "the event stream did not acknowledge the append" : `gave up after ${attempts} conflicting attempts`,
-              250,
-            );
       }
       // The id is held by JetStream's duplicate window but no event carries it: try again under a variant.
       if (duplicate) msgId = msgIdVariant(pending.msgId, attempts);
