@@ -31,12 +31,22 @@ export interface ServiceChild {
   stderr: string;
 }
 
-export function spawnService(url: string, prefix: string, maxTtlMs = 30_000): ServiceChild {
+const CLI = fileURLToPath(new URL("../bin/leasehold.js", import.meta.url));
+
+/**
+ * A service child on `url` under `prefix`: bench/restart-service.ts through
+ * tsx, or with `cli` the service as a user runs it, `leasehold serve`
+ * (bin/leasehold.js, which runs the built dist/ when it is current), logging
+ * at warn. JSON lines it prints are kept in `lines`.
+ */
+export function spawnService(url: string, prefix: string, maxTtlMs = 30_000, cli = false): ServiceChild {
+  const entry = cli ? [CLI, "serve"] : ["--import", "tsx", SERVICE_SCRIPT];
   const child = spawn(
     process.execPath,
-    [...serviceNodeArgs, "--import", "tsx", SERVICE_SCRIPT, "--nats", url, "--prefix", prefix, "--max-ttl-ms", String(maxTtlMs)],
+    [...serviceNodeArgs, ...entry, "--nats", url, "--prefix", prefix, "--max-ttl-ms", String(maxTtlMs)],
     {
       stdio: ["ignore", "pipe", "pipe"],
+      env: { ...process.env, LEASEHOLD_LOG_LEVEL: "warn" },
     },
   );
   const service: ServiceChild = { child, lines: [], stderr: "" };
@@ -45,27 +55,15 @@ export function spawnService(url: string, prefix: string, maxTtlMs = 30_000): Se
     buffered += c.toString();
     let nl;
     while ((nl = buffered.indexOf("\n")) >= 0) {
-      service.lines.push(JSON.parse(buffered.slice(0, nl)) as Record<string, unknown>);
+      const line = buffered.slice(0, nl);
       buffered = buffered.slice(nl + 1);
+      try {
+        service.lines.push(JSON.parse(line) as Record<string, unknown>);
+      } catch {
+        // not a JSON line: nothing the benches read
+      }
     }
   });
-  child.stderr.on("data", (c: Buffer) => (service.stderr = (service.stderr + c.toString()).slice(-4000)));
-  return service;
-}
-
-const CLI = fileURLToPath(new URL("../bin/leasehold.js", import.meta.url));
-
-/**
- * The service as a user runs it: `leasehold serve` (bin/leasehold.js, which
- * runs the built dist/ when it is current), logging at warn to stderr.
- */
-export function spawnCli(url: string, prefix: string, maxTtlMs = 30_000): ServiceChild {
-  const child = spawn(
-    process.execPath,
-    [...serviceNodeArgs, CLI, "serve", "--nats", url, "--prefix", prefix, "--max-ttl-ms", String(maxTtlMs)],
-    { stdio: ["ignore", "ignore", "pipe"], env: { ...process.env, LEASEHOLD_LOG_LEVEL: "warn" } },
-  );
-  const service: ServiceChild = { child, lines: [], stderr: "" };
   child.stderr.on("data", (c: Buffer) => (service.stderr = (service.stderr + c.toString()).slice(-4000)));
   return service;
 }
@@ -145,7 +143,7 @@ export async function heldLocksMemory(
   const prefix = `rbenchmem${randomUUID().slice(0, 8)}`;
   const ttlMs = 600_000;
   const t0 = performance.now();
-  const service = cli ? spawnCli(url, prefix, ttlMs) : spawnService(url, prefix, ttlMs);
+  const service = spawnService(url, prefix, ttlMs, cli);
   try {
     await firstAnswer(nc, `${prefix}.v1.lock.get`, { name: "x" }, t0, service.child);
     const rssEmptyMb = rssMb(service.child.pid!);
