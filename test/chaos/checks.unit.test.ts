@@ -55,6 +55,25 @@ const acquired = (r: OpRecord, seq: number, generation: number, atMs: number, pr
 });
 const T = Date.parse("2026-01-01T00:00:00.000Z");
 
+/** Lock db's acquire by `owner`, granted with generation `generation` until `expiresAtMs`. */
+const granted = (owner: string, generation: number, etag: string, expiresAtMs: number, invokeAt: number, returnAt: number) =>
+  record(
+    "lock.acquire",
+    { name: "db", owner, ttlMs: 1000 },
+    { status: "ok", body: { lease: lease(owner, generation, etag, expiresAtMs) } },
+    invokeAt,
+    returnAt,
+  );
+/** Lock db's acquire by `owner`, refused LEASE_EXISTS while `holder` holds it until `expiresAtMs`. */
+const refused = (owner: string, holder: string, expiresAtMs: number, invokeAt: number, returnAt: number) =>
+  record(
+    "lock.acquire",
+    { name: "db", owner, ttlMs: 1000 },
+    { status: "error", code: "LEASE_EXISTS", details: { owner: holder, expiresAt: iso(expiresAtMs) } },
+    invokeAt,
+    returnAt,
+  );
+
 function verdictOf(records: OpRecord[], messages: StoredMessage[]) {
   const v = new VerdictBuilder();
   checkRun(records, messages, settings, v);
@@ -63,32 +82,14 @@ function verdictOf(records: OpRecord[], messages: StoredMessage[]) {
 
 describe("chaos checks", () => {
   it("find nothing wrong in a sound run", () => {
-    const a = record(
-      "lock.acquire",
-      { name: "db", owner: "a", ttlMs: 1000 },
-      { status: "ok", body: { lease: lease("a", 1, "e1", T + 1005) } },
-      T,
-      T + 10,
-    );
-    const b = record(
-      "lock.acquire",
-      { name: "db", owner: "b", ttlMs: 1000 },
-      { status: "error", code: "LEASE_EXISTS", details: { owner: "a", expiresAt: iso(T + 1005) } },
-      T + 20,
-      T + 30,
-    );
+    const a = granted("a", 1, "e1", T + 1005, T, T + 10);
+    const b = refused("b", "a", T + 1005, T + 20, T + 30);
     const violations = verdictOf([a, b], [acquired(a, 1, 1, T + 5)]);
     expect(Object.values(violations).every((n) => n === 0)).toBe(true);
   });
 
   it("catch an acknowledged acquire missing from the stream, an event nobody caused, and one requestId recorded twice", () => {
-    const a = record(
-      "lock.acquire",
-      { name: "db", owner: "a", ttlMs: 1000 },
-      { status: "ok", body: { lease: lease("a", 1, "e1", T + 1005) } },
-      T,
-      T + 10,
-    );
+    const a = granted("a", 1, "e1", T + 1005, T, T + 10);
     const stranger = { ...a, requestId: "nobody" } as OpRecord;
     const v1 = verdictOf([a], []);
     expect(v1["acknowledged-command-lost"]).toBe(1);
@@ -109,21 +110,9 @@ describe("chaos checks", () => {
   });
 
   it("take an attempt that timed out before a refusal as carried out later when the stream holds its event", () => {
-    const b = record(
-      "lock.acquire",
-      { name: "db", owner: "b", ttlMs: 1000 },
-      { status: "ok", body: { lease: lease("b", 1, "e1", T + 1005) } },
-      T,
-      T + 10,
-    );
+    const b = granted("b", 1, "e1", T + 1005, T, T + 10);
     // a's first attempt is held up in the network; its retry is refused while b holds the lock...
-    const a = record(
-      "lock.acquire",
-      { name: "db", owner: "a", ttlMs: 1000 },
-      { status: "error", code: "LEASE_EXISTS", details: { owner: "b", expiresAt: iso(T + 1005) } },
-      T + 20,
-      T + 2100,
-    );
+    const a = refused("a", "b", T + 1005, T + 20, T + 2100);
     const late = { ...a, attempts: [{ sentAt: T + 20, endAt: T + 2020, outcome: "timeout" as const }, ...a.attempts] };
     // ...and the first attempt reaches a service after b's lease ran out, which grants it.
     const get = record("lock.get", { name: "db" }, { status: "ok", body: { lease: lease("a", 2, "e2", T + 3500) } }, T + 3000, T + 3010);
@@ -134,20 +123,8 @@ describe("chaos checks", () => {
   });
 
   it("catch two live holders in the stream and a non-linearizable lock history from the clients", () => {
-    const a = record(
-      "lock.acquire",
-      { name: "db", owner: "a", ttlMs: 1000 },
-      { status: "ok", body: { lease: lease("a", 1, "e1", T + 1005) } },
-      T,
-      T + 10,
-    );
-    const b = record(
-      "lock.acquire",
-      { name: "db", owner: "b", ttlMs: 1000 },
-      { status: "ok", body: { lease: lease("b", 2, "e2", T + 1105) } },
-      T + 100,
-      T + 110,
-    );
+    const a = granted("a", 1, "e1", T + 1005, T, T + 10);
+    const b = granted("b", 2, "e2", T + 1105, T + 100, T + 110);
     const violations = verdictOf([a, b], [acquired(a, 1, 1, T + 5), acquired(b, 2, 2, T + 105, "a")]);
     expect(violations["two-live-lock-holders"]).toBe(1);
     expect(violations["lock-history-not-linearizable"]).toBe(1);
