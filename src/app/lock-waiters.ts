@@ -149,7 +149,7 @@ export class LockWaiters {
         const result = await this.turns.execute(name, claim, { requestId: w.requestId });
         if (!result.ok || !isWaitingReply(result.reply)) return result;
       }
-      await this.park(name, w, seen);
+      await this.park(name, w, seen, now);
     }
   }
 
@@ -176,14 +176,17 @@ export class LockWaiters {
   /**
    * Waits for the lock's next fold, the next instant its queue may change by
    * time, or the give-up instant; at once when a fold came after `seen`
-   * (while the last claim turn was answered).
+   * (while the last claim turn was answered). The wake-up instant is the
+   * next change after `lookedAt`, the instant the wait was last decided at:
+   * reckoned from a fresh reading, which may have reached the very expiry
+   * that instant was short of, the expiry would no longer be ahead and the
+   * request would sleep until the next recheck.
    */
-  private park(name: string, w: Waiting, seen: number): Promise<void> {
+  private park(name: string, w: Waiting, seen: number, lookedAt: number): Promise<void> {
     const { clock, projection } = this.options;
     if (projection.record(name).seq !== seen) return Promise.resolve();
-    const now = clock.now();
-    const wakeAt = Math.min(w.giveUpAt, nextQueueChangeAt(this.stateOf(name, now), now), this.sessionEndOf(w));
-    const delayMs = Math.max(0, Math.min(wakeAt - now, w.giveUpMono - this.monotonic(), this.recheckMs));
+    const wakeAt = Math.min(w.giveUpAt, nextQueueChangeAt(this.stateOf(name, lookedAt), lookedAt), this.sessionEndOf(w));
+    const delayMs = Math.max(0, Math.min(wakeAt - clock.now(), w.giveUpMono - this.monotonic(), this.recheckMs));
     let set = this.parked.get(name);
     if (set === undefined) {
       set = new Set();
