@@ -12,6 +12,9 @@
  * `--later-s 30,60` also reads the RSS that many seconds after the last
  * acquire (V8 gives memory back only once it has been idle a while).
  *
+ * `LEASEHOLD_BENCH_SERVICE_NODE_ARGS="--max-semi-space-size=8 --heap-growing-percent=20"`
+ * runs the service under those Node flags (docs/operations.md, "Memory").
+ *
  *   npx tsx bench/held-memory.ts [--held 100000] [--cli] [--later-s 30,60] [--json]
  */
 import { parseArgs } from "node:util";

@@ -14,8 +14,12 @@ import { json, round, succeeded } from "./support.ts";
 
 const SERVICE_SCRIPT = fileURLToPath(new URL("./restart-service.ts", import.meta.url));
 
-/** Node arguments for every service child (e.g. `--cpu-prof`). */
-export const serviceNodeArgs: string[] = [];
+/**
+ * Node arguments for every service child (e.g. `--cpu-prof`); they start
+ * with LEASEHOLD_BENCH_SERVICE_NODE_ARGS, to try a V8 setting on the
+ * service alone.
+ */
+export const serviceNodeArgs: string[] = (process.env.LEASEHOLD_BENCH_SERVICE_NODE_ARGS ?? "").split(" ").filter(Boolean);
 
 /** Resident set size of a process in MB, from /proc. */
 export function rssMb(pid: number): number {
