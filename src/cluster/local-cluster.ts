@@ -62,6 +62,8 @@ export interface LocalClusterOptions {
   /** JetStream's `max_file_store` of every node (e.g. "1MB"), to drill a full store; default the server's (the disk). */
   readonly maxFileStore?: string;
   readonly logger?: Logger;
+  /** Chooses each port not given (default {@link freePort}); tests give one that hands out a taken port. */
+  readonly choosePort?: () => Promise<number>;
 }
 
 /**
@@ -242,12 +244,33 @@ function nodeConfig(
   return lines.join("\n") + "\n";
 }
 
+/** How many times a start on ports chosen here is tried when a port was taken before its server bound it. */
+const PORT_ATTEMPTS = 3;
+
 /**
  * Starts `size` nats-servers (three by default) in one JetStream cluster on
  * free loopback ports, each with its own store under one folder, and waits
  * until every node is healthy and the cluster has a meta leader.
+ *
+ * A port found free may be taken before nats-server binds it: the OS hands
+ * the same range to outgoing connections, and tests running beside this one
+ * open many. When a server says so, and every port and the folder were
+ * chosen here, the whole start is tried again on fresh ports in a fresh
+ * folder.
  */
 export async function startLocalCluster(options: LocalClusterOptions = {}): Promise<LocalNatsCluster> {
+  const retryable = options.ports === undefined && options.dir === undefined;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startClusterOnce(options);
+    } catch (e) {
+      if (!retryable || attempt >= PORT_ATTEMPTS || !String((e as Error).message).includes("address already in use")) throw e;
+      options.logger?.warn({ attempt }, "a port chosen for nats-server was taken before it bound it; starting again on fresh ports");
+    }
+  }
+}
+
+async function startClusterOnce(options: LocalClusterOptions): Promise<LocalNatsCluster> {
   const size = options.size ?? 3;
   if (!Number.isInteger(size) || size < 1) throw new RangeError(`size must be a positive integer, got ${size}`);
   if (options.ports !== undefined && options.ports.length !== size)
@@ -257,14 +280,15 @@ export async function startLocalCluster(options: LocalClusterOptions = {}): Prom
   const dir = options.dir ?? mkdtempSync(join(tmpdir(), "leasehold-cluster-"));
   mkdirSync(dir, { recursive: true });
   const clustered = size > 1;
+  const choosePort = options.choosePort ?? freePort;
   const specs: { name: string; port: number; clusterPort: number; monitorPort: number; storeDir: string; network: NodeNetwork }[] = [];
   for (let i = 0; i < size; i++) {
     const name = `n${i + 1}`;
     specs.push({
       name,
-      port: options.ports?.[i] ?? (await freePort()),
-      clusterPort: clustered ? await freePort() : 0,
-      monitorPort: await freePort(),
+      port: options.ports?.[i] ?? (await choosePort()),
+      clusterPort: clustered ? await choosePort() : 0,
+      monitorPort: await choosePort(),
       storeDir: join(dir, name, "store"),
       network: options.network?.(i) ?? LOOPBACK,
     });

@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { connect } from "@nats-io/transport-node";
 import { jetstream, jetstreamManager } from "@nats-io/jetstream";
-import { startLocalCluster, startLocalNatsServer, type LocalNatsCluster } from "../../src/cluster/local-cluster.ts";
+import { createServer, type Server } from "node:net";
+import { freePort, startLocalCluster, startLocalNatsServer, type LocalNatsCluster } from "../../src/cluster/local-cluster.ts";
 
 describe("a local three-node JetStream cluster", () => {
   let cluster: LocalNatsCluster;
@@ -93,6 +94,34 @@ describe("a single local nats-server", () => {
       }
     } finally {
       await server.stop();
+    }
+  });
+
+  it("starts again on fresh ports when a port found free is taken before the server binds it", async () => {
+    // Another program takes the first port chosen, as an outgoing connection may between the choice and the bind.
+    const squatter: Server = createServer();
+    await new Promise<void>((resolve) => squatter.listen(0, "127.0.0.1", resolve));
+    const taken = (squatter.address() as { port: number }).port;
+    const chosen: number[] = [];
+    const choosePort = async () => {
+      const port = chosen.length === 0 ? taken : await freePort();
+      chosen.push(port);
+      return port;
+    };
+    try {
+      const server = await startLocalNatsServer({ choosePort });
+      try {
+        expect(chosen[0]).toBe(taken);
+        expect(server.nodes[0]!.port).not.toBe(taken);
+        const nc = await connect({ servers: server.urls[0]! });
+        await nc.close();
+      } finally {
+        await server.stop();
+      }
+      // Ports the caller gives are the caller's: a taken one fails the start, as before.
+      await expect(startLocalNatsServer({ ports: [taken] })).rejects.toThrow(/address already in use/);
+    } finally {
+      squatter.close();
     }
   });
 });
