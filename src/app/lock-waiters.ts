@@ -177,10 +177,11 @@ export class LockWaiters {
    * Waits for the lock's next fold, the next instant its queue may change by
    * time, or the give-up instant; at once when a fold came after `seen`
    * (while the last claim turn was answered). The wake-up instant is the
-   * next change after `lookedAt`, the instant the wait was last decided at:
-   * reckoned from a fresh reading, which may have reached the very expiry
-   * that instant was short of, the expiry would no longer be ahead and the
-   * request would sleep until the next recheck.
+   * next change after `lookedAt`, the instant the wait was last decided at,
+   * not after a fresh reading of the clock: that reading may have reached
+   * the very expiry `lookedAt` was short of, and an expiry no longer ahead
+   * would leave the request asleep until the next recheck. Only the delay
+   * is measured from a fresh reading.
    */
   private park(name: string, w: Waiting, seen: number, lookedAt: number): Promise<void> {
     const { clock, projection } = this.options;
