@@ -28,6 +28,7 @@ import { copyFileSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { ceilingPair, leaseholdPair, nameChooser } from "./locks.ts";
+import { serviceNodeArgs } from "./service-process.ts";
 import {
   alternate,
   closedLoop,
@@ -58,8 +59,8 @@ interface Responder {
 function spawnResponder(system: System, url: string, prefix: string, profileDir: string | undefined): Promise<Responder> {
   // One folder per child: Node writes a profile per thread (the loader hooks' thread too), named by pid and thread.
   const profile = profileDir === undefined ? [] : ["--cpu-prof", "--cpu-prof-dir", `${profileDir}/${system}-${prefix}`];
-  // LEASEHOLD_BENCH_SERVICE_NODE_ARGS: Node flags for the leasehold child only (e.g. to try a V8 setting).
-  const extra = system === "leasehold" ? (process.env.LEASEHOLD_BENCH_SERVICE_NODE_ARGS ?? "").split(" ").filter(Boolean) : [];
+  // The service's Node flags (LEASEHOLD_BENCH_SERVICE_NODE_ARGS, e.g. to try a V8 setting) go to the leasehold child only.
+  const extra = system === "leasehold" ? serviceNodeArgs : [];
   const child = spawn(
     process.execPath,
     ["--trace-gc-nvp", ...extra, ...profile, CHILD, "--system", system, "--nats", url, "--prefix", prefix],

@@ -7,6 +7,7 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { type StoredMessage } from "../../src/events/index.ts";
 import { Subjects } from "../../src/contract/subjects.ts";
+import { chaosLogDir } from "./log-dir.ts";
 import { Auditor, type AuditRule } from "../../src/tools/audit.ts";
 import {
   checkLinearizable,
@@ -108,8 +109,8 @@ export function checkRun(
   checkStream(records, messages, settings, verdict);
   const storedAt = storedAtByRequestId(messages);
   const failed = checkLocks(records, storedAt, verdict);
-  const dumpDir = process.env.LEASEHOLD_CHAOS_LOG_DIR;
-  if (dumpDir !== undefined && dumpDir !== "") dumpLocks(dumpDir, failed, records, messages, settings.prefix);
+  const dumpDir = chaosLogDir();
+  if (dumpDir !== undefined) dumpLocks(dumpDir, failed, records, messages, settings.prefix);
   checkRouteAnswers(records, verdict);
   for (const r of records) {
     if (neverReceived(r) && storedAt.has(r.requestId)) {

@@ -9,6 +9,7 @@ import { createWriteStream } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { LocalNatsCluster } from "../../src/cluster/local-cluster.ts";
+import { chaosLogDir } from "./log-dir.ts";
 
 /**
  * The `leasehold` entry to run: this checkout's, or another build's when
@@ -67,9 +68,8 @@ export class ServeProcess {
       env: { ...process.env, LEASEHOLD_LOG_LEVEL: process.env.LEASEHOLD_CHAOS_LOG_LEVEL ?? "info", ...settings.env },
     });
     // LEASEHOLD_CHAOS_LOG_DIR keeps each instance's whole log, <dir>/<name>.log, to read a failure in full.
-    const logDir = process.env.LEASEHOLD_CHAOS_LOG_DIR;
-    const file =
-      logDir === undefined || logDir === "" ? undefined : createWriteStream(join(logDir, `${settings.name}.log`), { flags: "a" });
+    const logDir = chaosLogDir();
+    const file = logDir === undefined ? undefined : createWriteStream(join(logDir, `${settings.name}.log`), { flags: "a" });
     const keep = (chunk: Buffer) => {
       this.log = (this.log + chunk.toString()).slice(-20_000);
       file?.write(chunk);
