@@ -55,7 +55,7 @@ async function main(): Promise<void> {
             "RSS empty MB",
             "RSS after last acquire MB",
             "RSS 10 s later MB",
-            ...laterS.map((s) => `RSS ${s} s later MB`),
+            ...memory.rssLaterMb.map((r) => `RSS ${r.afterS} s later MB`),
             "KB per held lock",
           ],
           [
@@ -65,7 +65,7 @@ async function main(): Promise<void> {
               memory.rssEmptyMb,
               memory.rssHeldMb,
               memory.rssHeld10sMb,
-              ...Object.values(memory.rssLaterMb),
+              ...memory.rssLaterMb.map((r) => r.mb),
               memory.kbPerHeldLock,
             ],
           ],

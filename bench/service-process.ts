@@ -141,7 +141,7 @@ export async function heldLocksMemory(
   held: number,
   progress: (line: string) => void,
   cli = false,
-  /** Also read the RSS this many seconds after the last acquire (beyond the 10 s one), e.g. to see V8 give memory back. */
+  /** Also read the RSS this many seconds after the last acquire (those beyond the 10 s one, in order), e.g. to see V8 give memory back. */
   laterS: readonly number[] = [],
 ) {
   const prefix = `rbenchmem${randomUUID().slice(0, 8)}`;
@@ -157,13 +157,14 @@ export async function heldLocksMemory(
     const rssHeldMb = rssMb(service.child.pid!);
     await sleep(10_000);
     const rssHeld10sMb = rssMb(service.child.pid!);
-    const rssLaterMb: Record<string, number> = {};
+    const rssLaterMb: { afterS: number; mb: number }[] = [];
     let waitedS = 10;
-    for (const s of [...laterS].filter((s) => s > 10).sort((a, b) => a - b)) {
-      await sleep((s - waitedS) * 1000);
-      waitedS = s;
-      rssLaterMb[`${s}s`] = rssMb(service.child.pid!);
-      progress(`RSS ${s} s after the last acquire: ${rssLaterMb[`${s}s`]} MB`);
+    for (const afterS of [...new Set(laterS)].filter((s) => s > 10).sort((a, b) => a - b)) {
+      await sleep((afterS - waitedS) * 1000);
+      waitedS = afterS;
+      const mb = rssMb(service.child.pid!);
+      rssLaterMb.push({ afterS, mb });
+      progress(`RSS ${afterS} s after the last acquire: ${mb} MB`);
     }
     const stop = await stopService(service);
     return {
