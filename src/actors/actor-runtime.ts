@@ -236,7 +236,8 @@ export class ActorRuntime {
    * this instance (src/actors/ids-in-doubt.ts): a retry should go there first.
    */
   inDoubtOn(kind: ActorKind, command: Command, requestId: string): string | undefined {
-    if (!sharesMsgIdAcrossIds(kind, command)) return undefined;
+    // Nearly always none is in doubt: then no id is built on the request path.
+    if (this.idsInDoubt.size === 0 || !sharesMsgIdAcrossIds(kind, command)) return undefined;
     return this.idsInDoubt.on(requestMsgId(this.msgIdScope(kind, "", command), command.op, requestId), this.monotonic());
   }
 
