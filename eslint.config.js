@@ -21,7 +21,7 @@ export default tseslint.config(
       ".mutation/",
       "reports/",
       // Plain JS, for checkouts only: registers tsx in the tools' worker thread (see its comment).
-      "src/tools/fold-worker-tsx.mjs",
+      "src/threads/tsx-worker.mjs",
     ],
   },
   js.configs.recommended,

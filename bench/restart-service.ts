@@ -50,10 +50,14 @@ ready.service = startService({ nc, config, logger });
 const service = await ready.service;
 const startServiceMs = performance.now() - t0;
 // The runtime before projection snapshots has no projections(), and older commits call it `host`: report what there is.
-type Projections = { projections?: () => { kind: string; size: number; seq: number; startedFromSeq?: number }[] };
+type Projections = {
+  projections?: () => { kind: string; size: number; seq: number; startedFromSeq?: number; backlogOnWorker?: boolean }[];
+};
 const parts = service as unknown as { runtime?: Projections; host?: Projections };
 const host = parts.runtime ?? parts.host ?? {};
 line({
   startServiceMs,
-  projections: host.projections?.().map((p) => ({ kind: p.kind, ids: p.size, seq: p.seq, fromSnapshotSeq: p.startedFromSeq })),
+  projections: host
+    .projections?.()
+    .map((p) => ({ kind: p.kind, ids: p.size, seq: p.seq, fromSnapshotSeq: p.startedFromSeq, backlogOnWorker: p.backlogOnWorker })),
 });

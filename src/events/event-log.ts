@@ -89,6 +89,14 @@ export interface EventLog {
   /** The messages of the stream within `range`, in order. */
   readStream(range?: StreamRange): AsyncIterable<StoredMessage>;
   /**
+   * Visits the messages within `range` in order, as fast as the log hands
+   * them over (no promise per message; a message's id and stored time are
+   * read when asked); `visit` returning false stops the read. A read that
+   * receives nothing for `stallMs` fails. For long reads (a start's backlog);
+   * a log without it is read through {@link readStream}.
+   */
+  scan?(range: StreamRange, visit: (message: StoredMessage) => boolean | void, stallMs: number): Promise<void>;
+  /**
    * Calls `onMessage` for each message with sequence >= `fromSeq`, now and as
    * they arrive, in stream order and each once. Survives server restarts and
    * leader changes: a broken subscription is re-created from the sequence

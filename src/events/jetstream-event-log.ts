@@ -24,6 +24,7 @@ import type { AppendOptions, AppendResult, EventLog, FollowOptions, Following, S
 import { LogUnavailableError, WrongLastSequenceError } from "./event-log.ts";
 import { AppendPipe, AppendRefusedError } from "./append-pipe.ts";
 import { followStream } from "./jetstream-follower.ts";
+import { scanStream } from "./jetstream-scan.ts";
 import { withDeadline } from "./deadline.ts";
 import { storedMillis } from "./stored-time.ts";
 import { INSUFFICIENT_RESOURCES, StoreSpaceWatch } from "./store-space.ts";
@@ -196,6 +197,18 @@ export class JetStreamEventLog implements EventLog {
     }
   }
 
+  async scan(range: StreamRange, visit: (message: StoredMessage) => boolean | void, stallMs: number): Promise<void> {
+    const toSeq = range.toSeq ?? (await this.lastSeq());
+    const scan = { fromSeq: range.fromSeq, toSeq, filter: range.filter ?? this.options.subjects };
+    await scanStream(
+      this.js,
+      this.options.stream,
+      scan,
+      (m) => (range.toTime !== undefined && storedMillis(m) > range.toTime ? false : visit(new StoredJsMsg(m, m.info.pending))),
+      stallMs,
+    );
+  }
+
   follow(fromSeq: number, onMessage: (message: StoredMessage) => void, filterOrOptions?: string | FollowOptions): Promise<Following> {
     const options: FollowOptions = typeof filterOrOptions === "object" ? filterOrOptions : { filter: filterOrOptions };
     const source = {
@@ -225,10 +238,11 @@ function toStored(m: JsMsg): StoredMessage {
 }
 
 /**
- * A stored message delivered to a follower. Its message id (a header parse) and
- * stored instant (a parse of the reply subject) are read only when asked:
- * a follower skips most of its own instance's events unread, and the fold
- * needs the id only of events that carry a requestId or are watched.
+ * A stored message delivered to a follower or a scan. Its message id (a
+ * header parse) and stored instant (a parse of the reply subject) are read
+ * only when asked: a follower skips most of its own instance's events
+ * unread, and the fold needs the id only of events that carry a requestId or
+ * are watched.
  */
 class StoredJsMsg implements StoredMessage {
   readonly seq: number;

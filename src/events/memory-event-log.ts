@@ -105,6 +105,13 @@ export class MemoryEventLog implements EventLog {
     }
   }
 
+  async scan(range: StreamRange, visit: (message: StoredMessage) => boolean | void): Promise<void> {
+    const messages: StoredMessage[] = [];
+    for await (const m of this.readStream(range)) messages.push(m);
+    // With how much of the range is left, as a JetStream consumer says.
+    for (let i = 0; i < messages.length; i++) if (visit({ ...messages[i]!, pending: messages.length - i - 1 }) === false) return;
+  }
+
   follow(fromSeq: number, onMessage: (message: StoredMessage) => void, filterOrOptions?: string | FollowOptions): Promise<Following> {
     const filter = typeof filterOrOptions === "object" ? filterOrOptions.filter : filterOrOptions;
     const matcher = filter === undefined ? null : subjectMatcher(filter);

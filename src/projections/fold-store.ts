@@ -80,14 +80,14 @@ export class FoldStore<State> {
     this.tell(id, stateAfter, recorded);
   }
 
-  /** Folds one stored message of the kind (a subject leasehold does not write moves nothing). */
-  foldStored(message: StoredMessage): void {
-    let id: string;
-    try {
-      id = decodeToken(message.subject.slice(message.subject.lastIndexOf(".") + 1));
-    } catch {
-      return;
-    }
+  /**
+   * Folds one stored message of the kind (a subject leasehold does not write
+   * moves nothing). `id` is its subject's id when the caller knows it already
+   * (undefined: read from the subject; null: not a subject leasehold writes).
+   */
+  foldStored(message: StoredMessage, known?: string | null): void {
+    const id = known === undefined ? idOfSubject(message.subject) : known;
+    if (id === null) return;
     const before = this.records.get(id);
     if (before !== undefined && before.seq >= message.seq) return; // this instance applied it already
     // Without its message id (read from the headers only when a reply is owed: see owesReply).
@@ -123,5 +123,14 @@ export class FoldStore<State> {
 
   private tell(id: string, state: State, entry: HistoryEntry): void {
     for (const listener of this.listeners) listener(id, state, entry);
+  }
+}
+
+/** The id of an event subject (`<prefix>.events.<kind>.<token>`); null when its token does not decode. */
+export function idOfSubject(subject: string): string | null {
+  try {
+    return decodeToken(subject.slice(subject.lastIndexOf(".") + 1));
+  } catch {
+    return null;
   }
 }

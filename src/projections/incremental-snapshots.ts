@@ -26,14 +26,16 @@ import type { ProjectionSnapshotStore } from "./snapshot-stores.ts";
 /** A Map that notes every key set since its `changed` was last cleared (the ids a delta must carry). */
 export class ChangeTrackedMap<K, V> extends Map<K, V> {
   readonly changed = new Set<K>();
+  /** False: notes nothing (a fold whose records are only ever taken whole, as the backlog worker's). */
+  tracking = true;
   override set(key: K, value: V): this {
-    this.changed?.add(key); // (undefined only while Map's own constructor runs)
+    if (this.tracking) this.changed?.add(key); // (undefined only while Map's own constructor runs)
     return super.set(key, value);
   }
 }
 
 /** One record as the projection keeps it. */
-interface KeptRecord<State> {
+export interface KeptRecord<State> {
   readonly state: State;
   readonly seq: number;
   readonly atMs: number;
@@ -67,6 +69,41 @@ export interface IncrementalSnapshotsOptions<State> {
   readonly extras: ReadonlyMap<string, { save(): unknown; restore(data: unknown): void }>;
   readonly logger: Logger;
   readonly compaction?: SnapshotCompaction | undefined;
+}
+
+/** What a part is applied to: a projection's records, replies and extras. */
+export interface PartTarget<State> {
+  readonly fold: SnapshotFold<State>;
+  readonly records: ChangeTrackedMap<string, KeptRecord<State>>;
+  readonly replies: ReplyMemory;
+  readonly extras: ReadonlyMap<string, { restore(data: unknown): void }>;
+}
+
+/** Applies `parts` in order to `target` (the records as saved: none of them is a change to save again). */
+export function applyParts<State>(parts: readonly SnapshotPart[], target: PartTarget<State>): void {
+  const { records, replies, extras, fold } = target;
+  const revive = (data: State): State => fold.reviveState?.(data) ?? data;
+  for (const part of parts) {
+    for (const [id, data, seq, atMs] of part.records) records.set(id, { state: revive(data as State), seq, atMs });
+    for (const [msgId, reply, atMs] of part.replies) replies.remember(msgId, reply, atMs);
+  }
+  for (const [name, data] of Object.entries(parts.at(-1)?.extras ?? {})) extras.get(name)?.restore(data);
+  records.changed.clear();
+}
+
+/** The records of `ids` as a part carries them. */
+export function recordsOf<State>(
+  records: ReadonlyMap<string, KeptRecord<State>>,
+  ids: Iterable<string>,
+  fold: SnapshotFold<State>,
+): SnapshotRecord[] {
+  const serialize = (state: State): unknown => (fold.serializeState === undefined ? state : fold.serializeState(state));
+  const cut: SnapshotRecord[] = [];
+  for (const id of ids) {
+    const r = records.get(id);
+    if (r !== undefined) cut.push([id, serialize(r.state), r.seq, r.atMs]);
+  }
+  return cut;
 }
 
 /** Replies at most kept in a part (bounded so a snapshot stays small whatever the traffic). */
@@ -121,17 +158,19 @@ export class IncrementalSnapshots<State> {
     return read.manifest.seq;
   }
 
+  /**
+   * Takes in a base part made elsewhere (a start's backlog folded on a
+   * worker thread) as if it had been restored: the next save writes a base.
+   */
+  adopt(part: SnapshotPart): void {
+    this.apply([part]);
+    this.parts = [];
+    this.deltaRecords = 0;
+  }
+
   private apply(parts: readonly SnapshotPart[]): void {
-    const { records, replies, extras } = this.options;
-    const { fold } = this.options;
-    const revive = (data: State): State => fold.reviveState?.(data) ?? data;
-    for (const part of parts) {
-      for (const [id, data, seq, atMs] of part.records) records.set(id, { state: revive(data as State), seq, atMs });
-      for (const [msgId, reply, atMs] of part.replies) replies.remember(msgId, reply, atMs);
-    }
-    for (const [name, data] of Object.entries(parts.at(-1)!.extras)) extras.get(name)?.restore(data);
-    records.changed.clear();
-    this.repliesAtSave = replies.rememberedCount;
+    applyParts(parts, this.options);
+    this.repliesAtSave = this.options.replies.rememberedCount;
   }
 
   /**
@@ -148,12 +187,7 @@ export class IncrementalSnapshots<State> {
     records.changed.clear();
     const base =
       this.parts.length === 0 || this.parts.length >= maxParts || this.deltaRecords + changed.length > Math.max(minBase, records.size / 2);
-    const serialize = (state: State): unknown => (fold.serializeState === undefined ? state : fold.serializeState(state));
-    const cut: SnapshotRecord[] = [];
-    for (const id of base ? records.keys() : changed) {
-      const r = records.get(id);
-      if (r !== undefined) cut.push([id, serialize(r.state), r.seq, r.atMs]);
-    }
+    const cut = recordsOf(records, base ? records.keys() : changed, fold);
     const newReplies = replies.rememberedCount - this.repliesAtSave;
     const repliesAt = replies.rememberedCount;
     const part: SnapshotPart = {

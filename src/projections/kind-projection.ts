@@ -13,12 +13,14 @@
  * with a LogUnavailableError at their deadline.
  */
 import type { Logger } from "pino";
-import type { EventLog, RecordedEvent } from "../events/index.ts";
+import type { EventLog, RecordedEvent, StoredMessage } from "../events/index.ts";
 import { type ActorKind } from "../contract/subjects.ts";
 import { FoldStore } from "./fold-store.ts";
 import { FreshnessLooks } from "./follow/freshness-looks.ts";
 import { ProjectionFollower, type Patiently } from "./follow/projection-follower.ts";
-import { IncrementalSnapshots, type SnapshotCompaction } from "./incremental-snapshots.ts";
+import { applyParts, IncrementalSnapshots, type SnapshotCompaction } from "./incremental-snapshots.ts";
+import { foldBacklogInWorker } from "./backlog-in-worker.ts";
+import type { SnapshotPart } from "./projection-snapshots.ts";
 import type { FoldListener, KindFold, ProjectionRecord, SnapshotExtra } from "./kind-fold.ts";
 import type { RememberedReply, ReplyMemoryLimits } from "./reply-memory.ts";
 import { SnapshotSchedule } from "./snapshot-schedule.ts";
@@ -52,7 +54,25 @@ export interface KindProjectionOptions<State> {
   readonly replies?: ReplyMemoryLimits;
   /** The clock replies are judged past their horizon by (default: the system's). */
   readonly now?: () => number;
+  /** Where a start with no usable snapshot may fold a long backlog on a worker thread; none: always on this one. */
+  readonly backlogWorker?: BacklogWorker | undefined;
 }
+
+/** The backlog worker a projection may start. */
+export interface BacklogWorker {
+  /** The worker's module (it knows the kinds' logic, which this layer does not). */
+  readonly entry: URL;
+  /** What the worker builds the kind's logic from. */
+  readonly settings: unknown;
+  /**
+   * Used when the kind's last event is at least this far into the stream
+   * (default 100,000). Below it, starting the worker costs more than it saves.
+   */
+  readonly minSeq?: number | undefined;
+}
+
+/** Default of {@link BacklogWorker.minSeq}. */
+const BACKLOG_WORKER_MIN_SEQ = 100_000;
 
 /** One kind's folded states, kept current by a follower. */
 export class KindProjection<State> {
@@ -66,8 +86,10 @@ export class KindProjection<State> {
   private readonly extras = new Map<string, SnapshotExtra>();
   private started: Promise<void> | undefined;
   private stopped = false;
-  /** The stream sequence the latest snapshot loaded at start covered (0: folded from the start). */
+  /** The stream sequence the latest snapshot loaded at start (or the backlog folded on a worker) covered (0: folded from the start). */
   startedFromSeq = 0;
+  /** Whether the start folded the backlog on a worker thread (then {@link startedFromSeq} is where the worker stopped). */
+  backlogOnWorker = false;
 
   constructor(private readonly options: KindProjectionOptions<State>) {
     const { fold, log, filter, logger } = options;
@@ -259,11 +281,60 @@ export class KindProjection<State> {
     );
   }
 
-  /** Loads the latest usable snapshot; returns the sequence it covers (0 without one). */
+  /**
+   * Loads the latest usable snapshot, or else folds a long backlog on a
+   * worker thread; returns the sequence the records now cover (0: none).
+   */
   private async restore(patiently: Patiently): Promise<number> {
     const lastSeq = () => patiently("reading the stream's last sequence", () => this.options.log.lastSeq());
-    const seq = (await this.snapshots?.restore(lastSeq)) ?? 0;
+    let seq = (await this.snapshots?.restore(lastSeq)) ?? 0;
+    if (seq === 0) seq = await this.foldBacklogInWorker(patiently);
     if (seq > 0) for (const listener of this.restoreListeners) listener();
     return seq;
+  }
+
+  /**
+   * With no snapshot, a kind whose last event lies far into the stream has
+   * its backlog folded on a worker thread (backlog-in-worker.ts) and taken in
+   * as a snapshot would be; returns the sequence it covers. 0 when the
+   * backlog is short, the kind keeps data beside its states that only this
+   * thread's listeners build (an extra), or the worker fails (then this
+   * thread folds it all, as without a worker, after a warning).
+   */
+  private async foldBacklogInWorker(patiently: Patiently): Promise<number> {
+    const { log, filter, fold, logger, backlogWorker: worker } = this.options;
+    if (worker === undefined || log.scan === undefined || this.extras.size > 0) return 0;
+    const opTimeoutMs = this.options.opTimeoutMs ?? 5000;
+    const toSeq = await patiently("reading the stream's last sequence", () => log.lastSubjectSeq(filter, opTimeoutMs));
+    if (toSeq < (worker.minSeq ?? BACKLOG_WORKER_MIN_SEQ)) return 0;
+    const nowMs = (this.options.now ?? Date.now)();
+    const replies = this.options.replies ?? {};
+    const horizonMs = replies.horizonMs;
+    const keepLatest = replies.keepLatest ?? 256;
+    // The reply horizon is judged by the event's own instant, in the payload; the stored instant is
+    // the server's, later by the append's time and any clock skew, hence twice the horizon here.
+    const needsMsgId = (m: StoredMessage) => horizonMs === undefined || (m.pending ?? 0) < keepLatest || m.time >= nowMs - 2 * horizonMs;
+    const startedAt = performance.now();
+    let folded: { part: SnapshotPart; messages: number };
+    try {
+      folded = await foldBacklogInWorker({
+        ...{ entry: worker.entry, log, filter, needsMsgId, stallMs: Math.max(opTimeoutMs, 10_000) },
+        job: { kind: this.kind, settings: worker.settings, foldVersion: fold.foldVersion, toSeq, replies, nowMs },
+      });
+    } catch (err) {
+      logger.warn({ err, kind: this.kind }, "backlog not folded on a worker thread; folding it on this one");
+      return 0;
+    }
+    const { part, messages } = folded;
+    const target = { fold, records: this.store.records, replies: this.store.replies, extras: this.extras };
+    if (this.snapshots === undefined) applyParts([part], target);
+    else this.snapshots.adopt(part);
+    this.schedule?.foldedElsewhere(messages);
+    this.backlogOnWorker = true;
+    logger.info(
+      { kind: this.kind, seq: toSeq, events: messages, ids: part.records.length, ms: Math.round(performance.now() - startedAt) },
+      "projection backlog folded on a worker thread",
+    );
+    return toSeq;
   }
 }

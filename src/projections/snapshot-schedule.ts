@@ -46,6 +46,11 @@ export class SnapshotSchedule {
     if (this.sinceSnapshot >= this.every || this.due()) void this.save();
   }
 
+  /** Counts events folded elsewhere (a start's backlog on a worker thread): a snapshot is due as if this thread had folded them. */
+  foldedElsewhere(count: number): void {
+    this.sinceSnapshot += count;
+  }
+
   /** Saves when the interval made a snapshot due (called periodically). */
   tick(): void {
     if (this.due()) void this.save();

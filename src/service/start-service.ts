@@ -71,6 +71,8 @@ export interface StartServiceOptions {
   readonly observer?: ServiceObserver;
   /** Called when the instance cannot serve (the server refused one of its subscriptions); it keeps running until stopped. */
   readonly onFatal?: (error: Error) => void;
+  /** A start with no snapshot folds a kind's backlog on a worker thread from this stream sequence of its last event on (default 100,000). */
+  readonly backlogWorkerMinSeq?: number;
 }
 
 /** 128 bits from the CSPRNG: lease ids must be unguessable. */
@@ -103,6 +105,9 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
     logger,
     dedupWindowMs: config.dedupWindowMs,
     snapshots,
+    // The worker that folds a long backlog at start builds the kinds' logic from the same settings.
+    foldSettings: config,
+    backlogWorkerMinSeq: options.backlogWorkerMinSeq,
     requestTimeoutMs: config.requestTimeoutMs,
     opTimeoutMs: OP_TIMEOUT_MS,
     observer: observer && {
@@ -123,7 +128,10 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
   logger.info(
     {
       ms: Math.round(performance.now() - startedAt),
-      projections: runtime.projections().map((p) => ({ kind: p.kind, ids: p.size, seq: p.seq, fromSnapshotSeq: p.startedFromSeq })),
+      projections: runtime.projections().map((p) => ({
+        ...{ kind: p.kind, ids: p.size, seq: p.seq },
+        ...(p.backlogOnWorker ? { backlogOnWorkerToSeq: p.startedFromSeq } : { fromSnapshotSeq: p.startedFromSeq }),
+      })),
     },
     "projections caught up with the stream",
   );

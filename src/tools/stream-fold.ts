@@ -7,24 +7,14 @@ import { decodeEvent, type HistoryEntry, type StoredMessage } from "../events/in
 import { ACTOR_KINDS, type ActorKind, type Subjects } from "../contract/subjects.ts";
 import { decodeToken } from "../contract/subject-token.ts";
 import type { KindFold, HostState, LockState, ProxyState, RouteState, SessionState } from "../projections/index.ts";
-import { chooserNamed, hostLogic, lockLogic, proxyLogic, routeLogic, sessionLogic } from "../logic/index.ts";
+import { kindFolds } from "../logic/kind-folds.ts";
 import { DEFAULTS } from "../config.ts";
+
+/** Each kind's fold, with the defaults completing the logic's arguments (folding reads no setting: src/logic/kind-folds.ts). */
+export const KIND_FOLDS = kindFolds(DEFAULTS);
 
 /** How many subjects' actors {@link StreamFold.actorOf} remembers at most. */
 const MAX_REMEMBERED_SUBJECTS = 100_000;
-
-/**
- * Each kind's fold: its logic's transition on recorded events, as its
- * actors and projections run it. Folding reads no server setting (settings
- * shape decisions only), so the defaults merely complete the logic's arguments.
- */
-export const KIND_FOLDS = {
-  lock: lockLogic(DEFAULTS),
-  proxy: proxyLogic(DEFAULTS),
-  host: hostLogic(),
-  route: routeLogic({ routeIdleMs: DEFAULTS.routeIdleMs, chooser: chooserNamed(DEFAULTS.routeChooser) }),
-  session: sessionLogic(DEFAULTS),
-} satisfies { readonly [K in ActorKind]: Pick<KindFold<unknown>, "initialState" | "evolve"> };
 
 /** The state type of one kind. */
 export type StateOf<K extends ActorKind> = ReturnType<(typeof KIND_FOLDS)[K]["initialState"]>;

@@ -7,7 +7,7 @@
 import fc from "fast-check";
 import { pino } from "pino";
 import { describe, expect, it } from "vitest";
-import { encodeEvent, MemoryEventLog, type EventEnvelope } from "../../src/events/index.ts";
+import { MemoryEventLog } from "../../src/events/index.ts";
 import { Subjects } from "../../src/contract/subjects.ts";
 import {
   KindProjection,
@@ -18,7 +18,8 @@ import {
 } from "../../src/projections/index.ts";
 import { lockLogic } from "../../src/logic/lock/logic.ts";
 import type { LockState } from "../../src/projections/lock.ts";
-import { DEFAULT_SETTINGS, T0 } from "../support/lock-given.ts";
+import { DEFAULT_SETTINGS } from "../support/lock-given.ts";
+import { LockWriter as Writer } from "../support/lock-writer.ts";
 
 const subjects = new Subjects("t");
 const logic = lockLogic(DEFAULT_SETTINGS);
@@ -41,48 +42,11 @@ function projection(
   });
 }
 
-/** Appends the next event of lock `name`: an acquire (with a requestId) when it is free, else a release. */
-class Writer {
-  private readonly held = new Map<string, number>();
-  /** The message ids of the acquires, whose replies are remembered. */
-  readonly requests: string[] = [];
-  private n = 0;
-  constructor(readonly log: MemoryEventLog) {}
-  async next(name: string): Promise<void> {
-    const subject = subjects.event("lock", name);
-    const at = new Date(T0 + ++this.n).toISOString();
-    const generation = this.held.get(name);
-    const acquire = generation === undefined || generation < 0;
-    const next = acquire ? -(generation ?? 0) + 1 : -generation;
-    const event: EventEnvelope = acquire
-      ? {
-          type: "LockAcquired",
-          v: 1,
-          at,
-          kind: "lock",
-          id: name,
-          requestId: `r${this.n}`,
-          data: {
-            owner: `o${this.n}`,
-            generation: next,
-            ttlMs: 1000,
-            expiresAt: new Date(T0 + this.n + 1000).toISOString(),
-            previousOwner: "",
-          },
-        }
-      : { type: "LockReleased", v: 1, at, kind: "lock", id: name, data: { owner: "x", generation } };
-    const last = await this.log.lastSubjectSeq(subject);
-    await this.log.append(subject, encodeEvent(event), { expectedLastSubjectSeq: last, msgId: `${subject}|op|r${this.n}` });
-    this.held.set(name, next);
-    if (acquire) this.requests.push(`${subject}|op|r${this.n}`);
-  }
-}
-
 /** Every record of `p` with where it stands, sorted by id. */
 const recordsOf = (p: KindProjection<LockState>) =>
   [...p.entries()].map(([id]) => [id, p.record(id)] as const).sort(([a], [b]) => a.localeCompare(b));
 
-async function expectSameAsWholeFold(p: KindProjection<LockState>, writer: Writer): Promise<void> {
+async function expectSameAsWholeFold(p: KindProjection<LockState>, writer: Writer<MemoryEventLog>): Promise<void> {
   const whole = projection(writer.log);
   await whole.start();
   expect(recordsOf(p)).toEqual(recordsOf(whole));

@@ -12,7 +12,10 @@ import { afterEach, describe, expect, it } from "vitest";
 import { MemoryEventLog } from "../../src/events/index.ts";
 import { Subjects } from "../../src/contract/subjects.ts";
 import { logSource, replayInWorker } from "../../src/tools/index.ts";
-import { bundleOf, workerEntryFromSource } from "../../src/tools/worker-bundle.ts";
+import { bundleOf, workerEntryFromSource } from "../../src/threads/worker-bundle.ts";
+
+/** The tools' fold worker, as src/tools/worker-read.ts starts it. */
+const FOLD_WORKER = new URL("../../src/tools/fold-worker.ts", import.meta.url);
 
 let scratch: string | undefined;
 afterEach(async () => {
@@ -31,19 +34,19 @@ async function checkout(dir: string, name: string, word: string): Promise<{ entr
 
 describe("the fold worker's bundle", () => {
   it("is reused while its sources are unchanged, made again when one is newer, and the worker it starts folds", async () => {
-    const first = await workerEntryFromSource();
+    const first = await workerEntryFromSource(FOLD_WORKER);
     expect(first.pathname).toMatch(/node_modules\/\.cache\/leasehold\/fold-worker-[0-9a-f]{16}-[0-9a-f]{16}\.mjs$/);
 
     // Older than its sources: made again (the same text, so the same name, written anew).
     const past = new Date(Date.now() - 3600_000);
     await utimes(first, past, past);
-    const remade = await workerEntryFromSource();
+    const remade = await workerEntryFromSource(FOLD_WORKER);
     expect(remade.href).toBe(first.href);
     expect((await stat(remade)).mtimeMs).toBeGreaterThan(past.getTime() + 1000);
 
     // Newer than every source: used as it is.
     const mtime = (await stat(remade)).mtimeMs;
-    expect((await workerEntryFromSource()).href).toBe(first.href);
+    expect((await workerEntryFromSource(FOLD_WORKER)).href).toBe(first.href);
     expect((await stat(remade)).mtimeMs).toBe(mtime);
 
     const view = await replayInWorker(logSource(new MemoryEventLog()), new Subjects("bundle"));

@@ -1,6 +1,6 @@
 /**
- * The fold worker's entry when leasehold runs from a checkout (src/, through
- * tsx). Loading the worker's forty modules through tsx's loader costs the
+ * A worker thread's entry when leasehold runs from a checkout (src/, through
+ * tsx). Loading the fold worker's forty modules through tsx's loader costs the
  * worker about 0.8 s (1.1 s of CPU) before it folds anything, and during a
  * whole-stream read the worker is the slower thread, so that start adds to
  * the whole read. Bundled into one module by esbuild (tsx's own compiler),
@@ -11,21 +11,36 @@
  * decides), and made again otherwise. Each checkout has its own manifest
  * (named by its entry's path): checkouts that share one node_modules never
  * run each other's bundles. When bundling fails, the worker starts through
- * tsx's loader as before (fold-worker-tsx.mjs): slower, the same results.
+ * tsx's loader (tsx-worker.mjs): slower, the same results.
  */
 import { createHash, randomUUID } from "node:crypto";
 import { mkdir, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
 import { resolve } from "node:path";
+import { basename } from "node:path";
 import { fileURLToPath } from "node:url";
+import { Worker } from "node:worker_threads";
 
-const SOURCE_ENTRY = new URL("./fold-worker.ts", import.meta.url);
-const TSX_ENTRY = new URL("./fold-worker-tsx.mjs", import.meta.url);
+const TSX_ENTRY = new URL("./tsx-worker.mjs", import.meta.url);
 const CACHE_DIR = new URL("../../node_modules/.cache/leasehold/", import.meta.url);
 
-/** The URL to start the fold worker from, from a checkout: the bundle, or tsx's entry when it cannot be made. */
-export async function workerEntryFromSource(): Promise<URL> {
+/**
+ * Starts a worker thread on `entry` (a module of src/, `.ts`): from dist/ as
+ * built (the `.js` beside the running code); from a checkout, its bundle, or
+ * tsx's loader when the bundle cannot be made.
+ */
+export async function startWorker(entry: URL, workerData: object): Promise<Worker> {
+  if (!entry.pathname.endsWith(".ts")) throw new Error(`a worker entry names its source (.ts): ${entry.href}`);
+  if (!import.meta.url.endsWith(".ts")) return new Worker(new URL(entry.href.replace(/\.ts$/, ".js")), { workerData });
+  const source = await workerEntryFromSource(entry);
+  return source === TSX_ENTRY
+    ? new Worker(TSX_ENTRY, { workerData: { ...workerData, tsxEntry: entry.href } })
+    : new Worker(source, { workerData });
+}
+
+/** The URL to start `entry` from, from a checkout: its bundle, or tsx's entry when it cannot be made. */
+export async function workerEntryFromSource(entry: URL): Promise<URL> {
   try {
-    return await bundleOf(SOURCE_ENTRY, CACHE_DIR);
+    return await bundleOf(entry, CACHE_DIR);
   } catch {
     return TSX_ENTRY;
   }
@@ -74,7 +89,7 @@ async function makeBundle(entry: URL, cacheDir: URL, key: string): Promise<Manif
     logLevel: "silent",
   });
   const text = built.outputFiles[0]!.text;
-  const bundle = `fold-worker-${key}-${hash(text)}.mjs`;
+  const bundle = `${basename(fileURLToPath(entry), ".ts")}-${key}-${hash(text)}.mjs`;
   await mkdir(cacheDir, { recursive: true });
   await replaceFile(new URL(bundle, cacheDir), text);
   return { bundle, inputs: Object.keys(built.metafile.inputs).map((input) => resolve(input)) };

@@ -1,0 +1,27 @@
+/**
+ * What a start asks of the backlog worker (backlog-worker.ts) and what it
+ * answers; structured-clone shapes only.
+ */
+import type { ActorKind } from "../contract/subjects.ts";
+import type { ManifestPart } from "./projection-snapshots.ts";
+import type { ReplyMemoryLimits } from "./reply-memory.ts";
+
+/** Fold one kind's backlog, up to `toSeq`, as the projection would. */
+export interface BacklogJob {
+  readonly kind: ActorKind;
+  /** What the worker builds the kind's logic from (the runtime's settings; opaque here). */
+  readonly settings: unknown;
+  /** The projection's fold version: a worker whose fold differs refuses the job. */
+  readonly foldVersion: number;
+  /** The last stream sequence the backlog covers (the part's sequence). */
+  readonly toSeq: number;
+  readonly replies: ReplyMemoryLimits;
+  /** The projection's clock when the start began (replies past their horizon are not kept). */
+  readonly nowMs: number;
+}
+
+/** The folded backlog, as one snapshot part (encoded, with its manifest entry). */
+export interface BacklogAnswer {
+  readonly bytes: Uint8Array;
+  readonly part: ManifestPart;
+}
