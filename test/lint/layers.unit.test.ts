@@ -38,6 +38,15 @@ describe("layer rules", { timeout: 60_000 }, () => {
     ).toEqual(["import-x/no-restricted-paths"]);
   });
 
+  it("keep the thread pipe below the projections: src/threads importing a projection is refused, a projection importing the pipe is not", async () => {
+    expect(
+      await errorsOf("src/threads/probe.ts", 'import { FoldStore } from "../projections/fold-store.ts";\nexport { FoldStore };\n'),
+    ).toEqual(["import-x/no-restricted-paths"]);
+    expect(
+      await errorsOf("src/projections/probe.ts", 'import { pipeToWorker } from "../threads/worker-pipe.ts";\nexport { pipeToWorker };\n'),
+    ).toEqual([]);
+  });
+
   it("refuse the domain importing the wire: an actor importing an api endpoint table", async () => {
     expect(
       await errorsOf("src/actors/probe.ts", 'import { lockEndpoints } from "../api/endpoints.ts";\nexport { lockEndpoints };\n'),
