@@ -37,17 +37,28 @@ const idOf = (m: StoredMessage, subject: number, resets: number): string | null 
   return id;
 };
 
+/**
+ * The last sequence folded: what the part covers. It is `job.toSeq` unless the
+ * read ended sooner (a consumer on a replica that lags the stream's leader
+ * may have no more to give): then the projection follows from here, and its
+ * start waits until it has the leader's last event of the kind.
+ */
+let lastSeq = 0;
+
 serveBatches<BacklogAnswer, never>({
-  step: (m, subject, resets) => store.foldStored(m, idOf(m, subject, resets)),
+  step: (m, subject, resets) => {
+    store.foldStored(m, idOf(m, subject, resets));
+    lastSeq = m.seq;
+  },
   finish: async () => {
     const { records, replies } = store;
     const part: SnapshotPart = {
-      seq: job.toSeq,
+      seq: lastSeq,
       records: recordsOf(records, records.keys(), fold),
       replies: replies.latest(replies.size.entries),
       extras: {},
     };
     const { bytes, sha256 } = await encodePart(part);
-    return { bytes, part: { name: "backlog", seq: job.toSeq, bytes: bytes.length, sha256, records: part.records.length } };
+    return { bytes, part: { name: "backlog", seq: lastSeq, bytes: bytes.length, sha256, records: part.records.length } };
   },
 });

@@ -13,14 +13,14 @@ export interface BacklogJob {
   readonly settings: unknown;
   /** The projection's fold version: a worker whose fold differs refuses the job. */
   readonly foldVersion: number;
-  /** The last stream sequence the backlog covers (the part's sequence). */
+  /** The last stream sequence to read (the kind's last event when the start began). */
   readonly toSeq: number;
   readonly replies: ReplyMemoryLimits;
   /** The projection's clock when the start began (replies past their horizon are not kept). */
   readonly nowMs: number;
 }
 
-/** The folded backlog, as one snapshot part (encoded, with its manifest entry). */
+/** The folded backlog, as one snapshot part (encoded, with its manifest entry); its sequence is the last one folded. */
 export interface BacklogAnswer {
   readonly bytes: Uint8Array;
   readonly part: ManifestPart;

@@ -326,15 +326,16 @@ export class KindProjection<State> {
       return 0;
     }
     const { part, messages } = folded;
+    if (part.seq === 0) return 0; // nothing was read after all: the follower reads it all
     const target = { fold, records: this.store.records, replies: this.store.replies, extras: this.extras };
     if (this.snapshots === undefined) applyParts([part], target);
     else this.snapshots.adopt(part);
     this.schedule?.foldedElsewhere(messages);
     this.backlogOnWorker = true;
     logger.info(
-      { kind: this.kind, seq: toSeq, events: messages, ids: part.records.length, ms: Math.round(performance.now() - startedAt) },
+      { kind: this.kind, seq: part.seq, events: messages, ids: part.records.length, ms: Math.round(performance.now() - startedAt) },
       "projection backlog folded on a worker thread",
     );
-    return toSeq;
+    return part.seq;
   }
 }

@@ -68,14 +68,21 @@ function projection(s: Setup): KindProjection<LockState> {
 const recordsOf = (p: KindProjection<LockState>) =>
   [...p.entries()].map(([id]) => [id, p.record(id)] as const).sort(([a], [b]) => a.localeCompare(b));
 
-/** Starts one projection with the worker and one without over `log`, and expects them equal. */
-async function expectSameFold(setup: Setup, writer: LockWriter): Promise<KindProjection<LockState>> {
+/**
+ * Starts one projection with the worker and one without over `log`, and
+ * expects them equal; with `replies: "more"` the worker's may remember
+ * replies the other judged past the horizon (never fewer).
+ */
+async function expectSameFold(setup: Setup, writer: LockWriter, replies: "same" | "more" = "same"): Promise<KindProjection<LockState>> {
   const onWorker = projection({ ...setup, worker: setup.worker ?? WORKER });
   const onThread = projection({ ...setup, worker: undefined, store: undefined, logger: undefined });
   await Promise.all([onWorker.start(), onThread.start()]);
   expect(recordsOf(onWorker)).toEqual(recordsOf(onThread));
-  for (const msgId of writer.requests) expect(onWorker.remembered(msgId)).toEqual(onThread.remembered(msgId));
-  expect(onWorker.replies).toEqual(onThread.replies);
+  for (const msgId of writer.requests) {
+    const kept = onThread.remembered(msgId);
+    if (replies === "same" || kept !== undefined) expect(onWorker.remembered(msgId)).toEqual(kept);
+  }
+  if (replies === "same") expect(onWorker.replies).toEqual(onThread.replies);
   expect(onWorker.seq).toBe(onThread.seq);
   await onThread.stop();
   return onWorker;
@@ -148,6 +155,25 @@ describe("a start's backlog folded on a worker thread", { timeout: 120_000 }, ()
       expect(typeof saved === "object" && saved.manifest.parts.map((part) => part.records)).toEqual([40]);
       await p.stop();
     }
+  });
+
+  it("leaves to the follower what a read that ended early did not hand over (a consumer on a lagging replica)", async () => {
+    const subjects = new Subjects("t");
+    /** A log whose scans end five messages short of the range asked for, as a replica behind the leader does. */
+    class LaggingReplicaLog extends MemoryEventLog {
+      override scan(...[range, visit]: Parameters<MemoryEventLog["scan"]>): Promise<void> {
+        return super.scan({ ...range, toSeq: (range.toSeq ?? this.messages.length) - 5 }, visit);
+      }
+    }
+    const log = new LaggingReplicaLog();
+    const writer = new LockWriter(log, subjects);
+    for (let i = 0; i < 40; i++) await writer.next(NAMES[i % NAMES.length]!);
+    // The worker judges the horizon by how many messages its read had left: it keeps the replies of the
+    // three before the read's end, which the whole fold counts as older than its last three.
+    const p = await expectSameFold({ log, subjects }, writer, "more");
+    expect(p.startedFromSeq).toBe(35);
+    expect(p.backlogOnWorker).toBe(true);
+    await p.stop();
   });
 
   it("is left to this thread, with a warning, when the worker cannot fold (its fold is another version)", async () => {
