@@ -7,30 +7,75 @@
  * overlap, so a first start over a long stream takes about as long as the
  * slower of reading and folding rather than their sum.
  */
+import type { Logger } from "pino";
 import type { EventLog, StoredMessage } from "../events/index.ts";
 import { pipeToWorker } from "../threads/worker-pipe.ts";
 import type { BacklogAnswer, BacklogJob } from "./backlog-job.ts";
 import { decodePart, type SnapshotPart } from "./projection-snapshots.ts";
+import type { ReplyMemoryLimits } from "./reply-memory.ts";
 
-/** What {@link foldBacklogInWorker} reads and how. */
+/** The backlog a start may fold on a worker, and what it needs to. */
 export interface BacklogRead {
   /** The worker's module (src/actors/backlog-worker.ts, which knows the kinds' logic). */
   readonly entry: URL;
   readonly log: EventLog;
   /** The kind's subject filter. */
   readonly filter: string;
-  readonly job: BacklogJob;
+  /** The job, but for the replies' clock and limits, which come from `replies`. */
+  readonly job: Omit<BacklogJob, "nowMs" | "replies">;
+  readonly replies: ReplyMemoryLimits;
+  /** The projection's clock. */
+  readonly now: () => number;
   /** A read or a worker that moves nothing for this long fails the fold. */
   readonly stallMs: number;
-  /** Whether the worker may need `message`'s id (a header parse: read only for replies it may keep). */
-  readonly needsMsgId: (message: StoredMessage) => boolean;
+  readonly logger: Logger;
 }
 
-/** Folds every message of the kind up to `job.toSeq` on a worker; the part that holds the result, and how many messages it folded. */
-export async function foldBacklogInWorker(read: BacklogRead): Promise<{ part: SnapshotPart; messages: number }> {
-  const { entry, log, filter, job, stallMs, needsMsgId } = read;
+/** The folded backlog: the part that holds it (its sequence the last folded), and how many messages it folded. */
+export interface FoldedBacklog {
+  readonly part: SnapshotPart;
+  readonly messages: number;
+}
+
+/**
+ * Folds every message of the kind up to `job.toSeq` on a worker and logs how
+ * it went; undefined (after a warning) when the worker failed, so that this
+ * thread folds the backlog instead.
+ */
+export async function foldBacklogInWorker(read: BacklogRead): Promise<FoldedBacklog | undefined> {
+  const { job, logger } = read;
+  const startedAt = performance.now();
+  try {
+    const folded = await pipeBacklog(read);
+    logger.info(
+      {
+        kind: job.kind,
+        seq: folded.part.seq,
+        events: folded.messages,
+        ids: folded.part.records.length,
+        ms: Math.round(performance.now() - startedAt),
+      },
+      "projection backlog folded on a worker thread",
+    );
+    return folded;
+  } catch (err) {
+    logger.warn({ err, kind: job.kind }, "backlog not folded on a worker thread; folding it on this one");
+    return undefined;
+  }
+}
+
+async function pipeBacklog(read: BacklogRead): Promise<FoldedBacklog> {
+  const { entry, log, filter, stallMs, replies } = read;
   const scan = log.scan?.bind(log);
   if (scan === undefined) throw new Error("this event log cannot be scanned");
+  const nowMs = read.now();
+  const job: BacklogJob = { ...read.job, replies, nowMs };
+  const horizonMs = replies.horizonMs;
+  const keepLatest = replies.keepLatest ?? 256;
+  // Whether the worker may need a message's id (a header parse), for a reply it may keep. The reply horizon is
+  // judged by the event's own instant, in the payload; the stored instant is the server's, later by the append's
+  // time and any clock skew, hence twice the horizon here.
+  const needsMsgId = (m: StoredMessage) => horizonMs === undefined || (m.pending ?? 0) < keepLatest || m.time >= nowMs - 2 * horizonMs;
   let messages = 0;
   const answer = await pipeToWorker<BacklogAnswer>({
     entry,

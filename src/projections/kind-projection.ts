@@ -13,14 +13,13 @@
  * with a LogUnavailableError at their deadline.
  */
 import type { Logger } from "pino";
-import type { EventLog, RecordedEvent, StoredMessage } from "../events/index.ts";
+import type { EventLog, RecordedEvent } from "../events/index.ts";
 import { type ActorKind } from "../contract/subjects.ts";
 import { FoldStore } from "./fold-store.ts";
 import { FreshnessLooks } from "./follow/freshness-looks.ts";
 import { ProjectionFollower, type Patiently } from "./follow/projection-follower.ts";
 import { applyParts, IncrementalSnapshots, type SnapshotCompaction } from "./incremental-snapshots.ts";
 import { foldBacklogInWorker } from "./backlog-in-worker.ts";
-import type { SnapshotPart } from "./projection-snapshots.ts";
 import type { FoldListener, KindFold, ProjectionRecord, SnapshotExtra } from "./kind-fold.ts";
 import type { RememberedReply, ReplyMemoryLimits } from "./reply-memory.ts";
 import { SnapshotSchedule } from "./snapshot-schedule.ts";
@@ -307,24 +306,12 @@ export class KindProjection<State> {
     const opTimeoutMs = this.options.opTimeoutMs ?? 5000;
     const toSeq = await patiently("reading the stream's last sequence", () => log.lastSubjectSeq(filter, opTimeoutMs));
     if (toSeq < (worker.minSeq ?? BACKLOG_WORKER_MIN_SEQ)) return 0;
-    const nowMs = (this.options.now ?? Date.now)();
-    const replies = this.options.replies ?? {};
-    const horizonMs = replies.horizonMs;
-    const keepLatest = replies.keepLatest ?? 256;
-    // The reply horizon is judged by the event's own instant, in the payload; the stored instant is
-    // the server's, later by the append's time and any clock skew, hence twice the horizon here.
-    const needsMsgId = (m: StoredMessage) => horizonMs === undefined || (m.pending ?? 0) < keepLatest || m.time >= nowMs - 2 * horizonMs;
-    const startedAt = performance.now();
-    let folded: { part: SnapshotPart; messages: number };
-    try {
-      folded = await foldBacklogInWorker({
-        ...{ entry: worker.entry, log, filter, needsMsgId, stallMs: Math.max(opTimeoutMs, 10_000) },
-        job: { kind: this.kind, settings: worker.settings, foldVersion: fold.foldVersion, toSeq, replies, nowMs },
-      });
-    } catch (err) {
-      logger.warn({ err, kind: this.kind }, "backlog not folded on a worker thread; folding it on this one");
-      return 0;
-    }
+    const folded = await foldBacklogInWorker({
+      ...{ entry: worker.entry, log, filter, logger, stallMs: Math.max(opTimeoutMs, 10_000) },
+      ...{ replies: this.options.replies ?? {}, now: this.options.now ?? Date.now },
+      job: { kind: this.kind, settings: worker.settings, foldVersion: fold.foldVersion, toSeq },
+    });
+    if (folded === undefined) return 0;
     const { part, messages } = folded;
     if (part.seq === 0) return 0; // nothing was read after all: the follower reads it all
     const target = { fold, records: this.store.records, replies: this.store.replies, extras: this.extras };
@@ -332,10 +319,6 @@ export class KindProjection<State> {
     else this.snapshots.adopt(part);
     this.schedule?.foldedElsewhere(messages);
     this.backlogOnWorker = true;
-    logger.info(
-      { kind: this.kind, seq: part.seq, events: messages, ids: part.records.length, ms: Math.round(performance.now() - startedAt) },
-      "projection backlog folded on a worker thread",
-    );
     return part.seq;
   }
 }
