@@ -20,8 +20,6 @@ const fold = kindFolds(job.settings as KindFoldSettings)[job.kind] as unknown as
 if (fold.foldVersion !== job.foldVersion)
   throw new Error(`the backlog worker folds ${job.kind} at version ${fold.foldVersion}, the projection at ${job.foldVersion}`);
 const store = new FoldStore({ fold, replies: job.replies, now: () => job.nowMs });
-// The records are taken whole at the end: no delta is ever made of them here.
-store.records.tracking = false;
 
 /**
  * Ids by subject number: the main thread numbers each subject once, so an

@@ -39,14 +39,15 @@ export interface FoldedBacklog {
 
 /**
  * Folds every message of the kind up to `job.toSeq` on a worker and logs how
- * it went; undefined (after a warning) when the worker failed, so that this
- * thread folds the backlog instead.
+ * it went; undefined when it read nothing, or (after a warning) when the
+ * worker failed: then this thread's follower folds the backlog instead.
  */
 export async function foldBacklogInWorker(read: BacklogRead): Promise<FoldedBacklog | undefined> {
   const { job, logger } = read;
   const startedAt = performance.now();
   try {
     const folded = await pipeBacklog(read);
+    if (folded.part.seq === 0) return undefined; // nothing to read after all: the follower reads what comes
     logger.info(
       {
         kind: job.kind,
@@ -82,7 +83,14 @@ async function pipeBacklog(read: BacklogRead): Promise<FoldedBacklog> {
     job,
     stallMs,
     read: (visit) =>
-      scan({ fromSeq: 1, toSeq: job.toSeq, filter }, (m) => (messages++, visit(m, needsMsgId(m) ? m.msgId : undefined)), stallMs),
+      scan(
+        { fromSeq: 1, toSeq: job.toSeq, filter },
+        (m) => {
+          messages++;
+          return visit(m, needsMsgId(m) ? m.msgId : undefined);
+        },
+        stallMs,
+      ),
   });
   const part = decodePart(answer.bytes, answer.part);
   if (typeof part === "string") throw new Error(`the backlog worker's answer: ${part}`);

@@ -26,10 +26,8 @@ import type { ProjectionSnapshotStore } from "./snapshot-stores.ts";
 /** A Map that notes every key set since its `changed` was last cleared (the ids a delta must carry). */
 export class ChangeTrackedMap<K, V> extends Map<K, V> {
   readonly changed = new Set<K>();
-  /** False: notes nothing (a fold whose records are only ever taken whole, as the backlog worker's). */
-  tracking = true;
   override set(key: K, value: V): this {
-    if (this.tracking) this.changed?.add(key); // (undefined only while Map's own constructor runs)
+    this.changed?.add(key); // (undefined only while Map's own constructor runs)
     return super.set(key, value);
   }
 }

@@ -313,7 +313,6 @@ export class KindProjection<State> {
     });
     if (folded === undefined) return 0;
     const { part, messages } = folded;
-    if (part.seq === 0) return 0; // nothing was read after all: the follower reads it all
     const target = { fold, records: this.store.records, replies: this.store.replies, extras: this.extras };
     if (this.snapshots === undefined) applyParts([part], target);
     else this.snapshots.adopt(part);
