@@ -4,6 +4,7 @@ import { VERSION } from "../version.ts";
 import { EXIT } from "./cli-errors.ts";
 import { addConnectionOptions, addServiceOptions, CONNECTION_HELP, runReported, wholeNumber } from "./options.ts";
 import type { ServeFlags } from "./serve.ts";
+import { DEFAULT_HEAP_GROWTH_PERCENT } from "./heap-growth.ts";
 import { callCommand, type CallFlags } from "./call.ts";
 import { opsHelp } from "./ops.ts";
 import { addReplayCommand } from "./replay.ts";
@@ -55,6 +56,15 @@ serveCommand
       .env("LEASEHOLD_NATS_PORT")
       .default(4222)
       .argParser(wholeNumber(1)),
+  )
+  .addOption(
+    new Option(
+      "--heap-growth-percent <percent>",
+      "once started, let V8's heap grow only this far (percent) past its live size before the next full collection: less memory after a burst, more CPU (default 0: V8's own policy, up to 4x; docs/operations.md, Memory)",
+    )
+      .env("LEASEHOLD_HEAP_GROWTH_PERCENT")
+      .default(DEFAULT_HEAP_GROWTH_PERCENT)
+      .argParser(wholeNumber(0)),
   )
   .addOption(
     new Option("--log-format <format>", "json: one JSON object per line on stdout; text: short lines on stderr; auto: text on a terminal")

@@ -18,6 +18,7 @@ import { startLocalNats, type LocalNats } from "./local-nats.ts";
 import { cliLogger, effectiveFormat, type LogFormat } from "./logging.ts";
 import type { CommonFlags } from "./options.ts";
 import { Shutdown } from "./shutdown.ts";
+import { applyHeapGrowth } from "./heap-growth.ts";
 import { DEFAULT_LOCAL_HTTP, ServiceMetrics, startHttp, type RunningHttp } from "../http/index.ts";
 
 /** Options as commander hands them over (strings from flags or environment). */
@@ -26,6 +27,7 @@ export interface ServeFlags extends CommonFlags {
   logFormat: LogFormat;
   dataDir: string;
   natsPort: number;
+  heapGrowthPercent: number;
   cooldownMs?: string;
   routeIdleMs?: string;
   lockTtlMs?: string;
@@ -116,6 +118,10 @@ export async function serve(flags: ServeFlags, logLevelGiven: boolean): Promise<
         void shutdown.begin("subscription refused", EXIT.usage);
       },
     });
+    // After the start's fold, which keeps V8's own policy: a first start over a long stream allocates the most.
+    const growth = applyHeapGrowth(flags.heapGrowthPercent);
+    if (growth.applied) logger.info({ v8Flag: growth.flag }, "heap growth held past each full collection");
+    else logger.debug({ why: growth.why }, "heap growth left to V8");
     shutdown.add(
       "service",
       async (ms) => {

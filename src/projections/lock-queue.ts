@@ -15,9 +15,8 @@ export interface LockWaiter {
   readonly owner: string;
   /** The requestId of the request that joined, or null: a retry with it keeps the place. */
   readonly requestId: string | null;
-  /** When the wait ends (epoch ms), and as recorded. */
+  /** When the wait ends (epoch ms); its ISO form is rendered where a reply needs it. */
   readonly untilMs: number;
-  readonly until: string;
   /** How long this waiter may take to claim the lock once it is head and the lock is free. */
   readonly claimWindowMs: number;
   /** When it joined (the event's instant). */
@@ -25,6 +24,9 @@ export interface LockWaiter {
   /** The session the acquire waits under while its end is not known to the lock (1.2); absent otherwise. */
   readonly session?: string;
 }
+
+/** The queue of every lock nobody waits for: one array, not one per lock. */
+export const NO_WAITERS: readonly LockWaiter[] = Object.freeze([]);
 
 /** What the queue arithmetic needs of a lock's state. */
 export interface QueueSubject {
@@ -73,7 +75,11 @@ export function advanceQueue<S extends QueueSubject>(subject: S, now: number): S
   }
   if (left === 0 && headSince === subject.headSinceMs) return subject;
   const next = waiters[left];
-  return { ...subject, waiters: waiters.slice(left), headSinceMs: next === undefined ? headSince : Math.max(headSince, next.joinedAtMs) };
+  return {
+    ...subject,
+    waiters: left === waiters.length ? NO_WAITERS : waiters.slice(left),
+    headSinceMs: next === undefined ? headSince : Math.max(headSince, next.joinedAtMs),
+  };
 }
 
 /** Where the queue stands at one instant. */

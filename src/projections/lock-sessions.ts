@@ -55,8 +55,8 @@ export function resolveSessions(
 function withSessionEnds(state: LockState, endOf: (id: string, fallback: number) => number | undefined, live = false): LockState {
   let { lease } = state;
   if (lease?.session !== undefined && lease.expiresAtMs === OPEN_END) {
-    const end = endOf(lease.session, instantMs(lease.expiresAt));
-    if (end !== undefined) lease = { ...lease, expiresAtMs: end, expiresAt: new Date(end).toISOString() };
+    const end = endOf(lease.session, lease.grantedUntilMs ?? OPEN_END);
+    if (end !== undefined) lease = { ...lease, expiresAtMs: end };
   }
   let changed = lease !== state.lease;
   const waiters = state.waiters.map((w): LockWaiter => {
@@ -65,7 +65,7 @@ function withSessionEnds(state: LockState, endOf: (id: string, fallback: number)
     if (end === undefined) return w;
     changed = true;
     const untilMs = Math.min(w.untilMs, end);
-    const bounded = { ...w, untilMs, until: new Date(untilMs).toISOString() };
+    const bounded = { ...w, untilMs };
     if (live) return bounded;
     const { session: _ended, ...rest } = bounded;
     return rest;

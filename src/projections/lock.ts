@@ -5,20 +5,29 @@
  */
 import type { HistoryEntry, LockEvent, RecordedEvent } from "../events/index.ts";
 import { isUnparsable, instantMs } from "../events/index.ts";
-import { advanceQueue, type LockWaiter } from "./lock-queue.ts";
+import { advanceQueue, NO_WAITERS, type LockWaiter } from "./lock-queue.ts";
 import type { LockLease as ContractLockLease } from "../contract/messages.ts";
 
-/** The lease a lock currently records (expired or not: expiry is a function of now). */
+/**
+ * The lease a lock currently records (expired or not: expiry is a function of
+ * now). Only what cannot be derived is kept, as numbers where it can be: the
+ * etag is the write's sequence ({@link leaseEtag}) and the ISO `expiresAt` is
+ * the expiry's ({@link leaseExpiresAt}), rendered when a reply or a log
+ * needs them. A service holding 100,000 leases keeps no string per lease but
+ * its owner's (docs/performance.md, "Memory per held lock").
+ */
 export interface LockLease {
   readonly owner: string;
   readonly generation: number;
-  readonly etag: string;
+  /** The stream sequence of the write that set this lease: its etag. */
+  readonly seq: number;
   readonly ttlMs: number;
-  readonly expiresAt: string;
   /** {@link OPEN_END} while the lease hangs on a session whose end the lock's history does not know yet. */
   readonly expiresAtMs: number;
   /** The session the lease hangs on (1.2); absent for a lease of its own. */
   readonly session?: string;
+  /** A session lease's expiry as its grant wrote it: its `expiresAt` while its end is {@link OPEN_END}. */
+  readonly grantedUntilMs?: number;
 }
 
 /**
@@ -48,7 +57,7 @@ export interface LockState {
 
 /** The state of a lock with no history. */
 export function initialLockState(name: string): LockState {
-  return { name, lease: null, generation: 0, corrupt: null, freedAtMs: 0, waiters: [], headSinceMs: 0 };
+  return { name, lease: null, generation: 0, corrupt: null, freedAtMs: 0, waiters: NO_WAITERS, headSinceMs: 0 };
 }
 
 /**
@@ -57,6 +66,16 @@ export function initialLockState(name: string): LockState {
  */
 export function etagOf(seq: number): string {
   return seq.toString(36).padStart(8, "0");
+}
+
+/** The etag of a lease: its write's, {@link etagOf}. */
+export function leaseEtag(l: LockLease): string {
+  return etagOf(l.seq);
+}
+
+/** When a lease expires as the wire shows it; a session lease whose end is not known shows its grant's expiry. */
+export function leaseExpiresAt(l: LockLease): string {
+  return new Date(l.expiresAtMs === OPEN_END ? (l.grantedUntilMs ?? OPEN_END) : l.expiresAtMs).toISOString();
 }
 
 /*
@@ -88,7 +107,6 @@ export function applyWaiterQueued(before: LockState, entry: RecordedEvent<LockEv
     owner: d.owner,
     requestId: event.requestId ?? null,
     untilMs: instantMs(d.until),
-    until: d.until,
     claimWindowMs: d.claimWindowMs,
     joinedAtMs: atMs,
     ...(d.session === undefined ? {} : { session: d.session }),
@@ -109,7 +127,7 @@ export function applyAcquired(before: LockState, entry: RecordedEvent<LockEvent>
   const d = event.data;
   const seq = entry.seq;
   const place = d.waiterSeq === undefined ? -1 : state.waiters.findIndex((w) => w.seq === d.waiterSeq);
-  const waiters = place < 0 ? state.waiters : state.waiters.filter((_, i) => i !== place);
+  const waiters = place < 0 ? state.waiters : withoutWaiter(state.waiters, place);
   const headSinceMs = place === 0 ? atMs : state.headSinceMs;
   const corrupt = acquiredBreaks(state, entry)
     ? `LockAcquired at sequence ${seq} has generation ${d.generation}, expected ${state.generation + 1}`
@@ -121,7 +139,15 @@ export function applyAcquired(before: LockState, entry: RecordedEvent<LockEvent>
     lease:
       d.session === undefined
         ? lease(d.owner, d.generation, seq, d.ttlMs, d.expiresAt)
-        : { ...lease(d.owner, d.generation, seq, d.ttlMs, d.expiresAt), expiresAtMs: OPEN_END, session: d.session },
+        : {
+            owner: d.owner,
+            generation: d.generation,
+            seq,
+            ttlMs: d.ttlMs,
+            expiresAtMs: OPEN_END,
+            session: d.session,
+            grantedUntilMs: instantMs(d.expiresAt),
+          },
     waiters,
     headSinceMs,
   };
@@ -177,7 +203,12 @@ function freedAt(state: LockState, atMs: number): number {
 }
 
 function lease(owner: string, generation: number, seq: number, ttlMs: number, expiresAt: string): LockLease {
-  return { owner, generation, etag: etagOf(seq), ttlMs, expiresAt, expiresAtMs: instantMs(expiresAt) };
+  return { owner, generation, seq, ttlMs, expiresAtMs: instantMs(expiresAt) };
+}
+
+/** The queue without the waiter at `place`; the shared empty queue when it was the last. */
+function withoutWaiter(waiters: readonly LockWaiter[], place: number): readonly LockWaiter[] {
+  return waiters.length === 1 ? NO_WAITERS : waiters.filter((_, i) => i !== place);
 }
 
 /** The wire shape of a lease (`lease` in docs/protocol.md's Locks section), as the contract types it. */
@@ -185,6 +216,6 @@ export type LeaseView = ContractLockLease;
 
 /** The wire view of a lock's lease. */
 export function leaseView(name: string, l: LockLease): LeaseView {
-  const view = { name, owner: l.owner, generation: l.generation, etag: l.etag, expiresAt: l.expiresAt, ttlMs: l.ttlMs };
+  const view = { name, owner: l.owner, generation: l.generation, etag: leaseEtag(l), expiresAt: leaseExpiresAt(l), ttlMs: l.ttlMs };
   return l.session === undefined ? view : { ...view, session: l.session };
 }

@@ -74,9 +74,11 @@ describe("serve with its own nats-server", () => {
     const password = readFileSync(join(dataDir, "service-password"), "utf8").trim();
     const second = leasehold(["serve", "--nats", `nats://127.0.0.1:${port}`], {
       cwd,
-      env: { LEASEHOLD_USER: "leasehold", LEASEHOLD_PASSWORD: password },
+      env: { LEASEHOLD_USER: "leasehold", LEASEHOLD_PASSWORD: password, LEASEHOLD_HEAP_GROWTH_PERCENT: "50" },
     });
     await waitForLog(second, "leasehold serving");
+    // Memory before CPU, asked for (docs/operations.md, Memory): V8's heap growth is held once started.
+    expect((await waitForLog(second, "heap growth held past each full collection")).v8Flag).toBe("--heap-growing-percent=50");
     const nc = await connect({ servers: `nats://127.0.0.1:${port}` });
     try {
       await vi.waitFor(async () => expect(await instances(nc)).toBe(2), { timeout: 10_000 });

@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { decodeEvent, encodeEvent, isUnparsable, type EventEnvelope, type HistoryEntry } from "../../src/events/envelope.ts";
 import type { LockCommand, LockSettings } from "../../src/logic/lock/commands.ts";
 import { decideLock } from "../../src/logic/lock/logic.ts";
-import { initialLockState, type LockState } from "../../src/projections/lock.ts";
+import { initialLockState, leaseEtag, type LockState } from "../../src/projections/lock.ts";
 import { evolveLock } from "../../src/logic/lock/logic.ts";
 import {
   acquired,
@@ -497,7 +497,7 @@ function runLive(steps: readonly Step[], settings: LockSettings) {
     // Renew/release pick an etag (and owner) the lock has handed out, often the current one, so they often succeed.
     if (command.op === "renew" || command.op === "release") {
       const current = step.etagPick % 4 < 3 ? state.lease : null;
-      command = { ...command, etag: current?.etag ?? etags[step.etagPick % etags.length]! };
+      command = { ...command, etag: (current === null ? undefined : leaseEtag(current)) ?? etags[step.etagPick % etags.length]! };
       if (command.op === "renew" && current !== null && step.etagPick % 8 < 5) command = { ...command, owner: current.owner };
     }
     const decision = decideLock(state, command, now, settings);
@@ -506,7 +506,7 @@ function runLive(steps: readonly Step[], settings: LockSettings) {
     const envelope: EventEnvelope = { type: decision.type, v: 1, at: iso(now), kind: "lock", id: LOCK, data: decision.data };
     stored.push({ seq, bytes: encodeEvent(envelope) });
     state = evolveLock(state, { seq, event: envelope, msgId: `m${seq}` });
-    if (state.lease !== null) etags.push(state.lease.etag);
+    if (state.lease !== null) etags.push(leaseEtag(state.lease));
     if (decision.type === "LockAcquired") generations.push(decision.data.generation);
     // An honest history is never corrupt and never records a lease beyond the ceiling.
     expect(state.corrupt).toBeNull();
@@ -554,7 +554,10 @@ describe("replay", () => {
           const replayed = live.stored.map((s) => decodeEvent(s.bytes, s.seq)).reduce(evolveLock, initialLockState(LOCK));
           // Right after the last step (0 to 45 s later): the lease is often live, and beyond a lowered ceiling.
           const at = live.now + next.advanceMs;
-          const command = "etag" in next.command ? { ...next.command, etag: live.state.lease?.etag ?? "x" } : next.command;
+          const command =
+            "etag" in next.command
+              ? { ...next.command, etag: live.state.lease === null ? "x" : leaseEtag(live.state.lease) }
+              : next.command;
           const decision = decideLock(live.state, command, at, settings);
           expect(decideLock(replayed, command, at, settings)).toEqual(decision);
           const outcome = decision.outcome === "reject" ? decision.rejection.code : decision.outcome;

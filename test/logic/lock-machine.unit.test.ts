@@ -17,7 +17,7 @@ import { lockMachine, lockStateValue, type LockMachineEvent } from "../../src/lo
 import type { LockCommand, LockSettings } from "../../src/logic/lock/commands.ts";
 import type { DecidedEvent } from "../../src/logic/kind-logic.ts";
 import { recordedEventOf } from "../../src/logic/kind-logic.ts";
-import { etagOf, initialLockState, type LockState } from "../../src/projections/lock.ts";
+import { etagOf, initialLockState, leaseEtag, type LockState } from "../../src/projections/lock.ts";
 import { lockEventSchemas } from "../../src/events/index.ts";
 
 const SETTINGS: LockSettings = { lockTtlMs: 1000, maxTtlMs: 5000, claimWindowMs: 200 };
@@ -157,7 +157,7 @@ describe("the lock statechart, run flat, against XState's own transition", () =>
         for (const s of steps) {
           if (s.kind === "command") {
             now += s.advanceMs;
-            const etag = xs.context.lease?.etag ?? etagOf(seq);
+            const etag = xs.context.lease === null ? etagOf(seq) : leaseEtag(xs.context.lease);
             const c = typeof s.c.command === "function" ? s.c.command(etag) : s.c.command;
             const emitted = apply({ type: c.op, command: c, now });
             expect(emitted).toHaveLength(1);

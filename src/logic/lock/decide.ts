@@ -7,7 +7,7 @@
  */
 import { type Decision, recorder, reject, replyOnly } from "../decision.ts";
 import type { LockEvent } from "../../events/index.ts";
-import type { LockState } from "../../projections/lock.ts";
+import { leaseExpiresAt, type LockState } from "../../projections/lock.ts";
 
 import { queueAt, type LockWaiter, type QueueView } from "../../projections/lock-queue.ts";
 import { sessionLiveAt, type SessionState } from "../../projections/session.ts";
@@ -179,7 +179,7 @@ function leaseExists(state: LockState, queue: QueueView, now: number, waitedMs?:
   const lease = state.lease;
   const held =
     lease !== null && lease.expiresAtMs > now
-      ? { owner: lease.owner, expiresAt: lease.expiresAt }
+      ? { owner: lease.owner, expiresAt: leaseExpiresAt(lease) }
       : { owner: queue.head?.owner ?? "", expiresAt: new Date(queue.head === null ? now : queue.headLeavesAtMs).toISOString() };
   const waiting = queue.head !== null && !(lease !== null && lease.expiresAtMs > now) ? " (its claim window)" : "";
   return reject("LEASE_EXISTS", `lock ${state.name} is held by ${held.owner} until ${held.expiresAt}${waiting}`, {
@@ -191,7 +191,7 @@ function leaseExists(state: LockState, queue: QueueView, now: number, waitedMs?:
 /** Why the lock's history cannot be trusted (a recorded reason, or a lease beyond the ceiling at the decision's instant). */
 function corruptionOf(state: LockState, maxTtlMs: number): string {
   if (state.corrupt !== null) return state.corrupt;
-  return `its lease expires at ${state.lease?.expiresAt ?? "an unknown instant"}, more than maxTtlMs (${maxTtlMs}) after now`;
+  return `its lease expires at ${state.lease === null ? "an unknown instant" : leaseExpiresAt(state.lease)}, more than maxTtlMs (${maxTtlMs}) after now`;
 }
 
 /** TTL_EXCEEDS_MAX. */

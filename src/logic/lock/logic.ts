@@ -49,8 +49,10 @@ function lockStatechart(settings: LockSettings): ActorLogic<LockState, LockComma
     kind: "lock",
     // 2: the state holds the wait queue (waiters, headSinceMs, freedAtMs). Sessions (1.2) add optional fields
     // only, absent from every earlier state. 3: snapshots keep XState's persisted snapshot of each lock, not
-    // the bare state, so a version 2 snapshot is set aside and the stream folded once more.
-    foldVersion: 3,
+    // the bare state, so a version 2 snapshot is set aside and the stream folded once more. 4: a lease keeps its
+    // write's sequence and its expiry in ms, not the etag and ISO strings derived from them; a waiter keeps no
+    // `until` string.
+    foldVersion: 4,
     logic,
     snapshotOf: logic.snapshotOf,
     initialState: initialLockState,

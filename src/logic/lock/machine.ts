@@ -23,6 +23,7 @@ import {
   applyReset,
   applyWaiterQueued,
   initialLockState,
+  leaseEtag,
   leaseView,
   markForeign,
   markUnparsable,
@@ -82,10 +83,10 @@ export function lockMachine(settings: LockSettings) {
       beyondCeiling: ({ context, event }) => context.lease !== null && context.lease.expiresAtMs - command(event).now > settings.maxTtlMs,
       notHolder: ({ context, event }) => {
         const { owner, etag } = command<"renew">(event).command;
-        return context.lease === null || context.lease.owner !== owner || context.lease.etag !== etag;
+        return context.lease === null || context.lease.owner !== owner || leaseEtag(context.lease) !== etag;
       },
       sessionLease: ({ context }) => context.lease?.session !== undefined,
-      otherEtag: ({ context, event }) => context.lease?.etag !== command<"release">(event).command.etag,
+      otherEtag: ({ context, event }) => context.lease === null || leaseEtag(context.lease) !== command<"release">(event).command.etag,
       acquiredBreaks: ({ context, event }) => acquiredBreaks(context, recorded(event)),
       renewedBreaks: ({ context, event }) => renewedBreaks(context, recorded(event)),
       releasedBreaks: ({ context, event }) => releasedBreaks(context, recorded(event)),

@@ -1,6 +1,6 @@
 /** The audit's lock rules: one holder at a time, generations that count up by one, and the wait queue's order. */
 import { instantMs, isLockEvent } from "../../events/index.ts";
-import type { LockState } from "../../projections/index.ts";
+import { leaseExpiresAt, type LockState } from "../../projections/index.ts";
 import { queueAt } from "../../projections/lock-queue.ts";
 import { applySessionEnds } from "../../projections/lock-sessions.ts";
 import { sessionLiveAt } from "../../projections/session.ts";
@@ -66,7 +66,7 @@ export const lockRules: KindRules<LockRule> = {
             if (held !== null && held.expiresAtMs > atMs) {
               report(
                 "lock-two-holders",
-                `acquired by ${cell(d.owner)} (generation ${d.generation}) while ${cell(held.owner)} holds generation ${held.generation} until ${held.expiresAt}`,
+                `acquired by ${cell(d.owner)} (generation ${d.generation}) while ${cell(held.owner)} holds generation ${held.generation} until ${leaseExpiresAt(held)}`,
               );
             }
             if (d.generation <= before.generation) {
