@@ -15,13 +15,12 @@
  */
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
-import { parseArgs } from "node:util";
 import { encodeEvent, type EventEnvelope } from "../src/events/index.ts";
 import { lockLogic } from "../src/logic/index.ts";
 import { DEFAULTS } from "../src/config.ts";
 import { FoldStore } from "../src/projections/fold-store.ts";
 import { Subjects } from "../src/contract/subjects.ts";
-import { markdownTable, median, positiveInt, printJson, round, runBench, UsageError } from "./support.ts";
+import { markdownTable, median, parseOwnArgs, positiveInt, printJson, round, runBench } from "./support.ts";
 
 setFlagsFromString("--expose-gc");
 const gc = runInNewContext("gc") as () => void;
@@ -67,19 +66,11 @@ function bytesPerLock(locks: number, replies: boolean): number {
 }
 
 function main(): Promise<void> {
-  let values;
-  try {
-    ({ values } = parseArgs({
-      options: {
-        locks: { type: "string", default: "100000" },
-        rounds: { type: "string", default: "3" },
-        json: { type: "boolean", default: false },
-      },
-      strict: true,
-    }));
-  } catch (e) {
-    throw new UsageError((e as Error).message);
-  }
+  const values = parseOwnArgs("usage: npx tsx bench/lock-state-memory.ts [--locks 100000] [--rounds 3] [--json]", {
+    locks: { type: "string", default: "100000" },
+    rounds: { type: "string", default: "3" },
+    json: { type: "boolean", default: false },
+  });
   const locks = positiveInt("locks", values.locks);
   const rounds = positiveInt("rounds", values.rounds);
   const records: number[] = [];
