@@ -346,10 +346,13 @@ export function listOf<T extends string>(flag: string, noun: string, raw: string
 
 /** Runs a bench's main: a bad command line is reported in one line, anything else with its stack; both exit 1. */
 export function runBench(main: () => Promise<void>): void {
-  main().catch((e: unknown) => {
-    process.stderr.write(e instanceof UsageError ? `${e.message} (see --help)\n` : `bench failed: ${(e as Error).stack ?? String(e)}\n`);
-    process.exitCode = 1;
-  });
+  // Through a promise, so a main that throws before its first await is reported the same way.
+  Promise.resolve()
+    .then(main)
+    .catch((e: unknown) => {
+      process.stderr.write(e instanceof UsageError ? `${e.message} (see --help)\n` : `bench failed: ${(e as Error).stack ?? String(e)}\n`);
+      process.exitCode = 1;
+    });
 }
 
 /** How long a benchmark request waits for its reply. */
