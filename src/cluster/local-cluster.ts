@@ -132,7 +132,8 @@ function track(child: ChildProcess): void {
 /** The part of `/jsz`'s `meta_cluster` used here. */
 interface MetaCluster {
   readonly leader?: string;
-  readonly replicas?: readonly { readonly name: string; readonly current: boolean }[];
+  /** `offline`: the leader has no word of the peer's server yet (no statsz), so it places no replica there. */
+  readonly replicas?: readonly { readonly name: string; readonly current: boolean; readonly offline?: boolean }[];
 }
 
 class Node implements LocalNatsNode {
@@ -389,7 +390,7 @@ class Cluster implements LocalNatsCluster {
 
   /**
    * Ready: every running node reports JetStream healthy and, on a cluster, the
-   * meta leader counts every running node as a current peer (a meta leader
+   * meta leader counts every running node as a current, online peer (a meta leader
    * alone is not enough: a stream at three replicas is placed only then).
    * Otherwise the nodes that hold it up, when they can be told.
    */
@@ -401,7 +402,9 @@ class Cluster implements LocalNatsCluster {
     if (this.nodes.length === 1) return { ready: true, suspects: [] };
     const meta = await this.leaderView(running);
     if (meta === undefined) return { ready: false, suspects: [] };
-    const current = new Set((meta.replicas ?? []).filter((r) => r.current).map((r) => r.name));
+    // Current and not offline: a peer current in the meta group but offline to the leader still fails an R3 stream's
+    // placement ("no suitable peers for placement, peer offline", seen once in CI right after the cluster started).
+    const current = new Set((meta.replicas ?? []).filter((r) => r.current && r.offline !== true).map((r) => r.name));
     const behind = running.filter((n) => n.name !== meta.leader && !current.has(n.name));
     return { ready: behind.length === 0, suspects: behind };
   }
