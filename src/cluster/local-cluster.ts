@@ -402,8 +402,8 @@ class Cluster implements LocalNatsCluster {
     if (this.nodes.length === 1) return { ready: true, suspects: [] };
     const meta = await this.leaderView(running);
     if (meta === undefined) return { ready: false, suspects: [] };
-    // Current and not offline: a peer current in the meta group but offline to the leader still fails an R3 stream's
-    // placement ("no suitable peers for placement, peer offline", seen once in CI right after the cluster started).
+    // Current and not offline: a peer current in the meta group but offline to the leader fails an R3 stream's placement
+    // ("no suitable peers for placement, peer offline"). A leader that moves right after may still refuse one a moment.
     const current = new Set((meta.replicas ?? []).filter((r) => r.current && r.offline !== true).map((r) => r.name));
     const behind = running.filter((n) => n.name !== meta.leader && !current.has(n.name));
     return { ready: behind.length === 0, suspects: behind };
