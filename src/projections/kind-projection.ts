@@ -307,8 +307,13 @@ export class KindProjection<State> {
     const toSeq = await patiently("reading the stream's last sequence", () => log.lastSubjectSeq(filter, opTimeoutMs));
     if (toSeq < (worker.minSeq ?? BACKLOG_WORKER_MIN_SEQ)) return 0;
     const folded = await foldBacklogInWorker({
-      ...{ entry: worker.entry, log, filter, logger, stallMs: Math.max(opTimeoutMs, 10_000) },
-      ...{ replies: this.options.replies ?? {}, now: this.options.now ?? Date.now },
+      entry: worker.entry,
+      log,
+      filter,
+      logger,
+      stallMs: Math.max(opTimeoutMs, 10_000),
+      replies: this.options.replies ?? {},
+      now: this.options.now ?? Date.now,
       job: { kind: this.kind, settings: worker.settings, foldVersion: fold.foldVersion, toSeq },
     });
     if (folded === undefined) return 0;

@@ -28,6 +28,11 @@ export interface LockWaiter {
 /** The queue of every lock nobody waits for: one array, not one per lock. */
 export const NO_WAITERS: readonly LockWaiter[] = Object.freeze([]);
 
+/** `waiters` as a lock keeps them: {@link NO_WAITERS} when empty, so no lock holds an empty array of its own. */
+export function asQueue(waiters: readonly LockWaiter[]): readonly LockWaiter[] {
+  return waiters.length === 0 ? NO_WAITERS : waiters;
+}
+
 /** What the queue arithmetic needs of a lock's state. */
 export interface QueueSubject {
   readonly lease: { readonly expiresAtMs: number } | null;
@@ -77,7 +82,7 @@ export function advanceQueue<S extends QueueSubject>(subject: S, now: number): S
   const next = waiters[left];
   return {
     ...subject,
-    waiters: left === waiters.length ? NO_WAITERS : waiters.slice(left),
+    waiters: asQueue(waiters.slice(left)),
     headSinceMs: next === undefined ? headSince : Math.max(headSince, next.joinedAtMs),
   };
 }

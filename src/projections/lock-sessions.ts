@@ -10,7 +10,7 @@
  */
 import { instantMs } from "../events/index.ts";
 import { OPEN_END, type LockState } from "./lock.ts";
-import type { LockWaiter } from "./lock-queue.ts";
+import { asQueue, type LockWaiter } from "./lock-queue.ts";
 import { sessionEndMs, type SessionLookup } from "./session.ts";
 
 /** Does the lock's state wait on any session's end (its lease's or a waiter's)? */
@@ -70,5 +70,5 @@ function withSessionEnds(state: LockState, endOf: (id: string, fallback: number)
     const { session: _ended, ...rest } = bounded;
     return rest;
   });
-  return changed ? { ...state, lease, waiters } : state;
+  return changed ? { ...state, lease, waiters: asQueue(waiters) } : state;
 }

@@ -5,7 +5,7 @@
  */
 import type { HistoryEntry, LockEvent, RecordedEvent } from "../events/index.ts";
 import { isUnparsable, instantMs } from "../events/index.ts";
-import { advanceQueue, NO_WAITERS, type LockWaiter } from "./lock-queue.ts";
+import { advanceQueue, asQueue, NO_WAITERS, type LockWaiter } from "./lock-queue.ts";
 import type { LockLease as ContractLockLease } from "../contract/messages.ts";
 
 /**
@@ -127,7 +127,7 @@ export function applyAcquired(before: LockState, entry: RecordedEvent<LockEvent>
   const d = event.data;
   const seq = entry.seq;
   const place = d.waiterSeq === undefined ? -1 : state.waiters.findIndex((w) => w.seq === d.waiterSeq);
-  const waiters = place < 0 ? state.waiters : withoutWaiter(state.waiters, place);
+  const waiters = place < 0 ? state.waiters : asQueue(state.waiters.filter((_, i) => i !== place));
   const headSinceMs = place === 0 ? atMs : state.headSinceMs;
   const corrupt = acquiredBreaks(state, entry)
     ? `LockAcquired at sequence ${seq} has generation ${d.generation}, expected ${state.generation + 1}`
@@ -204,11 +204,6 @@ function freedAt(state: LockState, atMs: number): number {
 
 function lease(owner: string, generation: number, seq: number, ttlMs: number, expiresAt: string): LockLease {
   return { owner, generation, seq, ttlMs, expiresAtMs: instantMs(expiresAt) };
-}
-
-/** The queue without the waiter at `place`; the shared empty queue when it was the last. */
-function withoutWaiter(waiters: readonly LockWaiter[], place: number): readonly LockWaiter[] {
-  return waiters.length === 1 ? NO_WAITERS : waiters.filter((_, i) => i !== place);
 }
 
 /** The wire shape of a lease (`lease` in docs/protocol.md's Locks section), as the contract types it. */

@@ -39,7 +39,7 @@ export async function replayInWorker(
   options: WorkerReadOptions = {},
 ): Promise<ReplayView> {
   const job: WorkerJob = { tool: "replay", prefix: subjects.prefix, range, filter: { kind: filter.kind, id: filter.id } };
-  return readInWorker<ReplayView>(source, { toSeq: range.toSeq, toTime: range.toTime }, job, onMessage, options, () => undefined);
+  return readInWorker<ReplayView>(source, { toSeq: range.toSeq, toTime: range.toTime }, job, onMessage, options);
 }
 
 /**
@@ -71,7 +71,7 @@ function readInWorker<Done>(
   job: WorkerJob,
   onMessage: ((message: StoredMessage) => void) | undefined,
   options: WorkerReadOptions,
-  onEvents: (events: WorkerEvent[]) => void,
+  onEvents?: (events: WorkerEvent[]) => void,
 ): Promise<Done> {
   return pipeToWorker<Done, WorkerEvent>({
     entry: FOLD_WORKER,

@@ -70,6 +70,8 @@ describe("a lock's compact state", () => {
     expect(ownStrings(granted.lease!)).toEqual(["owner", "session"]);
     const ended = applySessionEnds(granted, { s1: iso(T0 + 9 * S) });
     expect(leaseView(LOCK, ended.lease!).expiresAt).toBe(iso(T0 + 9 * S));
+    // Reading the session's end leaves the empty queue shared too.
+    expect(ended.waiters).toBe(NO_WAITERS);
   });
 
   it("gives every lock nobody waits for the one shared empty queue, also once its waiters have gone", () => {
