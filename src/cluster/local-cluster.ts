@@ -17,7 +17,7 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { connect } from "@nats-io/transport-node";
-import { jetstreamManager } from "@nats-io/jetstream";
+import { jetstreamManager, StorageType } from "@nats-io/jetstream";
 import type { Logger } from "pino";
 import { natsServerBinary } from "./nats-server-binary.ts";
 
@@ -365,7 +365,7 @@ class Cluster implements LocalNatsCluster {
     let nudgeAt = Date.now() + 10_000;
     for (;;) {
       const { ready, suspects } = await this.readiness(running);
-      if (ready) return;
+      if (ready && (running.length < this.nodes.length || (await this.placesEveryReplica()))) return;
       if (Date.now() > nudgeAt && suspects.length > 0 && Date.now() + 8000 < deadline) {
         // Seen under load when three empty nodes start at once: two bootstrap the meta group and the
         // third never gets in touch with its leader, or follows it without becoming a peer. A restart
@@ -381,7 +381,7 @@ class Cluster implements LocalNatsCluster {
           running.map(async (n) => `${n.name}: ${JSON.stringify(await n.metaCluster())}\n${n.logTail.slice(-600)}`),
         );
         throw new Error(
-          `the nats-servers were not ready in time (JetStream healthy on each, every node a current peer of the meta leader):\n${views.join("\n")}`,
+          `the nats-servers were not ready in time (JetStream healthy on each, every node a current peer of the meta leader, a stream placed on all):\n${views.join("\n")}`,
         );
       }
       await new Promise((r) => setTimeout(r, 100));
@@ -391,7 +391,8 @@ class Cluster implements LocalNatsCluster {
   /**
    * Ready: every running node reports JetStream healthy and, on a cluster, the
    * meta leader counts every running node as a current, online peer (a meta leader
-   * alone is not enough: a stream at three replicas is placed only then).
+   * alone is not enough: a stream at three replicas is placed only then; the
+   * caller then also places one, {@link placesEveryReplica}).
    * Otherwise the nodes that hold it up, when they can be told.
    */
   private async readiness(running: readonly Node[]): Promise<{ ready: boolean; suspects: Node[] }> {
@@ -402,11 +403,41 @@ class Cluster implements LocalNatsCluster {
     if (this.nodes.length === 1) return { ready: true, suspects: [] };
     const meta = await this.leaderView(running);
     if (meta === undefined) return { ready: false, suspects: [] };
-    // Current and not offline: a peer current in the meta group but offline to the leader fails an R3 stream's placement
-    // ("no suitable peers for placement, peer offline"). A leader that moves right after may still refuse one a moment.
+    // Current and not offline: a peer the leader has no word of yet cannot take a replica.
     const current = new Set((meta.replicas ?? []).filter((r) => r.current && r.offline !== true).map((r) => r.name));
     const behind = running.filter((n) => n.name !== meta.leader && !current.has(n.name));
     return { ready: behind.length === 0, suspects: behind };
+  }
+
+  /**
+   * Whether a stream with a replica on every node can be placed now: a probe
+   * stream (in memory, on a subject nothing else uses) made and deleted. The
+   * meta group's view can call every peer current while the leader still
+   * refuses such a placement for a moment ("no suitable peers for
+   * placement, peer offline", seen in CI right after that view was ready);
+   * ready means a user's R3 stream is placed at once.
+   */
+  private async placesEveryReplica(): Promise<boolean> {
+    if (this.nodes.length === 1) return true;
+    const name = `LEASEHOLD_READY_PROBE_${randomBytes(4).toString("hex")}`;
+    try {
+      const nc = await connect({ servers: [...this.urls], timeout: 2000, maxReconnectAttempts: 0, name: "leasehold-local-cluster" });
+      try {
+        const jsm = await jetstreamManager(nc, { timeout: 2000 });
+        await jsm.streams.add({
+          name,
+          subjects: [`_leasehold_ready_probe.${name}`],
+          storage: StorageType.Memory,
+          num_replicas: this.nodes.length,
+        });
+        await jsm.streams.delete(name);
+        return true;
+      } finally {
+        await nc.close();
+      }
+    } catch {
+      return false; // not yet: the caller looks again until its deadline
+    }
   }
 
   /**
