@@ -5,8 +5,12 @@
  * other's heap), windows interleaved in one run. Issue 25's target: the
  * large fleet at least 0.8 of the small one.
  *
+ * With `--cli` each service is `leasehold serve` as a user runs it (the built
+ * dist/: run `npm run build` after an edit), with its defaults, e.g. its idle
+ * collection, which runs in the gaps while the other service is measured.
+ *
  *   npx tsx bench/held-fleet.ts [--small 1000] [--large 100000] [--duration-ms 4000]
- *                               [--warmup-ms 1000] [--concurrency 1,64] [--repeats 3] [--json]
+ *                               [--warmup-ms 1000] [--concurrency 1,64] [--repeats 3] [--cli] [--json]
  */
 import { randomUUID } from "node:crypto";
 import { leaseholdPair, nameChooser } from "./locks.ts";
@@ -32,15 +36,15 @@ const PAIR_TTL_MS = 10_000;
 
 async function main(): Promise<void> {
   const { values, common } = parseBenchArgs(
-    "usage: npx tsx bench/held-fleet.ts [--small 1000] [--large 100000] [--duration-ms N] [--warmup-ms N] [--concurrency 1,64] [--repeats N] [--json]",
-    { small: { type: "string", default: "1000" }, large: { type: "string", default: "100000" } },
+    "usage: npx tsx bench/held-fleet.ts [--small 1000] [--large 100000] [--duration-ms N] [--warmup-ms N] [--concurrency 1,64] [--repeats N] [--cli] [--json]",
+    { small: { type: "string", default: "1000" }, large: { type: "string", default: "100000" }, cli: { type: "boolean", default: false } },
   );
   const fleets = { small: positiveInt("small", values.small), large: positiveInt("large", values.large) };
   await withBench({ noAsyncTraces: true }, async (bench) => {
     const load = await bench.connect("bench-load");
     const services: Record<"small" | "large", { prefix: string; child: ServiceChild }> = {
-      small: { prefix: `${bench.prefix}s`, child: spawnService(bench.nats.url, `${bench.prefix}s`, HELD_TTL_MS) },
-      large: { prefix: `${bench.prefix}l`, child: spawnService(bench.nats.url, `${bench.prefix}l`, HELD_TTL_MS) },
+      small: { prefix: `${bench.prefix}s`, child: spawnService(bench.nats.url, `${bench.prefix}s`, HELD_TTL_MS, values.cli) },
+      large: { prefix: `${bench.prefix}l`, child: spawnService(bench.nats.url, `${bench.prefix}l`, HELD_TTL_MS, values.cli) },
     };
     try {
       for (const [fleet, { prefix, child }] of Object.entries(services)) {

@@ -5,6 +5,7 @@ import { EXIT } from "./cli-errors.ts";
 import { addConnectionOptions, addServiceOptions, CONNECTION_HELP, runReported, wholeNumber } from "./options.ts";
 import type { ServeFlags } from "./serve.ts";
 import { DEFAULT_HEAP_GROWTH_PERCENT } from "./heap-growth.ts";
+import { DEFAULT_IDLE_COLLECT_MS } from "./idle-collect.ts";
 import { callCommand, type CallFlags } from "./call.ts";
 import { opsHelp } from "./ops.ts";
 import { addReplayCommand } from "./replay.ts";
@@ -64,6 +65,15 @@ serveCommand
     )
       .env("LEASEHOLD_HEAP_GROWTH_PERCENT")
       .default(DEFAULT_HEAP_GROWTH_PERCENT)
+      .argParser(wholeNumber(0)),
+  )
+  .addOption(
+    new Option(
+      "--idle-collect-ms <ms>",
+      "after this long with the service idle and its heap grown by 32 MiB, collect the heap and return the spare memory to the system (0: never; docs/operations.md, Memory)",
+    )
+      .env("LEASEHOLD_IDLE_COLLECT_MS")
+      .default(DEFAULT_IDLE_COLLECT_MS)
       .argParser(wholeNumber(0)),
   )
   .addOption(

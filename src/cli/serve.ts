@@ -19,6 +19,7 @@ import { cliLogger, effectiveFormat, type LogFormat } from "./logging.ts";
 import type { CommonFlags } from "./options.ts";
 import { Shutdown } from "./shutdown.ts";
 import { applyHeapGrowth } from "./heap-growth.ts";
+import { startIdleCollect } from "./idle-collect.ts";
 import { DEFAULT_LOCAL_HTTP, ServiceMetrics, startHttp, type RunningHttp } from "../http/index.ts";
 
 /** Options as commander hands them over (strings from flags or environment). */
@@ -28,6 +29,7 @@ export interface ServeFlags extends CommonFlags {
   dataDir: string;
   natsPort: number;
   heapGrowthPercent: number;
+  idleCollectMs: number;
   cooldownMs?: string;
   routeIdleMs?: string;
   lockTtlMs?: string;
@@ -122,6 +124,8 @@ export async function serve(flags: ServeFlags, logLevelGiven: boolean): Promise<
     const growth = applyHeapGrowth(flags.heapGrowthPercent);
     if (growth.applied) logger.info({ v8Flag: growth.flag }, "heap growth held past each full collection");
     else logger.debug({ why: growth.why }, "heap growth left to V8");
+    const stopIdleCollect = await startIdleCollect({ idleMs: flags.idleCollectMs, logger });
+    if (stopIdleCollect !== undefined) shutdown.add("idle collection", () => Promise.resolve(stopIdleCollect()), 100);
     shutdown.add(
       "service",
       async (ms) => {

@@ -83,6 +83,7 @@ describe("one-line errors and exit codes", () => {
       [["call", "--timeout-ms", "soon", "lock.get"], /--timeout-ms.*whole number/],
       [["serve", "--nats-port", "4x"], /--nats-port.*whole number/],
       [["serve", "--heap-growth-percent", "-5"], /--heap-growth-percent.*whole number >= 0/],
+      [["serve", "--idle-collect-ms", "soon"], /--idle-collect-ms.*whole number >= 0/],
       [["serve", "--nats", "nats://127.0.0.1:1", "--lock-ttl-ms", "1e"], /--lock-ttl-ms/],
       [["call", "lock.get", "{not json"], /not JSON/],
       [["call", "lock"], /expected <kind>\.<op>/],

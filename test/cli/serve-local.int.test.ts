@@ -74,11 +74,13 @@ describe("serve with its own nats-server", () => {
     const password = readFileSync(join(dataDir, "service-password"), "utf8").trim();
     const second = leasehold(["serve", "--nats", `nats://127.0.0.1:${port}`], {
       cwd,
-      env: { LEASEHOLD_USER: "leasehold", LEASEHOLD_PASSWORD: password, LEASEHOLD_HEAP_GROWTH_PERCENT: "50" },
+      env: { LEASEHOLD_USER: "leasehold", LEASEHOLD_PASSWORD: password, LEASEHOLD_HEAP_GROWTH_PERCENT: "50", LEASEHOLD_IDLE_COLLECT_MS: "1500" },
     });
     await waitForLog(second, "leasehold serving");
     // Memory before CPU, asked for (docs/operations.md, Memory): V8's heap growth is held once started.
     expect((await waitForLog(second, "heap growth held past each full collection")).v8Flag).toBe("--heap-growing-percent=50");
+    // And the idle collection gives the spare back after the period asked for (docs/operations.md, Memory).
+    expect((await waitForLog(second, "idle collection on")).idleMs).toBe(1500);
     const nc = await connect({ servers: `nats://127.0.0.1:${port}` });
     try {
       await vi.waitFor(async () => expect(await instances(nc)).toBe(2), { timeout: 10_000 });
