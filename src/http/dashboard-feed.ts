@@ -1,13 +1,12 @@
 /**
- * What the dashboard shows, kept current by following the whole event stream
- * (an ordered consumer through the EventLog) and folding it with the same
- * `evolve` functions as the service's actors and tools, so the page can never
- * disagree with them about what a history means. It also learns the stream's
- * last sequence every second (bounded), which gives `/readyz` and the lag
+ * What the dashboard shows: the service instance's own folded states (its
+ * projections, which follow the whole stream; no second fold), the latest
+ * events from a follower of the stream's tail, and the stream's last
+ * sequence, learnt every second (bounded), which gives `/readyz` and the lag
  * metrics their answer without a scrape ever waiting on NATS.
  */
 import type { Logger } from "pino";
-import { isUnparsable, type EventLog, type Following, type StoredMessage } from "../events/index.ts";
+import { decodeEvent, isUnparsable, type EventLog, type Following, type StoredMessage } from "../events/index.ts";
 import { type ActorKind, type Subjects } from "../contract/subjects.ts";
 import {
   activeCooldowns,
@@ -20,7 +19,8 @@ import {
   type RouteState,
   type SessionState,
 } from "../projections/index.ts";
-import { StreamFold } from "../tools/stream-fold.ts";
+import { actorOfSubject } from "../tools/stream-fold.ts";
+import type { ServiceStates, StateMap } from "./service-states.ts";
 import { withDeadline } from "../events/deadline.ts";
 import { queueAt } from "../projections/lock-queue.ts";
 import { sessionEndMs, sessionLiveAt, type SessionLookup } from "../projections/session.ts";
@@ -105,6 +105,8 @@ export interface HostLoadSource {
 /** Settings of a {@link DashboardFeed}. */
 export interface DashboardFeedOptions {
   readonly log: EventLog;
+  /** The instance's folded states the tables are read from. */
+  readonly states: ServiceStates;
   /** Host loads to show beside each host (absent: every load unknown). */
   readonly hostLoads?: HostLoadSource;
   readonly subjects: Subjects;
@@ -122,9 +124,11 @@ export interface DashboardFeedOptions {
   readonly coalesceMs?: number;
 }
 
-/** Follows the stream and answers {@link DashboardView}s. */
+/** Reads the instance's states, follows the stream's tail and answers {@link DashboardView}s. */
 export class DashboardFeed {
-  private readonly fold: StreamFold;
+  private readonly states: ServiceStates;
+  /** The last sequence the tail follower delivered. */
+  private tailSeq = 0;
   private readonly latestRows: EventRow[] = [];
   private readonly listeners = new Set<() => void>();
   private following: Following | undefined;
@@ -142,7 +146,7 @@ export class DashboardFeed {
   private readonly coalesceMs: number;
 
   constructor(private readonly options: DashboardFeedOptions) {
-    this.fold = new StreamFold(options.subjects);
+    this.states = options.states;
     this.now = options.now ?? Date.now;
     this.recentEvents = options.recentEvents ?? 50;
     this.maxRows = options.maxRows ?? 500;
@@ -151,11 +155,12 @@ export class DashboardFeed {
     this.coalesceMs = options.coalesceMs ?? 50;
   }
 
-  /** Learns where the stream ends, starts following it from its first message, and keeps learning its end. */
+  /** Learns where the stream ends, follows it from its latest events on, and keeps learning its end. */
   async start(): Promise<void> {
     this.startSeq = await this.learnLastSeq();
+    this.tailSeq = Math.max(0, this.startSeq - this.recentEvents);
     this.following = await withDeadline(
-      this.options.log.follow(1, (m) => this.onMessage(m), this.options.subjects.allEvents),
+      this.options.log.follow(this.tailSeq + 1, (m) => this.onMessage(m), this.options.subjects.allEvents),
       this.timeoutMs,
       "starting to follow the event stream",
     );
@@ -178,9 +183,18 @@ export class DashboardFeed {
     return () => this.listeners.delete(listener);
   }
 
-  /** Has the fold reached the stream's last sequence as of start? */
+  /**
+   * Has the tail follower read up to the stream's last sequence as of start
+   * (the stream is readable)? Whether the instance's states are caught up
+   * is the runtime's readiness, which `/readyz` adds.
+   */
   get caughtUp(): boolean {
-    return this.startSeq !== undefined && this.fold.seq >= this.startSeq;
+    return this.startSeq !== undefined && this.tailSeq >= this.startSeq;
+  }
+
+  /** The highest sequence folded into the instance's states. */
+  private get foldedSeq(): number {
+    return this.states.foldedSeq();
   }
 
   /** Was the stream's end learnt within the last three polls (NATS and the stream reachable)? */
@@ -190,47 +204,42 @@ export class DashboardFeed {
 
   /** The stream's last sequence as last learnt (or folded, if that is further). */
   get lastSeq(): number {
-    return Math.max(this.learntLastSeq, this.fold.seq);
+    return Math.max(this.learntLastSeq, this.foldedSeq);
   }
 
-  /** Events the fold is behind the stream. */
+  /** Events the states are behind the stream. */
   get lag(): number {
-    return Math.max(0, this.learntLastSeq - this.fold.seq);
-  }
-
-  /** The folded state of every actor (read-only). */
-  get states(): StreamFold["states"] {
-    return this.fold.states;
+    return Math.max(0, this.learntLastSeq - this.foldedSeq);
   }
 
   /** Live leases at `now` by kind, from the folded states. */
   liveLeases(now: number): Record<ActorKind, number> {
     let lock = 0;
-    const sessions = lookupOf(this.fold.states.session);
-    for (const folded of this.fold.states.lock.values()) {
+    const sessions = lookupOf(this.states.session);
+    for (const folded of this.states.lock.values()) {
       const s = resolveSessions(folded, sessions, now).state;
       if (s.lease !== null && now < s.lease.expiresAtMs) lock++;
     }
     let proxy = 0;
-    for (const s of this.fold.states.proxy.values()) proxy += activeLeases(s, now);
+    for (const s of this.states.proxy.values()) proxy += activeLeases(s, now);
     let route = 0;
-    for (const s of this.fold.states.route.values()) route += s.leases.size;
+    for (const s of this.states.route.values()) route += s.leases.size;
     let session = 0;
-    for (const s of this.fold.states.session.values()) if (sessionLiveAt(s, now)) session++;
+    for (const s of this.states.session.values()) if (sessionLiveAt(s, now)) session++;
     return { lock, proxy, route, host: 0, session };
   }
 
   /** The view at the current instant. */
   view(): DashboardView {
     const nowMs = this.now();
-    const { lock, proxy, host, route, session } = this.fold.states;
+    const { lock, proxy, host, route, session } = this.states;
     const locks = lockRows(lock, nowMs, lookupOf(session));
     const sessions = sessionRows(session, locks, nowMs);
     const proxies = proxyRows(proxy, nowMs);
     const hosts = hostRows(host, route, this.options.hostLoads);
     return {
       nowMs,
-      seq: this.fold.seq,
+      seq: this.foldedSeq,
       lastSeq: this.lastSeq,
       caughtUp: this.caughtUp,
       locks: locks.slice(0, this.maxRows),
@@ -251,7 +260,9 @@ export class DashboardFeed {
 
   private onMessage(message: StoredMessage): void {
     if (this.stopped) return;
-    const { actor, entry } = this.fold.apply(message);
+    this.tailSeq = message.seq;
+    const actor = actorOfSubject(this.options.subjects, message.subject);
+    const entry = decodeEvent(message.payload, message.seq);
     const row: EventRow = isUnparsable(entry)
       ? {
           seq: message.seq,
@@ -303,12 +314,17 @@ function detailOf(data: unknown): string {
 }
 
 /** The folded sessions as a lock's decision reads them: a session lease ends with its session. */
-function lookupOf(sessions: ReadonlyMap<string, SessionState>): SessionLookup {
-  return { get: (id) => (sessions.get(id)?.opened === true ? sessions.get(id) : undefined) };
+function lookupOf(sessions: StateMap<SessionState>): SessionLookup {
+  return {
+    get: (id) => {
+      const session = sessions.get(id);
+      return session?.opened === true ? session : undefined;
+    },
+  };
 }
 
 /** Lock rows, each read against its sessions' ends. */
-function lockRows(locks: ReadonlyMap<string, LockState>, nowMs: number, sessions: SessionLookup): LockRow[] {
+function lockRows(locks: StateMap<LockState>, nowMs: number, sessions: SessionLookup): LockRow[] {
   const rows: LockRow[] = [];
   for (const folded of locks.values()) {
     const s = resolveSessions(folded, sessions, nowMs).state;
@@ -328,7 +344,7 @@ function lockRows(locks: ReadonlyMap<string, LockState>, nowMs: number, sessions
   return rows.sort((a, b) => compareNames(a.name, b.name));
 }
 
-function sessionRows(sessions: ReadonlyMap<string, SessionState>, locks: readonly LockRow[], nowMs: number): SessionRow[] {
+function sessionRows(sessions: StateMap<SessionState>, locks: readonly LockRow[], nowMs: number): SessionRow[] {
   const held = new Map<string, string[]>();
   for (const l of locks) {
     if (l.session === null || l.corrupt !== null) continue;
@@ -344,7 +360,7 @@ function sessionRows(sessions: ReadonlyMap<string, SessionState>, locks: readonl
   return rows.sort((a, b) => compareNames(a.id, b.id));
 }
 
-function proxyRows(proxies: ReadonlyMap<string, ProxyState>, nowMs: number): ProxyRow[] {
+function proxyRows(proxies: StateMap<ProxyState>, nowMs: number): ProxyRow[] {
   const rows: ProxyRow[] = [];
   for (const s of proxies.values()) {
     if (s.registration === null) continue;
@@ -359,7 +375,7 @@ function proxyRows(proxies: ReadonlyMap<string, ProxyState>, nowMs: number): Pro
   return rows.sort((a, b) => compareNames(a.proxy, b.proxy));
 }
 
-function hostRows(hosts: ReadonlyMap<string, HostState>, routes: ReadonlyMap<string, RouteState>, loads?: HostLoadSource): HostRow[] {
+function hostRows(hosts: StateMap<HostState>, routes: StateMap<RouteState>, loads?: HostLoadSource): HostRow[] {
   const byHost = new Map<string, { route: string; fp: string; model: string }[]>();
   for (const r of routes.values()) {
     for (const l of r.leases.values()) {

@@ -10,11 +10,13 @@ import { DashboardFeed, type HostLoadSource } from "./dashboard-feed.ts";
 import { ConnectionWatch, feedMetricsSource } from "./feed-source.ts";
 import type { MetricsSource, PerKind, ServiceMetrics } from "./metrics.ts";
 import { startHttpServer } from "./server.ts";
+import type { ServiceStates } from "./service-states.ts";
 
 export * from "./metrics.ts";
 export * from "./dashboard-feed.ts";
 export * from "./feed-source.ts";
 export * from "./server.ts";
+export * from "./service-states.ts";
 
 /** Where `serve` listens when it runs its own nats-server and no `--http` is given. */
 export const DEFAULT_LOCAL_HTTP = "127.0.0.1:7420";
@@ -24,6 +26,8 @@ export interface HttpServiceParts {
   readonly nc: NatsConnection;
   readonly log: EventLog;
   readonly subjects: Subjects;
+  /** The instance's folded states (its projections), which the dashboard shows. */
+  readonly states: ServiceStates;
   /** The loads hosts publish, as the instance keeps them (the dashboard shows them). */
   readonly hostLoads?: HostLoadSource;
   /** What the runtime reports of itself; replaces the stream fold's estimates of actors, lag and readiness. */
@@ -66,6 +70,7 @@ export async function startHttp(options: {
   };
   const feed = new DashboardFeed({
     log: service.log,
+    states: service.states,
     subjects: service.subjects,
     logger,
     ...(service.hostLoads === undefined ? {} : { hostLoads: service.hostLoads }),

@@ -176,6 +176,16 @@ export class KindProjection<State> {
     return this.store.get(id);
   }
 
+  /** One id's folded state; undefined when it has no event. */
+  find(id: string): State | undefined {
+    return this.store.records.get(id)?.state;
+  }
+
+  /** Every id's folded state (ids with at least one event). */
+  *states(): IterableIterator<State> {
+    for (const record of this.store.records.values()) yield record.state;
+  }
+
   /** Every id with at least one event, and its state. */
   *entries(): IterableIterator<[string, State]> {
     for (const [id, record] of this.store.records) yield [id, record.state];

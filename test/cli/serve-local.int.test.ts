@@ -74,7 +74,12 @@ describe("serve with its own nats-server", () => {
     const password = readFileSync(join(dataDir, "service-password"), "utf8").trim();
     const second = leasehold(["serve", "--nats", `nats://127.0.0.1:${port}`], {
       cwd,
-      env: { LEASEHOLD_USER: "leasehold", LEASEHOLD_PASSWORD: password, LEASEHOLD_HEAP_GROWTH_PERCENT: "50", LEASEHOLD_IDLE_COLLECT_MS: "1500" },
+      env: {
+        LEASEHOLD_USER: "leasehold",
+        LEASEHOLD_PASSWORD: password,
+        LEASEHOLD_HEAP_GROWTH_PERCENT: "50",
+        LEASEHOLD_IDLE_COLLECT_MS: "1500",
+      },
     });
     await waitForLog(second, "leasehold serving");
     // Memory before CPU, asked for (docs/operations.md, Memory): V8's heap growth is held once started.
