@@ -6,10 +6,12 @@
  * projections, `replay` and `audit` fold with the second, so they all run
  * the one definition.
  *
- * Each use is one `logic.transition(snapshot, event, scope)` through
- * XState's actor logic interface, with one scope per kind reused for every
- * call (the emitted decision is captured there): no actor is created, and
- * nothing is interpreted per request.
+ * Each use is one transition of the logic: `logic.transition(snapshot,
+ * event, scope)` through XState's actor logic interface, or, where the logic
+ * offers it (a flat machine), the same transition from context to context,
+ * with one scope per kind reused for every call (the emitted decision is
+ * captured there): no actor is created, and nothing is interpreted per
+ * request.
  */
 import type { EventObject } from "xstate";
 import { isUnparsable, type EventEnvelope, type HistoryEntry, type RecordedEvent } from "../events/index.ts";
@@ -45,6 +47,8 @@ export type KindEvent<C extends Command = Command> = CommandEvent<C> | RecordedE
 /** The transition a kind's logic offers, as XState's `ActorLogic.transition` has it (snapshot, event, scope with `emit`). */
 export interface TransitionLogic<Snap extends { readonly context: unknown }> {
   transition(snapshot: Snap, event: never, scope: { emit(event: never): void }): Snap;
+  /** The same transition from context to context, where the logic offers it (a flat machine): no snapshot objects made. */
+  transitionContext?(context: Snap["context"], event: never, scope: { emit(event: never): void }): Snap["context"];
   /** XState's `ActorLogic.getPersistedSnapshot`: when given, projection snapshots keep this form of each state. */
   getPersistedSnapshot?(snapshot: Snap): unknown;
 }
@@ -76,6 +80,11 @@ export function fromXState<State, C extends Command, E extends EventEnvelope, Sn
     },
   };
   const transition = logic.transition.bind(logic) as (snapshot: Snap, event: EventObject, s: typeof scope) => Snap;
+  // From context to context: the logic's own where it has one, else through its snapshots.
+  const step: (state: State, event: EventObject, s: typeof scope) => State =
+    logic.transitionContext === undefined
+      ? (state, event, s) => transition(snapshotOf(state), event, s).context
+      : (logic.transitionContext.bind(logic) as (state: State, event: EventObject, s: typeof scope) => State);
   return {
     kind: options.kind,
     foldVersion: options.foldVersion,
@@ -85,14 +94,14 @@ export function fromXState<State, C extends Command, E extends EventEnvelope, Sn
     decide(state, command, now) {
       decided = undefined;
       const event: CommandEvent<C> = { type: command.op, command, now };
-      transition(snapshotOf(state), event, scope);
+      step(state, event, scope);
       const decision = decided as Decision<E> | undefined;
       if (decision === undefined) throw new Error(`the ${options.kind} logic decided nothing for ${command.op}`);
       decided = undefined;
       return decision;
     },
     evolve(state, entry) {
-      return transition(snapshotOf(state), recordedEventOf(entry, eventTypes), scope).context;
+      return step(state, recordedEventOf(entry, eventTypes), scope);
     },
   };
 }

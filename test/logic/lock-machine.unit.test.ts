@@ -65,10 +65,18 @@ function flatRunner() {
   const emitted: EventObject[] = [];
   const scope = { emit: (event: EventObject) => emitted.push(event) };
   let snapshot = logic.getInitialSnapshot(undefined, { id: "x" });
+  // The same path from context to context (what the runtime and the projections run): it must agree at every step.
+  const emittedByContext: EventObject[] = [];
+  const contextScope = { emit: (event: EventObject) => emittedByContext.push(event) };
+  let context = snapshot.context;
   return {
     step(event: LockMachineEvent): EventObject[] {
       emitted.length = 0;
+      emittedByContext.length = 0;
       snapshot = logic.transition(snapshot, event, scope as never);
+      context = logic.transitionContext(context, event, contextScope as never);
+      expect(context).toEqual(snapshot.context);
+      expect(emittedByContext).toEqual(emitted);
       return [...emitted];
     },
     get value(): string {

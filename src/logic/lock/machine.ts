@@ -33,6 +33,7 @@ import {
 } from "../../projections/lock.ts";
 import { queueAt } from "../../projections/lock-queue.ts";
 import type { Decision } from "../decision.ts";
+import { wholeContext } from "../flat-machine.ts";
 import type { CommandEvent, DecidedEvent, RecordedEntryEvent } from "../kind-logic.ts";
 import type { LockCommand, LockSettings } from "./commands.ts";
 import {
@@ -70,6 +71,8 @@ export function lockMachine(settings: LockSettings) {
     });
   const recorded = (event: LockMachineEvent) => (event as RecordedEntryEvent).entry as RecordedEvent<LockEvent>;
   const command = <Op extends LockCommand["op"]>(event: LockMachineEvent) => event as Command<Op>;
+  // A fold's assign returns the whole next state (src/logic/flat-machine.ts, wholeContext).
+  const whole = (fold: (args: { context: LockState; event: LockMachineEvent }) => LockState) => wholeContext(fold);
   return setup({
     types: {
       context: {} as LockState,
@@ -127,13 +130,13 @@ export function lockMachine(settings: LockSettings) {
           rejection: { code: "NOT_HELD", message: `lock ${context.name} is held under another etag` },
         })),
       ),
-      applyQueued: assign(({ context, event }) => applyWaiterQueued(context, recorded(event))),
-      applyAcquired: assign(({ context, event }) => applyAcquired(context, recorded(event))),
-      applyRenewed: assign(({ context, event }) => applyRenewed(context, recorded(event))),
-      applyReleased: assign(({ context, event }) => applyReleased(context, recorded(event))),
-      applyReset: assign(({ context, event }) => applyReset(context, recorded(event))),
-      markUnparsable: assign(({ context, event }) => markUnparsable(context, (event as RecordedEntryEvent).entry)),
-      markForeign: assign(({ context, event }) => markForeign(context, recorded(event))),
+      applyQueued: assign(whole(({ context, event }) => applyWaiterQueued(context, recorded(event)))),
+      applyAcquired: assign(whole(({ context, event }) => applyAcquired(context, recorded(event)))),
+      applyRenewed: assign(whole(({ context, event }) => applyRenewed(context, recorded(event)))),
+      applyReleased: assign(whole(({ context, event }) => applyReleased(context, recorded(event)))),
+      applyReset: assign(whole(({ context, event }) => applyReset(context, recorded(event)))),
+      markUnparsable: assign(whole(({ context, event }) => markUnparsable(context, (event as RecordedEntryEvent).entry))),
+      markForeign: assign(whole(({ context, event }) => markForeign(context, recorded(event)))),
     },
   }).createMachine({
     id: "lock",
