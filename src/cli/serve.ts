@@ -20,7 +20,7 @@ import type { CommonFlags } from "./options.ts";
 import { Shutdown } from "./shutdown.ts";
 import { applyHeapGrowth } from "./heap-growth.ts";
 import { startIdleCollect } from "./idle-collect.ts";
-import { DEFAULT_LOCAL_HTTP, projectionStates, ServiceMetrics, startHttp, type RunningHttp } from "../http/index.ts";
+import { DEFAULT_LOCAL_HTTP, httpParts, ServiceMetrics, startHttp, type RunningHttp } from "../http/index.ts";
 
 /** Options as commander hands them over (strings from flags or environment). */
 export interface ServeFlags extends CommonFlags {
@@ -137,15 +137,7 @@ export async function serve(flags: ServeFlags, logLevelGiven: boolean): Promise<
     const httpListen = flags.http ?? (local === undefined ? undefined : DEFAULT_LOCAL_HTTP);
     let http: RunningHttp | undefined;
     if (httpListen !== undefined && httpListen !== "off") {
-      const parts = {
-        nc,
-        log: service.log,
-        subjects: service.subjects,
-        states: projectionStates(service.runtime, () => service.status.foldedSeq()),
-        status: service.status,
-        hostLoads: service.hostLoads,
-      };
-      http = await startHttp({ listen: httpListen, service: parts, metrics, logger }).catch((e: unknown) => {
+      http = await startHttp({ listen: httpListen, service: httpParts(nc, service), metrics, logger }).catch((e: unknown) => {
         if ((e as NodeJS.ErrnoException).code !== "EADDRINUSE") throw e;
         throw new UsageError(
           `--http: ${httpListen} is already in use; pick a free port with --http <host:port>, or turn it off with --http off`,

@@ -10,7 +10,7 @@ import { DashboardFeed, type HostLoadSource } from "./dashboard-feed.ts";
 import { ConnectionWatch, feedMetricsSource } from "./feed-source.ts";
 import type { MetricsSource, PerKind, ServiceMetrics } from "./metrics.ts";
 import { startHttpServer } from "./server.ts";
-import type { ServiceStates } from "./service-states.ts";
+import { projectionStates, type ProjectionSource, type ServiceStates } from "./service-states.ts";
 
 export * from "./metrics.ts";
 export * from "./dashboard-feed.ts";
@@ -20,6 +20,27 @@ export * from "./service-states.ts";
 
 /** Where `serve` listens when it runs its own nats-server and no `--http` is given. */
 export const DEFAULT_LOCAL_HTTP = "127.0.0.1:7420";
+
+/** A running service instance as {@link httpParts} reads it (src/service's `RunningService` is one). */
+export interface HttpServiceInstance {
+  readonly log: EventLog;
+  readonly subjects: Subjects;
+  readonly runtime: ProjectionSource;
+  readonly status: NonNullable<HttpServiceParts["status"]> & { foldedSeq(): number };
+  readonly hostLoads?: HostLoadSource;
+}
+
+/** What {@link startHttp} needs, taken from a running instance and its connection. */
+export function httpParts(nc: NatsConnection, service: HttpServiceInstance): HttpServiceParts {
+  return {
+    nc,
+    log: service.log,
+    subjects: service.subjects,
+    states: projectionStates(service.runtime, () => service.status.foldedSeq()),
+    status: service.status,
+    ...(service.hostLoads === undefined ? {} : { hostLoads: service.hostLoads }),
+  };
+}
 
 /** What {@link startHttp} needs of a running instance. */
 export interface HttpServiceParts {

@@ -32,8 +32,13 @@ export interface FoldedKind<S> {
   states(): Iterable<S>;
 }
 
-/** The states of the runtime's projections, by kind (the actor runtime fits `runtime`). */
-export function projectionStates(runtime: { projection<S>(kind: ActorKind): FoldedKind<S> }, foldedSeq: () => number): ServiceStates {
+/** Where each kind's projection is found (the actor runtime is one). */
+export interface ProjectionSource {
+  projection<S>(kind: ActorKind): FoldedKind<S>;
+}
+
+/** The states of the runtime's projections, by kind. */
+export function projectionStates(runtime: ProjectionSource, foldedSeq: () => number): ServiceStates {
   const of = <S>(kind: ActorKind): StateMap<S> => {
     const projection = runtime.projection<S>(kind);
     return { get: (id) => projection.find(id), values: () => projection.states() };

@@ -5,7 +5,7 @@
 import { connect } from "@nats-io/transport-node";
 import { resolveConfig, type ServiceConfig } from "../../../src/config.ts";
 import { startService, type RunningService } from "../../../src/service/start-service.ts";
-import { projectionStates, startHttp, ServiceMetrics, type RunningHttp } from "../../../src/http/index.ts";
+import { httpParts, startHttp, ServiceMetrics, type RunningHttp } from "../../../src/http/index.ts";
 import { natsUrl, quietLogger, type TestService } from "../../support/nats.ts";
 
 /** A service with metrics and HTTP. */
@@ -29,14 +29,7 @@ export function startHttpFor(test: TestService, metrics: ServiceMetrics, http: H
   const { service, nc } = test;
   return startHttp({
     listen: "127.0.0.1:0",
-    service: {
-      nc,
-      log: service.log,
-      subjects: service.subjects,
-      states: projectionStates(service.runtime, () => service.status.foldedSeq()),
-      status: service.status,
-      hostLoads: service.hostLoads,
-    },
+    service: httpParts(nc, service),
     metrics,
     logger: quietLogger,
     ...http,
