@@ -14,14 +14,18 @@
  * collection, which also compacts, shrinks the young generation and unmaps
  * what is free.
  *
- * It never runs under load: "idle" is the event loop's utilisation under 5 %
- * for the whole period, sampled once a second. Its price is one pause when
- * it runs (about 0.2 s at 100,000 held locks), which a request arriving in
- * that instant waits out; 0 turns it off.
+ * It never runs under load, light load included: "idle" is no command
+ * handled and the event loop's utilisation under 5 % for the whole period,
+ * sampled once a second (a service answering a few commands a second uses
+ * far less than 5 % of its loop, and must not pause between them). Its
+ * price is one pause when it runs (about 0.2 s at 100,000 held locks),
+ * which a request arriving in that instant waits out, at most once per
+ * `minIntervalMs` (30 s); 0 turns it off.
  */
 import { performance, type EventLoopUtilization } from "node:perf_hooks";
 import { getHeapStatistics } from "node:v8";
 import type { Logger } from "pino";
+import type { ServiceObserver } from "../service/start-service.ts";
 
 /** How long the loop must stay idle before a collection (ms); 0: never. */
 export const DEFAULT_IDLE_COLLECT_MS = 2000;
@@ -32,40 +36,78 @@ export const IDLE_COLLECT_MIN_GROWTH_BYTES = 32 * 1024 * 1024;
 /** Utilisation of the event loop below which a sampling period counts as idle. */
 export const IDLE_UTILISATION = 0.05;
 
-/** One sample: the loop's utilisation over the last period, and the heap's size now. */
+/** At least this long between two collections. */
+export const IDLE_COLLECT_MIN_INTERVAL_MS = 30_000;
+
+/** One sample: the loop's utilisation over the last period, the commands handled so far, and the heap's size now. */
 export interface LoadSample {
   readonly utilisation: number;
+  /** Commands finished since the process started (a count that only grows). */
+  readonly commands: number;
   readonly heapBytes: number;
 }
 
 /**
- * When to collect, from samples taken every `sampleMs`: after `idleMs` of
- * idle samples in a row, if the heap has grown by `minGrowthBytes` past what
- * the last collection left (or what it was at the first sample).
+ * When to collect, from samples taken every `sampleMs` (its clock: time is
+ * samples times `sampleMs`): after `idleMs` of idle samples in a row (no
+ * command, the loop under 5 % busy), if the heap has grown by
+ * `minGrowthBytes` past the lowest it was since the last collection, and
+ * `minIntervalMs` after the last collection.
  */
 export class IdleCollectPolicy {
   private idleForMs = 0;
+  private sinceCollectedMs = Infinity;
   private baselineBytes: number | undefined;
+  /** Commands finished as of the last sample (the count starts at 0 with the process). */
+  private commands = 0;
 
   constructor(
     private readonly idleMs: number,
     private readonly sampleMs: number,
     private readonly minGrowthBytes = IDLE_COLLECT_MIN_GROWTH_BYTES,
+    private readonly minIntervalMs = IDLE_COLLECT_MIN_INTERVAL_MS,
   ) {}
 
   /** Whether to collect now. */
   observe(sample: LoadSample): boolean {
-    this.baselineBytes ??= sample.heapBytes;
-    // A collection may leave the heap larger than the first sample saw (the state grew): measure growth from the lower of the two.
-    this.baselineBytes = Math.min(this.baselineBytes, sample.heapBytes);
-    this.idleForMs = sample.utilisation < IDLE_UTILISATION ? this.idleForMs + this.sampleMs : 0;
-    return this.idleForMs >= this.idleMs && sample.heapBytes - this.baselineBytes >= this.minGrowthBytes;
+    this.baselineBytes = Math.min(this.baselineBytes ?? sample.heapBytes, sample.heapBytes);
+    const quiet = sample.utilisation < IDLE_UTILISATION && sample.commands === this.commands;
+    this.commands = sample.commands;
+    this.idleForMs = quiet ? this.idleForMs + this.sampleMs : 0;
+    this.sinceCollectedMs += this.sampleMs;
+    return (
+      this.idleForMs >= this.idleMs &&
+      this.sinceCollectedMs >= this.minIntervalMs &&
+      sample.heapBytes - this.baselineBytes >= this.minGrowthBytes
+    );
   }
 
-  /** What the collection left: the next one waits for growth past it, and for a new idle period. */
+  /** What the collection left: the next one waits for growth past it, a new idle period and the interval. */
   collected(heapBytesAfter: number): void {
     this.baselineBytes = heapBytesAfter;
     this.idleForMs = 0;
+    this.sinceCollectedMs = 0;
+  }
+}
+
+/** Counts the commands the service finishes, passing every report on to `observer` (the metrics). */
+export class CommandCount implements ServiceObserver {
+  /** Commands finished so far. */
+  count = 0;
+
+  constructor(private readonly observer: ServiceObserver) {}
+
+  commandFinished(kind: string, op: string, outcome: string, seconds: number): void {
+    this.count++;
+    this.observer.commandFinished(kind, op, outcome, seconds);
+  }
+
+  appendFinished(seconds: number): void {
+    this.observer.appendFinished(seconds);
+  }
+
+  appendConflict(): void {
+    this.observer.appendConflict();
   }
 }
 
@@ -96,6 +138,8 @@ export async function inspectorCollect(): Promise<{ collect: Collect; close: () 
 /** Settings of {@link startIdleCollect}. */
 export interface IdleCollectOptions {
   readonly idleMs: number;
+  /** Commands finished so far (a command in the period makes it busy). */
+  readonly commands: () => number;
   readonly logger: Logger;
   /** Sampling period (default 1000 ms). */
   readonly sampleMs?: number;
@@ -121,7 +165,7 @@ export async function startIdleCollect(options: IdleCollectOptions): Promise<(()
     const utilisation = performance.eventLoopUtilization(now, last).utilization;
     last = now;
     const before = heapBytes();
-    if (running || !policy.observe({ utilisation, heapBytes: before })) return;
+    if (running || !policy.observe({ utilisation, commands: options.commands(), heapBytes: before })) return;
     running = true;
     const started = performance.now();
     inspector

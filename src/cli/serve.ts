@@ -19,7 +19,7 @@ import { cliLogger, effectiveFormat, type LogFormat } from "./logging.ts";
 import type { CommonFlags } from "./options.ts";
 import { Shutdown } from "./shutdown.ts";
 import { applyHeapGrowth } from "./heap-growth.ts";
-import { startIdleCollect } from "./idle-collect.ts";
+import { CommandCount, startIdleCollect } from "./idle-collect.ts";
 import { DEFAULT_LOCAL_HTTP, httpParts, ServiceMetrics, startHttp, type RunningHttp } from "../http/index.ts";
 
 /** Options as commander hands them over (strings from flags or environment). */
@@ -100,6 +100,8 @@ export async function serve(flags: ServeFlags, logLevelGiven: boolean): Promise<
     if (shutdown.stopping) return;
     // The runtime reports every command and append to the metrics; /metrics exposes them.
     const metrics = new ServiceMetrics();
+    // Counted on their way to the metrics: the idle collection runs only while no command comes.
+    const commands = new CommandCount(metrics);
     const offsetMs = clockOffsetMs();
     if (offsetMs !== 0)
       logger.warn({ offsetMs }, `${CLOCK_OFFSET_VARIABLE} is set: this instance's clock is off by that much (a test hook)`);
@@ -108,7 +110,7 @@ export async function serve(flags: ServeFlags, logLevelGiven: boolean): Promise<
       config,
       logger,
       clock: offsetClock(offsetMs),
-      observer: metrics,
+      observer: commands,
       // A subscription the server refuses (e.g. a second instance joining the local server without the service's credentials) is fatal: say so in one line and stop.
       onFatal: (err) => {
         if (shutdown.stopping) return;
@@ -124,7 +126,7 @@ export async function serve(flags: ServeFlags, logLevelGiven: boolean): Promise<
     const growth = applyHeapGrowth(flags.heapGrowthPercent);
     if (growth.applied) logger.info({ v8Flag: growth.flag }, "heap growth held past each full collection");
     else logger.debug({ why: growth.why }, "heap growth left to V8");
-    const stopIdleCollect = await startIdleCollect({ idleMs: flags.idleCollectMs, logger });
+    const stopIdleCollect = await startIdleCollect({ idleMs: flags.idleCollectMs, commands: () => commands.count, logger });
     if (stopIdleCollect !== undefined) shutdown.add("idle collection", () => Promise.resolve(stopIdleCollect()), 100);
     shutdown.add(
       "service",
