@@ -19,8 +19,9 @@
  * sampled once a second (a service answering a few commands a second uses
  * far less than 5 % of its loop, and must not pause between them). Its
  * price is one pause when it runs (about 0.2 s at 100,000 held locks),
- * which a request arriving in that instant waits out, at most once per
- * `minIntervalMs` (30 s); 0 turns it off.
+ * which a request arriving in that instant waits out; the next one waits
+ * at least a hundred times that pause, so the pauses take at most 1 % of
+ * the time, however the load comes and goes. 0 turns it off.
  */
 import { performance, type EventLoopUtilization } from "node:perf_hooks";
 import { getHeapStatistics } from "node:v8";
@@ -36,8 +37,8 @@ export const IDLE_COLLECT_MIN_GROWTH_BYTES = 32 * 1024 * 1024;
 /** Utilisation of the event loop below which a sampling period counts as idle. */
 export const IDLE_UTILISATION = 0.05;
 
-/** At least this long between two collections. */
-export const IDLE_COLLECT_MIN_INTERVAL_MS = 30_000;
+/** The share of the time the collections' pauses may take: the next waits its last pause divided by this. */
+export const IDLE_COLLECT_PAUSE_SHARE = 0.01;
 
 /** One sample: the loop's utilisation over the last period, the commands handled so far, and the heap's size now. */
 export interface LoadSample {
@@ -52,11 +53,12 @@ export interface LoadSample {
  * samples times `sampleMs`): after `idleMs` of idle samples in a row (no
  * command, the loop under 5 % busy), if the heap has grown by
  * `minGrowthBytes` past the lowest it was since the last collection, and
- * `minIntervalMs` after the last collection.
+ * once the time since the last collection is its pause over `pauseShare`.
  */
 export class IdleCollectPolicy {
   private idleForMs = 0;
   private sinceCollectedMs = Infinity;
+  private waitMs = 0;
   private baselineBytes: number | undefined;
   /** Commands finished as of the last sample (the count starts at 0 with the process). */
   private commands = 0;
@@ -65,7 +67,7 @@ export class IdleCollectPolicy {
     private readonly idleMs: number,
     private readonly sampleMs: number,
     private readonly minGrowthBytes = IDLE_COLLECT_MIN_GROWTH_BYTES,
-    private readonly minIntervalMs = IDLE_COLLECT_MIN_INTERVAL_MS,
+    private readonly pauseShare = IDLE_COLLECT_PAUSE_SHARE,
   ) {}
 
   /** Whether to collect now. */
@@ -76,17 +78,16 @@ export class IdleCollectPolicy {
     this.idleForMs = quiet ? this.idleForMs + this.sampleMs : 0;
     this.sinceCollectedMs += this.sampleMs;
     return (
-      this.idleForMs >= this.idleMs &&
-      this.sinceCollectedMs >= this.minIntervalMs &&
-      sample.heapBytes - this.baselineBytes >= this.minGrowthBytes
+      this.idleForMs >= this.idleMs && this.sinceCollectedMs >= this.waitMs && sample.heapBytes - this.baselineBytes >= this.minGrowthBytes
     );
   }
 
-  /** What the collection left: the next one waits for growth past it, a new idle period and the interval. */
-  collected(heapBytesAfter: number): void {
+  /** What the collection left and how long it paused: the next one waits for growth past it, a new idle period, and its share of the time. */
+  collected(heapBytesAfter: number, pauseMs: number): void {
     this.baselineBytes = heapBytesAfter;
     this.idleForMs = 0;
     this.sinceCollectedMs = 0;
+    this.waitMs = pauseMs / this.pauseShare;
   }
 }
 
@@ -172,11 +173,12 @@ export async function startIdleCollect(options: IdleCollectOptions): Promise<(()
       .collect()
       .then(() => {
         const after = heapBytes();
-        policy.collected(after);
+        const pauseMs = performance.now() - started;
+        policy.collected(after, pauseMs);
         // The collection's own time would read as load in the next sample.
         last = performance.eventLoopUtilization();
         options.logger.info(
-          { heapMbBefore: mb(before), heapMbAfter: mb(after), pauseMs: Math.round(performance.now() - started) },
+          { heapMbBefore: mb(before), heapMbAfter: mb(after), pauseMs: Math.round(pauseMs) },
           "idle: heap collected and its spare returned to the system",
         );
       })

@@ -4,6 +4,7 @@ import { getHeapStatistics } from "node:v8";
 import {
   CommandCount,
   IDLE_COLLECT_MIN_GROWTH_BYTES,
+  IDLE_COLLECT_PAUSE_SHARE,
   IDLE_UTILISATION,
   IdleCollectPolicy,
   inspectorCollect,
@@ -14,14 +15,14 @@ const idle = (heapMb: number, commands = 0) => ({ utilisation: 0.01, commands, h
 const busy = (heapMb: number, commands = 0) => ({ utilisation: 0.6, commands, heapBytes: heapMb * MB });
 
 describe("when the idle collection runs", () => {
-  it("after the idle period, once the heap has grown by the threshold, at most once per interval", () => {
-    const policy = new IdleCollectPolicy(2000, 1000, 32 * MB, 10_000);
+  it("after the idle period, once the heap has grown by the threshold, and a hundred pauses after the last", () => {
+    const policy = new IdleCollectPolicy(2000, 1000, 32 * MB, 0.01);
     expect(policy.observe(idle(50))).toBe(false);
     expect(policy.observe(busy(200))).toBe(false);
     expect(policy.observe(idle(200))).toBe(false); // idle 1 s of 2
     expect(policy.observe(idle(200))).toBe(true);
-    policy.collected(60 * MB);
-    // What the collection left is the new baseline; the idle period and the interval start again.
+    policy.collected(60 * MB, 100);
+    // What the collection left is the new baseline; the idle period starts again, and 100 ms of pause buys 10 s of wait.
     expect(policy.observe(idle(70))).toBe(false);
     expect(policy.observe(idle(91))).toBe(false); // grown 31 MiB
     for (let s = 3; s < 10; s++) expect(policy.observe(idle(92)), `${s} s after`).toBe(false); // grown enough, within the interval
@@ -47,10 +48,13 @@ describe("when the idle collection runs", () => {
     fc.assert(
       fc.property(
         fc.integer({ min: 1, max: 5 }),
-        fc.integer({ min: 0, max: 8 }),
         fc.array(sample, { maxLength: 80 }),
-        (idleTicks, intervalTicks, samples) => {
-          const policy = new IdleCollectPolicy(idleTicks * 1000, 1000, IDLE_COLLECT_MIN_GROWTH_BYTES, intervalTicks * 1000);
+        // The pauses the collections take, in turn (ms): each buys a hundred times its length of wait.
+        fc.array(fc.integer({ min: 0, max: 80 }), { minLength: 1 }),
+        (idleTicks, samples, pausesMs) => {
+          const policy = new IdleCollectPolicy(idleTicks * 1000, 1000, IDLE_COLLECT_MIN_GROWTH_BYTES, IDLE_COLLECT_PAUSE_SHARE);
+          let waitTicks = 0;
+          let collections = 0;
           let lowest = Infinity;
           let idleRun = 0;
           let sinceCollected = Infinity;
@@ -61,10 +65,12 @@ describe("when the idle collection runs", () => {
             lowest = Math.min(lowest, bytes);
             idleRun = s.utilisation < IDLE_UTILISATION && s.newCommands === 0 ? idleRun + 1 : 0;
             sinceCollected++;
-            const expected = idleRun >= idleTicks && sinceCollected >= intervalTicks && bytes - lowest >= IDLE_COLLECT_MIN_GROWTH_BYTES;
+            const expected = idleRun >= idleTicks && sinceCollected >= waitTicks && bytes - lowest >= IDLE_COLLECT_MIN_GROWTH_BYTES;
             expect(policy.observe({ utilisation: s.utilisation, commands, heapBytes: bytes })).toBe(expected);
             if (expected) {
-              policy.collected(bytes / 2);
+              const pauseMs = pausesMs[collections++ % pausesMs.length]!;
+              policy.collected(bytes / 2, pauseMs);
+              waitTicks = pauseMs / IDLE_COLLECT_PAUSE_SHARE / 1000;
               lowest = bytes / 2;
               idleRun = 0;
               sinceCollected = 0;
