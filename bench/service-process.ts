@@ -50,7 +50,7 @@ export function spawnService(url: string, prefix: string, maxTtlMs = 30_000, cli
     [...serviceNodeArgs, ...entry, "--nats", url, "--prefix", prefix, "--max-ttl-ms", String(maxTtlMs)],
     {
       stdio: ["ignore", "pipe", "pipe"],
-      env: { ...process.env, LEASEHOLD_LOG_LEVEL: "warn" },
+      env: { ...process.env, LEASEHOLD_LOG_LEVEL: process.env.LEASEHOLD_LOG_LEVEL ?? "warn" },
     },
   );
   const service: ServiceChild = { child, lines: [], stderr: "" };
