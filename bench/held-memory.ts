@@ -17,26 +17,17 @@
  *
  *   npx tsx bench/held-memory.ts [--held 100000] [--cli] [--later-s 30,60] [--json]
  */
-import { parseArgs } from "node:util";
 import { heldLocksMemory } from "./service-process.ts";
-import { markdownTable, positiveInt, printJson, runBench, startBenchNats, UsageError, waitForQuietMachine } from "./support.ts";
+import { markdownTable, parseOwnArgs, positiveInt, printJson, runBench, startBenchNats, waitForQuietMachine } from "./support.ts";
 import { connect } from "@nats-io/transport-node";
 
 async function main(): Promise<void> {
-  let values;
-  try {
-    ({ values } = parseArgs({
-      options: {
-        held: { type: "string", default: "100000" },
-        cli: { type: "boolean", default: false },
-        "later-s": { type: "string", default: "" },
-        json: { type: "boolean", default: false },
-      },
-      strict: true,
-    }));
-  } catch (e) {
-    throw new UsageError((e as Error).message);
-  }
+  const values = parseOwnArgs("usage: npx tsx bench/held-memory.ts [--held 100000] [--cli] [--later-s 30,60] [--json]", {
+    held: { type: "string", default: "100000" },
+    cli: { type: "boolean", default: false },
+    "later-s": { type: "string", default: "" },
+    json: { type: "boolean", default: false },
+  });
   const held = positiveInt("held", values.held);
   const progress = (line: string) => process.stderr.write(`${line}\n`);
   const quiet = await waitForQuietMachine(progress);

@@ -10,30 +10,24 @@
  */
 import { randomUUID } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
-import { parseArgs } from "node:util";
 import { leaseholdPair, nameChooser } from "./locks.ts";
 import { firstAnswer, spawnService, stopService } from "./service-process.ts";
-import { closedLoop, positiveInt, printJson, round, runBench, UsageError, withBench } from "./support.ts";
+import { closedLoop, parseOwnArgs, positiveInt, printJson, round, runBench, withBench } from "./support.ts";
 
 /** Long enough for any lease the bursts take (each is released at once). */
 const MAX_TTL_MS = 600_000;
 
 async function main(): Promise<void> {
-  let values;
-  try {
-    ({ values } = parseArgs({
-      options: {
-        bursts: { type: "string", default: "8" },
-        "burst-ms": { type: "string", default: "2000" },
-        "gap-ms": { type: "string", default: "4000" },
-        "in-flight": { type: "string", default: "64" },
-        json: { type: "boolean", default: false },
-      },
-      strict: true,
-    }));
-  } catch (e) {
-    throw new UsageError((e as Error).message);
-  }
+  const values = parseOwnArgs(
+    "usage: npx tsx bench/idle-bursts.ts [--bursts 8] [--burst-ms 2000] [--gap-ms 4000] [--in-flight 64] [--json]",
+    {
+      bursts: { type: "string", default: "8" },
+      "burst-ms": { type: "string", default: "2000" },
+      "gap-ms": { type: "string", default: "4000" },
+      "in-flight": { type: "string", default: "64" },
+      json: { type: "boolean", default: false },
+    },
+  );
   const bursts = positiveInt("bursts", values.bursts);
   const burstMs = positiveInt("burst-ms", values["burst-ms"]);
   const gapMs = positiveInt("gap-ms", values["gap-ms"]);
