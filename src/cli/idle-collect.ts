@@ -57,8 +57,8 @@ export interface LoadSample {
  */
 export class IdleCollectPolicy {
   private idleForMs = 0;
-  private sinceCollectedMs = Infinity;
-  private waitMs = 0;
+  /** How long the last collection's pause still holds the next one back. */
+  private waitLeftMs = 0;
   private baselineBytes: number | undefined;
   /** Commands finished as of the last sample (the count starts at 0 with the process). */
   private commands = 0;
@@ -76,18 +76,15 @@ export class IdleCollectPolicy {
     const quiet = sample.utilisation < IDLE_UTILISATION && sample.commands === this.commands;
     this.commands = sample.commands;
     this.idleForMs = quiet ? this.idleForMs + this.sampleMs : 0;
-    this.sinceCollectedMs += this.sampleMs;
-    return (
-      this.idleForMs >= this.idleMs && this.sinceCollectedMs >= this.waitMs && sample.heapBytes - this.baselineBytes >= this.minGrowthBytes
-    );
+    this.waitLeftMs -= this.sampleMs;
+    return this.idleForMs >= this.idleMs && this.waitLeftMs <= 0 && sample.heapBytes - this.baselineBytes >= this.minGrowthBytes;
   }
 
   /** What the collection left and how long it paused: the next one waits for growth past it, a new idle period, and its share of the time. */
   collected(heapBytesAfter: number, pauseMs: number): void {
     this.baselineBytes = heapBytesAfter;
     this.idleForMs = 0;
-    this.sinceCollectedMs = 0;
-    this.waitMs = pauseMs / this.pauseShare;
+    this.waitLeftMs = pauseMs / this.pauseShare;
   }
 }
 

@@ -82,6 +82,15 @@ export interface EventRow {
   readonly detail: string;
 }
 
+/** One of the stream's latest messages, with its row once a view has decoded it. */
+interface LatestMessage {
+  readonly seq: number;
+  readonly subject: string;
+  readonly time: number;
+  readonly payload: Uint8Array;
+  row?: EventRow;
+}
+
 /** Everything the page renders, computed at one instant. */
 export interface DashboardView {
   readonly nowMs: number;
@@ -129,7 +138,8 @@ export class DashboardFeed {
   private readonly states: ServiceStates;
   /** The last sequence the tail follower delivered. */
   private tailSeq = 0;
-  private readonly latestRows: EventRow[] = [];
+  /** The stream's latest messages, oldest first, at most `recentEvents`. */
+  private readonly latest: LatestMessage[] = [];
   private readonly listeners = new Set<() => void>();
   private following: Following | undefined;
   private poller: NodeJS.Timeout | undefined;
@@ -246,7 +256,7 @@ export class DashboardFeed {
       sessions: sessions.slice(0, this.maxRows),
       proxies: proxies.slice(0, this.maxRows),
       hosts: hosts.slice(0, this.maxRows),
-      events: [...this.latestRows].reverse(),
+      events: this.latest.map((m) => this.rowOf(m)).reverse(),
       totals: { locks: locks.length, sessions: sessions.length, proxies: proxies.length, hosts: hosts.length },
     };
   }
@@ -261,28 +271,32 @@ export class DashboardFeed {
   private onMessage(message: StoredMessage): void {
     if (this.stopped) return;
     this.tailSeq = message.seq;
-    const actor = actorOfSubject(this.options.subjects, message.subject);
-    const entry = decodeEvent(message.payload, message.seq);
-    const row: EventRow = isUnparsable(entry)
-      ? {
-          seq: message.seq,
-          at: new Date(message.time).toISOString(),
-          kind: actor?.kind ?? "?",
-          id: actor?.id ?? message.subject,
-          type: "(unparsable)",
-          detail: entry.reason.slice(0, 160),
-        }
-      : {
-          seq: message.seq,
-          at: entry.event.at,
-          kind: entry.event.kind,
-          id: entry.event.id,
-          type: entry.event.type,
-          detail: detailOf(entry.event.data),
-        };
-    this.latestRows.push(row);
-    if (this.latestRows.length > this.recentEvents) this.latestRows.shift();
+    // Kept as read (the payload copied off the socket's buffer) and decoded only when a view shows it:
+    // most events scroll out of the latest few unseen, and the service's projections decode them already.
+    this.latest.push({ seq: message.seq, subject: message.subject, time: message.time, payload: message.payload.slice() });
+    if (this.latest.length > this.recentEvents) this.latest.shift();
     this.scheduleNotify();
+  }
+
+  /** The row of one of the latest messages, decoded once. */
+  private rowOf(m: LatestMessage): EventRow {
+    if (m.row !== undefined) return m.row;
+    const entry = decodeEvent(m.payload, m.seq);
+    if (isUnparsable(entry)) {
+      const actor = actorOfSubject(this.options.subjects, m.subject);
+      m.row = {
+        seq: m.seq,
+        at: new Date(m.time).toISOString(),
+        kind: actor?.kind ?? "?",
+        id: actor?.id ?? m.subject,
+        type: "(unparsable)",
+        detail: entry.reason.slice(0, 160),
+      };
+    } else {
+      const { event } = entry;
+      m.row = { seq: m.seq, at: event.at, kind: event.kind, id: event.id, type: event.type, detail: detailOf(event.data) };
+    }
+    return m.row;
   }
 
   private scheduleNotify(): void {

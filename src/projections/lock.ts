@@ -136,18 +136,7 @@ export function applyAcquired(before: LockState, entry: RecordedEvent<LockEvent>
     ...state,
     corrupt,
     generation: Math.max(state.generation, d.generation),
-    lease:
-      d.session === undefined
-        ? lease(d.owner, d.generation, seq, d.ttlMs, d.expiresAt)
-        : {
-            owner: d.owner,
-            generation: d.generation,
-            seq,
-            ttlMs: d.ttlMs,
-            expiresAtMs: OPEN_END,
-            session: d.session,
-            grantedUntilMs: instantMs(d.expiresAt),
-          },
+    lease: leaseOf(d, seq),
     waiters,
     headSinceMs,
   };
@@ -166,7 +155,7 @@ export function applyRenewed(before: LockState, entry: RecordedEvent<LockEvent>)
   const state = advanceQueue(before, instantMs(event.at));
   const d = event.data;
   const corrupt = renewedBreaks(state, entry) ? `LockRenewed at sequence ${entry.seq} does not match the current lease` : state.corrupt;
-  return { ...state, corrupt, lease: lease(d.owner, d.generation, entry.seq, d.ttlMs, d.expiresAt) };
+  return { ...state, corrupt, lease: leaseOf(d, entry.seq) };
 }
 
 /** Does this `LockReleased` fail to match the current lease? */
@@ -202,8 +191,15 @@ function freedAt(state: LockState, atMs: number): number {
   return state.lease === null ? state.freedAtMs : Math.min(atMs, state.lease.expiresAtMs);
 }
 
-function lease(owner: string, generation: number, seq: number, ttlMs: number, expiresAt: string): LockLease {
-  return { owner, generation, seq, ttlMs, expiresAtMs: instantMs(expiresAt) };
+/** The lease an event's data grants, written at `seq`: a session lease's end stays open until its session's is known. */
+function leaseOf(
+  d: { readonly owner: string; readonly generation: number; readonly ttlMs: number; readonly expiresAt: string; readonly session?: string },
+  seq: number,
+): LockLease {
+  const { owner, generation, ttlMs } = d;
+  const untilMs = instantMs(d.expiresAt);
+  if (d.session === undefined) return { owner, generation, seq, ttlMs, expiresAtMs: untilMs };
+  return { owner, generation, seq, ttlMs, expiresAtMs: OPEN_END, session: d.session, grantedUntilMs: untilMs };
 }
 
 /** The wire shape of a lease (`lease` in docs/protocol.md's Locks section), as the contract types it. */
