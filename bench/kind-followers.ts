@@ -11,14 +11,13 @@
  */
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { parseArgs } from "node:util";
 import { pino } from "pino";
 import { connect } from "@nats-io/transport-node";
 import { startLocalNatsServer } from "../src/cluster/local-cluster.ts";
 import { ACTOR_KINDS, Subjects, type ActorKind } from "../src/contract/subjects.ts";
 import { JetStreamEventLog } from "../src/events/jetstream-event-log.ts";
 import { KindProjection, type KindFold } from "../src/projections/kind-projection.ts";
-import { markdownTable, median, positiveInt, printJson, runBench, UsageError } from "./support.ts";
+import { markdownTable, median, parseOwnArgs, positiveInt, printJson, runBench } from "./support.ts";
 
 /** The restart bench's stream prefix. */
 const PREFIX = "rbench2";
@@ -33,19 +32,11 @@ const counting = (kind: ActorKind): KindFold<number> => ({
 });
 
 async function main(): Promise<void> {
-  let values;
-  try {
-    ({ values } = parseArgs({
-      options: {
-        "data-dir": { type: "string", default: join(tmpdir(), "leasehold-bench-restart") },
-        rounds: { type: "string", default: "2" },
-        json: { type: "boolean", default: false },
-      },
-      strict: true,
-    }));
-  } catch (e) {
-    throw new UsageError((e as Error).message);
-  }
+  const values = parseOwnArgs("usage: npx tsx bench/kind-followers.ts [--data-dir DIR] [--rounds 2] [--json]", {
+    "data-dir": { type: "string", default: join(tmpdir(), "leasehold-bench-restart") },
+    rounds: { type: "string", default: "2" },
+    json: { type: "boolean", default: false },
+  });
   const rounds = positiveInt("rounds", values.rounds);
   const server = await startLocalNatsServer({ dir: values["data-dir"] });
   const nc = await connect({ servers: server.urls[0]!, name: "kind-followers-bench", noAsyncTraces: true });

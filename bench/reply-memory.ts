@@ -6,9 +6,8 @@
  *
  *   npx tsx bench/reply-memory.ts [--cap 100000] [--calls 1000000] [--rounds 5] [--json]
  */
-import { parseArgs } from "node:util";
 import { ReplyMemory } from "../src/projections/reply-memory.ts";
-import { markdownTable, median, positiveInt, printJson, quantile, round, runBench, UsageError } from "./support.ts";
+import { markdownTable, median, parseOwnArgs, positiveInt, printJson, quantile, round, runBench } from "./support.ts";
 
 /** A reply shaped like a lock acquire's. */
 const reply = { ok: true, token: "lock-123:7", generation: 7, expiresAt: "2026-12-04T07:00:00.000Z" };
@@ -21,20 +20,12 @@ function perCall(calls: number, run: (i: number) => void): number {
 }
 
 function main(): Promise<void> {
-  let values;
-  try {
-    ({ values } = parseArgs({
-      options: {
-        cap: { type: "string", default: "100000" },
-        calls: { type: "string", default: "1000000" },
-        rounds: { type: "string", default: "5" },
-        json: { type: "boolean", default: false },
-      },
-      strict: true,
-    }));
-  } catch (e) {
-    throw new UsageError((e as Error).message);
-  }
+  const values = parseOwnArgs("usage: npx tsx bench/reply-memory.ts [--cap 100000] [--calls 1000000] [--rounds 5] [--json]", {
+    cap: { type: "string", default: "100000" },
+    calls: { type: "string", default: "1000000" },
+    rounds: { type: "string", default: "5" },
+    json: { type: "boolean", default: false },
+  });
   const cap = positiveInt("cap", values.cap);
   const calls = positiveInt("calls", values.calls);
   const rounds = positiveInt("rounds", values.rounds);

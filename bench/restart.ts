@@ -7,7 +7,7 @@
  * leases held.
  *
  *   npx tsx bench/restart.ts [--events 1000000] [--locks 100000] [--held 100000]
- *                            [--repeats 2] [--data-dir DIR] [--rebuild] [--json]
+ *                            [--repeats 2] [--parts ready,memory] [--data-dir DIR] [--rebuild] [--profile-dir DIR] [--json]
  *
  * The stream is written once by direct JetStream publishes of valid lock
  * events (each lock: acquire and release, generation after generation, so
@@ -21,7 +21,6 @@ import { randomUUID } from "node:crypto";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import { parseArgs } from "node:util";
 import { connect } from "@nats-io/transport-node";
 import type { NatsConnection } from "@nats-io/nats-core";
 import { DeliverPolicy, jetstream, jetstreamManager, type JetStreamClient } from "@nats-io/jetstream";
@@ -32,7 +31,18 @@ import { JetStreamEventLog } from "../src/events/jetstream-event-log.ts";
 import { Subjects } from "../src/contract/subjects.ts";
 import { requestMsgId } from "../src/events/event-log.ts";
 import { firstAnswer, heldLocksMemory, rssMb, serviceNodeArgs, spawnService, stopService } from "./service-process.ts";
-import { machineInfo, markdownTable, median, positiveInt, printJson, round, runBench, UsageError, waitForQuietMachine } from "./support.ts";
+import {
+  machineInfo,
+  markdownTable,
+  median,
+  parseOwnArgs,
+  positiveInt,
+  printJson,
+  round,
+  runBench,
+  UsageError,
+  waitForQuietMachine,
+} from "./support.ts";
 
 /** The stream's prefix (rbench2: every event carries a requestId and a Nats-Msg-Id, as the service writes them). */
 const PREFIX = "rbench2";
@@ -52,25 +62,20 @@ interface Settings {
 }
 
 function parseSettings(): Settings {
-  let values;
-  try {
-    ({ values } = parseArgs({
-      options: {
-        events: { type: "string", default: "1000000" },
-        locks: { type: "string", default: "100000" },
-        held: { type: "string", default: "100000" },
-        repeats: { type: "string", default: "2" },
-        "data-dir": { type: "string", default: join(tmpdir(), "leasehold-bench-restart") },
-        rebuild: { type: "boolean", default: false },
-        parts: { type: "string", default: "ready,memory" },
-        "profile-dir": { type: "string" },
-        json: { type: "boolean", default: false },
-      },
-      strict: true,
-    }));
-  } catch (e) {
-    throw new UsageError((e as Error).message);
-  }
+  const values = parseOwnArgs(
+    "usage: npx tsx bench/restart.ts [--events 1000000] [--locks 100000] [--held 100000] [--repeats 2] [--parts ready,memory] [--data-dir DIR] [--rebuild] [--profile-dir DIR] [--json]",
+    {
+      events: { type: "string", default: "1000000" },
+      locks: { type: "string", default: "100000" },
+      held: { type: "string", default: "100000" },
+      repeats: { type: "string", default: "2" },
+      "data-dir": { type: "string", default: join(tmpdir(), "leasehold-bench-restart") },
+      rebuild: { type: "boolean", default: false },
+      parts: { type: "string", default: "ready,memory" },
+      "profile-dir": { type: "string" },
+      json: { type: "boolean", default: false },
+    },
+  );
   const events = positiveInt("events", values.events);
   const locks = positiveInt("locks", values.locks);
   if (events % (2 * locks) !== 0) throw new UsageError("--events must be a multiple of twice --locks (acquire + release per generation)");

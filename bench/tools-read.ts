@@ -30,7 +30,6 @@
  */
 import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
-import { parseArgs } from "node:util";
 import { connect } from "@nats-io/transport-node";
 import { DeliverPolicy, jetstream, jetstreamManager } from "@nats-io/jetstream";
 import { startLocalNatsServer } from "../src/cluster/local-cluster.ts";
@@ -39,7 +38,7 @@ import { Subjects } from "../src/contract/subjects.ts";
 import * as tools from "../src/tools/index.ts";
 import { auditSource, auditStream, foldSource, foldStream, natsSource } from "../src/tools/index.ts";
 import { simulateWorkload, WORKLOAD_SETTINGS } from "../test/tools/support/workload.ts";
-import { machineInfo, markdownTable, median, positiveInt, printJson, round, runBench, UsageError } from "./support.ts";
+import { machineInfo, markdownTable, median, parseOwnArgs, positiveInt, printJson, round, runBench, UsageError } from "./support.ts";
 
 const READS = ["raw", "replay", "audit", "replay-worker", "audit-worker", "raw-callback", "replay-stream", "audit-stream"] as const;
 type Read = (typeof READS)[number];
@@ -47,24 +46,19 @@ type Read = (typeof READS)[number];
 const progress = (line: string) => process.stderr.write(`${line}\n`);
 
 function parseSettings() {
-  let values;
-  try {
-    ({ values } = parseArgs({
-      options: {
-        events: { type: "string", default: "1000000" },
-        base: { type: "string", default: "100000" },
-        repeats: { type: "string", default: "3" },
-        reads: { type: "string", default: "raw,replay,audit,replay-worker,audit-worker" },
-        "data-dir": { type: "string", default: join(tmpdir(), "leasehold-bench-tools-read") },
-        rebuild: { type: "boolean", default: false },
-        json: { type: "boolean", default: false },
-        dist: { type: "boolean", default: false },
-      },
-      strict: true,
-    }));
-  } catch (e) {
-    throw new UsageError((e as Error).message);
-  }
+  const values = parseOwnArgs(
+    "usage: npx tsx bench/tools-read.ts [--events 1000000] [--base 100000] [--repeats 3] [--reads raw,replay,audit,replay-worker,audit-worker] [--data-dir DIR] [--rebuild] [--json] [--dist]",
+    {
+      events: { type: "string", default: "1000000" },
+      base: { type: "string", default: "100000" },
+      repeats: { type: "string", default: "3" },
+      reads: { type: "string", default: "raw,replay,audit,replay-worker,audit-worker" },
+      "data-dir": { type: "string", default: join(tmpdir(), "leasehold-bench-tools-read") },
+      rebuild: { type: "boolean", default: false },
+      json: { type: "boolean", default: false },
+      dist: { type: "boolean", default: false },
+    },
+  );
   const reads = values.reads.split(",").map((r) => r.trim()) as Read[];
   for (const r of reads) if (!READS.includes(r)) throw new UsageError(`--reads: ${r} is not one of ${READS.join(", ")}`);
   if (!reads.includes("raw")) throw new UsageError("--reads must include raw (every figure is a ratio to it)");
