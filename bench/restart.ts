@@ -7,7 +7,7 @@
  * leases held.
  *
  *   npx tsx bench/restart.ts [--events 1000000] [--locks 100000] [--held 100000]
- *                            [--repeats 2] [--parts ready,memory] [--data-dir DIR] [--rebuild] [--profile-dir DIR] [--json]
+ *                            [--repeats 2] [--parts ready,memory] [--data-dir DIR] [--rebuild] [--cli] [--profile-dir DIR] [--json]
  *
  * The stream is written once by direct JetStream publishes of valid lock
  * events (each lock: acquire and release, generation after generation, so
@@ -16,6 +16,13 @@
  * `--data-dir` (default `<tmp>/leasehold-bench-restart`) and reused by later
  * runs. Each service runs alone in a child process (bench/restart-service.ts),
  * so its RSS (read from /proc) is the service's and nothing else's.
+ *
+ * With `--cli` each start is `leasehold serve` as a user runs it
+ * (bin/leasehold.js: the built dist/ when it is current, so `npm run build`
+ * first), not the sources through tsx; its startService figure is then the
+ * `ms` of the service's "projections caught up with the stream" log line
+ * (the kinds' start alone, after the connection), and it prints no stop
+ * figure.
  */
 import { randomUUID } from "node:crypto";
 import { tmpdir } from "node:os";
@@ -54,6 +61,8 @@ interface Settings {
   readonly repeats: number;
   readonly dataDir: string;
   readonly rebuild: boolean;
+  /** Start `leasehold serve` (bin/leasehold.js) instead of bench/restart-service.ts through tsx. */
+  readonly cli: boolean;
   /** `ready` (starts over the big stream, raw read) and/or `memory` (held leases). */
   readonly parts: readonly string[];
   /** Where each service child writes a `--cpu-prof` profile; none when undefined. */
@@ -63,7 +72,7 @@ interface Settings {
 
 function parseSettings(): Settings {
   const values = parseOwnArgs(
-    "usage: npx tsx bench/restart.ts [--events 1000000] [--locks 100000] [--held 100000] [--repeats 2] [--parts ready,memory] [--data-dir DIR] [--rebuild] [--profile-dir DIR] [--json]",
+    "usage: npx tsx bench/restart.ts [--events 1000000] [--locks 100000] [--held 100000] [--repeats 2] [--parts ready,memory] [--data-dir DIR] [--rebuild] [--cli] [--profile-dir DIR] [--json]",
     {
       events: { type: "string", default: "1000000" },
       locks: { type: "string", default: "100000" },
@@ -71,6 +80,7 @@ function parseSettings(): Settings {
       repeats: { type: "string", default: "2" },
       "data-dir": { type: "string", default: join(tmpdir(), "leasehold-bench-restart") },
       rebuild: { type: "boolean", default: false },
+      cli: { type: "boolean", default: false },
       parts: { type: "string", default: "ready,memory" },
       "profile-dir": { type: "string" },
       json: { type: "boolean", default: false },
@@ -86,6 +96,7 @@ function parseSettings(): Settings {
     repeats: positiveInt("repeats", values.repeats),
     dataDir: values["data-dir"],
     rebuild: values.rebuild,
+    cli: values.cli,
     parts: values.parts.split(",").map((p) => p.trim()),
     profileDir: values["profile-dir"],
     json: values.json,
@@ -155,7 +166,7 @@ async function rawRead(js: JetStreamClient, stream: string, filter: string, last
 interface StartRun {
   readonly snapshot: "none" | "present";
   readonly repeat: number;
-  /** Spawn to the first successful `lock.get` (includes Node and tsx start-up). */
+  /** Spawn to the first successful `lock.get` (includes Node start-up, and tsx's without `--cli`). */
   readonly spawnToLockGetMs: number;
   /** Spawn to the first successful `host.list`. */
   readonly spawnToHostListMs: number;
@@ -168,7 +179,19 @@ interface StartRun {
   readonly warnings: string;
 }
 
+/**
+ * The start figures of a child's line: bench/restart-service.ts prints
+ * `{startServiceMs, projections}`; `leasehold serve` logs the kinds' start as
+ * "projections caught up with the stream" with `ms` and `projections`.
+ */
+function startFigures(line: Record<string, unknown>): { startServiceMs: unknown; projections: unknown } | undefined {
+  if ("startServiceMs" in line) return { startServiceMs: line.startServiceMs, projections: line.projections };
+  if (line.msg === "projections caught up with the stream") return { startServiceMs: line.ms, projections: line.projections };
+  return undefined;
+}
+
 async function startOnce(
+  cli: boolean,
   nc: NatsConnection,
   url: string,
   prefix: string,
@@ -176,15 +199,15 @@ async function startOnce(
   repeat: number,
 ): Promise<StartRun> {
   const t0 = performance.now();
-  const service = spawnService(url, prefix);
+  const service = spawnService(url, prefix, 30_000, cli, cli ? "info" : undefined);
   try {
     const spawnToLockGetMs = await firstAnswer(nc, `${prefix}.v1.lock.get`, { name: "lock-7" }, t0, service.child);
     const spawnToHostListMs = await firstAnswer(nc, `${prefix}.v1.host.list`, {}, t0, service.child);
     // Answering may come a moment before startService resolves (its last step starts the durable-command consumer).
     const deadline = performance.now() + 60_000;
-    while (!service.lines.some((l) => "startServiceMs" in l) && performance.now() < deadline && service.child.exitCode === null)
-      await sleep(5);
-    const started = service.lines.find((l) => "startServiceMs" in l);
+    const startedLine = () => service.lines.map(startFigures).find((l) => l !== undefined);
+    while (startedLine() === undefined && performance.now() < deadline && service.child.exitCode === null) await sleep(5);
+    const started = startedLine();
     const rssReadyMb = rssMb(service.child.pid!);
     const stop = await stopService(service);
     return {
@@ -233,7 +256,12 @@ async function main(): Promise<void> {
     const machine = machineInfo(nc.info?.version ?? "unknown");
 
     // Empty stream: what start-up costs before any history (Node, tsx, connection, setup).
-    const empty = await startOnce(nc, url, `rbenchempty${randomUUID().slice(0, 8)}`, "none", 0);
+    const emptyPrefix = `rbenchempty${randomUUID().slice(0, 8)}`;
+    const empty = await startOnce(settings.cli, nc, url, emptyPrefix, "none", 0);
+    // Its streams go, so the kept store does not gather one set per run.
+    const emptySubjects = new Subjects(emptyPrefix);
+    for (const stream of [emptySubjects.eventStream, emptySubjects.commandStream, `OBJ_${emptySubjects.projectionBucket}`])
+      await jsm.streams.delete(stream).catch(() => undefined);
     progress(`empty stream: lock.get after ${empty.spawnToLockGetMs} ms, RSS ${empty.rssReadyMb} MB`);
 
     const raw: { ms: number; messages: number }[] = [];
@@ -243,14 +271,14 @@ async function main(): Promise<void> {
       progress(`raw read ${raw.at(-1)!.messages} in ${round(raw.at(-1)!.ms)} ms`);
       await jsm.streams.delete(`OBJ_${subjects.projectionBucket}`).catch(() => undefined);
       for (const snapshot of ["none", "present"] as const) {
-        const run = await startOnce(nc, url, PREFIX, snapshot, repeat);
+        const run = await startOnce(settings.cli, nc, url, PREFIX, snapshot, repeat);
         starts.push(run);
         progress(
           `snapshot ${snapshot}: lock.get after ${run.spawnToLockGetMs} ms, host.list after ${run.spawnToHostListMs} ms, startService ${run.startServiceMs} ms, RSS ${run.rssReadyMb} MB, stop ${run.stopMs} ms exit ${run.exitCode}`,
         );
       }
     }
-    const memory = settings.parts.includes("memory") ? await heldLocksMemory(nc, url, settings.held, progress) : undefined;
+    const memory = settings.parts.includes("memory") ? await heldLocksMemory(nc, url, settings.held, progress, settings.cli) : undefined;
     if (memory !== undefined)
       progress(`held ${memory.held} leases (${memory.failed} failed): RSS ${memory.rssHeldMb} MB, 10 s later ${memory.rssHeld10sMb} MB`);
 
@@ -286,7 +314,7 @@ async function main(): Promise<void> {
     }
     process.stdout.write(
       [
-        `node ${process.version}, load at start ${quiet.load1m} (waited ${round(quiet.waitedMs / 1000)} s)`,
+        `node ${process.version}, load at start ${quiet.load1m} (waited ${round(quiet.waitedMs / 1000)} s), service: ${settings.cli ? "leasehold serve (bin/leasehold.js)" : "bench/restart-service.ts through tsx"}`,
         "",
         markdownTable(
           ["figure", "value"],

@@ -41,16 +41,17 @@ const CLI = fileURLToPath(new URL("../bin/leasehold.js", import.meta.url));
  * A service child on `url` under `prefix`: bench/restart-service.ts through
  * tsx, or with `cli` the service as a user runs it, `leasehold serve`
  * (bin/leasehold.js, which runs the built dist/ when it is current), logging
- * at warn. JSON lines it prints are kept in `lines`.
+ * at `logLevel` (default LEASEHOLD_LOG_LEVEL, else warn). JSON lines it
+ * prints are kept in `lines`.
  */
-export function spawnService(url: string, prefix: string, maxTtlMs = 30_000, cli = false): ServiceChild {
+export function spawnService(url: string, prefix: string, maxTtlMs = 30_000, cli = false, logLevel?: string): ServiceChild {
   const entry = cli ? [CLI, "serve"] : ["--import", "tsx", SERVICE_SCRIPT];
   const child = spawn(
     process.execPath,
     [...serviceNodeArgs, ...entry, "--nats", url, "--prefix", prefix, "--max-ttl-ms", String(maxTtlMs)],
     {
       stdio: ["ignore", "pipe", "pipe"],
-      env: { ...process.env, LEASEHOLD_LOG_LEVEL: process.env.LEASEHOLD_LOG_LEVEL ?? "warn" },
+      env: { ...process.env, LEASEHOLD_LOG_LEVEL: logLevel ?? process.env.LEASEHOLD_LOG_LEVEL ?? "warn" },
     },
   );
   const service: ServiceChild = { child, lines: [], stderr: "" };

@@ -7,11 +7,19 @@
  * JavaScript on each write and read, which made saving 110,000 lock records
  * take 44 % of the main thread; the parts carry their own SHA-256, computed
  * by `node:crypto`, in the manifest.
+ *
+ * A blob's pieces are read by direct get, all at once once the first has
+ * said how many there are: the stream API's get answers JSON with the bytes
+ * in base64, and one piece after another waits a round trip each: the 20 MB
+ * snapshot of 100,000 locks is 77 pieces. A
+ * direct get may be answered by a replica a moment behind its leader; a
+ * piece it has not heard of yet fails the part's SHA-256, and the snapshot
+ * is ignored with a warning, as any that does not match.
  */
 import type { NatsConnection } from "@nats-io/nats-core";
 import { headers as natsHeaders } from "@nats-io/nats-core";
 import { Objm, type ObjectStore } from "@nats-io/obj";
-import { jetstreamManager, StorageType, type JetStreamClient, type JetStreamManager } from "@nats-io/jetstream";
+import { jetstreamManager, StorageType, type JetStreamClient, type JetStreamManager, type StoredMsg } from "@nats-io/jetstream";
 import { withDeadline } from "../events/index.ts";
 import { type ActorKind } from "../contract/subjects.ts";
 
@@ -81,6 +89,8 @@ export class ObjectProjectionSnapshotStore implements ProjectionSnapshotStore {
     private readonly jsm: JetStreamManager,
     private readonly bucket: string,
     private readonly timeoutMs: number,
+    /** Whether the bucket's stream answers direct gets (a bucket made by the object store does). */
+    private readonly direct: boolean,
   ) {
     this.js = jsm.jetstream();
   }
@@ -93,7 +103,8 @@ export class ObjectProjectionSnapshotStore implements ProjectionSnapshotStore {
       `open object store ${bucket}`,
     );
     const jsm = await jetstreamManager(nc, { timeout: timeoutMs });
-    return new ObjectProjectionSnapshotStore(objects, jsm, bucket, timeoutMs);
+    const info = await withDeadline(jsm.streams.info(`OBJ_${bucket}`), timeoutMs, `read the ${bucket} stream's settings`);
+    return new ObjectProjectionSnapshotStore(objects, jsm, bucket, timeoutMs, info.config.allow_direct === true);
   }
 
   private get stream(): string {
@@ -105,8 +116,9 @@ export class ObjectProjectionSnapshotStore implements ProjectionSnapshotStore {
   }
 
   private async piece(name: string, i: number): Promise<{ data: Uint8Array; pieces: number } | undefined> {
-    const m = await withDeadline(
-      this.jsm.streams.getMessage(this.stream, { last_by_subj: this.subject(name, i) }),
+    const query = { last_by_subj: this.subject(name, i) };
+    const m: StoredMsg | null = await withDeadline(
+      this.direct ? this.jsm.direct.getMessage(this.stream, query) : this.jsm.streams.getMessage(this.stream, query),
       this.timeoutMs,
       `load snapshot part ${name}`,
     );
@@ -118,13 +130,9 @@ export class ObjectProjectionSnapshotStore implements ProjectionSnapshotStore {
     const first = await this.piece(name, 0);
     if (first === undefined) return undefined;
     if (first.pieces === 1) return first.data;
-    const pieces = [first.data];
-    for (let i = 1; i < first.pieces; i++) {
-      const next = await this.piece(name, i);
-      if (next === undefined) return undefined;
-      pieces.push(next.data);
-    }
-    return Buffer.concat(pieces);
+    const rest = await Promise.all(Array.from({ length: first.pieces - 1 }, (_, i) => this.piece(name, i + 1)));
+    if (rest.some((piece) => piece === undefined)) return undefined;
+    return Buffer.concat([first.data, ...rest.map((piece) => piece!.data)]);
   }
 
   async put(name: string, bytes: Uint8Array): Promise<void> {
