@@ -19,7 +19,8 @@ const job = jobOfWorker<BacklogJob>();
 const fold = kindFolds(job.settings as KindFoldSettings)[job.kind] as unknown as KindFold<unknown>;
 if (fold.foldVersion !== job.foldVersion)
   throw new Error(`the backlog worker folds ${job.kind} at version ${fold.foldVersion}, the projection at ${job.foldVersion}`);
-const store = new FoldStore({ fold, replies: job.replies, now: () => job.nowMs });
+// It answers every record at once (one snapshot part): nothing to note for a delta.
+const store = new FoldStore({ fold, replies: job.replies, now: () => job.nowMs, trackChanges: false });
 
 /**
  * Ids by subject number: the main thread numbers each subject once, so an

@@ -27,12 +27,14 @@ export interface FoldStoreOptions<State> {
   readonly replies?: ReplyMemoryLimits | undefined;
   /** The clock replies are judged past their horizon by. */
   readonly now: () => number;
+  /** Whether `records` notes the ids set since the last snapshot (default true; a store answered whole needs not). */
+  readonly trackChanges?: boolean;
 }
 
 /** One kind's folded records by id, with the replies their events owe. */
 export class FoldStore<State> {
   /** Every id with an event; change-tracked so snapshots write what changed. */
-  readonly records = new ChangeTrackedMap<string, ProjectionRecord<State>>();
+  readonly records: ChangeTrackedMap<string, ProjectionRecord<State>>;
   /** Replies remembered for requests' `requestId`s. */
   readonly replies: ReplyMemory;
   /** Replies own turns wait for. */
@@ -40,6 +42,7 @@ export class FoldStore<State> {
   private readonly listeners: FoldListener<State>[] = [];
 
   constructor(private readonly options: FoldStoreOptions<State>) {
+    this.records = new ChangeTrackedMap(options.trackChanges ?? true);
     this.replies = new ReplyMemory(options.replies);
   }
 

@@ -23,11 +23,20 @@ import {
 import type { ReplyMemory } from "./reply-memory.ts";
 import type { ProjectionSnapshotStore } from "./snapshot-stores.ts";
 
-/** A Map that notes every key set since its `changed` was last cleared (the ids a delta must carry). */
+/**
+ * A Map that notes every key set since its `changed` was last cleared (the
+ * ids a delta must carry), unless told not to: a start's backlog worker
+ * answers all its records at once, and the notes cost it 4-6 % of its fold.
+ */
 export class ChangeTrackedMap<K, V> extends Map<K, V> {
   readonly changed = new Set<K>();
+  private readonly tracking: boolean;
+  constructor(tracking = true) {
+    super();
+    this.tracking = tracking;
+  }
   override set(key: K, value: V): this {
-    this.changed?.add(key); // (undefined only while Map's own constructor runs)
+    if (this.tracking) this.changed.add(key);
     return super.set(key, value);
   }
 }

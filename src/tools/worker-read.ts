@@ -20,7 +20,7 @@ const FOLD_WORKER = new URL("./fold-worker.ts", import.meta.url);
 export interface WorkerReadOptions {
   /** The worker failing to finish a batch for this long fails the read (default 10 s, as the stream's own stall timeout). */
   readonly stallMs?: number;
-  /** Subjects the main thread numbers before it starts again from 0 (default 100,000; the table's memory bound). */
+  /** Subjects the main thread numbers before it starts again from 0 (default 1,000,000; the table's memory bound). */
   readonly maxSubjects?: number;
 }
 
