@@ -10,6 +10,7 @@ import { describe, expect, it } from "vitest";
 import { MemoryEventLog } from "../../src/events/index.ts";
 import { Subjects } from "../../src/contract/subjects.ts";
 import {
+  ChangeTrackedMap,
   KindProjection,
   MemoryProjectionSnapshotStore,
   readSnapshot,
@@ -122,5 +123,14 @@ describe("incremental projection snapshots", () => {
     expect(seen).toEqual([[6], [6, 1], [6, 1, 2], [6], [6, 1]]);
     await p.stop();
     expect(store.saved.size).toBe(3); // the manifest, the base and its delta: the parts the base replaced are dropped
+  });
+
+  it("note the ids set since the last clear, unless the map is told not to (a store answered whole)", () => {
+    const tracked = new ChangeTrackedMap<string, number>();
+    const untracked = new ChangeTrackedMap<string, number>(false);
+    for (const map of [tracked, untracked]) map.set("a", 1).set("b", 2).set("a", 3);
+    expect([...tracked.changed].sort()).toEqual(["a", "b"]);
+    expect(untracked.changed.size).toBe(0);
+    expect([...untracked.entries()]).toEqual([...tracked.entries()]);
   });
 });
