@@ -32,12 +32,11 @@ async function main(): Promise<void> {
   const burstMs = positiveInt("burst-ms", values["burst-ms"]);
   const gapMs = positiveInt("gap-ms", values["gap-ms"]);
   const inFlight = positiveInt("in-flight", values["in-flight"]);
-  // The service logs at info so that its idle collections can be counted.
-  process.env.LEASEHOLD_LOG_LEVEL = "info";
   await withBench({ noAsyncTraces: true }, async (bench) => {
     const nc = await bench.connect("idle-bursts");
     const prefix = `${bench.prefix}b`;
-    const service = spawnService(bench.nats.url, prefix, MAX_TTL_MS, true);
+    // At info, so that its idle collections can be counted.
+    const service = spawnService(bench.nats.url, prefix, MAX_TTL_MS, true, "info");
     try {
       await firstAnswer(nc, `${prefix}.v1.lock.get`, { name: "x" }, performance.now(), service.child);
       const rates: number[] = [];
