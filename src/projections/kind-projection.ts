@@ -127,6 +127,11 @@ export class KindProjection<State> {
     return this.options.fold;
   }
 
+  /** Fresh reads answered after a look at the stream, and without one (diagnostics, tests). */
+  get freshReads(): { readonly looked: number; readonly watched: number } {
+    return this.looks.reads;
+  }
+
   /** How often the follower was re-created (diagnostics, tests). */
   get restarts(): number {
     return this.follower.restarts;
@@ -146,6 +151,7 @@ export class KindProjection<State> {
   async stop(): Promise<void> {
     if (this.stopped) return;
     this.stopped = true;
+    this.looks.stop();
     await this.follower.stop();
     await this.schedule?.stop(this.started !== undefined);
     this.follower.release();
