@@ -72,4 +72,12 @@ describe("fresh reads watched for others' writes", () => {
     }
     expect(proxyReads(svc).looked - before.looked).toBeGreaterThanOrEqual(20);
   });
+
+  it("leaves a kind no read model asked to watch looking at the stream on every fresh read", async () => {
+    const prefix = uniquePrefix();
+    const svc = await h.service(prefix);
+    const routes = svc.service.runtime.projection("route");
+    for (let i = 0; i < 5; i++) await routes.fresh();
+    expect(routes.freshReads).toEqual({ looked: 5, watched: 0 });
+  });
 });

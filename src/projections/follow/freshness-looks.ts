@@ -8,7 +8,10 @@
  * one) has counted no write by another writer since a look that started
  * after the last one: this instance's own appends reach the projection on
  * their acknowledgement, and the appends of the actors the read leads to
- * still carry their expected sequence. The watch starts on the first read.
+ * still carry their expected sequence. A kind is watched once a read model
+ * asks for it ({@link FreshnessLooks.watchWrites}), from its first read on:
+ * the watch receives every event of the kind, this instance's own too, so
+ * it pays only where fresh reads are on the request path.
  */
 import { withDeadline, type EventLog, type WriteWatch } from "../../events/index.ts";
 import type { ActorKind } from "../../contract/subjects.ts";
@@ -45,6 +48,7 @@ export class FreshnessLooks {
   private watch: WriteWatch | undefined;
   private watching: Promise<void> | undefined;
   private stopped = false;
+  private wanted = false;
   /** Reads answered by a look, and without one (diagnostics, tests). */
   readonly reads = { looked: 0, watched: 0 };
 
@@ -61,9 +65,14 @@ export class FreshnessLooks {
       this.reads.watched++;
       return Promise.resolve();
     }
-    this.watching ??= this.startWatch();
+    if (this.wanted) this.watching ??= this.startWatch();
     this.reads.looked++;
     return withDeadline(this.sharedFresh(), timeoutMs, `the ${this.options.kind} projection to catch up`);
+  }
+
+  /** Watches others' writes to the kind from the next read on, so reads need no look while there are none. */
+  watchWrites(): void {
+    this.wanted = true;
   }
 
   /** Stops the write watch. */
