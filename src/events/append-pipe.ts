@@ -99,11 +99,6 @@ export class AppendPipe {
     });
   }
 
-  /** Whether `reply` is the reply subject of an append of this pipe (its current inbox). */
-  ownsReply(reply: string): boolean {
-    return this.inbox !== "" && reply.length > this.inbox.length && reply.startsWith(this.inbox) && reply[this.inbox.length] === ".";
-  }
-
   /** Appends waiting for their acknowledgement. */
   get size(): number {
     return this.inFlight.size;

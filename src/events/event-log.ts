@@ -105,25 +105,6 @@ export interface EventLog {
   follow(fromSeq: number, onMessage: (message: StoredMessage) => void, filter?: string | FollowOptions): Promise<Following>;
   /** The last sequence of the whole stream (0 when empty). */
   lastSeq(): Promise<number>;
-  /**
-   * Starts counting the writes to `filter` this log did not make itself, as
-   * the server hands them to subscribers (before it acknowledges them);
-   * rejects when the watch cannot be set up within `timeoutMs`. A log that
-   * cannot tell its own writes from others' has none.
-   */
-  watchWrites?(filter: string, timeoutMs: number): Promise<WriteWatch>;
-}
-
-/** Counts the writes to one filter by other writers (see {@link EventLog.watchWrites}). */
-export interface WriteWatch {
-  /**
-   * Writes by others seen so far, plus every moment the watch may have
-   * missed one (a reconnect, an own append left in doubt); it only grows.
-   */
-  readonly changes: number;
-  /** Whether the watch is subscribed and has not stopped. */
-  readonly live: boolean;
-  stop(): void;
 }
 
 /** The subject had moved on: somebody else appended since the writer last looked. */

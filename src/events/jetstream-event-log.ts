@@ -20,20 +20,10 @@ import {
   type StreamConfig,
   type StreamInfo,
 } from "@nats-io/jetstream";
-import type {
-  AppendOptions,
-  AppendResult,
-  EventLog,
-  FollowOptions,
-  Following,
-  StoredMessage,
-  StreamRange,
-  WriteWatch,
-} from "./event-log.ts";
+import type { AppendOptions, AppendResult, EventLog, FollowOptions, Following, StoredMessage, StreamRange } from "./event-log.ts";
 import { LogUnavailableError, WrongLastSequenceError } from "./event-log.ts";
 import { AppendPipe, AppendRefusedError } from "./append-pipe.ts";
 import { followStream } from "./jetstream-follower.ts";
-import { watchWrites } from "./write-watch.ts";
 import { scanStream } from "./jetstream-scan.ts";
 import { withDeadline } from "./deadline.ts";
 import { storedMillis } from "./stored-time.ts";
@@ -63,8 +53,6 @@ export class JetStreamEventLog implements EventLog {
   private readonly opTimeoutMs: number;
   /** Appends share one reply inbox (src/events/append-pipe.ts). */
   private readonly pipe: AppendPipe;
-  /** Appends that got no acknowledgement in time (they may have been stored): each may hide a write from a {@link WriteWatch}. */
-  private doubtfulAppends = 0;
   /** Whether the server may refuse a stored message's retry by its sequence rather than call it a duplicate (2.11 and later, or unknown). */
   private readonly sequenceBeforeDuplicates: boolean;
 
@@ -134,7 +122,6 @@ export class JetStreamEventLog implements EventLog {
       return ack;
     } catch (e) {
       if (e instanceof AppendRefusedError && e.errCode === INSUFFICIENT_RESOURCES) this.storeSpace.refused();
-      if (e instanceof LogUnavailableError && e.ambiguous) this.doubtfulAppends++;
       // nats-server 2.11 and later check the expected sequence before the duplicate window, so the retry of an
       // append that was stored meets its own message as the subject's last: that is the duplicate 2.10 answers.
       if (e instanceof WrongLastSequenceError && e.actual !== undefined && this.sequenceBeforeDuplicates) {
@@ -237,11 +224,6 @@ export class JetStreamEventLog implements EventLog {
       ...options,
       filter: options.filter ?? this.options.subjects,
     });
-  }
-
-  watchWrites(filter: string, timeoutMs: number): Promise<WriteWatch> {
-    const source = { nc: this.nc, ownsReply: (reply: string) => this.pipe.ownsReply(reply), doubts: () => this.doubtfulAppends };
-    return watchWrites(source, filter, timeoutMs);
   }
 
   async lastSeq(): Promise<number> {

@@ -14,8 +14,6 @@ export class HostTable extends ProjectedReadModel<HostState> {
 
   constructor(projection: KindProjection<HostState>) {
     super(projection);
-    // Read fresh on the request path (an acquisition, a new placement, a lock decision): no look while nobody else writes.
-    projection.watchWrites();
     // A snapshot-restored projection holds states the fold listener never saw.
     projection.onRestore(() => (this.table = new Map(projection.entries())));
     projection.onFold((id, state) => {

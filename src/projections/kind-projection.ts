@@ -127,20 +127,6 @@ export class KindProjection<State> {
     return this.options.fold;
   }
 
-  /**
-   * Lets {@link KindProjection.fresh} skip its look at the stream while no
-   * other writer has written the kind since the last one (for kinds whose
-   * fresh reads are on a request path; src/projections/follow/freshness-looks.ts).
-   */
-  watchWrites(): void {
-    this.looks.watchWrites();
-  }
-
-  /** Fresh reads answered after a look at the stream, and without one (diagnostics, tests). */
-  get freshReads(): { readonly looked: number; readonly watched: number } {
-    return this.looks.reads;
-  }
-
   /** How often the follower was re-created (diagnostics, tests). */
   get restarts(): number {
     return this.follower.restarts;
@@ -160,7 +146,6 @@ export class KindProjection<State> {
   async stop(): Promise<void> {
     if (this.stopped) return;
     this.stopped = true;
-    this.looks.stop();
     await this.follower.stop();
     await this.schedule?.stop(this.started !== undefined);
     this.follower.release();

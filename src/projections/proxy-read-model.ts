@@ -52,8 +52,6 @@ export class ProxyReadModel extends ProjectedReadModel<ProxyState> {
     private readonly options: ProxyReadModelOptions,
   ) {
     super(projection);
-    // Read fresh on the request path (an acquisition, a new placement, a lock decision): no look while nobody else writes.
-    projection.watchWrites();
     this.selection = new ProxySelectionIndex({ stateOf: (name) => this.stateOf(name), states: () => this.states() });
     projection.onFold((id, _state, entry) => {
       this.index(id, entry);

@@ -20,8 +20,6 @@ export class SessionTable extends ProjectedReadModel<SessionState> implements Se
 
   constructor(projection: KindProjection<SessionState>, locks: KindProjection<LockState>) {
     super(projection);
-    // Read fresh on the request path (an acquisition, a new placement, a lock decision): no look while nobody else writes.
-    projection.watchWrites();
     projection.onFold((id, state) => {
       if (state.closedAtMs !== null) for (const listener of this.endListeners) listener(id);
     });

@@ -4,9 +4,8 @@
  * and the auditor may publish and subscribe to, and the nats-server
  * configuration that grants exactly that (`leasehold nats-config`).
  *
- * - service: takes commands (queue group) and host loads, answers discovery, appends events
- *   (and watches their subjects: src/events/write-watch.ts), creates and uses its streams,
- *   consumer and buckets; replies on a client's
+ * - service: takes commands (queue group) and host loads, answers discovery, appends events,
+ *   creates and uses its streams, consumer and buckets; replies on a client's
  *   inbox (and to `Leasehold-Reply-To`, which names one).
  * - client: sends commands (request and durable), discovery requests and
  *   host loads (a host's agent is a client), reads the event stream and
@@ -136,15 +135,7 @@ export function natsUsers(options: NatsConfigOptions): RoleUser[] {
           ...clientInboxes.map((inbox) => `${inbox}.>`),
         ],
         // With an anonymous client the standard `_INBOX` is shared anyway, and a service started without an inbox prefix uses it.
-        // The events' subjects: the write watches that spare fresh reads a look at the stream.
-        subscribe: [
-          `${p}.v1.>`,
-          s.allLoads,
-          s.allEvents,
-          ...discovery,
-          `${inboxPrefixOf(service)}.>`,
-          ...(options.anonymousClient ? ["_INBOX.>"] : []),
-        ],
+        subscribe: [`${p}.v1.>`, s.allLoads, ...discovery, `${inboxPrefixOf(service)}.>`, ...(options.anonymousClient ? ["_INBOX.>"] : [])],
         allowResponses: true,
       },
     },

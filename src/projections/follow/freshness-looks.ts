@@ -3,17 +3,8 @@
  * before a read: the follower's own consumer first (a few hundred bytes, one
  * look for every concurrent caller), the leader's last sequence on the
  * kind's filter or one subject otherwise. Every look is bounded.
- *
- * A read needs no look at all while the log's write watch (where the log has
- * one) has counted no write by another writer since a look that started
- * after the last one: this instance's own appends reach the projection on
- * their acknowledgement, and the appends of the actors the read leads to
- * still carry their expected sequence. A kind is watched once a read model
- * asks for it ({@link FreshnessLooks.watchWrites}), from its first read on:
- * the watch receives every event of the kind, this instance's own too, so
- * it pays only where fresh reads are on the request path.
  */
-import { withDeadline, type EventLog, type WriteWatch } from "../../events/index.ts";
+import { withDeadline, type EventLog } from "../../events/index.ts";
 import type { ActorKind } from "../../contract/subjects.ts";
 import { batchedCatchUp } from "../batched-catch-up.ts";
 import type { ProjectionFollower } from "./projection-follower.ts";
@@ -43,55 +34,15 @@ export interface FreshnessLooksOptions {
 /** Read-your-writes for one kind's projection, across instances. */
 export class FreshnessLooks {
   private readonly subjectLooks = new Map<string, () => Promise<void>>();
-  /** Others' writes (as the watch counts them) the last look that started with the watch live covered. */
-  private coveredChanges = -1;
-  private watch: WriteWatch | undefined;
-  private watching: Promise<void> | undefined;
-  private stopped = false;
-  private wanted = false;
-  /** Reads answered by a look, and without one (diagnostics, tests). */
-  readonly reads = { looked: 0, watched: 0 };
 
   constructor(private readonly options: FreshnessLooksOptions) {}
 
   /**
    * Resolves once every event of the kind the stream held when called is
-   * folded; rejects at `timeoutMs`. Concurrent callers share looks; none is
-   * needed while no other writer wrote to the kind since the last one.
+   * folded; rejects at `timeoutMs`. Concurrent callers share looks.
    */
   fresh(timeoutMs = this.options.readTimeoutMs): Promise<void> {
-    const watch = this.watch;
-    if (watch !== undefined && watch.live && watch.changes === this.coveredChanges) {
-      this.reads.watched++;
-      return Promise.resolve();
-    }
-    if (this.wanted) this.watching ??= this.startWatch();
-    this.reads.looked++;
     return withDeadline(this.sharedFresh(), timeoutMs, `the ${this.options.kind} projection to catch up`);
-  }
-
-  /** Watches others' writes to the kind from the next read on, so reads need no look while there are none. */
-  watchWrites(): void {
-    this.wanted = true;
-  }
-
-  /** Stops the write watch. */
-  stop(): void {
-    this.stopped = true;
-    this.watch?.stop();
-  }
-
-  /** Starts the log's write watch; without one (or when it cannot start) every read looks. */
-  private async startWatch(): Promise<void> {
-    const { log, filter, opTimeoutMs } = this.options;
-    if (log.watchWrites === undefined) return;
-    try {
-      const watch = await log.watchWrites(filter, opTimeoutMs);
-      if (this.stopped) watch.stop();
-      else this.watch = watch;
-    } catch {
-      // Looks as before; the next start of the projection tries again.
-    }
   }
 
   /**
@@ -121,13 +72,6 @@ export class FreshnessLooks {
   }
 
   private readonly sharedFresh = batchedCatchUp(async () => {
-    // What the watch has counted before the look starts, the look covers.
-    const changes = this.watch?.live === true ? this.watch.changes : undefined;
-    await this.look();
-    if (changes !== undefined && changes > this.coveredChanges) this.coveredChanges = changes;
-  });
-
-  private async look(): Promise<void> {
     // On a replicated stream the consumer's server may be a replica a moment
     // behind the leader (docs/cluster.md): the read models take that window
     // for a look whose cost does not grow with the stream; verified answers
@@ -137,7 +81,7 @@ export class FreshnessLooks {
     const { log, filter, follower, opTimeoutMs } = this.options;
     const last = await log.lastSubjectSeq(filter, opTimeoutMs);
     await follower.reached(last, opTimeoutMs);
-  }
+  });
 
   /**
    * Asks the follower's own consumer whether the server has nothing pending
