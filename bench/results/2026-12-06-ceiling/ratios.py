@@ -1,3 +1,4 @@
+# usage: python3 ratios.py <dir>...: per (tree, in flight), the median and range of leasehold / ceiling (rate, p50) over the round files <tree>-<round>.txt
 import re,sys,glob,statistics as st
 # usage: ratios.py dir... : per (tree, in flight) the list of leasehold/ceiling ratios (rate, p50) over every round file
 res={}
