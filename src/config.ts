@@ -44,6 +44,8 @@ export interface ServiceConfig {
   readonly commandConcurrency: number;
   /** How long a command may take from arrival to answer; past it the answer is UNAVAILABLE. */
   readonly requestTimeoutMs: number;
+  /** The service's own refusal of reply subjects in its or NATS's namespaces (off only in tests of the server's refusal). */
+  readonly replyCheck: boolean;
 }
 
 /** Defaults of docs/protocol.md. */
@@ -66,6 +68,7 @@ export const DEFAULTS: Omit<ServiceConfig, "nats"> = {
   commandAckWaitMs: 30_000,
   commandConcurrency: 64,
   requestTimeoutMs: 3000,
+  replyCheck: true,
 };
 
 const ms = z.coerce.number().int("must be a whole number of milliseconds").positive("must be positive");
@@ -94,6 +97,7 @@ const schema = z
     commandAckWaitMs: ms,
     commandConcurrency: z.coerce.number().int().min(1).max(4096),
     requestTimeoutMs: ms,
+    replyCheck: z.boolean(),
   })
   .refine((c) => c.lockTtlMs <= c.maxTtlMs, { message: "lock-ttl-ms must not exceed max-ttl-ms", path: ["lockTtlMs"] });
 

@@ -42,7 +42,10 @@ export const REPLY_TO_HEADER = "Leasehold-Reply-To";
 
 /** Settings of the command consumer. */
 export interface CommandConsumerOptions {
+  /** Holds the command stream and its consumer; reports durable command errors. */
   readonly nc: NatsConnection;
+  /** Publishes `Leasehold-Reply-To` answers (default `nc`): the connection whose user may publish only to reply prefixes. */
+  readonly replyNc?: NatsConnection;
   readonly subjects: Subjects;
   readonly endpoints: readonly Endpoint[];
   /** The instance's one way in, shared with its request/reply endpoints. */
@@ -199,7 +202,7 @@ export class CommandConsumer {
         "durable command rejected as invalid",
       );
     }
-    if (replyTo !== undefined) this.publish(replyTo, response, m);
+    if (replyTo !== undefined) this.publish(replyTo, response, m, this.options.replyNc);
     // Ack only now, after the event is appended (or the command refused);
     // ackAck waits for the server to confirm, so a lost ack is retried by redelivery.
     try {
@@ -212,12 +215,12 @@ export class CommandConsumer {
     }
   }
 
-  private publish(subject: string, response: EndpointResponse, m: JsMsg): void {
+  private publish(subject: string, response: EndpointResponse, m: JsMsg, nc = this.options.nc): void {
     const h = natsHeaders();
     h.set("Leasehold-Command-Subject", m.subject);
     h.set("Leasehold-Command-Seq", String(m.seq));
     replyHeaders(response, h);
-    this.options.nc.publish(subject, this.encoder.encode(JSON.stringify(response.body)), { headers: h });
+    nc.publish(subject, this.encoder.encode(JSON.stringify(response.body)), { headers: h });
   }
 }
 

@@ -69,6 +69,68 @@ export function addNatsOptions(command: Command): Command {
   return command;
 }
 
+/** The flags of `serve`'s second connection, the one that appends (as commander hands them over). */
+export interface AppendConnectionFlags {
+  readonly appendCreds?: string | undefined;
+  readonly appendUser?: string | undefined;
+  readonly appendPassword?: string | undefined;
+  readonly appendInboxPrefix?: string | undefined;
+}
+
+/** Adds `serve`'s flags naming the user that appends (`--append-creds`, `--append-user`/`--append-password`, `--append-inbox-prefix`). */
+export function addAppendOptions(command: Command): Command {
+  const flag = (spec: string, description: string, env: string) => command.addOption(new Option(spec, description).env(env));
+  flag(
+    "--append-creds <file>",
+    "credentials of the NATS user that appends events (with --nats); without any --append-* the one connection does everything",
+    "LEASEHOLD_APPEND_CREDS",
+  );
+  flag("--append-user <name>", "NATS user that appends events (with --append-password)", "LEASEHOLD_APPEND_USER");
+  flag("--append-password <secret>", "password of --append-user (prefer the environment variable)", "LEASEHOLD_APPEND_PASSWORD");
+  flag(
+    "--append-inbox-prefix <prefix>",
+    "reply prefix of the appending connection (default _INBOX_<user> with --append-user)",
+    "LEASEHOLD_APPEND_INBOX_PREFIX",
+  );
+  return command;
+}
+
+/**
+ * The target of the appending connection: the same servers and TLS as
+ * `flags`, its own credentials; undefined when no `--append-*` flag is given.
+ */
+export function appendTarget(flags: ConnectionFlags & AppendConnectionFlags, servers: string[]): NatsTarget | undefined {
+  const given = [flags.appendCreds, flags.appendUser, flags.appendPassword, flags.appendInboxPrefix].some((v) => nonEmpty(v) !== undefined);
+  if (!given) return undefined;
+  if (nonEmpty(flags.appendCreds) === undefined && nonEmpty(flags.appendUser) === undefined)
+    throw new UsageError("--append-inbox-prefix and --append-password need --append-user or --append-creds");
+  try {
+    return natsTarget(
+      {
+        nats: servers.join(","),
+        creds: flags.appendCreds,
+        user: flags.appendUser,
+        password: flags.appendPassword,
+        inboxPrefix: flags.appendInboxPrefix,
+        tlsCa: flags.tlsCa,
+        tlsCert: flags.tlsCert,
+        tlsKey: flags.tlsKey,
+      },
+      servers,
+    );
+  } catch (e) {
+    // The checks speak of the main flags: name the --append-* ones instead.
+    if (e instanceof UsageError)
+      throw new UsageError(
+        e.message
+          .replace(/--(creds|user|password|inbox-prefix)\b/g, "--append-$1")
+          .replace(/LEASEHOLD_(USER|PASSWORD)\b/g, "LEASEHOLD_APPEND_$1"),
+        { cause: e },
+      );
+    throw e;
+  }
+}
+
 /**
  * The NATS server list named by `--nats` / `LEASEHOLD_NATS`, else `NATS_URL`,
  * else undefined. Each entry must be `nats://host[:port]`, `tls://host[:port]`

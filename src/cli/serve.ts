@@ -13,7 +13,7 @@ import { startService } from "../service/start-service.ts";
 import { CLOCK_OFFSET_VARIABLE, clockOffsetMs, offsetClock } from "./clock-offset.ts";
 import { VERSION } from "../version.ts";
 import { EXIT, reportFailure, UsageError } from "./cli-errors.ts";
-import { connectTo, natsServers, natsTarget, type NatsTarget } from "./connection-options.ts";
+import { appendTarget, connectTo, natsServers, natsTarget, type AppendConnectionFlags, type NatsTarget } from "./connection-options.ts";
 import { startLocalNats, type LocalNats } from "./local-nats.ts";
 import { cliLogger, effectiveFormat, type LogFormat } from "./logging.ts";
 import type { CommonFlags } from "./options.ts";
@@ -23,7 +23,7 @@ import { CommandCount, startIdleCollect } from "./idle-collect.ts";
 import { DEFAULT_LOCAL_HTTP, httpParts, ServiceMetrics, startHttp, type RunningHttp } from "../http/index.ts";
 
 /** Options as commander hands them over (strings from flags or environment). */
-export interface ServeFlags extends CommonFlags {
+export interface ServeFlags extends CommonFlags, AppendConnectionFlags {
   logLevel: string;
   logFormat: LogFormat;
   dataDir: string;
@@ -69,9 +69,10 @@ export async function serve(flags: ServeFlags, logLevelGiven: boolean): Promise<
   shutdown.installSignalHandlers();
   if (process.env.npm_command !== undefined) shutdown.followParent();
   try {
-    const { config, target } = readSettings(flags);
+    const { config, target, append } = readSettings(flags);
     let local: LocalNats | undefined;
     let connectTarget = target;
+    let appendConnectTarget = append;
     if (target === undefined) {
       local = await startLocalNats({
         dataDir: flags.dataDir,
@@ -80,23 +81,31 @@ export async function serve(flags: ServeFlags, logLevelGiven: boolean): Promise<
         note: (line) => (format === "text" ? console.error(`leasehold: ${line}`) : logger.info(line)),
         onSpawn: (stop) => shutdown.add("local nats-server", (ms) => stop(ms), STOP_NATS_SERVER_MS),
       });
-      // The shipped nats.conf gives only the service user the right to write the event stream.
-      connectTarget = {
-        servers: [local.url],
-        label: local.url,
-        auth: { user: local.user, pass: local.password },
+      // The shipped nats.conf has two service users: one answers (and may publish only to clients' inboxes), one appends.
+      const as = (user: string, pass: string): NatsTarget => ({
+        servers: [local!.url],
+        label: local!.url,
+        auth: { user, pass },
         hasCredentials: true,
-        inboxPrefix: inboxPrefixOf(local.user),
-      };
+        inboxPrefix: inboxPrefixOf(user),
+      });
+      connectTarget = as(local.user, local.password);
+      appendConnectTarget = as(local.appendUser, local.appendPassword);
     }
     if (shutdown.stopping) return;
-    const nc = await connectTo(connectTarget!, {
-      name: "leasehold-serve",
+    const connectOptions = {
       maxReconnectAttempts: -1,
       // nats.js would otherwise capture a stack trace for every request it sends (each append is one), a sixth of a turn's CPU.
       noAsyncTraces: true,
-    });
+    };
+    const nc = await connectTo(connectTarget!, { name: "leasehold-serve", ...connectOptions });
     shutdown.add("NATS connection", (ms) => drain(nc, ms), DRAIN_MS);
+    if (shutdown.stopping) return;
+    // Without a second user, the one connection answers and appends: the server then lets a reply go wherever its user may publish.
+    const appendNc =
+      appendConnectTarget === undefined ? nc : await connectTo(appendConnectTarget, { name: "leasehold-serve-append", ...connectOptions });
+    // Its own share of the 10 s: the service has stopped appending by the time it drains.
+    if (appendNc !== nc) shutdown.add("NATS appending connection", (ms) => drain(appendNc, ms), DRAIN_MS / 2);
     if (shutdown.stopping) return;
     // The runtime reports every command and append to the metrics; /metrics exposes them.
     const metrics = new ServiceMetrics();
@@ -107,6 +116,7 @@ export async function serve(flags: ServeFlags, logLevelGiven: boolean): Promise<
       logger.warn({ offsetMs }, `${CLOCK_OFFSET_VARIABLE} is set: this instance's clock is off by that much (a test hook)`);
     const service = await startService({
       nc,
+      appendNc,
       config,
       logger,
       clock: offsetClock(offsetMs),
@@ -151,15 +161,16 @@ export async function serve(flags: ServeFlags, logLevelGiven: boolean): Promise<
       const running = http;
       shutdown.add("HTTP", () => running.stop(), 1000);
     }
-    void nc.closed().then((err) => {
-      if (shutdown.stopping) return;
-      reportFailure(
-        "serve",
-        new UsageError(`the NATS connection closed: ${err?.message ?? "closed by the server"}`, { cause: err }),
-        debug,
-      );
-      void shutdown.begin("NATS connection closed", EXIT.usage);
-    });
+    for (const [connection, which] of [
+      [nc, "the NATS connection"],
+      [appendNc, "the appending NATS connection"],
+    ] as const) {
+      void connection.closed().then((err) => {
+        if (shutdown.stopping) return;
+        reportFailure("serve", new UsageError(`${which} closed: ${err?.message ?? "closed by the server"}`, { cause: err }), debug);
+        void shutdown.begin("NATS connection closed", EXIT.usage);
+      });
+    }
     const where = connectTarget!.label;
     logger.info(
       {
@@ -184,7 +195,7 @@ export async function serve(flags: ServeFlags, logLevelGiven: boolean): Promise<
   }
 }
 
-function readSettings(flags: ServeFlags): { config: ServiceConfig; target: NatsTarget | undefined } {
+function readSettings(flags: ServeFlags): { config: ServiceConfig; target: NatsTarget | undefined; append: NatsTarget | undefined } {
   const servers = natsServers(flags);
   let config: ServiceConfig;
   try {
@@ -194,17 +205,20 @@ function readSettings(flags: ServeFlags): { config: ServiceConfig; target: NatsT
     throw e;
   }
   if (servers === undefined) {
-    const given = (["creds", "user", "password", "token", "tlsCa", "tlsCert", "tlsKey", "inboxPrefix"] as const).filter(
-      (k) => flags[k] !== undefined,
-    );
+    const given = (
+      [
+        ...["creds", "user", "password", "token", "tlsCa", "tlsCert", "tlsKey", "inboxPrefix"],
+        ...["appendCreds", "appendUser", "appendPassword", "appendInboxPrefix"],
+      ] as const
+    ).filter((k) => flags[k] !== undefined);
     if (given.length > 0) {
       throw new UsageError(
         `${given.map((k) => `--${k.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`).join(", ")} need --nats: the local nats-server is joined as its own service user`,
       );
     }
-    return { config, target: undefined };
+    return { config, target: undefined, append: undefined };
   }
-  return { config, target: natsTarget(flags, servers) };
+  return { config, target: natsTarget(flags, servers), append: appendTarget(flags, servers) };
 }
 
 /** The one line a person at a terminal sees once the service answers. */
