@@ -27,7 +27,8 @@ import { quietLogger } from "../support/nats.ts";
 import { startConfiguredServer, type ConfiguredServer } from "./configured-server.ts";
 
 /** Which configuration: the shipped file, or nats-config's output for these options. */
-export type LayoutSource = { readonly shipped: true } | { readonly shipped?: false; readonly options: NatsConfigOptions };
+export type LayoutSource =
+  { readonly shipped: true } | { readonly shipped?: false; readonly options: NatsConfigOptions; readonly edit?: (text: string) => string };
 
 /** A running layout with its service. */
 export interface LayoutServer {
@@ -59,7 +60,10 @@ export async function startLayout(source: LayoutSource, config: Partial<ServiceC
     if (user !== serviceUserOf(prefix) && user !== appendUserOf(prefix)) env[passwordEnvOf(user)] = passwordOf(user);
   const server: ConfiguredServer = await startConfiguredServer((dir) => {
     const store = join(dir, "js");
-    if (!source.shipped) return natsConfig({ ...source.options, listen: "127.0.0.1:-1", storeDir: store });
+    if (!source.shipped) {
+      const text = natsConfig({ ...source.options, listen: "127.0.0.1:-1", storeDir: store });
+      return source.edit?.(text) ?? text;
+    }
     return readFileSync(join(PROJECT_ROOT, "nats.conf"), "utf8")
       .replace(/^listen: .*$/m, "listen: 127.0.0.1:-1")
       .replace(/store_dir: .*$/m, `store_dir: ${JSON.stringify(store)}`);
