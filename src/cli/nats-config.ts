@@ -21,7 +21,7 @@ export function addNatsConfigCommand(program: Command): void {
   program
     .command("nats-config")
     .description(
-      "Print a nats-server configuration with least-privilege allow-lists for one prefix: the service, clients " +
+      "Print a nats-server configuration with least-privilege allow-lists for one prefix: the service (two users: one answers, one appends), clients " +
         "(commands, $SRV discovery, the event stream, replies only under their own inbox prefix _INBOX_<user>) and an auditor (reads the event stream). " +
         "Passwords are read by nats-server from LEASEHOLD_<USER>_PASSWORD variables.",
     )

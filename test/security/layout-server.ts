@@ -111,7 +111,8 @@ export async function startLayout(source: LayoutSource, config: Partial<ServiceC
   }
 }
 
-function violations(nc: NatsConnection): () => string {
+/** The permission violations the server reports on `nc` from now on, one line each. */
+export function violations(nc: NatsConnection): () => string {
   const seen: string[] = [];
   void (async () => {
     for await (const s of nc.status()) if (s.type === "error") seen.push(String((s as { error?: Error }).error?.message));

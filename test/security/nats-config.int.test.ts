@@ -22,6 +22,7 @@ import { natsConfig } from "../../src/security/nats-config-text.ts";
 import { call, quietLogger } from "../support/nats.ts";
 import { startConfiguredServer, type ConfiguredServer } from "./configured-server.ts";
 import { expectServiceOnlyWritesRefused } from "./service-only-writes.ts";
+import { violations } from "./layout-server.ts";
 
 const PREFIX = "acme.lh";
 const subjects = new Subjects(PREFIX);
@@ -86,15 +87,6 @@ async function as(user: string): Promise<NatsConnection> {
   });
   open.push(nc);
   return nc;
-}
-
-/** The permission violations the server reports on `nc` from now on. */
-function violations(nc: NatsConnection): () => string {
-  const seen: string[] = [];
-  void (async () => {
-    for await (const s of nc.status()) if (s.type === "error") seen.push(String((s as { error?: Error }).error?.message));
-  })();
-  return () => seen.join("\n");
 }
 
 const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\$]/g, "\\$&");
