@@ -131,6 +131,8 @@ export async function serve(flags: ServeFlags, logLevelGiven: boolean): Promise<
         );
         void shutdown.begin("subscription refused", EXIT.usage);
       },
+    }).catch((e: unknown) => {
+      throw appendRefused(e, appendNc === nc);
     });
     // After the start's fold, which keeps V8's own policy: a first start over a long stream allocates the most.
     const growth = applyHeapGrowth(flags.heapGrowthPercent);
@@ -233,6 +235,16 @@ export function readyLine(config: ServiceConfig, where: string, dataDir: string 
 function displayPath(path: string): string {
   const rel = relative(process.cwd(), path);
   return rel === "" ? "." : rel.startsWith("..") || rel.startsWith("/") ? path : `./${rel}`;
+}
+
+/** A start refused for lack of JetStream rights on one connection: most likely the answering user alone was given, so say how to add the appending one. */
+function appendRefused(error: unknown, oneConnection: boolean): unknown {
+  const message = error instanceof Error ? error.message : String(error);
+  if (!oneConnection || !/Permissions Violation/.test(message)) return error;
+  return new UsageError(
+    `this user may not append events or use the streams (${message}): give the appending user too, with --append-user/--append-password or --append-creds (leasehold nats-config's service is two users, the second one <prefix>-append)`,
+    { cause: error },
+  );
 }
 
 async function drain(nc: NatsConnection, ms: number): Promise<void> {

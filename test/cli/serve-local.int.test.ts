@@ -69,6 +69,8 @@ describe("serve with its own nats-server", () => {
     const lines = unauthorised.stderr().trim().split("\n");
     expect(lines, unauthorised.stderr()).toHaveLength(1);
     expect(lines[0]).toMatch(/^leasehold serve: /);
+    // It names the flags of the service's second user.
+    expect(lines[0]).toMatch(/--append-user\/--append-password or --append-creds/);
     expect(unauthorised.stderr()).not.toMatch(/\n\s+at /);
 
     // The documented way to add an instance: the two service users, their passwords from the data folder.
