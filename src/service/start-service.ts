@@ -13,6 +13,7 @@ import { routeModule } from "./route-module.ts";
 import { proxyModule } from "./proxy-module.ts";
 import { MicroService } from "../api/index.ts";
 import { endpointServer, type CommandObserver } from "../api/serve-endpoint.ts";
+import { replyConfinement } from "../api/reply-confinement.ts";
 import { CommandConsumer } from "../api/command-consumer.ts";
 import type { KindContext, KindModule } from "./kind-module.ts";
 import { JetStreamEventLog, withDeadline, type EventLog } from "../events/index.ts";
@@ -58,6 +59,8 @@ export interface RuntimeStatus {
 export interface ServiceObserver extends CommandObserver {
   appendFinished(seconds: number): void;
   appendConflict(): void;
+  /** A request or durable command refused for its reply subject. */
+  replyRefused?(path: "request" | "durable"): void;
 }
 
 /** Options of {@link startService}. */
@@ -81,6 +84,11 @@ export interface StartServiceOptions {
   readonly onFatal?: (error: Error) => void;
   /** A start with no snapshot folds a kind's backlog on a worker thread from this stream sequence of its last event on (default 100,000). */
   readonly backlogWorkerMinSeq?: number;
+}
+
+/** The prefix under which `nc` takes its replies (nats.js keeps it in the connection's options). */
+function inboxPrefixOf(nc: NatsConnection): string | undefined {
+  return (nc as { options?: { inboxPrefix?: string } }).options?.inboxPrefix;
 }
 
 /** 128 bits from the CSPRNG: lease ids must be unguessable. */
@@ -146,6 +154,11 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
   );
   let stopping = false;
   const serve = endpointServer({ logger, observer });
+  const confinement = replyConfinement({
+    ...{ prefix: config.prefix, enabled: config.replyCheck, logger },
+    ownInboxes: [inboxPrefixOf(nc), inboxPrefixOf(appendNc)],
+    count: observer?.replyRefused && ((path) => observer.replyRefused?.(path)),
+  });
 
   const micro = new MicroService(nc, {
     name: SERVICE_NAME,
@@ -153,6 +166,7 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
     description: "leasehold: proxy leases, route placement and fenced locks on JetStream",
     queue: SERVICE_NAME,
     metadata: { prefix: config.prefix },
+    ...confinement,
     onError: (err, subject) => {
       logger.error({ err, subject }, `cannot serve ${subject}: ${err.message}`);
       options.onFatal?.(new Error(`cannot serve ${subject}: ${err.message}`, { cause: err }));
@@ -177,6 +191,7 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
     replicas: config.replicas,
     ackWaitMs: config.commandAckWaitMs,
     maxInFlight: config.commandConcurrency,
+    ...confinement,
   });
 
   let sweeping = false;

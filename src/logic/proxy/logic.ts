@@ -13,7 +13,8 @@ export function proxyLogic(settings: ProxySettings): ActorLogic<ProxyState, Prox
     kind: "proxy",
     // 2: cooldowns carry their streak and outlive their end by cooldownMs.
     // 3: snapshots keep XState's persisted snapshot of each state (src/logic/kind-logic.ts, persistence).
-    foldVersion: 3,
+    // 4: ids decode exactly (a snapshot from an older fold may hold two ids under one key).
+    foldVersion: 4,
     logic: proxyMachineLogic(settings),
     snapshotOf: transitionSnapshotOf<ProxyState>,
     initialState: initialProxyState,

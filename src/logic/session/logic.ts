@@ -12,7 +12,8 @@ export function sessionLogic(settings: SessionSettings): ActorLogic<SessionState
   return fromXState({
     kind: "session",
     // 2: snapshots keep XState's persisted snapshot of each state (src/logic/kind-logic.ts, persistence).
-    foldVersion: 2,
+    // 3: ids decode exactly (a snapshot from an older fold may hold two ids under one key).
+    foldVersion: 3,
     logic: sessionMachineLogic(settings),
     snapshotOf: transitionSnapshotOf<SessionState>,
     initialState: initialSessionState,
