@@ -6,14 +6,20 @@
  * lock's event subject or the snapshot bucket deletes and writes nothing,
  * because the user that answers may publish only to clients' reply prefixes
  * (and in the account layout a reply crosses back only to the requester's account).
+ * The one-machine default is tried as a process too: `leasehold serve
+ * --unsafe-no-reply-check` on its own nats-server, attacked by an anonymous client.
  */
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { connect } from "@nats-io/transport-node";
 import type { NatsConnection } from "@nats-io/nats-core";
 import { headers as natsHeaders } from "@nats-io/nats-core";
 import { jetstream, jetstreamManager, type JetStreamManager } from "@nats-io/jetstream";
 import { Subjects } from "../../src/contract/subjects.ts";
 import { REPLY_TO_HEADER } from "../../src/api/command-consumer.ts";
 import { call } from "../support/nats.ts";
+import { defer, freePort, leasehold, tempDir, waitForLog } from "../cli/cli-process.ts";
 import { expectPublishRefused, startLayout, type LayoutServer, type LayoutSource } from "./layout-server.ts";
 
 interface Case {
@@ -130,4 +136,50 @@ describe.each(CASES)("with the service's reply check off, on $name", ({ source, 
       await target.unchanged();
     }
   });
+});
+
+describe("with the service's reply check off, on the one-machine default as a process", () => {
+  it("a request's reply subject aimed at the event stream's deletion, another lock's events or the bucket: nothing is deleted or written", async () => {
+    const cwd = tempDir("refusal");
+    const port = await freePort();
+    const proc = leasehold(["serve", "--nats-port", String(port), "--http", "off", "--unsafe-no-reply-check", "--log-format", "json"], {
+      cwd,
+    });
+    defer(async () => {
+      proc.child.kill("SIGTERM");
+      await proc.exited;
+    });
+    await waitForLog(proc, "leasehold serving");
+    const url = `nats://127.0.0.1:${port}`;
+    const client = await connect({ servers: url, maxReconnectAttempts: 0 });
+    defer(() => client.close());
+    // The appending user reads what a client may not (the snapshot bucket).
+    const password = readFileSync(join(cwd, ".leasehold", "append-password"), "utf8").trim();
+    const reader = await connect({ servers: url, user: "leasehold-append", pass: password, inboxPrefix: "_INBOX_leasehold-append" });
+    defer(() => reader.close());
+    const jsm = await jetstreamManager(reader);
+    const subjects = new Subjects("leasehold");
+    expect(
+      (await call<{ lease: { generation: number } }>(client, "leasehold", "lock.acquire", { name: "victim", owner: "bob" })).body.lease
+        .generation,
+    ).toBe(1);
+    const victimSeq = (await jsm.streams.getMessage(subjects.eventStream, { last_by_subj: subjects.event("lock", "victim") }))!.seq;
+    const manifest = `$O.${subjects.projectionBucket}.M.${Buffer.from("forged").toString("base64url")}`;
+    const answered = async () =>
+      (await client.request("$SRV.STATS.leasehold", undefined, { timeout: 2000 }))
+        .json<{ endpoints: { num_requests: number }[] }>()
+        .endpoints.reduce((sum, e) => sum + e.num_requests, 0);
+    const before = await answered();
+    for (const reply of [`$JS.API.STREAM.DELETE.${subjects.eventStream}`, subjects.event("lock", "victim"), manifest]) {
+      client.publish(subjects.command("proxy", "release"), "{}", { reply });
+      client.publish(subjects.command("lock", "get"), JSON.stringify({ name: "victim" }), { reply });
+    }
+    await vi.waitFor(async () => expect(await answered()).toBe(before + 6), { timeout: 5000, interval: 20 });
+    // Their replies have left on the service's answering connection: once a later reply on it is back, the server has handled them.
+    expect((await call<{ lease: { owner: string } }>(client, "leasehold", "lock.get", { name: "victim" })).body.lease.owner).toBe("bob");
+    expect(proc.logs().some((l) => l.msg === "request refused: its reply subject is in a reserved namespace")).toBe(false);
+    expect((await jsm.streams.info(subjects.eventStream)).config.name).toBe(subjects.eventStream);
+    expect((await jsm.streams.getMessage(subjects.eventStream, { last_by_subj: subjects.event("lock", "victim") }))?.seq).toBe(victimSeq);
+    expect(await jsm.streams.getMessage(`OBJ_${subjects.projectionBucket}`, { last_by_subj: manifest })).toBeNull();
+  }, 60_000);
 });
