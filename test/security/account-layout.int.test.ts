@@ -16,7 +16,7 @@ import { Subjects } from "../../src/contract/subjects.ts";
 import { REPLY_TO_HEADER } from "../../src/api/command-consumer.ts";
 import { JetStreamEventLog } from "../../src/events/index.ts";
 import { auditStream } from "../../src/tools/index.ts";
-import { appendUserOf, inboxPrefixOf, serviceUserOf, type NatsConfigOptions } from "../../src/security/nats-permissions.ts";
+import { appendUserOf, inboxPrefixOf, serviceFlagsOf, serviceUserOf, type NatsConfigOptions } from "../../src/security/nats-permissions.ts";
 import { call } from "../support/nats.ts";
 import { defer, leasehold, waitForLog } from "../cli/cli-process.ts";
 import { startLayout, type LayoutServer } from "./layout-server.ts";
@@ -121,13 +121,17 @@ describe("nats-config --layout accounts", () => {
 
   it("runs serve as its two users and call, status, tail, audit, replay and host-load as a client, each a process", async () => {
     const env = (user: string) => ({ LEASEHOLD_USER: user, LEASEHOLD_PASSWORD: `pw-${user}` });
-    const serve = leasehold(["serve", "--nats", layout.url, "--prefix", PREFIX, "--log-format", "json", "--http", "off"], {
-      env: {
-        ...env(serviceUserOf(PREFIX)),
-        LEASEHOLD_APPEND_USER: appendUserOf(PREFIX),
-        LEASEHOLD_APPEND_PASSWORD: `pw-${appendUserOf(PREFIX)}`,
+    // With the flags nats-config prints for this layout.
+    const serve = leasehold(
+      ["serve", "--nats", layout.url, "--prefix", PREFIX, "--log-format", "json", "--http", "off", ...serviceFlagsOf(OPTIONS)],
+      {
+        env: {
+          ...env(serviceUserOf(PREFIX)),
+          LEASEHOLD_APPEND_USER: appendUserOf(PREFIX),
+          LEASEHOLD_APPEND_PASSWORD: `pw-${appendUserOf(PREFIX)}`,
+        },
       },
-    });
+    );
     defer(async () => {
       serve.child.kill("SIGTERM");
       await serve.exited;
