@@ -29,8 +29,8 @@ export interface MicroServiceOptions {
   readonly onRefusedReply?: RefusedReply;
 }
 
-/** Handles one request; never throws (a throw is answered as a 500). */
-export type EndpointHandler = (data: Uint8Array) => Promise<EndpointResponse>;
+/** Handles one request (`msg` for what else it carries, its headers); never throws (a throw is answered as a 500). */
+export type EndpointHandler = (data: Uint8Array, msg: Msg) => Promise<EndpointResponse>;
 
 interface EndpointStats {
   readonly name: string;
@@ -120,7 +120,7 @@ export class MicroService {
     this.inFlight++;
     let response: EndpointResponse;
     try {
-      response = await handler(msg.data);
+      response = await handler(msg.data, msg);
     } catch (e) {
       response = {
         ok: false,

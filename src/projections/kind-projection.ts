@@ -227,6 +227,11 @@ export class KindProjection<State> {
     return this.store.replies.get(msgId);
   }
 
+  /** The fingerprint of the latest request remembered with `requestId` on this kind, and its event's instant. */
+  requestOf(requestId: string): { readonly fingerprint: string; readonly atMs: number } | undefined {
+    return this.store.replies.requestOf(requestId);
+  }
+
   /** How many replies are remembered, and about how many bytes they take. */
   get replies(): { entries: number; bytes: number } {
     return this.store.replies.size;

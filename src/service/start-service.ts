@@ -4,7 +4,7 @@
  * actor runtime with every kind's logic, the endpoints in the `leasehold` queue
  * group, and the housekeeping sweep. Several instances may share a prefix.
  */
-import type { NatsConnection } from "@nats-io/nats-core";
+import type { Msg, NatsConnection } from "@nats-io/nats-core";
 import type { Logger } from "pino";
 import { randomBytes } from "node:crypto";
 import { ActorRuntime, systemClock, type Clock } from "../actors/index.ts";
@@ -14,6 +14,7 @@ import { proxyModule } from "./proxy-module.ts";
 import { MicroService } from "../api/index.ts";
 import { endpointServer, type CommandObserver } from "../api/serve-endpoint.ts";
 import { replyConfinement } from "../api/reply-confinement.ts";
+import { Operators, principalOf } from "../api/principals.ts";
 import { CommandConsumer } from "../api/command-consumer.ts";
 import type { KindContext, KindModule } from "./kind-module.ts";
 import { JetStreamEventLog, withDeadline, type EventLog } from "../events/index.ts";
@@ -153,7 +154,12 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
     "projections caught up with the stream",
   );
   let stopping = false;
-  const serve = endpointServer({ logger, observer });
+  const serve = endpointServer({
+    ...{ logger, observer },
+    ...{ operators: new Operators(config.operators), requirePrincipal: config.requirePrincipal },
+  });
+  // Headers are decoded only where the deployment says the server writes who sent a request.
+  const principal = (msg: Msg): string => (config.principals === "off" ? "" : principalOf(msg.headers, config.principals));
   const confinement = replyConfinement({
     ...{ prefix: config.prefix, enabled: config.replyCheck, logger },
     ownInboxes: [inboxPrefixOf(nc), inboxPrefixOf(appendNc)],
@@ -177,7 +183,7 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
   for (const endpoint of endpoints) {
     let group = groups.get(endpoint.kind);
     if (group === undefined) groups.set(endpoint.kind, (group = micro.addGroup(subjects.commandGroup(endpoint.kind))));
-    group.addEndpoint(endpoint.op, async (data) => (await serve(endpoint, data)).response);
+    group.addEndpoint(endpoint.op, async (data, msg) => (await serve(endpoint, data, { principal: principal(msg) })).response);
   }
 
   const commands = await CommandConsumer.start({
