@@ -66,6 +66,12 @@ export interface CommandConsumerOptions {
   readonly replyAllowed?: ReplyGuard;
   /** Told of each command refused for its `Leasehold-Reply-To`. */
   readonly onRefusedReply?: RefusedReply;
+  /**
+   * The account layout (`--principals nats-request-info`): a command arrives
+   * as `<prefix>.cmd.<account>.<kind>.<op>`, the account put there by the
+   * server's import (an export's account token position), which is its principal.
+   */
+  readonly accountToken?: boolean;
 }
 
 /** Consumes the command stream until stopped. */
@@ -185,7 +191,7 @@ export class CommandConsumer {
 
   private async handle(m: JsMsg): Promise<void> {
     const { subjects } = this.options;
-    const tail = subjects.durableKindOp(m.subject) ?? m.subject;
+    const { tail, principal } = this.kindOpOf(m.subject);
     let replyTo = m.headers?.get(REPLY_TO_HEADER) || undefined;
     const endpoint = this.byKey.get(tail);
     const { replyAllowed } = this.options;
@@ -200,7 +206,7 @@ export class CommandConsumer {
       refused ??
       (endpoint === undefined
         ? notDurable(tail)
-        : await this.options.serve(endpoint, m.data, { requestedAt: Number(BigInt(m.info.timestampNanos) / 1_000_000n) }));
+        : await this.options.serve(endpoint, m.data, { requestedAt: Number(BigInt(m.info.timestampNanos) / 1_000_000n), principal }));
     if (!result.ok && isUnavailable(result)) {
       // Retryable: leave it to a later delivery rather than answer (its requestId makes a redelivery safe).
       const delayMs = Math.max(100, result.unavailable?.retryAfterMs ?? 1000);
@@ -226,6 +232,14 @@ export class CommandConsumer {
         "ack of a durable command was not confirmed; it may be redelivered (a no-op)",
       );
     }
+  }
+
+  /** The `<kind>.<op>` of a command's subject, and the principal the subject proves (its account token in the account layout, else ""). */
+  private kindOpOf(subject: string): { tail: string; principal: string } {
+    const tail = this.options.subjects.durableKindOp(subject) ?? subject;
+    if (this.options.accountToken !== true) return { tail, principal: "" };
+    const dot = tail.indexOf(".");
+    return dot > 0 ? { tail: tail.slice(dot + 1), principal: tail.slice(0, dot) } : { tail, principal: "" };
   }
 
   private publish(subject: string, response: EndpointResponse, m: JsMsg, nc = this.options.nc): void {

@@ -197,6 +197,7 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
     replicas: config.replicas,
     ackWaitMs: config.commandAckWaitMs,
     maxInFlight: config.commandConcurrency,
+    accountToken: config.principals === "nats-request-info",
     ...confinement,
   });
 

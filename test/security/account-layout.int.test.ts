@@ -36,7 +36,7 @@ const withoutShareForCarol = (text: string) => {
 let layout: LayoutServer;
 
 beforeAll(async () => {
-  layout = await startLayout({ options: OPTIONS, edit: withoutShareForCarol });
+  layout = await startLayout({ options: OPTIONS, edit: withoutShareForCarol }, { principals: "nats-request-info", operators: ["ops/ops"] });
 }, 30_000);
 
 afterAll(() => layout?.stop());
@@ -91,32 +91,44 @@ describe("nats-config --layout accounts", () => {
       subjects: subjects.allEvents,
       dedupWindowMs: 120_000,
     });
-    expect((await log.readSubject(subjects.event("lock", "acct"), 1)).length).toBe(1);
+    const [acquiredEvent] = await log.readSubject(subjects.event("lock", "acct"), 1);
+    // The service took the principal from the header the server wrote: account and user.
+    expect(JSON.parse(new TextDecoder().decode(acquiredEvent!.payload))).toMatchObject({ by: "alice/alice" });
     const summary = await auditStream(log.readStream(), subjects, { cooldownMs: 900_000, maxTtlMs: 30_000 });
     expect(summary.violations).toBe(0);
   });
 
-  it("stores a durable command under the sender's account, which another account cannot claim, and routes its Leasehold-Reply-To back to the sender", async () => {
-    /** Publishes a durable command as `user` to `subject` and resolves with the command subject the service says it took it from. */
-    const takenAs = async (user: string, subject: string, requestId: string) => {
+  it("takes a durable command's principal from the account the server put in its subject, which another account cannot claim, and routes its Leasehold-Reply-To back to the sender", async () => {
+    /** Publishes a durable command as `user` to `subject`; resolves with the reply and the command subject the service took it from. */
+    const sendAs = async (user: string, subject: string, body: Record<string, unknown>) => {
       const nc = await layout.as(user);
       const inbox = `${inboxPrefixOf(user)}.durable`;
       const replies = nc.subscribe(inbox, { max: 1 });
       await nc.flush();
       const h = natsHeaders();
       h.set(REPLY_TO_HEADER, inbox);
-      const sent = await jetstream(nc).publish(subject, JSON.stringify({ name: "acct-durable", requestId }), {
-        msgID: requestId,
-        headers: h,
-        timeout: 5000,
-      });
+      const requestId = String(body.requestId);
+      const sent = await jetstream(nc).publish(subject, JSON.stringify(body), { msgID: requestId, headers: h, timeout: 5000 });
       expect(sent.stream).toBe(subjects.commandStream);
-      for await (const reply of replies) return reply.headers?.get("Leasehold-Command-Subject");
-      return undefined;
+      for await (const reply of replies)
+        return { body: reply.json<Record<string, unknown>>(), from: reply.headers?.get("Leasehold-Command-Subject") };
+      throw new Error("no reply");
     };
-    expect(await takenAs("alice", subjects.durableCommand("lock", "reset"), "a-1")).toBe(`${PREFIX}.cmd.alice.lock.reset`);
-    // Bob names alice's account in the subject: his import puts his own account before it.
-    expect(await takenAs("bob", `${PREFIX}.cmd.alice.lock.reset`, "b-1")).toBe(`${PREFIX}.cmd.bob.alice.lock.reset`);
+    const alice = await sendAs("alice", subjects.durableCommand("lock", "acquire"), {
+      name: "acct-durable",
+      owner: "alice",
+      requestId: "a-1",
+    });
+    expect(alice.from).toBe(`${PREFIX}.cmd.alice.lock.acquire`);
+    expect(alice.body).toMatchObject({ lease: { owner: "alice", generation: 1 } });
+    // Recorded as alice's (the account: the server writes no user on a stored message).
+    const jsm = await jetstreamManager(layout.appending);
+    const event = (await jsm.streams.getMessage(subjects.eventStream, { last_by_subj: subjects.event("lock", "acct-durable") }))!;
+    expect(event.json<{ by?: string }>().by).toBe("alice");
+    // Bob names alice's account in the subject: his import puts his own account before it, and no such command exists.
+    const bob = await sendAs("bob", `${PREFIX}.cmd.alice.lock.release`, { name: "acct-durable", leaseId: "x", requestId: "b-1" });
+    expect(bob.from).toBe(`${PREFIX}.cmd.bob.alice.lock.release`);
+    expect(bob.body).toMatchObject({ error: { code: "BAD_REQUEST" } });
   });
 
   it("runs serve as its two users and call, status, tail, audit, replay and host-load as a client, each a process", async () => {
