@@ -30,3 +30,15 @@ export class Operators {
     return slash > 0 && this.accounts.has(principal.slice(0, slash));
   }
 }
+
+/**
+ * Whether a request from `principal` acts for `holder`, the principal that
+ * created a lease or session: the same principal, or the holder's account
+ * when the requester proves only an account (a durable command proves no
+ * more than the account it was published from; in the account layout each
+ * client is an account of one user, so the two name the same client).
+ */
+export function actsFor(principal: string, holder: string): boolean {
+  if (principal === holder) return true;
+  return principal !== "" && !principal.includes("/") && holder.startsWith(`${principal}/`);
+}

@@ -54,7 +54,7 @@ async function eventsBy(nc: NatsConnection, prefix: string): Promise<string[]> {
   const out: string[] = [];
   for (let seq = 1; seq <= last; seq++) {
     const m = await jsm.streams.getMessage(stream, { seq });
-    const e = m.json<{ type: string; by?: string }>();
+    const e = m!.json<{ type: string; by?: string }>();
     out.push(`${e.type} ${e.by ?? "-"}`);
   }
   return out;
@@ -127,7 +127,11 @@ describe("principals", () => {
     expect(await as(nc, prefix, { acc: "team", user: "u" }, "lock.release", { name: "x", etag: "00000001" })).toEqual(
       forbiddenFor("team/u"),
     );
-    expect(await eventsBy(nc, prefix)).toEqual(["LockAcquired team"]);
+    // A principal that proves only its account (a durable command) acts for that account's users' leases.
+    await as(nc, prefix, { acc: "solo", user: "solo" }, "lock.acquire", { name: "y", owner: "o" });
+    expect(await as(nc, prefix, { acc: "other" }, "lock.release", { name: "y", etag: "00000002" })).toEqual(forbiddenFor("other"));
+    expect(await as(nc, prefix, { acc: "solo" }, "lock.release", { name: "y", etag: "00000002" })).toEqual({});
+    expect(await eventsBy(nc, prefix)).toEqual(["LockAcquired team", "LockAcquired solo/solo", "LockReleased solo"]);
   });
 
   it("count for nothing without --principals: a header the client wrote is not the server's", async () => {

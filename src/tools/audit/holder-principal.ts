@@ -10,6 +10,7 @@ import type { EventEnvelope } from "../../events/index.ts";
 import type { LockState, ProxyState, SessionState } from "../../projections/index.ts";
 import type { StreamFold } from "../stream-fold.ts";
 import { cell } from "../table.ts";
+import { actsFor } from "../../contract/operators.ts";
 
 /** The rule's id and what it forbids. */
 export const HOLDER_PRINCIPAL_RULE = {
@@ -28,7 +29,7 @@ export function holderPrincipalBreach(event: EventEnvelope, before: unknown, fol
   const holder = holderOf(event, before, fold);
   if (holder === undefined || holder === "") return null;
   const by = event.by ?? "";
-  if (by === holder || isOperator(by)) return null;
+  if (actsFor(by, holder) || isOperator(by)) return null;
   return `${event.type} by ${by === "" ? "an unknown principal" : cell(by)}, but ${cell(holder)} created what it acts on and ${by === "" ? "none" : "it"} is no operator`;
 }
 
