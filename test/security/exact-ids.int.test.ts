@@ -47,8 +47,12 @@ describe("twin ids", () => {
     const cwd = tempDir("twins");
     const port = await freePort();
     let proc = await serve(cwd, port);
-    const nc = await connect({ servers: `nats://127.0.0.1:${port}`, maxReconnectAttempts: -1, reconnectTimeWait: 100 });
-    defer(() => nc.close());
+    const connectTo = async () => {
+      const c = await connect({ servers: `nats://127.0.0.1:${port}`, maxReconnectAttempts: 0 });
+      defer(() => c.close());
+      return c;
+    };
+    let nc = await connectTo();
 
     // The twin first, then its original: the original must not be taken for the twin's history.
     expect(await ask(nc, "lock.acquire", { name: `${BOM}job`, owner: "mallory" })).toHaveProperty("lease.generation", 1);
@@ -79,6 +83,8 @@ describe("twin ids", () => {
       proc.child.kill("SIGTERM");
       expect((await proc.exited).code).toBe(0);
       proc = await serve(cwd, port);
+      // serve's own nats-server went with it: a new connection to the new one.
+      nc = await connectTo();
       expect(await observe(nc)).toEqual(seen);
     }
     // Each twin still takes its own commands: the original is not CORRUPT, and its twin keeps its holder.
