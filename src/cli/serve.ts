@@ -36,6 +36,8 @@ export interface ServeFlags extends CommonFlags {
   maxTtlMs?: string;
   maxWaitMs?: string;
   claimWindowMs?: string;
+  maxWaiters?: string;
+  maxUnknownLoads?: string;
   sweepIntervalMs?: string;
   dedupWindowMs?: string;
   replicas?: string;
