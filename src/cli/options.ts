@@ -78,7 +78,10 @@ export function addServiceOptions(command: Command): Command {
       .default(String(DEFAULTS.maxWaiters)),
   );
   command.addOption(
-    new Option("--max-unknown-loads <n>", "host loads: how many hosts without a host record have their load kept (the oldest dropped first)")
+    new Option(
+      "--max-unknown-loads <n>",
+      "host loads: how many hosts without a host record have their load kept (the oldest dropped first)",
+    )
       .env("LEASEHOLD_MAX_UNKNOWN_LOADS")
       .default(String(DEFAULTS.maxUnknownLoads)),
   );
