@@ -278,7 +278,10 @@ async function queueFigures(bench: BenchLike, system: System, settings: Settings
     for (let h = 0; h < settings.handovers; h++) {
       const sentAt = performance.now();
       const released = await request(nc, prefix, "release", { name: QUEUED, etag });
-      if (!succeeded(released)) throw new Error(`release: ${released.string()}`);
+      if (!succeeded(released)) {
+        const now = await request(nc, prefix, "get", { name: QUEUED });
+        throw new Error(`release ${h}: ${released.string()}; the lock: ${now.string()}; grants ${JSON.stringify(waiters.grants.slice(0, h + 2))}; refusals ${JSON.stringify(waiters.refusals)}`);
+      }
       const grant = await waiters.grant(h, 10_000);
       if (grant === undefined) {
         handoverMs.push(Infinity);
