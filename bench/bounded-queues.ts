@@ -4,7 +4,8 @@
  * nats-server, per system (this checkout, and with `--before <checkout>`
  * another one, e.g. a worktree of an earlier commit, built), in this order:
  *
- * 1. acquire+release p50 of other locks (no waiters on them), 2 workers;
+ * 1. acquire+release p50 of other locks (no waiters on them), 2 workers,
+ *    after a window of the same to warm up;
  * 2. waiters join one held lock, in chunks, across both instances (the queue
  *    group spreads them), up to `--waiters` (10,000) or a deadline: the
  *    services' CPU per join for 100 joins from 100 waiters on and from 1,000
@@ -243,6 +244,7 @@ async function queueFigures(bench: BenchLike, system: System, settings: Settings
 
     // 1: other locks, no waiters anywhere.
     bench.progress(`${system.name}: other locks without waiters`);
+    await otherLocksP50(nc, prefix, "warm-up");
     const idle = await otherLocksP50(nc, prefix, "idle");
 
     // 2: waiters join.
