@@ -123,14 +123,20 @@ async function waitersNow(nc: NatsConnection, prefix: string): Promise<number> {
 }
 
 /** p50 of acquire+release pairs on locks nobody waits for, 2 workers for {@link P50_WINDOW_MS}. */
-async function otherLocksP50(nc: NatsConnection, prefix: string, tag: string): Promise<{ p50Ms: number; pairs: number; failed: number }> {
+async function otherLocksP50(
+  nc: NatsConnection,
+  prefix: string,
+  tag: string,
+): Promise<{ p50Ms: number; pairs: number; failed: number; failures: Record<string, number> }> {
   const samples: number[] = [];
   let failed = 0;
+  const failures: Record<string, number> = {};
   const until = performance.now() + P50_WINDOW_MS;
   await Promise.all(
     [0, 1].map(async (worker) => {
-      const name = `other-${tag}-${worker}`;
-      while (performance.now() < until) {
+      // A name per pair: a pair that fails leaves no lease behind for the next one to meet.
+      for (let k = 0; performance.now() < until; k++) {
+        const name = `other-${tag}-${worker}-${k}`;
         const t0 = performance.now();
         try {
           const acquired = await request(nc, prefix, "acquire", { name, owner: "bench", ttlMs: 30_000 });
@@ -139,13 +145,15 @@ async function otherLocksP50(nc: NatsConnection, prefix: string, tag: string): P
           const released = await request(nc, prefix, "release", { name, etag });
           if (!succeeded(released)) throw new Error(released.string());
           samples.push(performance.now() - t0);
-        } catch {
+        } catch (e) {
           failed++;
+          const why = (e instanceof Error ? e.message : String(e)).slice(0, 120);
+          failures[why] = (failures[why] ?? 0) + 1;
         }
       }
     }),
   );
-  return { p50Ms: round(quantile(samples, 0.5), 2), pairs: samples.length, failed };
+  return { p50Ms: round(quantile(samples, 0.5), 2), pairs: samples.length, failed, failures };
 }
 
 /** The waiting acquires sent, and the grants they got, in the order they came. */
@@ -270,6 +278,7 @@ async function queueFigures(bench: BenchLike, system: System, settings: Settings
     }
     if (reached) reached = await joinUpTo(nc, prefix, waiters, settings.waiters, 100, deadline);
     const parked = await waitersNow(nc, prefix).catch(() => -1);
+    const joinRefusals = { ...waiters.refusals };
     bench.progress(`${system.name}: ${parked} waiters parked (${waiters.refused} joins refused)${reached ? "" : ", join deadline passed"}`);
 
     // 3: other locks with the waiters parked.
@@ -282,7 +291,9 @@ async function queueFigures(bench: BenchLike, system: System, settings: Settings
       const released = await request(nc, prefix, "release", { name: QUEUED, etag });
       if (!succeeded(released)) {
         const now = await request(nc, prefix, "get", { name: QUEUED });
-        throw new Error(`release ${h}: ${released.string()}; the lock: ${now.string()}; grants ${JSON.stringify(waiters.grants.slice(0, h + 2))}; refusals ${JSON.stringify(waiters.refusals)}`);
+        throw new Error(
+          `release ${h}: ${released.string()}; the lock: ${now.string()}; grants ${JSON.stringify(waiters.grants.slice(0, h + 2))}; refusals ${JSON.stringify(waiters.refusals)}`,
+        );
       }
       const grant = await waiters.grant(h, 10_000);
       if (grant === undefined) {
@@ -298,10 +309,12 @@ async function queueFigures(bench: BenchLike, system: System, settings: Settings
       idlePairs: idle.pairs,
       parked,
       joinsRefused: waiters.refused,
-      refusals: waiters.refusals,
+      refusals: joinRefusals,
       busyP50Ms: busy.p50Ms,
       busyPairs: busy.pairs,
       busyFailed: busy.failed,
+      busyFailures: busy.failures,
+      idleFailed: idle.failed,
       p50Ratio: round(busy.p50Ms / idle.p50Ms, 2),
       cpuPerJoinMs,
       cpuRatio: cpuPerJoinMs["1000"] != null && cpuPerJoinMs["100"] != null ? round(cpuPerJoinMs["1000"] / cpuPerJoinMs["100"], 2) : null,
