@@ -30,6 +30,7 @@ import type { Endpoint } from "./endpoint.ts";
 import { replyHeaders, toResponse, type EndpointResponse } from "./replies.ts";
 import { badRequest } from "../contract/errors.ts";
 import type { ServeEndpoint, Served } from "./serve-endpoint.ts";
+import type { RefusedReply, ReplyGuard } from "./reply-confinement.ts";
 import { pause, withDeadline } from "../events/index.ts";
 
 /** Deadline of each call that sets up the subscription. */
@@ -58,6 +59,10 @@ export interface CommandConsumerOptions {
    * once, plus catch-up), and the longest a dead instance's commands wait.
    */
   readonly ackWaitMs?: number;
+  /** Whether a `Leasehold-Reply-To` subject may be published to; a command naming one that may not is refused as invalid. */
+  readonly replyAllowed?: ReplyGuard;
+  /** Told of each command refused for its `Leasehold-Reply-To`. */
+  readonly onRefusedReply?: RefusedReply;
 }
 
 /** Consumes the command stream until stopped. */
@@ -178,13 +183,21 @@ export class CommandConsumer {
   private async handle(m: JsMsg): Promise<void> {
     const { subjects } = this.options;
     const tail = subjects.durableKindOp(m.subject) ?? m.subject;
-    const replyTo = m.headers?.get(REPLY_TO_HEADER) || undefined;
+    let replyTo = m.headers?.get(REPLY_TO_HEADER) || undefined;
     const endpoint = this.byKey.get(tail);
+    const { replyAllowed } = this.options;
+    let refused: Served | undefined;
+    if (replyTo !== undefined && replyAllowed !== undefined && !replyAllowed(replyTo)) {
+      this.options.onRefusedReply?.(replyTo, m.subject, "durable");
+      refused = invalid(`${REPLY_TO_HEADER}: ${replyTo} is in the service's or NATS's own namespace; a reply may not go there`);
+      replyTo = undefined;
+    }
     // A durable command's delivery carries when it was first sent; the endpoint then requires its requestId.
     const { result, response }: Served =
-      endpoint === undefined
+      refused ??
+      (endpoint === undefined
         ? notDurable(tail)
-        : await this.options.serve(endpoint, m.data, { requestedAt: Number(BigInt(m.info.timestampNanos) / 1_000_000n) });
+        : await this.options.serve(endpoint, m.data, { requestedAt: Number(BigInt(m.info.timestampNanos) / 1_000_000n) }));
     if (!result.ok && isUnavailable(result)) {
       // Retryable: leave it to a later delivery rather than answer (its requestId makes a redelivery safe).
       const delayMs = Math.max(100, result.unavailable?.retryAfterMs ?? 1000);
@@ -223,7 +236,12 @@ export class CommandConsumer {
 
 /** The answer to a command on a subject that names no mutating endpoint. */
 function notDurable(tail: string): Served {
-  const result = { ok: false, rejection: badRequest(`${tail} is not a durable command (mutating <kind>.<op> only)`) } as const;
+  return invalid(`${tail} is not a durable command (mutating <kind>.<op> only)`);
+}
+
+/** A durable command refused as invalid (BAD_REQUEST), before it reaches an endpoint. */
+function invalid(message: string): Served {
+  const result = { ok: false, rejection: badRequest(message) } as const;
   return { result, response: toResponse(result) };
 }
 

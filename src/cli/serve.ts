@@ -14,6 +14,7 @@ import { CLOCK_OFFSET_VARIABLE, clockOffsetMs, offsetClock } from "./clock-offse
 import { VERSION } from "../version.ts";
 import { EXIT, reportFailure, UsageError } from "./cli-errors.ts";
 import { connectTo, natsServers, natsTarget, type NatsTarget } from "./connection-options.ts";
+import { openBusWarning } from "./open-bus.ts";
 import { startLocalNats, type LocalNats } from "./local-nats.ts";
 import { cliLogger, effectiveFormat, type LogFormat } from "./logging.ts";
 import type { CommonFlags } from "./options.ts";
@@ -49,6 +50,11 @@ export interface ServeFlags extends CommonFlags {
   routeChooser?: string;
   hashBalanceFactor?: string;
   loadStaleMs?: string;
+  principals?: string;
+  operators?: string;
+  requirePrincipal?: boolean;
+  /** Hidden: turns off the service's own reply-subject check (tests of the server's refusal only). */
+  unsafeNoReplyCheck?: boolean;
   /** `--http <host:port>` (health, metrics, dashboard). */
   http?: string;
 }
@@ -100,6 +106,9 @@ export async function serve(flags: ServeFlags, logLevelGiven: boolean): Promise<
     });
     shutdown.add("NATS connection", (ms) => drain(nc, ms), DRAIN_MS);
     if (shutdown.stopping) return;
+    const open = openBusWarning(connectTarget!);
+    if (open !== undefined) logger.warn({ servers: connectTarget!.servers }, open);
+    if (!config.replyCheck) logger.warn("the reply-subject check is off (--unsafe-no-reply-check): a test setting, never for production");
     // The runtime reports every command and append to the metrics; /metrics exposes them.
     const metrics = new ServiceMetrics();
     // Counted on their way to the metrics: the idle collection runs only while no command comes.
@@ -190,7 +199,8 @@ function readSettings(flags: ServeFlags): { config: ServiceConfig; target: NatsT
   const servers = natsServers(flags);
   let config: ServiceConfig;
   try {
-    config = resolveConfig({ ...flags, nats: servers?.join(",") });
+    const { unsafeNoReplyCheck, ...settings } = flags;
+    config = resolveConfig({ ...settings, nats: servers?.join(","), replyCheck: unsafeNoReplyCheck !== true });
   } catch (e) {
     if (e instanceof ConfigError) throw new UsageError(e.message, { cause: e });
     throw e;

@@ -1,0 +1,61 @@
+/**
+ * Who sent a request (docs/protocol.md, "Principals"): never what the request
+ * claims, only what the NATS server wrote. A request that crossed a service
+ * import carries `Nats-Request-Info`, JSON the server writes with the
+ * importing account (`acc`) and, when the import shares it, the user; its
+ * principal is `<acc>/<user>` or `<acc>`. The service reads that header only
+ * when told its deployment routes every request through such an import
+ * (`--principals nats-request-info`): elsewhere a header of that name was
+ * written by the client, and every principal is `""` (unknown).
+ */
+import type { MsgHdrs } from "@nats-io/nats-core";
+
+/** Where a request's principal comes from: nowhere (`off`), or the server's `Nats-Request-Info` header. */
+export type PrincipalSource = "off" | "nats-request-info";
+
+/** The header the NATS server adds to a request that crosses a service import. */
+export const REQUEST_INFO_HEADER = "Nats-Request-Info";
+
+/** The principal of a request with `headers`, from `source`; `""` when unknown. */
+export function principalOf(headers: MsgHdrs | undefined, source: PrincipalSource): string {
+  if (source === "off" || headers === undefined) return "";
+  const info = headers.get(REQUEST_INFO_HEADER);
+  if (info === "") return "";
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(info);
+  } catch {
+    return "";
+  }
+  if (parsed === null || typeof parsed !== "object") return "";
+  const { acc, user } = parsed as { acc?: unknown; user?: unknown };
+  if (typeof acc !== "string" || acc === "") return "";
+  return typeof user === "string" && user !== "" ? `${acc}/${user}` : acc;
+}
+
+/** Who may call operator ops and act on any holder's lease (`--operators`). */
+export class Operators {
+  private readonly exact = new Set<string>();
+  private readonly accounts = new Set<string>();
+
+  /** `list`: principals, `<acc>/*` for every user of `<acc>`. */
+  constructor(list: readonly string[]) {
+    for (const p of list) {
+      if (p.endsWith("/*")) this.accounts.add(p.slice(0, -2));
+      else this.exact.add(p);
+    }
+  }
+
+  /** Whether the list is empty (then anyone may call operator ops, and nobody acts on another's lease). */
+  get open(): boolean {
+    return this.exact.size === 0 && this.accounts.size === 0;
+  }
+
+  /** Whether `principal` is an operator. */
+  includes(principal: string): boolean {
+    if (principal === "") return false;
+    if (this.exact.has(principal)) return true;
+    const slash = principal.indexOf("/");
+    return slash > 0 && this.accounts.has(principal.slice(0, slash));
+  }
+}
