@@ -117,20 +117,6 @@ export class LeaseExistsError extends LeaseholdError {
   }
 }
 
-/** `TOO_MANY_WAITERS` (429): the lock's wait queue is full (`--max-waiters`); nothing was appended. */
-export class TooManyWaitersError extends LeaseholdError {
-  override readonly name = "TooManyWaitersError";
-  override readonly code = "TOO_MANY_WAITERS" as const;
-  /** Live waiters in the lock's queue when the acquire was refused. */
-  get waiters(): number {
-    return this.details.waiters as number;
-  }
-  /** The server's `--max-waiters`. */
-  get maxWaiters(): number {
-    return this.details.maxWaiters as number;
-  }
-}
-
 /** `NOT_HELD` (409): lock renew/release by a non-holder or with a stale etag. */
 export class NotHeldError extends LeaseholdError {
   override readonly name = "NotHeldError";
@@ -223,7 +209,6 @@ export const ERROR_CLASSES: Readonly<Record<ErrorCode, ErrorClass>> = {
   NO_SESSION: NoSessionError,
   NO_MATCH: NoMatchError,
   LEASE_EXISTS: LeaseExistsError,
-  TOO_MANY_WAITERS: TooManyWaitersError,
   NOT_HELD: NotHeldError,
   ALREADY_RELEASED: AlreadyReleasedError,
   CORRUPT: CorruptError,
