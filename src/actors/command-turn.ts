@@ -23,6 +23,7 @@ import type { Decision } from "../logic/decision.ts";
 import { AppendDoubt } from "./append-doubt.ts";
 import { inDoubt, unavailable, type TurnResult } from "./turn-result.ts";
 import { forbidden } from "../contract/errors.ts";
+import { actsFor } from "../contract/operators.ts";
 
 /** One command waiting for, or taking, its turn. */
 export interface PendingCommand {
@@ -254,7 +255,7 @@ function holderCheck(ports: TurnPorts, state: unknown, pending: PendingCommand, 
   if (decision.outcome === "reject" && BEFORE_HOLDER.has(decision.rejection.code)) return decision;
   const holder = ports.holderOf(state, pending.command, now);
   const principal = pending.principal ?? "";
-  if (holder === undefined || holder === "" || holder === principal) return decision;
+  if (holder === undefined || holder === "" || actsFor(principal, holder)) return decision;
   return { outcome: "reject", rejection: forbidden(`it was created by ${holder}`, principal) };
 }
 

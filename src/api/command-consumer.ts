@@ -43,7 +43,10 @@ export const REPLY_TO_HEADER = "Leasehold-Reply-To";
 
 /** Settings of the command consumer. */
 export interface CommandConsumerOptions {
+  /** Holds the command stream and its consumer; reports durable command errors. */
   readonly nc: NatsConnection;
+  /** Publishes `Leasehold-Reply-To` answers (default `nc`): the connection whose user may publish only to reply prefixes. */
+  readonly replyNc?: NatsConnection;
   readonly subjects: Subjects;
   readonly endpoints: readonly Endpoint[];
   /** The instance's one way in, shared with its request/reply endpoints. */
@@ -63,6 +66,12 @@ export interface CommandConsumerOptions {
   readonly replyAllowed?: ReplyGuard;
   /** Told of each command refused for its `Leasehold-Reply-To`. */
   readonly onRefusedReply?: RefusedReply;
+  /**
+   * The account layout (`--principals nats-request-info`): a command arrives
+   * as `<prefix>.cmd.<account>.<kind>.<op>`, the account put there by the
+   * server's import (an export's account token position), which is its principal.
+   */
+  readonly accountToken?: boolean;
 }
 
 /** Consumes the command stream until stopped. */
@@ -182,7 +191,7 @@ export class CommandConsumer {
 
   private async handle(m: JsMsg): Promise<void> {
     const { subjects } = this.options;
-    const tail = subjects.durableKindOp(m.subject) ?? m.subject;
+    const { tail, principal } = this.kindOpOf(m.subject);
     let replyTo = m.headers?.get(REPLY_TO_HEADER) || undefined;
     const endpoint = this.byKey.get(tail);
     const { replyAllowed } = this.options;
@@ -197,7 +206,7 @@ export class CommandConsumer {
       refused ??
       (endpoint === undefined
         ? notDurable(tail)
-        : await this.options.serve(endpoint, m.data, { requestedAt: Number(BigInt(m.info.timestampNanos) / 1_000_000n) }));
+        : await this.options.serve(endpoint, m.data, { requestedAt: Number(BigInt(m.info.timestampNanos) / 1_000_000n), principal }));
     if (!result.ok && isUnavailable(result)) {
       // Retryable: leave it to a later delivery rather than answer (its requestId makes a redelivery safe).
       const delayMs = Math.max(100, result.unavailable?.retryAfterMs ?? 1000);
@@ -212,7 +221,7 @@ export class CommandConsumer {
         "durable command rejected as invalid",
       );
     }
-    if (replyTo !== undefined) this.publish(replyTo, response, m);
+    if (replyTo !== undefined) this.publish(replyTo, response, m, this.options.replyNc);
     // Ack only now, after the event is appended (or the command refused);
     // ackAck waits for the server to confirm, so a lost ack is retried by redelivery.
     try {
@@ -225,12 +234,20 @@ export class CommandConsumer {
     }
   }
 
-  private publish(subject: string, response: EndpointResponse, m: JsMsg): void {
+  /** The `<kind>.<op>` of a command's subject, and the principal the subject proves (its account token in the account layout, else ""). */
+  private kindOpOf(subject: string): { tail: string; principal: string } {
+    const tail = this.options.subjects.durableKindOp(subject) ?? subject;
+    if (this.options.accountToken !== true) return { tail, principal: "" };
+    const dot = tail.indexOf(".");
+    return dot > 0 ? { tail: tail.slice(dot + 1), principal: tail.slice(0, dot) } : { tail, principal: "" };
+  }
+
+  private publish(subject: string, response: EndpointResponse, m: JsMsg, nc = this.options.nc): void {
     const h = natsHeaders();
     h.set("Leasehold-Command-Subject", m.subject);
     h.set("Leasehold-Command-Seq", String(m.seq));
     replyHeaders(response, h);
-    this.options.nc.publish(subject, this.encoder.encode(JSON.stringify(response.body)), { headers: h });
+    nc.publish(subject, this.encoder.encode(JSON.stringify(response.body)), { headers: h });
   }
 }
 

@@ -32,30 +32,3 @@ export function principalOf(headers: MsgHdrs | undefined, source: PrincipalSourc
   if (typeof acc !== "string" || acc === "") return "";
   return typeof user === "string" && user !== "" ? `${acc}/${user}` : acc;
 }
-
-/** Who may call operator ops and act on any holder's lease (`--operators`). */
-export class Operators {
-  private readonly exact = new Set<string>();
-  private readonly accounts = new Set<string>();
-
-  /** `list`: principals, `<acc>/*` for every user of `<acc>`. */
-  constructor(list: readonly string[]) {
-    for (const p of list) {
-      if (p.endsWith("/*")) this.accounts.add(p.slice(0, -2));
-      else this.exact.add(p);
-    }
-  }
-
-  /** Whether the list is empty (then anyone may call operator ops, and nobody acts on another's lease). */
-  get open(): boolean {
-    return this.exact.size === 0 && this.accounts.size === 0;
-  }
-
-  /** Whether `principal` is an operator. */
-  includes(principal: string): boolean {
-    if (principal === "") return false;
-    if (this.exact.has(principal)) return true;
-    const slash = principal.indexOf("/");
-    return slash > 0 && this.accounts.has(principal.slice(0, slash));
-  }
-}

@@ -9,7 +9,7 @@ import type { Logger } from "pino";
 import { isInDoubt, isUnavailable, type TurnResult } from "../actors/turn-result.ts";
 import type { Delivery, Endpoint } from "./endpoint.ts";
 import { toResponse, type EndpointResponse } from "./replies.ts";
-import { Operators } from "./principals.ts";
+import { Operators } from "../contract/operators.ts";
 import { unauthenticated } from "../contract/errors.ts";
 
 /** What a metrics registry takes from the commands served (prom-client's in src/http fits it). */

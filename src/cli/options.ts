@@ -155,7 +155,7 @@ export function addServiceOptions(command: Command): Command {
   command.addOption(
     new Option(
       "--principals <source>",
-      "who sent a request: off (every principal unknown, as in 1.2) or nats-request-info (the Nats-Request-Info header the server adds to requests that cross a service import; the layout `leasehold nats-config --accounts-layout` writes)",
+      "who sent a request: off (every principal unknown, as in 1.2) or nats-request-info (the Nats-Request-Info header the server adds to requests that cross a service import; the layout `leasehold nats-config --layout accounts` writes)",
     )
       .env("LEASEHOLD_PRINCIPALS")
       .choices(PRINCIPAL_SOURCES)

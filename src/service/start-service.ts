@@ -1,5 +1,6 @@
 /**
- * Assembles one service instance on a NATS connection: the event log, the
+ * Assembles one service instance on its NATS connections (one that answers,
+ * one that appends; or one doing both): the event log, the
  * actor runtime with every kind's logic, the endpoints in the `leasehold` queue
  * group, and the housekeeping sweep. Several instances may share a prefix.
  */
@@ -13,7 +14,8 @@ import { proxyModule } from "./proxy-module.ts";
 import { MicroService } from "../api/index.ts";
 import { endpointServer, type CommandObserver } from "../api/serve-endpoint.ts";
 import { replyConfinement } from "../api/reply-confinement.ts";
-import { Operators, principalOf } from "../api/principals.ts";
+import { principalOf } from "../api/principals.ts";
+import { Operators } from "../contract/operators.ts";
 import { CommandConsumer } from "../api/command-consumer.ts";
 import type { KindContext, KindModule } from "./kind-module.ts";
 import { JetStreamEventLog, withDeadline, type EventLog } from "../events/index.ts";
@@ -65,7 +67,14 @@ export interface ServiceObserver extends CommandObserver {
 
 /** Options of {@link startService}. */
 export interface StartServiceOptions {
+  /** The connection that answers: command endpoints, discovery, host loads, replies (also `Leasehold-Reply-To` answers). */
   readonly nc: NatsConnection;
+  /**
+   * The connection that appends: the event stream, the command stream and its
+   * consumer, the snapshot bucket, durable command errors (default `nc`). Two
+   * users let the server refuse a reply aimed at anything but a client's inbox.
+   */
+  readonly appendNc?: NatsConnection;
   readonly config: ServiceConfig;
   readonly logger: Logger;
   readonly clock?: Clock;
@@ -96,16 +105,17 @@ const OP_TIMEOUT_MS = 5000;
 /** Starts one service instance. */
 export async function startService(options: StartServiceOptions): Promise<RunningService> {
   const { nc, config, logger } = options;
+  const appendNc = options.appendNc ?? nc;
   const clock = options.clock ?? systemClock;
   const subjects = new Subjects(config.prefix);
-  const log = await JetStreamEventLog.open(nc, {
+  const log = await JetStreamEventLog.open(appendNc, {
     stream: subjects.eventStream,
     subjects: subjects.allEvents,
     dedupWindowMs: config.dedupWindowMs,
     replicas: config.replicas,
     opTimeoutMs: OP_TIMEOUT_MS,
   });
-  const snapshots = await ObjectProjectionSnapshotStore.open(nc, subjects.projectionBucket, config.replicas);
+  const snapshots = await ObjectProjectionSnapshotStore.open(appendNc, subjects.projectionBucket, config.replicas);
   const observer = options.observer;
   const runtime = new ActorRuntime({
     log,
@@ -153,7 +163,7 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
   const principal = (msg: Msg): string => (config.principals === "off" ? "" : principalOf(msg.headers, config.principals));
   const confinement = replyConfinement({
     ...{ prefix: config.prefix, enabled: config.replyCheck, logger },
-    ownInboxes: [inboxPrefixOf(nc)],
+    ownInboxes: [inboxPrefixOf(nc), inboxPrefixOf(appendNc)],
     count: observer?.replyRefused && ((path) => observer.replyRefused?.(path)),
   });
 
@@ -178,7 +188,8 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
   }
 
   const commands = await CommandConsumer.start({
-    nc,
+    nc: appendNc,
+    replyNc: nc,
     subjects,
     endpoints,
     serve,
@@ -187,6 +198,7 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
     replicas: config.replicas,
     ackWaitMs: config.commandAckWaitMs,
     maxInFlight: config.commandConcurrency,
+    accountToken: config.principals === "nats-request-info",
     ...confinement,
   });
 

@@ -40,9 +40,9 @@ describe("a reply subject in a reserved namespace", () => {
     await waitForLog(proc, "leasehold serving");
     const url = `nats://127.0.0.1:${port}`;
     const client = await connected({ servers: url });
-    // The service's own user, to look at what a client may not read (the snapshot bucket).
-    const password = readFileSync(join(cwd, ".leasehold", "service-password"), "utf8").trim();
-    const admin = await connected({ servers: url, user: "leasehold", pass: password, inboxPrefix: "_INBOX_leasehold" });
+    // The service's appending user, to look at what a client may not read (the snapshot bucket).
+    const password = readFileSync(join(cwd, ".leasehold", "append-password"), "utf8").trim();
+    const admin = await connected({ servers: url, user: "leasehold-append", pass: password, inboxPrefix: "_INBOX_leasehold-append" });
     const jsm = await jetstreamManager(admin);
     const bucketStream = "OBJ_LEASEHOLD_PROJECTIONS";
     const before = {
