@@ -24,6 +24,10 @@ export interface ServiceConfig {
   readonly maxWaitMs: number;
   /** Locks: how long the head of a wait queue has to take a free lock before it loses its place. */
   readonly claimWindowMs: number;
+  /** Locks: live waiters one lock's queue holds at most; a waiting acquire past them is TOO_MANY_WAITERS. */
+  readonly maxWaiters: number;
+  /** Host loads: how many hosts without a host record have their load kept (the oldest dropped first). */
+  readonly maxUnknownLoads: number;
   readonly sweepIntervalMs: number;
   readonly dedupWindowMs: number;
   /** Replicas of the streams the service creates. */
@@ -75,6 +79,8 @@ export const DEFAULTS: Omit<ServiceConfig, "nats"> = {
   maxTtlMs: 30_000,
   maxWaitMs: 60_000,
   claimWindowMs: 1000,
+  maxWaiters: 10_000,
+  maxUnknownLoads: 10_000,
   sweepIntervalMs: 30_000,
   dedupWindowMs: 120_000,
   replicas: 1,
@@ -111,6 +117,8 @@ const schema = z
     maxTtlMs: ms,
     maxWaitMs: ms,
     claimWindowMs: ms,
+    maxWaiters: z.coerce.number().int().min(1).max(10_000_000),
+    maxUnknownLoads: z.coerce.number().int().min(1).max(10_000_000),
     sweepIntervalMs: ms,
     dedupWindowMs: ms,
     replicas: z.coerce.number().int().min(1).max(5),

@@ -72,6 +72,19 @@ export function addServiceOptions(command: Command): Command {
     "locks: how long the first waiter has to take a freed lock before it loses its place (how long a waiter whose instance died holds the lock up)",
     DEFAULTS.claimWindowMs,
   );
+  command.addOption(
+    new Option("--max-waiters <n>", "locks: live waiters one lock's queue holds at most (a waiting acquire past them is TOO_MANY_WAITERS)")
+      .env("LEASEHOLD_MAX_WAITERS")
+      .default(String(DEFAULTS.maxWaiters)),
+  );
+  command.addOption(
+    new Option(
+      "--max-unknown-loads <n>",
+      "host loads: how many hosts without a host record have their load kept (the oldest dropped first)",
+    )
+      .env("LEASEHOLD_MAX_UNKNOWN_LOADS")
+      .default(String(DEFAULTS.maxUnknownLoads)),
+  );
   ms(
     "sweep-interval-ms",
     "LEASEHOLD_SWEEP_INTERVAL_MS",

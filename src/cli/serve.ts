@@ -37,6 +37,8 @@ export interface ServeFlags extends CommonFlags, AppendConnectionFlags {
   maxTtlMs?: string;
   maxWaitMs?: string;
   claimWindowMs?: string;
+  maxWaiters?: string;
+  maxUnknownLoads?: string;
   sweepIntervalMs?: string;
   dedupWindowMs?: string;
   replicas?: string;

@@ -137,7 +137,7 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
     },
   });
   // Host loads are not events: every instance subscribes (no queue group) before it serves, so a load published after start is not missed.
-  const hostLoads = new HostLoads(config.loadStaleMs, clock);
+  const hostLoads = new HostLoads(config.loadStaleMs, clock, { maxUnknown: config.maxUnknownLoads });
   const loadFeed = followHostLoads(nc, subjects, hostLoads, logger);
   await withDeadline(nc.flush(), OP_TIMEOUT_MS, "subscribe to host loads");
   const ctx: KindContext = { runtime, log, subjects, config, clock, logger, newId: options.newId ?? secureId, hostLoads };

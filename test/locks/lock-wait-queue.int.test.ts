@@ -160,6 +160,19 @@ describe("blocking acquire across two instances", () => {
     expect(reply.body.error!.message).toContain("waitMs");
   });
 
+  it("refuses a waiting acquire past --max-waiters as TOO_MANY_WAITERS (429) and appends nothing", async () => {
+    const prefix = uniquePrefix();
+    const svc = await h.service(prefix, { maxWaiters: 2 });
+    const client = lockClient(await h.connect(), prefix);
+    expectLease(await client.acquire({ name: NAME, owner: "holder", ttlMs: 5000 }));
+    const parked = [client.acquire({ name: NAME, owner: "w1", waitMs: 2000 }), client.acquire({ name: NAME, owner: "w2", waitMs: 2000 })];
+    await waitersAre(client, 2);
+    const events = (await lockEvents(svc.service, NAME)).length;
+    expectFailure(await client.acquire({ name: NAME, owner: "w3", waitMs: 2000 }), 429, "TOO_MANY_WAITERS", { waiters: 2, maxWaiters: 2 });
+    expect(await lockEvents(svc.service, NAME)).toHaveLength(events);
+    for (const answer of await Promise.all(parked)) expectFailure(answer, 409, "LEASE_EXISTS");
+  });
+
   it("refuses a durable acquire that asks to wait as BAD_REQUEST (nobody waits for its answer)", async () => {
     const prefix = uniquePrefix();
     await h.service(prefix);
