@@ -72,7 +72,17 @@ describe("leasehold audit on JetStream", () => {
   });
 
   it("as a command: prints each violation (sequence, actor, rule), a summary by rule, and exits 1", async () => {
-    const { code, stdout } = await runCli(["audit", "--nats", natsUrl(), "--prefix", crafted.prefix, "--cooldown-ms", "60000", "--operators", "ops/*"]);
+    const { code, stdout } = await runCli([
+      "audit",
+      "--nats",
+      natsUrl(),
+      "--prefix",
+      crafted.prefix,
+      "--cooldown-ms",
+      "60000",
+      "--operators",
+      "ops/*",
+    ]);
     expect(code).toBe(1);
     const lines = stdout.split("\n").filter((l) => l.startsWith("#"));
     expect(lines).toHaveLength(crafted.expected.length);
@@ -92,7 +102,18 @@ describe("leasehold audit on JetStream", () => {
   });
 
   it("--json prints the violations as JSON lines and a summary line; --from/--to narrow what is reported", async () => {
-    const json = await runCli(["audit", "--nats", natsUrl(), "--prefix", crafted.prefix, "--cooldown-ms", "60000", "--operators", "ops/*", "--json"]);
+    const json = await runCli([
+      "audit",
+      "--nats",
+      natsUrl(),
+      "--prefix",
+      crafted.prefix,
+      "--cooldown-ms",
+      "60000",
+      "--operators",
+      "ops/*",
+      "--json",
+    ]);
     expect(json.code).toBe(1);
     const objects = json.stdout
       .trim()
