@@ -25,7 +25,7 @@ import type { RememberedReply, ReplyMemoryLimits } from "./reply-memory.ts";
 import { SnapshotSchedule } from "./snapshot-schedule.ts";
 import type { ProjectionSnapshotStore } from "./snapshot-stores.ts";
 
-export type { FoldListener, KindFold, ProjectionRecord, SnapshotExtra } from "./kind-fold.ts";
+export type { FoldListener, KindFold, LateReply, ProjectionRecord, SnapshotExtra } from "./kind-fold.ts";
 
 /** Settings of a {@link KindProjection}. */
 export interface KindProjectionOptions<State> {
