@@ -20,7 +20,7 @@
 import type { StoredMessage } from "../events/index.ts";
 import { FoldStore, idOfSubject, type RecordSink } from "./fold-store.ts";
 import { recordsOf } from "./incremental-snapshots.ts";
-import type { KindFold, ProjectionRecord } from "./kind-fold.ts";
+import type { BacklogExtra, KindFold, ProjectionRecord } from "./kind-fold.ts";
 import type { SnapshotPart } from "./projection-snapshots.ts";
 import { DEFAULT_MAX_REPLIES, type ReplyMemoryLimits } from "./reply-memory.ts";
 
@@ -46,6 +46,8 @@ export class BacklogFold<State> {
   /** Slots by subject number; void once the numbering starts again. */
   private slotOfSubject: number[] = [];
   private numbering = 0;
+  /** The kind's extras, built from the same entries (see KindFold.backlogExtras). */
+  private readonly extras = new Map<string, BacklogExtra>();
   /** The last sequence folded: what the part covers. */
   private lastSeq = 0;
 
@@ -57,6 +59,11 @@ export class BacklogFold<State> {
     // It answers every record at once (one snapshot part): nothing to note for a delta, and no reply asked for before.
     const replyTail = Math.ceil((replies.maxEntries ?? DEFAULT_MAX_REPLIES) * 1.25) + 1024;
     this.store = new FoldStore({ fold, replies, now: () => nowMs, trackChanges: false, replyTail });
+    for (const [name, make] of Object.entries(fold.backlogExtras ?? {})) {
+      const extra = make();
+      this.extras.set(name, extra);
+      this.store.onFold((id, _state, entry) => extra.fold(id, entry));
+    }
   }
 
   /** Folds `m`, whose subject has number `subject` in the numbering started `numbering` times so far. */
@@ -96,7 +103,7 @@ export class BacklogFold<State> {
       seq: this.lastSeq,
       records: recordsOf(records, records.keys(), this.fold),
       replies: replies.latest(replies.size.entries),
-      extras: {},
+      extras: Object.fromEntries([...this.extras].map(([name, extra]) => [name, extra.save()])),
     };
   }
 }

@@ -22,6 +22,13 @@ export interface KindFold<State> {
    * asks (most never do). Without it, every reply is made as its event folds.
    */
   readonly lateReply?: LateReply<State>;
+  /**
+   * The extras (see {@link SnapshotExtra}) a fold away from the projection
+   * (a start's backlog worker) builds, by name, as the projection's own
+   * extras of those names would from the same entries. A start folds a
+   * kind's backlog on the worker only when each of its extras has one here.
+   */
+  readonly backlogExtras?: Readonly<Record<string, () => BacklogExtra>>;
   /** A state as a snapshot keeps it (default: as it is); V8's serialization keeps plain data, Maps and Sets. */
   serializeState?(state: State): unknown;
   /** A state as a snapshot gives it back, made whole again (default: as it is); V8's serialization keeps no classes. */
@@ -47,6 +54,12 @@ export interface ProjectionRecord<State> {
 
 /** Called after each entry is folded, by the follower or by an actor's own append (indexes hook in here). */
 export type FoldListener<State> = (id: string, state: State, entry: HistoryEntry) => void;
+
+/** An extra built from the folded entries alone: what its {@link SnapshotExtra.save} would give. */
+export interface BacklogExtra {
+  fold(id: string, entry: HistoryEntry): void;
+  save(): unknown;
+}
 
 /** Data a read model keeps beside the states that cannot be derived from them, saved in the projection's snapshots. */
 export interface SnapshotExtra {

@@ -219,4 +219,34 @@ describe("a start's backlog folded on a worker thread", { timeout: 120_000 }, ()
       await second.stop();
     }
   });
+
+  it("folds proxies there too, with their recent acquisitions: a repeated acquire is answered as the first", async () => {
+    const prefix = uniquePrefix();
+    const config = resolveConfig({ prefix, nats: natsUrl() });
+    nc = await connectNats();
+    const first = await startService({ nc, config, logger: quietLogger });
+    for (const proxy of ["p1", "p2"])
+      await call(nc, prefix, "proxy.register", { proxy, maxLeases: 5, latencyMs: 1, labels: {}, healthy: true });
+    const acquires = Array.from({ length: 6 }, (_, i) => ({ ttlMs: 30_000, target: `t${i % 2}`, labels: {}, requestId: `acq-${i}` }));
+    const granted: unknown[] = [];
+    for (const body of acquires) granted.push((await call(nc, prefix, "proxy.acquire", body)).body);
+    const leaseId = (granted[0] as { lease: { id: string } }).lease.id;
+    expect((await call(nc, prefix, "proxy.release", { leaseId })).code).toBeUndefined();
+    const listed = (await call(nc, prefix, "proxy.list", {})).body;
+    await first.stop();
+    const bucket = `OBJ_${new Subjects(prefix).projectionBucket}`;
+    const { jetstreamManager } = await import("@nats-io/jetstream");
+    await (await jetstreamManager(nc)).streams.delete(bucket);
+    const { logger, lines } = capturingLogger();
+    const second = await startService({ nc, config, logger, backlogWorkerMinSeq: 1 });
+    try {
+      expect(lines.find((l) => l.msg === "projection backlog folded on a worker thread" && l.kind === "proxy")).toBeDefined();
+      expect((await call(nc, prefix, "proxy.list", {})).body).toEqual(listed);
+      for (const [i, body] of acquires.entries()) expect((await call(nc, prefix, "proxy.acquire", body)).body).toEqual(granted[i]);
+      // The released lease is known as this proxy's (its index was rebuilt from the states): released again, it is gone.
+      expect((await call(nc, prefix, "proxy.release", { leaseId })).code).toBeUndefined();
+    } finally {
+      await second.stop();
+    }
+  });
 });

@@ -3,13 +3,14 @@ import type { ActorLogic } from "../actor-logic.ts";
 import { isProxyEvent, proxyEventSchemas, type ProxyEvent, type RecordedEvent } from "../../events/index.ts";
 import { decideAndFold } from "../data-logic.ts";
 import { fromXState, transitionSnapshotOf } from "../kind-logic.ts";
+import { proxyBacklogExtras } from "../../projections/recent-acquisitions.ts";
 import { acquireReplyOf, evolveProxy, initialProxyState, type ProxyState } from "../../projections/proxy.ts";
 import { decideProxy } from "./decide.ts";
 import type { ProxyCommand, ProxySettings } from "./commands.ts";
 
 /** Builds the proxy actor logic for the given server settings. */
 export function proxyLogic(settings: ProxySettings): ActorLogic<ProxyState, ProxyCommand> {
-  return fromXState({
+  const logic: ActorLogic<ProxyState, ProxyCommand> = fromXState({
     kind: "proxy",
     // 2: cooldowns carry their streak and outlive their end by cooldownMs.
     // 3: snapshots keep XState's persisted snapshot of each state (src/logic/kind-logic.ts, persistence).
@@ -22,6 +23,8 @@ export function proxyLogic(settings: ProxySettings): ActorLogic<ProxyState, Prox
     // The proxy's name is all of the state a reply reads.
     lateReply: { fits: () => true, render: proxyReply },
   });
+  // The proxies' read model keeps recent acquisitions beside the states; a start's backlog worker builds them too.
+  return { ...logic, backlogExtras: proxyBacklogExtras };
 }
 
 /** The proxy's XState logic: `fromTransition` over its decider and fold (a proxy is data, not a lifecycle). */
