@@ -18,7 +18,7 @@ import { KindProjection, MemoryProjectionSnapshotStore, readSnapshot, type KindF
 import { lockLogic } from "../../src/logic/lock/logic.ts";
 import type { LockState } from "../../src/projections/lock.ts";
 import { DEFAULTS, resolveConfig } from "../../src/config.ts";
-import { startService } from "../../src/service/start-service.ts";
+import { startService, type RunningService } from "../../src/service/start-service.ts";
 import { DEFAULT_SETTINGS, T0 } from "../support/lock-given.ts";
 import { LockWriter } from "../support/lock-writer.ts";
 import { call, connectNats, natsUrl, quietLogger, uniquePrefix } from "../support/nats.ts";
@@ -62,6 +62,17 @@ function projection(s: Setup): KindProjection<LockState> {
     backlogWorker: s.worker,
     ...(s.now === undefined ? {} : { now: s.now }),
   });
+}
+
+/** Stops `first`, drops its snapshots, and starts another instance, which folds the backlog on the worker from sequence 1 on. */
+async function startAgainWithoutSnapshots(first: RunningService, prefix: string) {
+  await first.stop();
+  const bucket = `OBJ_${new Subjects(prefix).projectionBucket}`;
+  const { jetstreamManager } = await import("@nats-io/jetstream");
+  await (await jetstreamManager(nc!)).streams.delete(bucket);
+  const { logger, lines } = capturingLogger();
+  const second = await startService({ nc: nc!, config: resolveConfig({ prefix, nats: natsUrl() }), logger, backlogWorkerMinSeq: 1 });
+  return { second, lines };
 }
 
 /** Every record with where it stands, sorted by id. */
@@ -201,13 +212,7 @@ describe("a start's backlog folded on a worker thread", { timeout: 120_000 }, ()
       leases.push(reply.body.lease);
     }
     expect((await call(nc, prefix, "lock.release", { name: "n0", etag: leases[0]!.etag })).status).toBeUndefined();
-    await first.stop();
-    // No snapshot, so the second instance folds the backlog; from sequence 1 on, on the worker.
-    const bucket = `OBJ_${new Subjects(prefix).projectionBucket}`;
-    const { jetstreamManager } = await import("@nats-io/jetstream");
-    await (await jetstreamManager(nc)).streams.delete(bucket);
-    const { logger, lines } = capturingLogger();
-    const second = await startService({ nc, config, logger, backlogWorkerMinSeq: 1 });
+    const { second, lines } = await startAgainWithoutSnapshots(first, prefix);
     try {
       expect(lines.find((l) => l.msg === "projection backlog folded on a worker thread" && l.kind === "lock")).toBeDefined();
       expect((await call(nc, prefix, "lock.get", { name: "n0" })).body).toMatchObject({ lease: null });
@@ -233,12 +238,7 @@ describe("a start's backlog folded on a worker thread", { timeout: 120_000 }, ()
     const leaseId = (granted[0] as { lease: { id: string } }).lease.id;
     expect((await call(nc, prefix, "proxy.release", { leaseId })).code).toBeUndefined();
     const listed = (await call(nc, prefix, "proxy.list", {})).body;
-    await first.stop();
-    const bucket = `OBJ_${new Subjects(prefix).projectionBucket}`;
-    const { jetstreamManager } = await import("@nats-io/jetstream");
-    await (await jetstreamManager(nc)).streams.delete(bucket);
-    const { logger, lines } = capturingLogger();
-    const second = await startService({ nc, config, logger, backlogWorkerMinSeq: 1 });
+    const { second, lines } = await startAgainWithoutSnapshots(first, prefix);
     try {
       expect(lines.find((l) => l.msg === "projection backlog folded on a worker thread" && l.kind === "proxy")).toBeDefined();
       expect((await call(nc, prefix, "proxy.list", {})).body).toEqual(listed);
