@@ -16,6 +16,7 @@ export {
   NoSessionError,
   NoMatchError,
   LeaseExistsError,
+  TooManyWaitersError,
   NotHeldError,
   AlreadyReleasedError,
   CorruptError,

@@ -2,17 +2,20 @@
  * Blocking acquire (docs/locks.md, "Waiting for a lock"): the runtime side
  * of the wait queue. A waiting acquire takes one turn to join the queue
  * (its `LockWaiterQueued`), then is parked here — holding no actor turn —
- * until the lock's projected state says it may take the lock: it is looked
- * at again whenever the lock's projection folds an event (from any instance)
- * and at the instants the pure queue arithmetic says something may change
- * by time alone (lease expiry, the head's window end, its own give-up
- * instant). Only then does it take a `claim` turn, which decides from the
- * same state and appends its `LockAcquired`. Every wait is bounded by the
- * request's `waitMs` (on the clock, and on the timer clock in case the
- * clock jumps back), plus one request timeout for the last turn. Under
- * sessions (1.2) the lock's state is read with its sessions' ends, and a
- * session's close wakes every parked request: a lock it held is free, or a
- * waiter under it lost its place.
+ * until the lock's projected state says it may take the lock. A lock with
+ * parked requests is looked at once per fold of its events (from any
+ * instance) and by one timer at the instants the pure queue arithmetic says
+ * something may change by time alone (lease expiry, the head's window end);
+ * a look wakes only the request whose place is the head, those whose places
+ * lapsed (they are before the head) and those whose own give-up instant
+ * came, each found in an index (./parked-waiters.ts), so an event costs
+ * log n of the queue's length, not n. A woken request takes a `claim` turn,
+ * which decides from the same state and appends its `LockAcquired`. Every
+ * wait is bounded by the request's `waitMs` (on the clock, and on the timer
+ * clock in case the clock jumps back), plus one request timeout for the
+ * last turn. Under sessions (1.2) the lock's state is read with its
+ * sessions' ends; a session's close wakes the requests parked under it and
+ * looks at every lock with parked requests (a lock it held is free).
  */
 import type { Logger } from "pino";
 import type { ActorRuntime, Arrival } from "../actors/actor-runtime.ts";
@@ -20,12 +23,13 @@ import type { Clock } from "../actors/clock.ts";
 import { unavailable, type TurnResult } from "../actors/turn-result.ts";
 import type { KindProjection } from "../projections/index.ts";
 import type { LockState } from "../projections/lock.ts";
-import { nextQueueChangeAt, queueAt } from "../projections/lock-queue.ts";
+import { livePlace, nextQueueChangeAt, queueAt } from "../projections/lock-queue.ts";
 import { resolveSessions } from "../projections/lock-sessions.ts";
 import { sessionEndMs } from "../projections/session.ts";
 import type { AcquireLock, ClaimLock } from "../logic/lock/commands.ts";
 import { isWaitingReply } from "../logic/lock/waiting-reply.ts";
 import { LockTurns } from "./lock-turns.ts";
+import { ParkedWaiters, type Parked } from "./parked-waiters.ts";
 
 /** Settings of {@link LockWaiters}. */
 export interface LockWaitersOptions {
@@ -37,8 +41,10 @@ export interface LockWaitersOptions {
   readonly turns?: LockTurns;
   /** The timer clock (default performance.now). */
   readonly monotonic?: () => number;
-  /** A parked request looks again at least this often, whatever it was told (default 1000 ms). */
+  /** A lock with parked requests is looked at least this often, whatever it was told (default 1000 ms). */
   readonly recheckMs?: number;
+  /** Counts the parked requests and index entries each look reads (for tests of its cost). */
+  readonly count?: (reads: number) => void;
 }
 
 /** What a waiting acquire asks for. */
@@ -50,7 +56,8 @@ export interface WaitingAcquire {
   readonly session?: string | undefined;
 }
 
-interface Waiting {
+/** A parked request's terms. */
+export interface Waiting {
   readonly owner: string;
   readonly session: string | undefined;
   readonly ttlMs: number | undefined;
@@ -64,29 +71,31 @@ interface Waiting {
 
 /** Parks waiting lock acquires and wakes them when their lock may have become theirs. */
 export class LockWaiters {
-  /** Wake-up callbacks of parked requests, by lock name. */
-  private readonly parked = new Map<string, Set<() => void>>();
+  /** The parked requests of each lock that has some. */
+  private readonly locks = new Map<string, ParkedWaiters>();
+  /** Parked requests by the session they wait under (its close ends their places). */
+  private readonly bySession = new Map<string, Set<Parked>>();
   private readonly monotonic: () => number;
   private readonly recheckMs: number;
   private readonly turns: LockTurns;
+  private parkedCount = 0;
   private stopping = false;
 
   constructor(private readonly options: LockWaitersOptions) {
     this.monotonic = options.monotonic ?? (() => performance.now());
     this.recheckMs = options.recheckMs ?? 1000;
     this.turns = options.turns ?? new LockTurns(options.runtime, options.projection);
-    options.projection.onFold((name) => this.wake(name));
-    // Which locks a closed session held or waited on is in their states; parked requests are few, so all look again.
-    this.turns.sessions?.onClose(() => {
-      for (const name of [...this.parked.keys()]) this.wake(name);
+    options.projection.onFold((name) => this.locks.get(name)?.lookSoon());
+    this.turns.sessions?.onClose((id) => {
+      for (const p of this.bySession.get(id) ?? []) p.rouse();
+      // A lock the session held is free: its head may be parked here.
+      for (const lock of this.locks.values()) lock.lookSoon();
     });
   }
 
   /** Requests parked right now. */
   get size(): number {
-    let n = 0;
-    for (const set of this.parked.values()) n += set.size;
-    return n;
+    return this.parkedCount;
   }
 
   /**
@@ -108,7 +117,7 @@ export class LockWaiters {
     };
     const joined = await this.turns.execute(name, command, arrival);
     if (!joined.ok || !isWaitingReply(joined.reply)) return joined;
-    return this.wait(name, {
+    const w: Waiting = {
       owner: request.owner,
       session: request.session,
       ttlMs: request.ttlMs,
@@ -117,7 +126,13 @@ export class LockWaiters {
       giveUpAt: waitingSince + request.waitMs,
       giveUpMono: startedMono + request.waitMs,
       waitingSince,
-    });
+    };
+    const parked = this.enter(name, w);
+    try {
+      return await this.wait(name, parked);
+    } finally {
+      this.leave(name, parked);
+    }
   }
 
   /** Answers every parked request UNAVAILABLE (the instance is stopping); their places lapse by themselves. */
@@ -125,11 +140,12 @@ export class LockWaiters {
     if (!this.stopping && this.size > 0)
       this.options.logger.info({ parked: this.size }, "answering parked lock acquires UNAVAILABLE: the instance is stopping");
     this.stopping = true;
-    for (const set of this.parked.values()) for (const wake of set) wake();
+    for (const lock of this.locks.values()) lock.rouseAll();
   }
 
-  private async wait(name: string, w: Waiting): Promise<TurnResult> {
+  private async wait(name: string, parked: Parked): Promise<TurnResult> {
     const { clock, projection } = this.options;
+    const w = parked.waiting;
     for (;;) {
       if (this.stopping) return unavailable("the service instance is stopping; the queue place lapses", 100);
       const now = clock.now();
@@ -149,8 +165,56 @@ export class LockWaiters {
         const result = await this.turns.execute(name, claim, { requestId: w.requestId });
         if (!result.ok || !isWaitingReply(result.reply)) return result;
       }
-      await this.park(name, w, seen, now);
+      // A fold that came while this request looked or claimed is looked at again at once.
+      if (projection.record(name).seq !== seen) continue;
+      await this.locks.get(name)!.park(parked, now);
     }
+  }
+
+  /** Registers a waiting request with its lock (and its session). */
+  private enter(name: string, w: Waiting): Parked {
+    let lock = this.locks.get(name);
+    if (lock === undefined) {
+      lock = new ParkedWaiters({
+        look: (now) => this.look(name, now),
+        clock: this.options.clock,
+        monotonic: this.monotonic,
+        recheckMs: this.recheckMs,
+        dueAt: (p) => Math.min(p.waiting.giveUpAt, this.sessionEndOf(p.waiting)),
+        count: this.options.count,
+      });
+      this.locks.set(name, lock);
+    }
+    const parked = lock.add(w);
+    this.parkedCount++;
+    if (w.session !== undefined) {
+      let set = this.bySession.get(w.session);
+      if (set === undefined) this.bySession.set(w.session, (set = new Set()));
+      set.add(parked);
+    }
+    return parked;
+  }
+
+  private leave(name: string, parked: Parked): void {
+    const lock = this.locks.get(name)!;
+    lock.remove(parked);
+    this.parkedCount--;
+    if (lock.size === 0) {
+      lock.close();
+      this.locks.delete(name);
+    }
+    const session = parked.waiting.session;
+    if (session === undefined) return;
+    const set = this.bySession.get(session);
+    set?.delete(parked);
+    if (set?.size === 0) this.bySession.delete(session);
+  }
+
+  /** What a look at the lock needs at `now`: its head's place, whether it may claim, and when the queue next changes by time. */
+  private look(name: string, now: number): { headPlace: number | null; headMayClaim: boolean; nextChangeAt: number } {
+    const state = this.stateOf(name, now);
+    const view = queueAt(state, now);
+    return { headPlace: view.head?.seq ?? null, headMayClaim: view.headMayClaim, nextChangeAt: nextQueueChangeAt(state, now) };
   }
 
   /** The lock's projected state, read with its sessions' ends as they stand (src/projections/lock-sessions.ts). */
@@ -169,46 +233,7 @@ export class LockWaiters {
   /** The projected state says the place may take the lock now, or has lapsed (then the claim turn says what follows). */
   private mayClaim(state: LockState, now: number, place: number): boolean {
     const queue = queueAt(state, now);
-    const own = queue.live.find((w) => w.seq === place);
-    return own === undefined || (queue.head === own && queue.headMayClaim);
-  }
-
-  /**
-   * Waits for the lock's next fold, the next instant its queue may change by
-   * time, or the give-up instant; at once when a fold came after `seen`
-   * (while the last claim turn was answered). The wake-up instant is the
-   * next change after `lookedAt`, the instant the wait was last decided at,
-   * not after a fresh reading of the clock: that reading may have reached
-   * the very expiry `lookedAt` was short of, and an expiry no longer ahead
-   * would leave the request asleep until the next recheck. Only the delay
-   * is measured from a fresh reading.
-   */
-  private park(name: string, w: Waiting, seen: number, lookedAt: number): Promise<void> {
-    const { clock, projection } = this.options;
-    if (projection.record(name).seq !== seen) return Promise.resolve();
-    const wakeAt = Math.min(w.giveUpAt, nextQueueChangeAt(this.stateOf(name, lookedAt), lookedAt), this.sessionEndOf(w));
-    const delayMs = Math.max(0, Math.min(wakeAt - clock.now(), w.giveUpMono - this.monotonic(), this.recheckMs));
-    let set = this.parked.get(name);
-    if (set === undefined) {
-      set = new Set();
-      this.parked.set(name, set);
-    }
-    const waiting = set;
-    return new Promise<void>((resolve) => {
-      const done = () => {
-        clearTimeout(timer);
-        waiting.delete(done);
-        if (waiting.size === 0 && this.parked.get(name) === waiting) this.parked.delete(name);
-        resolve();
-      };
-      const timer = setTimeout(done, Math.ceil(delayMs));
-      waiting.add(done);
-    });
-  }
-
-  private wake(name: string): void {
-    const set = this.parked.get(name);
-    if (set === undefined) return;
-    for (const wake of [...set]) wake();
+    if (queue.head?.seq === place) return queue.headMayClaim;
+    return livePlace(state, now, place) === undefined;
   }
 }

@@ -2,12 +2,15 @@
 import { Option, type Command } from "commander";
 import { DEFAULTS } from "../config.ts";
 import { isValidPrefix } from "../contract/subjects.ts";
-import { natsConfig } from "../security/nats-permissions.ts";
+import { natsConfig } from "../security/nats-config-text.ts";
+import { serviceFlagsOf, type NatsLayout } from "../security/nats-permissions.ts";
 
 interface NatsConfigFlags {
   prefix: string;
   accounts?: boolean;
+  layout: NatsLayout;
   client: string[];
+  operator: string[];
   anonymous: boolean;
   listen: string;
   storeDir: string;
@@ -18,13 +21,28 @@ export function addNatsConfigCommand(program: Command): void {
   program
     .command("nats-config")
     .description(
-      "Print a nats-server configuration with least-privilege allow-lists for one prefix: the service, clients " +
+      "Print a nats-server configuration with least-privilege allow-lists for one prefix: the service (two users: one answers, one appends), clients " +
         "(commands, $SRV discovery, the event stream, replies only under their own inbox prefix _INBOX_<user>) and an auditor (reads the event stream). " +
         "Passwords are read by nats-server from LEASEHOLD_<USER>_PASSWORD variables.",
     )
     .addOption(new Option("--prefix <prefix>", "subject prefix the service runs with").env("LEASEHOLD_PREFIX").default(DEFAULTS.prefix))
     .option("--accounts", "print only the accounts block, to include in an existing server configuration")
+    .addOption(
+      new Option(
+        "--layout <layout>",
+        "users: one account, the service's two users, clients and the auditor; accounts: the service in an account of its own, " +
+          "each client and operator in one importing it, so that the service learns who sent each request (Nats-Request-Info)",
+      )
+        .choices(["users", "accounts"])
+        .default("users"),
+    )
     .option("--client <user>", "a named client user (repeat for several)", (v: string, all: string[]) => [...all, v], [])
+    .option(
+      "--operator <user>",
+      "a named client the service lets call operator ops (account layout; repeat for several)",
+      (v: string, all: string[]) => [...all, v],
+      [],
+    )
     .option("--no-anonymous", "no client user for connections without credentials")
     .option("--listen <host:port>", "listen address of the whole configuration", "127.0.0.1:4222")
     .option("--store-dir <dir>", "JetStream store of the whole configuration", ".leasehold/jetstream")
@@ -40,13 +58,18 @@ export function addNatsConfigCommand(program: Command): void {
         process.stdout.write(
           natsConfig({
             prefix: flags.prefix,
+            layout: flags.layout,
             clients: flags.client,
-            anonymousClient: flags.anonymous,
+            operators: flags.operator,
+            // The account layout names every client: connections without credentials have no account there.
+            anonymousClient: flags.anonymous && flags.layout === "users",
             accountsOnly: flags.accounts === true,
             listen: flags.listen,
             storeDir: flags.storeDir,
           }),
         );
+        if (flags.layout === "accounts")
+          console.error(`leasehold nats-config: run the service with ${serviceFlagsOf({ operators: flags.operator }).join(" ")}`);
       } catch (e) {
         console.error(`leasehold nats-config: ${(e as Error).message}`);
         process.exitCode = 2;

@@ -18,7 +18,7 @@
  * seconds the fold of 1,000,000 events took.
  */
 import type { StoredMessage } from "../events/index.ts";
-import { FoldStore, idOfSubject, type RecordSink } from "./fold-store.ts";
+import { FoldStore, ForeignEvents, idOfSubject, type RecordSink } from "./fold-store.ts";
 import { recordsOf } from "./incremental-snapshots.ts";
 import type { BacklogExtra, KindFold, ProjectionRecord } from "./kind-fold.ts";
 import type { SnapshotPart } from "./projection-snapshots.ts";
@@ -48,6 +48,8 @@ export class BacklogFold<State> {
   private numbering = 0;
   /** The kind's extras, built from the same entries (see KindFold.backlogExtras). */
   private readonly extras = new Map<string, BacklogExtra>();
+  /** Events skipped as another entity's (reported with the answer: the main thread logs them). */
+  readonly foreign = new ForeignEvents();
   /** The last sequence folded: what the part covers. */
   private lastSeq = 0;
 
@@ -58,7 +60,7 @@ export class BacklogFold<State> {
   ) {
     // It answers every record at once (one snapshot part): nothing to note for a delta, and no reply asked for before.
     const replyTail = Math.ceil((replies.maxEntries ?? DEFAULT_MAX_REPLIES) * 1.25) + 1024;
-    this.store = new FoldStore({ fold, replies, now: () => nowMs, trackChanges: false, replyTail });
+    this.store = new FoldStore({ fold, replies, now: () => nowMs, trackChanges: false, replyTail, onForeign: (f) => this.foreign.note(f) });
     for (const [name, make] of Object.entries(fold.backlogExtras ?? {})) {
       const extra = make();
       this.extras.set(name, extra);

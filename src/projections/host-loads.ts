@@ -5,6 +5,11 @@
  * table from the messages it receives, and a load older than the stale
  * window counts as unknown (the host or its agent stopped reporting).
  *
+ * Loads of hosts that have no host record (a typo, a host not set up yet, or
+ * a flood of made-up names) are kept for at most `maxUnknown` hosts, the one
+ * that reported longest ago dropped first, so no publisher can grow the table
+ * without bound.
+ *
  * A route decision reads the loads as data: {@link HostLoads.known} is an
  * immutable map of the loads known at one instant, which the route command
  * carries, so the chooser stays a pure function of what the command holds.
@@ -41,9 +46,22 @@ export function loadOfMessage(data: Uint8Array): number | undefined {
   return isHostLoad(load) ? load : undefined;
 }
 
+/** Settings of {@link HostLoads} beyond the stale window. */
+export interface HostLoadsOptions {
+  /** Hosts without a host record whose loads are kept (default {@link DEFAULT_MAX_UNKNOWN_LOADS}). */
+  readonly maxUnknown?: number;
+}
+
+/** How many hosts without a host record keep their loads by default (`--max-unknown-loads`). */
+export const DEFAULT_MAX_UNKNOWN_LOADS = 10_000;
+
 /** The latest load of every host that reported within the stale window. */
 export class HostLoads {
   private readonly latest = new Map<string, Reported>();
+  /** Hosts with a load and no host record, the one that reported longest ago first. */
+  private readonly unknown = new Set<string>();
+  private readonly maxUnknown: number;
+  private hasRecord: (host: string) => boolean = () => false;
   /** What {@link known} answered last, valid up to `knownUntil` unless a report arrives. */
   private cached: ReadonlyMap<string, number> | undefined = NONE;
   private knownUntil = Infinity;
@@ -52,7 +70,20 @@ export class HostLoads {
   constructor(
     private readonly staleMs: number,
     private readonly clock: LoadClock,
-  ) {}
+    options: HostLoadsOptions = {},
+  ) {
+    this.maxUnknown = options.maxUnknown ?? DEFAULT_MAX_UNKNOWN_LOADS;
+  }
+
+  /** Tells the table which hosts have a host record (until told, none has). */
+  recogniseHosts(hasRecord: (host: string) => boolean): void {
+    this.hasRecord = hasRecord;
+  }
+
+  /** Hosts whose loads are kept (stale ones included until {@link known} drops them). */
+  get size(): number {
+    return this.latest.size;
+  }
 
   /** Takes one message from `host`'s load subject; true when it carried a load (anything else is ignored). */
   report(host: string, data: Uint8Array): boolean {
@@ -60,7 +91,19 @@ export class HostLoads {
     if (load === undefined) return false;
     this.latest.set(host, { load, atMs: this.clock.now() });
     this.cached = undefined;
+    if (!this.hasRecord(host)) this.noteUnknown(host);
     return true;
+  }
+
+  /** Moves `host` to the newest end of the unknown hosts and drops the oldest past the bound. */
+  private noteUnknown(host: string): void {
+    this.unknown.delete(host);
+    this.unknown.add(host);
+    if (this.unknown.size <= this.maxUnknown) return;
+    const oldest = this.unknown.values().next().value!;
+    this.unknown.delete(oldest);
+    // A host set up since its last report keeps its load.
+    if (!this.hasRecord(oldest)) this.latest.delete(oldest);
   }
 
   /** The load of `host` now, or null when it is unknown (never reported, or older than the stale window). */
@@ -82,6 +125,7 @@ export class HostLoads {
       // Older than the window (strictly) is unknown; exactly at its edge is still known.
       if (now - atMs > this.staleMs) {
         this.latest.delete(host);
+        this.unknown.delete(host);
         continue;
       }
       known.set(host, load);

@@ -97,20 +97,54 @@ export interface QueueView {
   readonly headLeavesAtMs: number;
   /** Waiters still in the queue at `now` (not granted, `until` not passed, place not lost), in order. */
   readonly live: readonly LockWaiter[];
+  /** The recorded waiters from the head on, `live` ones and those whose `until` passed behind the head. */
+  readonly waiting: readonly LockWaiter[];
 }
 
-/** The queue of `subject` at `now`. */
+/** The queue of `subject` at `now`; `live` is filtered only when read (most decisions need the head alone). */
 export function queueAt(subject: QueueSubject, now: number): QueueView {
   const at = advanceQueue(subject, now);
   const head = at.waiters[0] ?? null;
-  if (head === null) return { head: null, headMayClaim: false, headLeavesAtMs: 0, live: [] };
+  if (head === null) return { head: null, headMayClaim: false, headLeavesAtMs: 0, live: NO_WAITERS, waiting: NO_WAITERS };
   const free = freeFrom(at);
+  let live: readonly LockWaiter[] | undefined;
   return {
     head,
     headMayClaim: free <= now,
     headLeavesAtMs: leavesHeadAt(head, at.headSinceMs, free),
-    live: at.waiters.filter((w) => w.untilMs > now),
+    waiting: at.waiters,
+    get live() {
+      return (live ??= at.waiters.filter((w) => w.untilMs > now));
+    },
   };
+}
+
+/**
+ * The live place `seq` of `subject`'s queue at `now`, if any: found by
+ * halving, the queue being in stream order, not by reading every waiter.
+ */
+export function livePlace(subject: QueueSubject, now: number, seq: number): LockWaiter | undefined {
+  const { waiters } = advanceQueue(subject, now);
+  let lo = 0;
+  let hi = waiters.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (waiters[mid]!.seq < seq) lo = mid + 1;
+    else hi = mid;
+  }
+  const found = waiters[lo];
+  return found !== undefined && found.seq === seq && found.untilMs > now ? found : undefined;
+}
+
+/**
+ * How many live waiters `subject`'s queue holds at `now` when they are at
+ * least `n`, else undefined: counted only when the recorded queue is that
+ * long (waiters whose `until` passed stay recorded until they reach the head).
+ */
+export function liveCountFrom(subject: QueueSubject, now: number, n: number): number | undefined {
+  if (subject.waiters.length < n) return undefined;
+  const live = queueAt(subject, now).live.length;
+  return live >= n ? live : undefined;
 }
 
 /**

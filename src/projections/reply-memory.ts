@@ -10,6 +10,7 @@
  * ago, every reply still owed, costs an entry per event and not a reply.
  */
 import type { RecordedEvent } from "../events/index.ts";
+import { requestOfMsgId } from "../events/event-log.ts";
 
 /** A reply remembered for one event's message id. */
 export interface RememberedReply {
@@ -43,6 +44,8 @@ export type RenderReply = (id: string, recorded: RecordedEvent) => unknown;
 interface Entry {
   readonly msgId: string;
   readonly atMs: number;
+  /** The request behind it, when its message id carries one (src/events/event-log.ts, requestMsgId). */
+  request: { readonly requestId: string; readonly fingerprint: string } | undefined;
   readonly bytes: number;
   reply: unknown;
   /** The event the reply is rendered from; undefined once rendered (or when it was made). */
@@ -78,6 +81,8 @@ export interface ReplyMemoryOptions {
  */
 export class ReplyMemory {
   private readonly entries = new Map<string, Entry>();
+  /** The latest entry of each requestId, whatever entity or op it was for: what tells a reuse from a retry. */
+  private readonly byRequest = new Map<string, Entry>();
   private oldest: Entry | undefined;
   private newest: Entry | undefined;
   private bytes = 0;
@@ -117,6 +122,7 @@ export class ReplyMemory {
       event: undefined,
       id: "",
       n: 0,
+      request: undefined,
       older: undefined,
       newer: undefined,
     });
@@ -137,6 +143,7 @@ export class ReplyMemory {
       event,
       id,
       n: 0,
+      request: undefined,
       older: undefined,
       newer: undefined,
     });
@@ -179,11 +186,13 @@ export class ReplyMemory {
     const { msgId, bytes } = entry;
     this.forget(msgId);
     entry.n = this.remembered;
+    entry.request = requestOfMsgId(msgId);
     entry.older = this.newest;
     if (this.newest === undefined) this.oldest = entry;
     else this.newest.newer = entry;
     this.newest = entry;
     this.entries.set(msgId, entry);
+    if (entry.request !== undefined) this.byRequest.set(entry.request.requestId, entry);
     this.bytes += bytes;
     this.remembered++;
     while (this.oldest !== undefined && (this.entries.size > this.maxEntries || this.bytes > this.maxBytes)) {
@@ -206,6 +215,13 @@ export class ReplyMemory {
       entry.event = undefined;
     }
     return entry.reply;
+  }
+
+  /** The fingerprint of the latest request remembered with `requestId`, and its event's instant. */
+  requestOf(requestId: string): { readonly fingerprint: string; readonly atMs: number } | undefined {
+    this.settle();
+    const entry = this.byRequest.get(requestId);
+    return entry?.request && { fingerprint: entry.request.fingerprint, atMs: entry.atMs };
   }
 
   /** Drops replies older than the horizon at `now`, keeping the latest few regardless. */
@@ -254,6 +270,8 @@ export class ReplyMemory {
 
   private unlink(entry: Entry): void {
     this.entries.delete(entry.msgId);
+    if (entry.request !== undefined && this.byRequest.get(entry.request.requestId) === entry)
+      this.byRequest.delete(entry.request.requestId);
     this.bytes -= entry.bytes;
     if (entry.older === undefined) this.oldest = entry.newer;
     else entry.older.newer = entry.newer;

@@ -16,7 +16,12 @@ import type { KindContext, KindModule } from "./kind-module.ts";
 export function lockModule(ctx: KindContext): KindModule {
   const { config, runtime } = ctx;
   const projection = runtime.register(
-    lockLogic({ lockTtlMs: config.lockTtlMs, maxTtlMs: config.maxTtlMs, claimWindowMs: config.claimWindowMs }),
+    lockLogic({
+      lockTtlMs: config.lockTtlMs,
+      maxTtlMs: config.maxTtlMs,
+      claimWindowMs: config.claimWindowMs,
+      maxWaiters: config.maxWaiters,
+    }),
   );
   const sessions = runtime.register(sessionLogic({ lockTtlMs: config.lockTtlMs, maxTtlMs: config.maxTtlMs }));
   const table = new SessionTable(sessions, projection);

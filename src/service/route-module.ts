@@ -23,7 +23,9 @@ export function routeModule(ctx: KindContext): KindModule {
   };
   const hosts = new HostTable(runtime.register(hostLogic()));
   const routes = new RouteTable(runtime.register(routeLogic(settings)));
-  const loads = ctx.hostLoads ?? new HostLoads(config.loadStaleMs, ctx.clock);
+  const loads = ctx.hostLoads ?? new HostLoads(config.loadStaleMs, ctx.clock, { maxUnknown: config.maxUnknownLoads });
+  // Loads of hosts without a record are the ones bounded by --max-unknown-loads.
+  loads.recogniseHosts((host) => hosts.snapshot().has(host));
   const deps = { runtime, placement: new RoutePlacement(runtime, hosts, routes, ctx.clock, loads), hosts, routes, loads };
   return {
     endpoints: [...hostEndpoints(deps), ...routeEndpoints(deps)],

@@ -160,6 +160,8 @@ describe("leasehold serve", () => {
       "max-ttl-ms",
       "max-wait-ms",
       "claim-window-ms",
+      "max-waiters",
+      "max-unknown-loads",
       "sweep-interval-ms",
       "dedup-window-ms",
     ]) {

@@ -76,9 +76,11 @@ describe("blocking acquire across two instances", () => {
 
     const refused = await client.acquire({ name: NAME, owner: "impatient" });
     expectFailure(refused, 409, "LEASE_EXISTS", { owner: "holder", expiresAt: holder.expiresAt });
-    // A retry of w2 by its requestId keeps w2's place and appends nothing.
+    // w2's requestId on another body (no waitMs) is another request: refused, w2 keeps its place, nothing is appended.
     const eventsBefore = (await lockEvents(b.service, NAME)).length;
-    expectFailure(await client.acquire({ name: NAME, owner: "w2", requestId: "w2-request" }), 409, "LEASE_EXISTS", { owner: "holder" });
+    expectFailure(await client.acquire({ name: NAME, owner: "w2", requestId: "w2-request" }), 422, "REQUEST_ID_REUSED", {
+      requestId: "w2-request",
+    });
     expect(await lockEvents(b.service, NAME)).toHaveLength(eventsBefore);
 
     const order: string[] = [];
@@ -158,18 +160,31 @@ describe("blocking acquire across two instances", () => {
     expect(reply.body.error!.message).toContain("waitMs");
   });
 
+  it("refuses a waiting acquire past --max-waiters as TOO_MANY_WAITERS (429) and appends nothing", async () => {
+    const prefix = uniquePrefix();
+    const svc = await h.service(prefix, { maxWaiters: 2 });
+    const client = lockClient(await h.connect(), prefix);
+    expectLease(await client.acquire({ name: NAME, owner: "holder", ttlMs: 5000 }));
+    const parked = [client.acquire({ name: NAME, owner: "w1", waitMs: 2000 }), client.acquire({ name: NAME, owner: "w2", waitMs: 2000 })];
+    await waitersAre(client, 2);
+    const events = (await lockEvents(svc.service, NAME)).length;
+    expectFailure(await client.acquire({ name: NAME, owner: "w3", waitMs: 2000 }), 429, "TOO_MANY_WAITERS", { waiters: 2, maxWaiters: 2 });
+    expect(await lockEvents(svc.service, NAME)).toHaveLength(events);
+    for (const answer of await Promise.all(parked)) expectFailure(answer, 409, "LEASE_EXISTS");
+  });
+
   it("refuses a durable acquire that asks to wait as BAD_REQUEST (nobody waits for its answer)", async () => {
     const prefix = uniquePrefix();
     await h.service(prefix);
     const nc = await h.connect();
-    const replies = collect(nc, `${prefix}.replies.durable`);
+    const replies = collect(nc, `replies.${prefix}.durable`);
     await nc.flush();
     await publishCommand(
       nc,
       prefix,
       "lock.acquire",
       { name: NAME, owner: "w", waitMs: 1000, requestId: "durable-wait" },
-      `${prefix}.replies.durable`,
+      `replies.${prefix}.durable`,
     );
     await vi.waitFor(() => expect(replies.messages).toHaveLength(1), { timeout: 10_000, interval: 20 });
     const body = replies.messages[0]!.json<{ error: { code: string; message: string } }>();

@@ -2,7 +2,9 @@
  * The host load table (1.2): the latest load per host and when it arrived,
  * on an injected clock; a load older than the stale window is unknown; a
  * message that is not a JSON object with a finite `load >= 0` is ignored;
- * and the subject a load arrives on names its host.
+ * the subject a load arrives on names its host; and loads of hosts without a
+ * host record are kept for a bounded number of hosts, oldest report dropped
+ * first.
  */
 import { describe, expect, it } from "vitest";
 import { ManualClock } from "../../src/actors/clock.ts";
@@ -72,6 +74,40 @@ describe("host loads", () => {
     loads.report("h", msg('{"load":4}'));
     expect(loads.report("h", msg('{"load":-4}'))).toBe(false);
     expect(loads.loadOf("h")).toBe(4);
+  });
+
+  it("keeps the loads of at most maxUnknown hosts without a record, dropping the one that reported longest ago", () => {
+    const clock = new ManualClock();
+    const records = new Set(["set-up"]);
+    const loads = new HostLoads(60_000, clock, { maxUnknown: 3 });
+    loads.recogniseHosts((host) => records.has(host));
+    loads.report("set-up", msg('{"load":9}'));
+    for (const host of ["u1", "u2", "u3"]) {
+      clock.advance(1);
+      loads.report(host, msg('{"load":1}'));
+    }
+    // u1 reports again: u2 is now the oldest unknown host.
+    loads.report("u1", msg('{"load":2}'));
+    loads.report("u4", msg('{"load":4}'));
+    expect(Object.fromEntries(loads.known())).toEqual({ "set-up": 9, u1: 2, u3: 1, u4: 4 });
+    // Hosts with a record are not counted, however many unknown ones flood in.
+    for (let i = 0; i < 1000; i++) loads.report(`flood-${i}`, msg('{"load":1}'));
+    expect(loads.size).toBe(4);
+    expect(loads.loadOf("set-up")).toBe(9);
+    expect([...loads.known().keys()].sort()).toEqual(["flood-997", "flood-998", "flood-999", "set-up"]);
+  });
+
+  it("keeps the load of a host set up after it reported when its unknown place is dropped", () => {
+    const clock = new ManualClock();
+    const records = new Set<string>();
+    const loads = new HostLoads(60_000, clock, { maxUnknown: 1 });
+    loads.recogniseHosts((host) => records.has(host));
+    loads.report("late", msg('{"load":5}'));
+    records.add("late");
+    loads.report("other", msg('{"load":1}'));
+    expect(Object.fromEntries(loads.known())).toEqual({ late: 5, other: 1 });
+    loads.report("another", msg('{"load":1}'));
+    expect(Object.fromEntries(loads.known())).toEqual({ late: 5, another: 1 });
   });
 
   it("reads the host from its load subject: one encoded token, or a name written as several tokens", () => {

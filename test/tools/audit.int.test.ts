@@ -72,7 +72,7 @@ describe("leasehold audit on JetStream", () => {
   });
 
   it("as a command: prints each violation (sequence, actor, rule), a summary by rule, and exits 1", async () => {
-    const { code, stdout } = await runCli(["audit", "--nats", natsUrl(), "--prefix", crafted.prefix, "--cooldown-ms", "60000"]);
+    const { code, stdout } = await runCli(["audit", "--nats", natsUrl(), "--prefix", crafted.prefix, "--cooldown-ms", "60000", "--operators", "ops/*"]);
     expect(code).toBe(1);
     const lines = stdout.split("\n").filter((l) => l.startsWith("#"));
     expect(lines).toHaveLength(crafted.expected.length);
@@ -92,7 +92,7 @@ describe("leasehold audit on JetStream", () => {
   });
 
   it("--json prints the violations as JSON lines and a summary line; --from/--to narrow what is reported", async () => {
-    const json = await runCli(["audit", "--nats", natsUrl(), "--prefix", crafted.prefix, "--cooldown-ms", "60000", "--json"]);
+    const json = await runCli(["audit", "--nats", natsUrl(), "--prefix", crafted.prefix, "--cooldown-ms", "60000", "--operators", "ops/*", "--json"]);
     expect(json.code).toBe(1);
     const objects = json.stdout
       .trim()
@@ -187,7 +187,7 @@ describe("leasehold audit on JetStream", () => {
   });
 
   it("takes the connection from LEASEHOLD_NATS and LEASEHOLD_PREFIX, as serve does", async () => {
-    const { code, stdout } = await runCli(["audit", "--json", "--cooldown-ms", "60000"], {
+    const { code, stdout } = await runCli(["audit", "--json", "--cooldown-ms", "60000", "--operators", "ops/*"], {
       LEASEHOLD_NATS: natsUrl(),
       LEASEHOLD_PREFIX: crafted.prefix,
     });

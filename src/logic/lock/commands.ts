@@ -71,6 +71,8 @@ export interface LockSettings {
   readonly maxTtlMs: number;
   /** How long the head waiter has to take a free lock before it loses its place (default 1000). */
   readonly claimWindowMs?: number;
+  /** Live waiters the queue holds at most; a waiting acquire past them is TOO_MANY_WAITERS (default: no bound). */
+  readonly maxWaiters?: number;
 }
 
 /** The default claim window. */

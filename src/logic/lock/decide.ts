@@ -9,7 +9,7 @@ import { type Decision, recorder, reject, replyOnly } from "../decision.ts";
 import type { LockEvent } from "../../events/index.ts";
 import { leaseExpiresAt, type LockState } from "../../projections/lock.ts";
 
-import { queueAt, type LockWaiter, type QueueView } from "../../projections/lock-queue.ts";
+import { liveCountFrom, livePlace, queueAt, type LockWaiter, type QueueView } from "../../projections/lock-queue.ts";
 import { sessionLiveAt, type SessionState } from "../../projections/session.ts";
 import {
   DEFAULT_CLAIM_WINDOW_MS,
@@ -95,8 +95,7 @@ export function decideAcquire(
   const terms = session.terms ?? { ttlMs, expiresAtMs: now + ttlMs };
   const queue = queueAt(state, now);
   // A live place joined by this requestId is this request's (the runtime answers most retries from the remembered reply first).
-  const place =
-    command.requestId === undefined ? undefined : queue.live.find((w) => w.requestId === command.requestId && w.owner === command.owner);
+  const place = command.requestId === undefined ? undefined : placeJoinedBy(queue, command.requestId, command.owner, now);
   if (place !== undefined) {
     if (queue.head === place && queue.headMayClaim) return grant(state, command.owner, terms, place);
     if ((command.waitMs ?? 0) === 0) return leaseExists(state, queue, now);
@@ -105,6 +104,8 @@ export function decideAcquire(
   if (available(state, queue, now)) return grant(state, command.owner, terms);
   const waitMs = command.waitMs ?? 0;
   if (waitMs > 0) {
+    const full = settings.maxWaiters === undefined ? undefined : liveCountFrom(state, now, settings.maxWaiters);
+    if (full !== undefined) return tooManyWaiters(state, full, settings.maxWaiters!);
     return record("LockWaiterQueued", {
       owner: command.owner,
       until: new Date(now + waitMs).toISOString(),
@@ -121,13 +122,20 @@ export function decideClaim(state: LockState, command: ClaimLock, now: number, t
   if ("refused" in session) return session.refused;
   const terms = session.terms ?? { ttlMs, expiresAtMs: now + ttlMs };
   const queue = queueAt(state, now);
-  const place = queue.live.find((w) => w.seq === command.place);
+  const place = livePlace(state, now, command.place);
   if (place !== undefined && queue.head === place && queue.headMayClaim) return grant(state, command.owner, terms, place);
   const waitedMs = Math.max(0, now - command.waitingSince);
   if (now >= command.giveUpAt) return leaseExists(state, queue, now, waitedMs);
   if (place !== undefined) return replyOnly(waitingReply(place.seq, place.untilMs));
   // The place lapsed (its `until` passed, or its window ended unclaimed): decided as a plain acquire.
   return available(state, queue, now) ? grant(state, command.owner, terms) : leaseExists(state, queue, now, waitedMs);
+}
+
+/** The live place a request with this requestId and owner joined, if any (read without copying the queue). */
+function placeJoinedBy(queue: QueueView, requestId: string, owner: string, now: number): LockWaiter | undefined {
+  if (queue.head === null) return undefined;
+  for (const w of queue.waiting) if (w.requestId === requestId && w.owner === owner && w.untilMs > now) return w;
+  return undefined;
 }
 
 /** Free for an acquire without a place: no live lease and nobody waiting. */
@@ -185,6 +193,14 @@ function leaseExists(state: LockState, queue: QueueView, now: number, waitedMs?:
   return reject("LEASE_EXISTS", `lock ${state.name} is held by ${held.owner} until ${held.expiresAt}${waiting}`, {
     ...held,
     ...(waitedMs === undefined ? {} : { waitedMs }),
+  });
+}
+
+/** TOO_MANY_WAITERS: the queue holds `maxWaiters` live waiters already; nothing is appended. */
+function tooManyWaiters(state: LockState, waiters: number, maxWaiters: number): Decision<LockEvent> {
+  return reject("TOO_MANY_WAITERS", `lock ${state.name} has ${waiters} waiters, the server's maximum (${maxWaiters})`, {
+    waiters,
+    maxWaiters,
   });
 }
 

@@ -14,7 +14,8 @@ export function proxyLogic(settings: ProxySettings): ActorLogic<ProxyState, Prox
     kind: "proxy",
     // 2: cooldowns carry their streak and outlive their end by cooldownMs.
     // 3: snapshots keep XState's persisted snapshot of each state (src/logic/kind-logic.ts, persistence).
-    foldVersion: 3,
+    // 4: ids decode exactly (a snapshot from an older fold may hold two ids under one key).
+    foldVersion: 4,
     logic: proxyMachineLogic(settings),
     snapshotOf: transitionSnapshotOf<ProxyState>,
     initialState: initialProxyState,
@@ -23,8 +24,14 @@ export function proxyLogic(settings: ProxySettings): ActorLogic<ProxyState, Prox
     // The proxy's name is all of the state a reply reads.
     lateReply: { fits: () => true, render: proxyReply },
   });
+  // Release and report are the lease holder's: bound to the principal the lease was granted to.
+  const holderOf = (state: ProxyState, command: ProxyCommand): string | undefined => {
+    if (command.op !== "release" && command.op !== "report") return undefined;
+    const lease = state.leases.get(command.leaseId);
+    return lease === undefined ? undefined : (lease.by ?? "");
+  };
   // The proxies' read model keeps recent acquisitions beside the states; a start's backlog worker builds them too.
-  return { ...logic, backlogExtras: proxyBacklogExtras };
+  return { ...logic, holderOf, backlogExtras: proxyBacklogExtras };
 }
 
 /** The proxy's XState logic: `fromTransition` over its decider and fold (a proxy is data, not a lifecycle). */
