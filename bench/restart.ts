@@ -177,6 +177,8 @@ interface StartRun {
   readonly stopMs: number | undefined;
   readonly exitCode: number | null;
   readonly warnings: string;
+  /** The messages the service logged (with `--cli`, at info): how its start went (a snapshot loaded or ignored, saves). */
+  readonly log: readonly string[];
 }
 
 /**
@@ -221,6 +223,7 @@ async function startOnce(
       stopMs: stop.stopMs,
       exitCode: stop.exitCode,
       warnings: service.stderr.trim().slice(-600),
+      log: service.lines.slice(-60).map(({ msg, kind, ms, seq, reason, err }) => JSON.stringify({ msg, kind, ms, seq, reason, err })),
     };
   } finally {
     if (service.child.exitCode === null) service.child.kill("SIGKILL");

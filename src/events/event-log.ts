@@ -178,5 +178,6 @@ export function msgIdVariant(msgId: string, n: number): string {
 
 /** The message id a variant stands for (itself when it is not a variant). */
 export function baseMsgId(msgId: string): string {
+  if (!msgId.includes("#")) return msgId; // not a variant: no pattern to run (the fold asks once per event)
   return msgId.includes("|") ? msgId.replace(/^([^|]*\|[^|#]*)#\d+\|/, "$1|") : msgId.replace(/#\d+$/, "");
 }

@@ -29,6 +29,8 @@ import { withDeadline } from "./deadline.ts";
 import { storedMillis } from "./stored-time.ts";
 import { INSUFFICIENT_RESOURCES, StoreSpaceWatch } from "./store-space.ts";
 import { leaderHoldsQuorum } from "./leader-lease.ts";
+import { whileClusterForms } from "./stream-placement.ts";
+import { setTimeout as sleep } from "node:timers/promises";
 
 /** How the event stream is created. */
 export interface JetStreamEventLogOptions {
@@ -42,6 +44,25 @@ export interface JetStreamEventLogOptions {
   readonly appendTimeoutMs?: number;
   /** Deadline of every other call to the server (reads, consumer creation), milliseconds (default 5000). */
   readonly opTimeoutMs?: number;
+  /** How long {@link JetStreamEventLog.open} tries again while a forming cluster cannot place the stream, ms (default 30,000). */
+  readonly placeTimeoutMs?: number;
+}
+
+/** The stream's info, creating it as `config` says when there is none. */
+async function lookOrCreate(jsm: JetStreamManager, config: Partial<StreamConfig> & { name: string }): Promise<StreamInfo> {
+  try {
+    return await jsm.streams.info(config.name);
+  } catch (e) {
+    if (!(e instanceof JetStreamApiError && e.code === JetStreamApiCodes.StreamNotFound)) throw e;
+  }
+  try {
+    return await jsm.streams.add(config);
+  } catch (addError) {
+    // Another instance may have created it between our look and our add.
+    return await jsm.streams.info(config.name).catch(() => {
+      throw addError;
+    });
+  }
 }
 
 /** The JetStream-backed {@link EventLog}. */
@@ -85,20 +106,9 @@ export class JetStreamEventLog implements EventLog {
       allow_direct: true,
       num_replicas: options.replicas ?? 1,
     } satisfies Partial<StreamConfig>;
-    let info: StreamInfo;
-    try {
-      info = await jsm.streams.info(options.stream);
-    } catch (e) {
-      if (!(e instanceof JetStreamApiError && e.code === JetStreamApiCodes.StreamNotFound)) throw e;
-      try {
-        info = await jsm.streams.add(config);
-      } catch (addError) {
-        // Another instance may have created it between our look and our add.
-        info = await jsm.streams.info(options.stream).catch(() => {
-          throw addError;
-        });
-      }
-    }
+    // A cluster started with the service may not place the stream's replicas for a moment.
+    const patience = { timeoutMs: options.placeTimeoutMs ?? 30_000, now: () => performance.now(), sleep };
+    const info = await whileClusterForms(() => lookOrCreate(jsm, config), patience);
     return new JetStreamEventLog(nc, jsm, options, info.config.num_replicas);
   }
 

@@ -64,6 +64,7 @@ export interface FromXStateOptions<State, Snap extends { readonly context: State
   /** Event types the kind writes; any other is given to the logic as `"foreign"`. */
   readonly eventTypes: ReadonlySet<string>;
   readonly replyFor: ActorLogic<State, Command>["replyFor"];
+  readonly lateReply?: ActorLogic<State, Command>["lateReply"];
   readonly reviveState?: ActorLogic<State, Command>["reviveState"];
 }
 
@@ -90,6 +91,7 @@ export function fromXState<State, C extends Command, E extends EventEnvelope, Sn
     foldVersion: options.foldVersion,
     initialState: options.initialState,
     replyFor: options.replyFor,
+    ...(options.lateReply === undefined ? {} : { lateReply: options.lateReply }),
     ...persistence(options),
     decide(state, command, now) {
       decided = undefined;

@@ -29,6 +29,8 @@ export interface FoldStoreOptions<State> {
   readonly now: () => number;
   /** Whether `records` notes the ids set since the last snapshot (default true; a store answered whole needs not). */
   readonly trackChanges?: boolean;
+  /** Hold the latest replies aside until first read (a store read whole at the end: the `tail` of reply-memory.ts). */
+  readonly replyTail?: number;
   /** Told of an event skipped because its envelope names another entity than its subject (see {@link ForeignEvents}). */
   readonly onForeign?: (foreign: ForeignEvent) => void;
 }
@@ -79,7 +81,9 @@ export class FoldStore<State> {
 
   constructor(private readonly options: FoldStoreOptions<State>) {
     this.records = new ChangeTrackedMap(options.trackChanges ?? true);
-    this.replies = new ReplyMemory(options.replies);
+    const late = options.fold.lateReply;
+    const render = late && ((id: string, recorded: RecordedEvent) => late.render(id, recorded));
+    this.replies = new ReplyMemory(options.replies, render, { tail: options.replyTail });
   }
 
   /** Registers a listener called after every folded entry. */
@@ -151,9 +155,18 @@ export class FoldStore<State> {
     const state = fold.evolve(before?.state ?? fold.initialState(id), entry);
     const atMs = isUnparsable(entry) ? 0 : instantMs(entry.event.at);
     into.set(id, { state, seq: message.seq, atMs: Math.max(atMs, before?.atMs ?? 0) });
-    if (!isUnparsable(entry) && this.owesReply(entry, atMs, message)) {
-      const recorded = { ...entry, msgId: message.msgId };
-      this.noteReply(recorded, fold.replyFor(state, recorded), atMs);
+    if (!isUnparsable(entry) && message.msgId !== undefined && this.owesReply(entry, atMs, message)) {
+      // A retry under a variant id answers for the request's own id.
+      const msgId = baseMsgId(message.msgId);
+      if (this.watched.size > 0 && this.watched.has(msgId)) {
+        const recorded: RecordedEvent = { seq: entry.seq, event: entry.event, msgId };
+        this.noteReply(recorded, fold.replyFor(state, recorded), atMs);
+      } else if (fold.lateReply?.fits(state, entry) === true) {
+        // Most replies are never asked for again: only the event is kept, and rendered if a retry asks (reply-memory.ts).
+        this.replies.rememberEvent(msgId, id, entry, atMs, message.payload.length);
+      } else {
+        this.replies.remember(msgId, fold.replyFor(state, { seq: entry.seq, event: entry.event, msgId }), atMs);
+      }
     }
     this.tell(id, state, entry);
   }

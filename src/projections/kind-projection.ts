@@ -25,7 +25,7 @@ import type { RememberedReply, ReplyMemoryLimits } from "./reply-memory.ts";
 import { SnapshotSchedule } from "./snapshot-schedule.ts";
 import type { ProjectionSnapshotStore } from "./snapshot-stores.ts";
 
-export type { FoldListener, KindFold, ProjectionRecord, SnapshotExtra } from "./kind-fold.ts";
+export type { FoldListener, KindFold, LateReply, ProjectionRecord, SnapshotExtra } from "./kind-fold.ts";
 
 /** Settings of a {@link KindProjection}. */
 export interface KindProjectionOptions<State> {
@@ -315,12 +315,14 @@ export class KindProjection<State> {
    * its backlog folded on a worker thread (backlog-in-worker.ts) and taken in
    * as a snapshot would be; returns the sequence it covers. 0 when the
    * backlog is short, the kind keeps data beside its states that only this
-   * thread's listeners build (an extra), or the worker fails (then this
-   * thread folds it all, as without a worker, after a warning).
+   * thread's listeners build (an extra the fold's `backlogExtras` lacks), or
+   * the worker fails (then this thread folds it all, as without a worker,
+   * after a warning).
    */
   private async foldBacklogInWorker(patiently: Patiently): Promise<number> {
     const { log, filter, fold, logger, backlogWorker: worker } = this.options;
-    if (worker === undefined || log.scan === undefined || this.extras.size > 0) return 0;
+    const extrasBuilt = [...this.extras.keys()].every((name) => fold.backlogExtras?.[name] !== undefined);
+    if (worker === undefined || log.scan === undefined || !extrasBuilt) return 0;
     const opTimeoutMs = this.options.opTimeoutMs ?? 5000;
     const toSeq = await patiently("reading the stream's last sequence", () => log.lastSubjectSeq(filter, opTimeoutMs));
     if (toSeq < (worker.minSeq ?? BACKLOG_WORKER_MIN_SEQ)) return 0;

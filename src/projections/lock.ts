@@ -195,7 +195,7 @@ function freedAt(state: LockState, atMs: number): number {
 }
 
 /** The lease an event's data grants, written at `seq`: a session lease's end stays open until its session's is known. */
-function leaseOf(
+export function leaseOf(
   d: { readonly owner: string; readonly generation: number; readonly ttlMs: number; readonly expiresAt: string; readonly session?: string },
   seq: number,
   by: string | undefined,

@@ -11,16 +11,8 @@ import { isProxyEvent, isUnparsable, instantMs } from "../events/index.ts";
 import type { KindProjection } from "./kind-projection.ts";
 import { ProjectedReadModel } from "./read-model.ts";
 import { ProxySelectionIndex } from "./proxy-selection-index.ts";
-import {
-  acquireReplyOf,
-  activeLeases,
-  compareNames,
-  proxyView,
-  pruneProxy,
-  type ProxyAcquireReply,
-  type ProxyState,
-  type ProxyView,
-} from "./proxy.ts";
+import { ACQUISITIONS, RecentAcquisitions } from "./recent-acquisitions.ts";
+import { activeLeases, compareNames, proxyView, pruneProxy, type ProxyAcquireReply, type ProxyState, type ProxyView } from "./proxy.ts";
 
 /** Settings of the read model. */
 export interface ProxyReadModelOptions {
@@ -29,9 +21,6 @@ export interface ProxyReadModelOptions {
   /** How long a requestId is remembered (the server's dedupWindowMs). */
   readonly dedupWindowMs: number;
 }
-
-/** Acquisition replies kept past the dedup window (see prune). */
-const KEEP_RECENT_ACQUISITIONS = 1024;
 
 interface IndexedLease {
   readonly proxy: string;
@@ -43,7 +32,7 @@ export class ProxyReadModel extends ProjectedReadModel<ProxyState> {
   private readonly leases = new Map<string, IndexedLease>();
   /** Grants this instance made that the fold has not reached yet (so concurrent selections count them). */
   private readonly unfolded = new Map<string, IndexedLease>();
-  private readonly acquisitions = new Map<string, { reply: ProxyAcquireReply; atMs: number }>();
+  private readonly acquisitions = new RecentAcquisitions();
   /** Proxies as selection classifies and orders them, kept current from the fold, grants and asks of this instance. */
   readonly selection: ProxySelectionIndex;
 
@@ -64,15 +53,8 @@ export class ProxyReadModel extends ProjectedReadModel<ProxyState> {
       }
     });
     // Acquisitions span proxies, so their replies are not any one state's: they ride in the snapshot.
-    projection.attachExtra("acquisitions", {
-      save: () => [...this.acquisitions].slice(-KEEP_RECENT_ACQUISITIONS * 8),
-      restore: (data) => {
-        if (!Array.isArray(data)) return;
-        for (const [requestId, remembered] of data as [string, { reply: ProxyAcquireReply; atMs: number }][]) {
-          this.acquisitions.set(requestId, remembered);
-        }
-      },
-    });
+    // (A start's backlog worker builds them from the same grants: proxyBacklogExtras.)
+    projection.attachExtra(ACQUISITIONS, this.acquisitions);
   }
 
   /** The folded state of one proxy. */
@@ -124,7 +106,7 @@ export class ProxyReadModel extends ProjectedReadModel<ProxyState> {
     this.leases.set(id, lease);
     this.unfolded.set(id, lease);
     this.selection.addUnfolded(proxy, id, expiresAtMs);
-    if (requestId !== undefined) this.remember(requestId, reply, expiresAtMs - ttlMs);
+    if (requestId !== undefined) this.acquisitions.remember(requestId, reply, expiresAtMs - ttlMs);
   }
 
   /** Unexpired leases this instance granted on `proxy` that the fold has not reached yet. */
@@ -139,24 +121,12 @@ export class ProxyReadModel extends ProjectedReadModel<ProxyState> {
     for (const [id, lease] of this.leases) if (now > lease.expiresAtMs + retentionMs) this.leases.delete(id);
     for (const [id, lease] of this.unfolded) if (now >= lease.expiresAtMs) this.unfolded.delete(id);
     this.selection.prune(now);
-    // As the actor runtime keeps replies: twice the window (slack for clock skew
-    // between instances), but the latest few regardless, for durable commands
-    // redelivered after an outage longer than the window.
-    for (const [requestId, remembered] of this.acquisitions) {
-      if (this.acquisitions.size <= KEEP_RECENT_ACQUISITIONS || remembered.atMs >= now - 2 * dedupWindowMs) break;
-      this.acquisitions.delete(requestId);
-    }
+    this.acquisitions.prune(now, dedupWindowMs);
   }
 
   /** How many lease ids and requestIds the indexes hold (tests and diagnostics). */
   get indexSizes(): { leases: number; unfolded: number; acquisitions: number } {
     return { leases: this.leases.size, unfolded: this.unfolded.size, acquisitions: this.acquisitions.size };
-  }
-
-  private remember(requestId: string, reply: ProxyAcquireReply, atMs: number): void {
-    // Re-inserted, so the map stays in the order the grants were made (prune relies on it).
-    this.acquisitions.delete(requestId);
-    this.acquisitions.set(requestId, { reply, atMs });
   }
 
   private index(proxy: string, entry: HistoryEntry): void {
@@ -167,7 +137,7 @@ export class ProxyReadModel extends ProjectedReadModel<ProxyState> {
       const d = event.data;
       if (this.unfolded.delete(d.leaseId)) this.selection.forgetUnfolded(proxy, d.leaseId);
       this.leases.set(d.leaseId, { proxy, expiresAtMs: instantMs(d.expiresAt) });
-      if (event.requestId !== undefined) this.remember(event.requestId, acquireReplyOf(proxy, d), instantMs(event.at));
+      this.acquisitions.fold(proxy, entry);
     } else if (event.type === "ProxyLeaseReleased") {
       this.leases.delete(event.data.leaseId);
     }

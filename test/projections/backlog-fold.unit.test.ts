@@ -10,7 +10,20 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { MemoryEventLog, type StoredMessage } from "../../src/events/index.ts";
 import { Subjects } from "../../src/contract/subjects.ts";
-import { BacklogFold, FoldStore, recordsOf, type KindFold } from "../../src/projections/index.ts";
+import { pino } from "pino";
+import {
+  BacklogFold,
+  FoldStore,
+  KindProjection,
+  MemoryProjectionSnapshotStore,
+  ProxyReadModel,
+  readSnapshot,
+  recordsOf,
+  type KindFold,
+  type ProxyState,
+} from "../../src/projections/index.ts";
+import { proxyLogic } from "../../src/logic/proxy/logic.ts";
+import { startSimService } from "../tools/support/sim-service.ts";
 import { lockLogic } from "../../src/logic/lock/logic.ts";
 import type { LockState } from "../../src/projections/lock.ts";
 import { DEFAULT_SETTINGS, T0 } from "../support/lock-given.ts";
@@ -81,5 +94,54 @@ describe("the backlog fold", () => {
       ),
       { numRuns: 200 },
     );
+  });
+
+  it("builds the proxies' recent acquisitions as their read model saves them", async () => {
+    const sim = await startSimService({ cooldownMs: 20_000 });
+    for (const proxy of ["p1", "p2"]) await sim.call("proxy.register", { proxy, maxLeases: 3, latencyMs: 1, labels: {}, healthy: true });
+    for (let i = 0; i < 8; i++) {
+      const r = await sim.call("proxy.acquire", {
+        ttlMs: 5000,
+        target: `t${i % 3}`,
+        labels: {},
+        ...(i % 4 === 3 ? {} : { requestId: `r${i % 5}` }),
+      });
+      if (r.ok && i % 2 === 0) await sim.call("proxy.release", { leaseId: (r.reply as { lease: { id: string } }).lease.id });
+      sim.clock.advance(700);
+    }
+    await sim.stop();
+    const proxyFold = proxyLogic({ cooldownMs: 20_000 }) as unknown as KindFold<ProxyState>;
+    const subjectsOfSim = new Subjects(sim.config.prefix);
+    const messages = sim.log.messages.filter((m) => m.subject.startsWith(subjectsOfSim.eventsOfKind("proxy").slice(0, -1)));
+    expect(messages.length).toBeGreaterThan(8);
+
+    const backlog = new BacklogFold(proxyFold, {}, sim.clock.now());
+    const numbers = new Map<string, number>();
+    for (const m of messages) {
+      if (!numbers.has(m.subject)) numbers.set(m.subject, numbers.size);
+      backlog.step(m, numbers.get(m.subject)!, 0);
+    }
+
+    // The read model on this thread, its extras as a snapshot keeps them.
+    const store = new MemoryProjectionSnapshotStore();
+    const projection = new KindProjection({
+      ...{
+        log: sim.log,
+        filter: subjectsOfSim.eventsOfKind("proxy"),
+        fold: proxyFold,
+        logger: pino({ level: "silent" }),
+        snapshots: store,
+      },
+      now: () => sim.clock.now(),
+    });
+    new ProxyReadModel(projection, { retentionMs: 20_000, dedupWindowMs: 120_000 });
+    await projection.start();
+    await projection.saveSnapshot();
+    const saved = await readSnapshot(store, "proxy", proxyFold.foldVersion);
+    if (saved === undefined || typeof saved === "string") throw new Error(`no snapshot: ${saved}`);
+    const acquisitions = saved.parts.at(-1)!.extras.acquisitions as unknown[];
+    expect(acquisitions.length).toBeGreaterThan(0);
+    expect(backlog.part().extras).toEqual({ acquisitions });
+    await projection.stop();
   });
 });

@@ -72,6 +72,41 @@ describe("ReplyMemory", () => {
     );
   });
 
+  it("holding the latest replies aside until read, ends as a plain array would, or refuses to guess", () => {
+    fc.assert(
+      fc.property(
+        fc.record({ maxEntries: fc.integer({ min: 1, max: 6 }), maxBytes: fc.integer({ min: 20, max: 300 }) }),
+        fc.integer({ min: 1, max: 4 }),
+        fc.array(fc.tuple(fc.constantFrom("a", "b", "c", "d", "e", "f", "g", "h"), fc.string({ maxLength: 40 }), fc.nat(1000)), {
+          maxLength: 80,
+        }),
+        (limits, extra, remembers) => {
+          const memory = new ReplyMemory(limits, undefined, { tail: limits.maxEntries + extra });
+          const reference = new ReferenceMemory({ ...limits, horizonMs: 0, keepLatest: 0 });
+          for (const r of remembers) {
+            memory.remember(...r);
+            reference.remember(...r);
+          }
+          let latest: unknown;
+          try {
+            latest = memory.latest(limits.maxEntries);
+          } catch {
+            // Only the same id told twice can leave the replies held aside under every bound after some were let go.
+            expect(new Set(remembers.map(([id]) => id)).size).toBeLessThan(remembers.length);
+            return;
+          }
+          expect(latest).toEqual(reference.entries.map((e) => [e.msgId, e.reply, e.atMs]));
+          expect(memory.size).toEqual(reference.size());
+          expect(memory.rememberedCount).toBe(remembers.length);
+        },
+      ),
+    );
+    const distinct = new ReplyMemory({ maxEntries: 3 }, undefined, { tail: 4 });
+    for (let i = 0; i < 100; i++) distinct.remember(`m${i}`, { i }, i);
+    expect(distinct.latest(3)).toEqual([97, 98, 99].map((i) => [`m${i}`, { i }, i]));
+    expect(() => new ReplyMemory({ maxEntries: 3 }, undefined, { tail: 3 })).toThrow();
+  });
+
   it("drops the oldest replies past its count or byte bound, and past the horizon all but the latest few", () => {
     const byCount = new ReplyMemory({ maxEntries: 3 });
     for (let i = 0; i < 5; i++) byCount.remember(`m${i}`, { i }, i);
@@ -89,5 +124,32 @@ describe("ReplyMemory", () => {
     byTime.prune(1000);
     expect(byTime.size.entries).toBe(2);
     expect(byTime.get("m4")).toBeDefined();
+  });
+
+  it("keeps a reply owed by an event as the event, rendered once when first asked for, within the same bounds", () => {
+    const rendered: string[] = [];
+    const memory = new ReplyMemory({ maxEntries: 2 }, (id, recorded) => {
+      rendered.push(id);
+      return { id, seq: recorded.seq };
+    });
+    const event = (seq: number) => ({
+      seq,
+      event: { type: "T", v: 1 as const, at: "2026-01-01T00:00:00.000Z", kind: "lock" as const, id: "x", data: {} },
+    });
+    memory.rememberEvent("m1", "a", event(1), 1, 100);
+    memory.rememberEvent("m2", "b", event(2), 2, 100);
+    memory.remember("m3", { made: true }, 3);
+    expect(rendered).toEqual([]);
+    expect(memory.get("m1")).toBeUndefined();
+    expect(memory.get("m2")).toEqual({ reply: { id: "b", seq: 2 }, atMs: 2 });
+    expect(memory.get("m2")).toEqual({ reply: { id: "b", seq: 2 }, atMs: 2 });
+    expect(memory.latest(2)).toEqual([
+      ["m2", { id: "b", seq: 2 }, 2],
+      ["m3", { made: true }, 3],
+    ]);
+    expect(rendered).toEqual(["b"]);
+    // The event's encoded size stands for what the entry holds.
+    expect(memory.size.bytes).toBe(2 + 100 + 16 + 2 + approximateSize({ made: true }) + 16);
+    expect(() => new ReplyMemory().rememberEvent("m", "a", event(1), 1, 1)).toThrow();
   });
 });

@@ -1,6 +1,6 @@
 /** The host actor's logic: XState `fromTransition` logic over the host decider and the host fold. */
 import type { ActorLogic } from "../actor-logic.ts";
-import { hostEventSchemas, type HostEvent } from "../../events/index.ts";
+import { hostEventSchemas, type HostEvent, type RecordedEvent } from "../../events/index.ts";
 import { evolveHost, initialHostState, type HostState } from "../../projections/host.ts";
 import { decideAndFold } from "../data-logic.ts";
 import { fromXState, transitionSnapshotOf } from "../kind-logic.ts";
@@ -20,8 +20,9 @@ export function hostLogic(): ActorLogic<HostState, HostCommand> {
     initialState: initialHostState,
     eventTypes: HOST_EVENT_TYPES,
     // An admission answers its own stream sequence: the route's placement names it.
-    replyFor: (state, recorded) =>
-      recorded.event.type === "HostLeaseAdmitted" ? { host: state.host, admission: recorded.seq } : { host: state.host },
+    replyFor: (state, recorded) => hostReply(state.host, recorded),
+    // The host's name is all of the state a reply reads.
+    lateReply: { fits: () => true, render: hostReply },
   });
 }
 
@@ -32,6 +33,11 @@ export function hostMachineLogic() {
     evolve: evolveHost,
     initialState: initialHostState,
   });
+}
+
+/** The reply owed to `recorded`, an entry of host `host`'s history. */
+function hostReply(host: string, recorded: RecordedEvent): unknown {
+  return recorded.event.type === "HostLeaseAdmitted" ? { host, admission: recorded.seq } : { host };
 }
 
 const HOST_EVENT_TYPES: ReadonlySet<string> = new Set(Object.keys(hostEventSchemas));

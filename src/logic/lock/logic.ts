@@ -1,11 +1,11 @@
 /** The lock actor's logic: the lock's statechart, run from its own transition table (src/logic/flat-machine.ts). */
-import { instantMs, isUnparsable, lockEventSchemas, type HistoryEntry, type LockEvent } from "../../events/index.ts";
+import { instantMs, isUnparsable, lockEventSchemas, type HistoryEntry, type LockEvent, type RecordedEvent } from "../../events/index.ts";
 import { applySessionEnds, resolveSessions } from "../../projections/lock-sessions.ts";
 import type { ActorLogic } from "../actor-logic.ts";
 import type { Decision } from "../decision.ts";
 import { compileFlatMachine } from "../flat-machine.ts";
 import { fromXState } from "../kind-logic.ts";
-import { initialLockState, leaseView, type LockState } from "../../projections/lock.ts";
+import { initialLockState, leaseOf, leaseView, type LockLease, type LockState } from "../../projections/lock.ts";
 import { lockMachine, lockStateValue, type LockMachineEvent } from "./machine.ts";
 import type { LockCommand, LockSettings } from "./commands.ts";
 import { isWaitingReply, waitingReply } from "./waiting-reply.ts";
@@ -58,15 +58,17 @@ function lockStatechart(settings: LockSettings): ActorLogic<LockState, LockComma
     snapshotOf: logic.snapshotOf,
     initialState: initialLockState,
     eventTypes: LOCK_EVENT_TYPES,
-    replyFor: (state, recorded) => {
-      const event = recorded.event;
-      if ((event.type === "LockAcquired" || event.type === "LockRenewed") && state.lease !== null) {
-        return { lease: leaseView(state.name, state.lease) };
-      }
-      if (event.type === "LockWaiterQueued") {
-        return waitingReply(recorded.seq, instantMs((event.data as { until: string }).until));
-      }
-      return {};
+    replyFor: (state, recorded) => lockReply(state.name, state.lease, recorded),
+    lateReply: {
+      // A grant or renewal answers the lease the lock holds after it: the one its own data wrote, unless the
+      // statechart did not take it (a corrupt lock), which only the state knows.
+      fits: (state, recorded) => !grantsLease(recorded) || state.lease?.seq === recorded.seq,
+      render: (id, recorded) => {
+        const event = recorded.event as LockEvent;
+        // The view shows no principal (`by`): the event's own stands in for it.
+        const written = event.type === "LockAcquired" || event.type === "LockRenewed" ? leaseOf(event.data, recorded.seq, event.by) : null;
+        return lockReply(id, written, recorded);
+      },
     },
   });
   return {
@@ -100,6 +102,19 @@ function lockHolderOf(state: LockState, command: LockCommand): string | undefine
 }
 
 const LOCK_EVENT_TYPES: ReadonlySet<string> = new Set(Object.keys(lockEventSchemas));
+
+/** Does `recorded` grant or renew a lease (its reply is the lease the lock then holds)? */
+function grantsLease(recorded: RecordedEvent): boolean {
+  return recorded.event.type === "LockAcquired" || recorded.event.type === "LockRenewed";
+}
+
+/** The reply owed to `recorded`, given the lease lock `name` holds right after it. */
+function lockReply(name: string, lease: LockLease | null, recorded: RecordedEvent): unknown {
+  const event = recorded.event;
+  if (grantsLease(recorded) && lease !== null) return { lease: leaseView(name, lease) };
+  if (event.type === "LockWaiterQueued") return waitingReply(recorded.seq, instantMs((event.data as { until: string }).until));
+  return {};
+}
 
 /**
  * Folds one history entry into a lock's state: the statechart's transition on

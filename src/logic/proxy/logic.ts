@@ -1,8 +1,9 @@
 /** The proxy actor's logic: XState `fromTransition` logic over the proxy decider and the proxy fold. */
 import type { ActorLogic } from "../actor-logic.ts";
-import { isProxyEvent, proxyEventSchemas, type ProxyEvent } from "../../events/index.ts";
+import { isProxyEvent, proxyEventSchemas, type ProxyEvent, type RecordedEvent } from "../../events/index.ts";
 import { decideAndFold } from "../data-logic.ts";
 import { fromXState, transitionSnapshotOf } from "../kind-logic.ts";
+import { proxyBacklogExtras } from "../../projections/recent-acquisitions.ts";
 import { acquireReplyOf, evolveProxy, initialProxyState, type ProxyState } from "../../projections/proxy.ts";
 import { decideProxy } from "./decide.ts";
 import type { ProxyCommand, ProxySettings } from "./commands.ts";
@@ -19,7 +20,9 @@ export function proxyLogic(settings: ProxySettings): ActorLogic<ProxyState, Prox
     snapshotOf: transitionSnapshotOf<ProxyState>,
     initialState: initialProxyState,
     eventTypes: PROXY_EVENT_TYPES,
-    replyFor: (state, recorded) => (isProxyEvent(recorded.event) ? proxyReplyFor(state.name, recorded.event) : {}),
+    replyFor: (state, recorded) => proxyReply(state.name, recorded),
+    // The proxy's name is all of the state a reply reads.
+    lateReply: { fits: () => true, render: proxyReply },
   });
   // Release and report are the lease holder's: bound to the principal the lease was granted to.
   const holderOf = (state: ProxyState, command: ProxyCommand): string | undefined => {
@@ -27,7 +30,8 @@ export function proxyLogic(settings: ProxySettings): ActorLogic<ProxyState, Prox
     const lease = state.leases.get(command.leaseId);
     return lease === undefined ? undefined : (lease.by ?? "");
   };
-  return { ...logic, holderOf };
+  // The proxies' read model keeps recent acquisitions beside the states; a start's backlog worker builds them too.
+  return { ...logic, holderOf, backlogExtras: proxyBacklogExtras };
 }
 
 /** The proxy's XState logic: `fromTransition` over its decider and fold (a proxy is data, not a lifecycle). */
@@ -40,6 +44,11 @@ export function proxyMachineLogic(settings: ProxySettings) {
 }
 
 const PROXY_EVENT_TYPES: ReadonlySet<string> = new Set(Object.keys(proxyEventSchemas));
+
+/** The reply owed to `recorded`, an entry of proxy `name`'s history. */
+function proxyReply(name: string, recorded: RecordedEvent): unknown {
+  return isProxyEvent(recorded.event) ? proxyReplyFor(name, recorded.event) : {};
+}
 
 /** The reply owed to the command that recorded `event` on proxy `name` (also a repeated requestId's answer). */
 export function proxyReplyFor(name: string, event: ProxyEvent): unknown {

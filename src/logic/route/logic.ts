@@ -1,6 +1,6 @@
 /** The route actor's logic: XState `fromTransition` logic over the route decider and the route fold. */
 import type { ActorLogic } from "../actor-logic.ts";
-import { isRouteEvent, routeEventSchemas, type RouteEvent } from "../../events/index.ts";
+import { isRouteEvent, routeEventSchemas, type RecordedEvent, type RouteEvent } from "../../events/index.ts";
 import { decideAndFold } from "../data-logic.ts";
 import { fromXState, transitionSnapshotOf } from "../kind-logic.ts";
 import { evolveRoute, initialRouteState, leaseKey, reviveRouteState, type RouteState } from "../../projections/route.ts";
@@ -22,24 +22,17 @@ export function routeLogic(settings: RouteSettings): ActorLogic<RouteState, Rout
     reviveState: reviveRouteState,
     replyFor: (state, recorded) => {
       const event = recorded.event;
-      if (!isRouteEvent(event)) return {};
-      switch (event.type) {
-        case "RouteLeasePlaced":
-          return event.data.reason === "ctx"
-            ? { from: event.data.from, host: event.data.host }
-            : { host: event.data.host, reused: event.data.reused };
-        case "RouteLeaseTouched": {
-          // A reuse on a pinned route answers the pin (the seed's rule).
-          const host = state.pinned !== "" ? state.pinned : (state.leases.get(leaseKey(event.data.fp, event.data.model))?.host ?? "");
-          return { host, reused: true };
-        }
-        case "RouteReleased":
-          return { released: event.data.released.length };
-        case "RouteLeaseExpired":
-          return { expired: true };
-        default:
-          return {};
+      if (isRouteEvent(event) && event.type === "RouteLeaseTouched") {
+        // A reuse on a pinned route answers the pin (the seed's rule).
+        const host = state.pinned !== "" ? state.pinned : (state.leases.get(leaseKey(event.data.fp, event.data.model))?.host ?? "");
+        return { host, reused: true };
       }
+      return routeEventReply(recorded);
+    },
+    // A touch answers the route's pin or its lease's host; every other reply reads its event alone.
+    lateReply: {
+      fits: (_state, recorded) => recorded.event.type !== "RouteLeaseTouched",
+      render: (_id, recorded) => routeEventReply(recorded),
     },
   });
 }
@@ -51,6 +44,24 @@ export function routeMachineLogic(settings: RouteSettings) {
     evolve: evolveRoute,
     initialState: initialRouteState,
   });
+}
+
+/** The reply owed to `recorded`, any route event but a touch. */
+function routeEventReply(recorded: RecordedEvent): unknown {
+  const event = recorded.event;
+  if (!isRouteEvent(event)) return {};
+  switch (event.type) {
+    case "RouteLeasePlaced":
+      return event.data.reason === "ctx"
+        ? { from: event.data.from, host: event.data.host }
+        : { host: event.data.host, reused: event.data.reused };
+    case "RouteReleased":
+      return { released: event.data.released.length };
+    case "RouteLeaseExpired":
+      return { expired: true };
+    default:
+      return {};
+  }
 }
 
 const ROUTE_EVENT_TYPES: ReadonlySet<string> = new Set(Object.keys(routeEventSchemas));

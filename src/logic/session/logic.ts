@@ -19,6 +19,16 @@ export function sessionLogic(settings: SessionSettings): ActorLogic<SessionState
     initialState: initialSessionState,
     eventTypes: SESSION_EVENT_TYPES,
     replyFor: (state, recorded) => (recorded.event.type === "SessionClosed" ? {} : { session: sessionView(state) }),
+    // An opening writes every field of the view, a closing answers nothing; any other reply reads the state.
+    lateReply: {
+      fits: (_state, recorded) => recorded.event.type === "SessionOpened" || recorded.event.type === "SessionClosed",
+      render: (id, recorded) => {
+        const event = recorded.event as SessionEvent;
+        if (event.type !== "SessionOpened") return {};
+        const d = event.data;
+        return { session: { id, owner: d.owner, ttlMs: d.ttlMs, expiresAt: d.expiresAt } };
+      },
+    },
   });
   // Keepalive and close are the session holder's: bound to the principal that opened it.
   return {

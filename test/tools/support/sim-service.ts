@@ -15,6 +15,7 @@ import { resolveConfig, type ServiceConfig } from "../../../src/config.ts";
 import { MemoryEventLog } from "../../../src/events/index.ts";
 import { Subjects } from "../../../src/contract/subjects.ts";
 import type { KindModule } from "../../../src/service/kind-module.ts";
+import type { ProjectionSnapshotStore } from "../../../src/projections/index.ts";
 
 /** The instant simulations start at. */
 export const SIM_T0 = Date.parse("2026-03-01T00:00:00.000Z");
@@ -34,15 +35,28 @@ export interface SimService {
 
 const encoder = new TextEncoder();
 
-/** Starts an in-memory service with the given settings (prefix `sim` unless given). */
-export async function startSimService(settings: Partial<ServiceConfig> = {}, clock = new ManualClock(SIM_T0)): Promise<SimService> {
+/** What a service started again runs over: the log (and snapshots) an earlier one left. */
+export interface SimState {
+  readonly log?: MemoryEventLog;
+  readonly snapshots?: ProjectionSnapshotStore;
+}
+
+/** Starts an in-memory service with the given settings (prefix `sim` unless given), over a new log unless given one. */
+export async function startSimService(
+  settings: Partial<ServiceConfig> = {},
+  clock = new ManualClock(SIM_T0),
+  over: SimState = {},
+): Promise<SimService> {
   const config = resolveConfig({ prefix: "sim", ...settings });
-  const log = new MemoryEventLog({ now: () => clock.now(), dedupWindowMs: config.dedupWindowMs });
+  const log = over.log ?? new MemoryEventLog({ now: () => clock.now(), dedupWindowMs: config.dedupWindowMs });
   const subjects = new Subjects(config.prefix);
   const logger = pino({ level: "silent" });
   let ids = 0;
   let msgIds = 0;
-  const runtime = new ActorRuntime({ log, subjects, clock, logger, dedupWindowMs: config.dedupWindowMs, newMsgId: () => `m${++msgIds}` });
+  const runtime = new ActorRuntime({
+    ...{ log, subjects, clock, logger, dedupWindowMs: config.dedupWindowMs, newMsgId: () => `m${++msgIds}` },
+    ...(over.snapshots === undefined ? {} : { snapshots: over.snapshots }),
+  });
   const ctx = { runtime, log, subjects, config, clock, logger, newId: () => `lease-${++ids}` };
   const modules: KindModule[] = [lockModule(ctx), proxyModule(ctx), routeModule(ctx)];
   for (const m of modules) await m.start?.();
