@@ -2,7 +2,10 @@
 import { Option, type Command } from "commander";
 import { DEFAULTS } from "../config.ts";
 import { isValidPrefix } from "../contract/subjects.ts";
-import { natsConfig } from "../security/nats-permissions.ts";
+import { natsConfig, natsUsers } from "../security/nats-permissions.ts";
+import { natsServerBinary } from "../cluster/nats-server-binary.ts";
+import { nextSteps, writeConfig } from "./config-output.ts";
+import { CliError, reportFailure } from "./cli-errors.ts";
 
 interface NatsConfigFlags {
   prefix: string;
@@ -11,6 +14,8 @@ interface NatsConfigFlags {
   anonymous: boolean;
   listen: string;
   storeDir: string;
+  out?: string;
+  force?: boolean;
 }
 
 /** Registers `nats-config` on `program`. */
@@ -28,7 +33,9 @@ export function addNatsConfigCommand(program: Command): void {
     .option("--no-anonymous", "no client user for connections without credentials")
     .option("--listen <host:port>", "listen address of the whole configuration", "127.0.0.1:4222")
     .option("--store-dir <dir>", "JetStream store of the whole configuration", ".leasehold/jetstream")
-    .action((flags: NatsConfigFlags) => {
+    .option("--out <file>", "write the configuration to this file and print the commands to run next (default: stdout)")
+    .option("--force", "let --out (or a redirect) replace the package's own nats.conf, which `leasehold serve` runs")
+    .action(async (flags: NatsConfigFlags) => {
       if (!isValidPrefix(flags.prefix)) {
         console.error(
           `leasehold nats-config: --prefix must be subject tokens of A-Z a-z 0-9 _ - separated by dots, got ${JSON.stringify(flags.prefix)}`,
@@ -37,19 +44,33 @@ export function addNatsConfigCommand(program: Command): void {
         return;
       }
       try {
-        process.stdout.write(
-          natsConfig({
-            prefix: flags.prefix,
-            clients: flags.client,
-            anonymousClient: flags.anonymous,
-            accountsOnly: flags.accounts === true,
-            listen: flags.listen,
-            storeDir: flags.storeDir,
-          }),
-        );
+        const options = {
+          prefix: flags.prefix,
+          clients: flags.client,
+          anonymousClient: flags.anonymous,
+          accountsOnly: flags.accounts === true,
+          listen: flags.listen,
+          storeDir: flags.storeDir,
+        };
+        const text = natsConfig(options);
+        const path = writeConfig(text, flags, () => natsConfig({ prefix: DEFAULTS.prefix, clients: [], anonymousClient: true }));
+        if (path === undefined) return;
+        const natsServer = await natsServerBinary((line) => console.error(`leasehold nats-config: ${line}`)).catch(() => undefined);
+        const steps = nextSteps({
+          path,
+          natsServer,
+          listen: options.accountsOnly ? undefined : options.listen,
+          prefix: options.prefix,
+          defaultPrefix: DEFAULTS.prefix,
+          users: natsUsers(options),
+        });
+        console.error(`leasehold nats-config: wrote ${path}; next, each from any folder:\n${steps.map((l) => `  ${l}`).join("\n")}`);
       } catch (e) {
-        console.error(`leasehold nats-config: ${(e as Error).message}`);
-        process.exitCode = 2;
+        if (e instanceof CliError) process.exitCode = reportFailure("nats-config", e, false);
+        else {
+          console.error(`leasehold nats-config: ${(e as Error).message}`);
+          process.exitCode = 2;
+        }
       }
     });
 }
