@@ -5,11 +5,11 @@
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
-import { createServer } from "node:net";
+import { connect, createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { afterEach, vi } from "vitest";
+import { afterEach, expect, vi } from "vitest";
 
 /** The repository root. */
 export const ROOT = fileURLToPath(new URL("../../", import.meta.url));
@@ -101,6 +101,20 @@ export async function freePort(): Promise<number> {
   const { port } = server.address() as { port: number };
   await new Promise((resolve) => server.close(resolve));
   return port;
+}
+
+/** Waits until something accepts connections on 127.0.0.1:`port`. */
+export async function waitListening(port: number, timeout = 15_000): Promise<void> {
+  const listening = () =>
+    new Promise<boolean>((done) => {
+      const socket = connect({ host: "127.0.0.1", port });
+      socket.once("connect", () => {
+        socket.destroy();
+        done(true);
+      });
+      socket.once("error", () => done(false));
+    });
+  await vi.waitFor(async () => expect(await listening(), `127.0.0.1:${port} listening`).toBe(true), { timeout, interval: 50 });
 }
 
 /** Whether a process with this pid exists. */

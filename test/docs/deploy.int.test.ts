@@ -8,10 +8,9 @@
  */
 import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
-import { connect } from "node:net";
 import { join } from "node:path";
-import { describe, expect, it, vi } from "vitest";
-import { freePort, ROOT, run, tempDir, waitForLog, type Proc } from "../cli/cli-process.ts";
+import { describe, expect, it } from "vitest";
+import { freePort, ROOT, run, tempDir, waitForLog, waitListening, type Proc } from "../cli/cli-process.ts";
 import { freshClone, inClone } from "./fresh-clone.ts";
 
 /** The logical lines (continuations joined, comments dropped) of the shell block after `heading`. */
@@ -24,17 +23,6 @@ function deployBlock(heading: string): string[] {
     .replace(/\\\n\s*/g, "")
     .split("\n")
     .filter((l) => l.trim() !== "" && !l.startsWith("#"));
-}
-
-function listening(port: number): Promise<boolean> {
-  return new Promise((done) => {
-    const socket = connect({ host: "127.0.0.1", port });
-    socket.once("connect", () => {
-      socket.destroy();
-      done(true);
-    });
-    socket.once("error", () => done(false));
-  });
 }
 
 describe("docs/operations.md's deploy block", () => {
@@ -69,7 +57,7 @@ describe("docs/operations.md's deploy block", () => {
       }
       background.push(proc);
       if (line.includes(" serve ")) await waitForLog(proc, "leasehold serving");
-      else await vi.waitFor(async () => expect(await listening(port), proc.stderr()).toBe(true), { timeout: 15_000, interval: 50 });
+      else await waitListening(port);
     }
     // The service stops cleanly before its server does.
     for (const proc of background.reverse()) {

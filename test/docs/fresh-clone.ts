@@ -1,6 +1,6 @@
 /**
  * A fresh clone of the repository for tests that follow the docs as a new
- * user would: the files git tracks, copied from the working tree (so a test
+ * user would: the files git tracks or would track, copied from the working tree (so a test
  * sees uncommitted edits too), without dist/ or .leasehold/, with the
  * checkout's node_modules linked in (what `npm ci` would install).
  */
@@ -12,7 +12,9 @@ import { ROOT, tempDir } from "../cli/cli-process.ts";
 /** Copies the tracked files of the checkout into a temporary folder (removed after the test) and returns it. */
 export function freshClone(): string {
   const clone = tempDir("clone");
-  const files = execFileSync("git", ["ls-files", "-z"], { cwd: ROOT, encoding: "utf8" }).split("\0").filter(Boolean);
+  const files = execFileSync("git", ["ls-files", "--cached", "--others", "--exclude-standard", "-z"], { cwd: ROOT, encoding: "utf8" })
+    .split("\0")
+    .filter(Boolean);
   for (const file of files) {
     const from = join(ROOT, file);
     const to = join(clone, file);
