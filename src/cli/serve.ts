@@ -8,6 +8,7 @@
 import { relative } from "node:path";
 import type { NatsConnection } from "@nats-io/nats-core";
 import { ConfigError, DEFAULTS, resolveConfig, type ServiceConfig } from "../config.ts";
+import { watchConnection } from "./connection-watch.ts";
 import { explainStartFailure, type StartContext } from "./start-failures.ts";
 import { inboxPrefixOf } from "../security/nats-permissions.ts";
 import { startService } from "../service/start-service.ts";
@@ -98,6 +99,7 @@ export async function serve(flags: ServeFlags, logLevelGiven: boolean): Promise<
       noAsyncTraces: true,
     });
     shutdown.add("NATS connection", (ms) => drain(nc, ms), DRAIN_MS);
+    watchConnection(nc, logger);
     if (shutdown.stopping) return;
     // The runtime reports every command and append to the metrics; /metrics exposes them.
     const metrics = new ServiceMetrics();
