@@ -103,6 +103,27 @@ export async function freePort(): Promise<number> {
   return port;
 }
 
+/** A `leasehold serve` with its own nats-server, as the README starts it (on a free port, no dashboard). */
+export interface LocalServe {
+  readonly proc: Proc;
+  /** Its folder (where `.leasehold/` is). */
+  readonly cwd: string;
+  readonly url: string;
+}
+
+/** Starts `leasehold serve` in a new folder on a free port, waits until it serves, and stops it (SIGTERM) after the test. */
+export async function startLocalServe(name: string): Promise<LocalServe> {
+  const cwd = tempDir(name);
+  const port = await freePort();
+  const proc = leasehold(["serve", "--nats-port", String(port), "--http", "off", "--log-format", "json"], { cwd });
+  defer(async () => {
+    proc.child.kill("SIGTERM");
+    await proc.exited;
+  });
+  await waitForLog(proc, "leasehold serving");
+  return { proc, cwd, url: `nats://127.0.0.1:${port}` };
+}
+
 /** Waits until something accepts connections on 127.0.0.1:`port`. */
 export async function waitListening(port: number, timeout = 15_000): Promise<void> {
   const listening = () =>

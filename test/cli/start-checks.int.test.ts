@@ -11,7 +11,7 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { natsServerBinary } from "../../src/cluster/nats-server-binary.ts";
-import { defer, freePort, leasehold, tempDir, waitForLog, waitListening, type Proc } from "./cli-process.ts";
+import { defer, freePort, leasehold, startLocalServe, tempDir, waitListening, type Proc } from "./cli-process.ts";
 
 /** The value-taking flags of `serve --help`. */
 async function serveFlags(): Promise<string[]> {
@@ -69,15 +69,8 @@ describe("serve's start-up checks", () => {
   }, 60_000);
 
   it("tells a second instance without the service's credentials the command that joins", async () => {
-    const cwd = tempDir("join");
-    const port = await freePort();
-    const first = leasehold(["serve", "--nats-port", String(port), "--http", "off", "--log-format", "json"], { cwd });
-    defer(async () => {
-      first.child.kill("SIGTERM");
-      await first.exited;
-    });
-    await waitForLog(first, "leasehold serving");
-    const second = leasehold(["serve", "--nats", `nats://127.0.0.1:${port}`, "--http", "off", "--log-format", "json"], { cwd });
+    const { cwd, url } = await startLocalServe("join");
+    const second = leasehold(["serve", "--nats", url, "--http", "off", "--log-format", "json"], { cwd });
     const line = await oneLineFailure(second, "second instance");
     expect(line).toMatch(/^leasehold serve: this NATS user may not (publish|subscribe) to \S+, which the service needs: /);
     expect(line).toContain(`LEASEHOLD_USER=leasehold LEASEHOLD_PASSWORD="$(cat .leasehold/service-password)"`);

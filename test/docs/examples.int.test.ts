@@ -7,7 +7,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { BIN, defer, freePort, leasehold, ROOT, run, tempDir, waitForLog } from "../cli/cli-process.ts";
+import { BIN, ROOT, run, startLocalServe } from "../cli/cli-process.ts";
 
 /** The output block docs/client.md shows under the example's heading. */
 function documented(heading: string): string {
@@ -21,15 +21,8 @@ const withoutSeqs = (text: string) => text.replace(/#\d+/g, "#n");
 
 describe("examples/conversation-router.ts", () => {
   it("prints what client.md shows, on a used stream and when run again", async () => {
-    const cwd = tempDir("router");
-    const port = await freePort();
-    const service = leasehold(["serve", "--nats-port", String(port), "--http", "off", "--log-format", "json"], { cwd });
-    defer(async () => {
-      service.child.kill("SIGTERM");
-      await service.exited;
-    });
-    await waitForLog(service, "leasehold serving");
-    const env = { LEASEHOLD_NATS: `nats://127.0.0.1:${port}`, NATS_URL: `nats://127.0.0.1:${port}` };
+    const { cwd, url } = await startLocalServe("router");
+    const env = { LEASEHOLD_NATS: url, NATS_URL: url };
     // Other work first: the README's host and route, and another route holding a lease on one of the example's hosts.
     for (const [op, body] of [
       ["host.set", '{"host":"gpu-1","healthy":true}'],

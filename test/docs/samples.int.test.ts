@@ -7,7 +7,7 @@
  */
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { BIN, defer, freePort, leasehold, ROOT, run, tempDir, waitForLog } from "../cli/cli-process.ts";
+import { BIN, ROOT, run, startLocalServe } from "../cli/cli-process.ts";
 import { readFileSync } from "node:fs";
 import { compare, Learned, pageSamples, printed, render } from "./samples.ts";
 
@@ -20,15 +20,9 @@ describe("the docs' samples", () => {
       const path = join(ROOT, page);
       const samples = pageSamples(readFileSync(path, "utf8"));
       expect(samples.length, `${page} has samples`).toBeGreaterThan(0);
-      const cwd = tempDir("samples");
-      const port = await freePort();
-      const service = leasehold(["serve", "--nats-port", String(port), "--http", "off", "--log-format", "json"], { cwd });
-      defer(async () => {
-        service.child.kill("SIGTERM");
-        await service.exited;
-      });
-      await waitForLog(service, "leasehold serving");
-      const env = { LEASEHOLD_NATS: `nats://127.0.0.1:${port}` };
+      const { cwd, url } = await startLocalServe("samples");
+      const port = Number(new URL(url).port);
+      const env = { LEASEHOLD_NATS: url };
       const learned = new Learned();
       const differences: string[] = [];
       const outputs: string[][] = [];
