@@ -87,7 +87,10 @@ export function nextSteps(input: NextStepsInput): string[] {
     input.natsServer === undefined ? `"$(bash ${shellWord(join(PROJECT_ROOT, "scripts/nats-server.sh"))})"` : shellWord(input.natsServer);
   const withPasswords = input.users.filter((u) => u.passwordEnv !== undefined);
   const prefix = input.prefix === input.defaultPrefix ? "" : ` --prefix ${input.prefix}`;
-  const lines = [`export ${withPasswords.map((u) => `${u.passwordEnv}="$(node -p 'crypto.randomUUID()')"`).join(" ")}`];
+  // nats-server reads each variable as a configuration value: one starting with a digit would not parse, hence "pw".
+  const lines = [
+    `export ${withPasswords.map((u) => `${u.passwordEnv}="pw$(node -p 'crypto.randomUUID().replaceAll("-", "")')"`).join(" ")}`,
+  ];
   if (input.listen === undefined) {
     lines.push(`# include ${input.path} in your server's configuration, reload it, then:`);
   } else {

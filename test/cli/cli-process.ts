@@ -124,8 +124,8 @@ export async function startLocalServe(name: string): Promise<LocalServe> {
   return { proc, cwd, url: `nats://127.0.0.1:${port}` };
 }
 
-/** Waits until something accepts connections on 127.0.0.1:`port`. */
-export async function waitListening(port: number, timeout = 15_000): Promise<void> {
+/** Waits until something accepts connections on 127.0.0.1:`port`; fails at once, with its output, if `proc` exits first. */
+export async function waitListening(port: number, proc?: Proc, timeout = 30_000): Promise<void> {
   const listening = () =>
     new Promise<boolean>((done) => {
       const socket = connect({ host: "127.0.0.1", port });
@@ -135,7 +135,14 @@ export async function waitListening(port: number, timeout = 15_000): Promise<voi
       });
       socket.once("error", () => done(false));
     });
-  await vi.waitFor(async () => expect(await listening(), `127.0.0.1:${port} listening`).toBe(true), { timeout, interval: 50 });
+  await vi.waitFor(
+    async () => {
+      if (proc !== undefined && proc.child.exitCode !== null)
+        throw new Error(`exited (${proc.child.exitCode}) before 127.0.0.1:${port} listened:\n${proc.stdout()}\n${proc.stderr()}`);
+      expect(await listening(), `127.0.0.1:${port} listening`).toBe(true);
+    },
+    { timeout, interval: 50 },
+  );
 }
 
 /** Whether a process with this pid exists. */

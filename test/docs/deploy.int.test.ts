@@ -39,7 +39,7 @@ describe("docs/operations.md's deploy block", () => {
     const background: Proc[] = [];
     for (const line of lines) {
       if (line.startsWith("export ")) {
-        for (const [, name] of line.matchAll(/(\w+)=\.\.\./g)) env[name!] = randomBytes(12).toString("hex");
+        for (const [, name] of line.matchAll(/(\w+)=\.\.\./g)) env[name!] = `pw${randomBytes(12).toString("hex")}`;
         continue;
       }
       const command = inClone(clone, line.replace(/\s*&$/, ""));
@@ -57,7 +57,7 @@ describe("docs/operations.md's deploy block", () => {
       }
       background.push(proc);
       if (line.includes(" serve ")) await waitForLog(proc, "leasehold serving");
-      else await waitListening(port);
+      else await waitListening(port, proc);
     }
     // The service stops cleanly before its server does.
     for (const proc of background.reverse()) {
