@@ -8,14 +8,18 @@
  *                          [--concurrency 1,64] [--repeats 3]
  *                          [--systems ceiling,leasehold] [--ttl-ms 10000]
  *                          [--names cold,hot] [--nodes 1|3]
- *                          [--async-traces] [--json]
+ *                          [--async-traces] [--session-open] [--json]
  *
  * Names: `cold` spreads the pairs over 10,000 distinct lock names (each
  * worker walks its own share of them, so no two workers ever meet on a
  * name); `hot` keeps 64 names (at 64 in flight each worker has its own).
  * Each window uses names no earlier window used. `--nodes 3` runs on a
  * local three-node JetStream cluster with every stream at three replicas,
- * the ceiling's included.
+ * the ceiling's included. `--session-open` opens one session on the service
+ * (kept alive throughout) before measuring: the pairs themselves take no
+ * session, but once any session exists every lock decision reads the
+ * session table, so this is the lock path of a service where sessions are
+ * in use elsewhere.
  *
  * See bench/README.md for what the figures mean and the last recorded run.
  */
@@ -24,6 +28,7 @@ import { pathToFileURL } from "node:url";
 import type { NatsConnection } from "@nats-io/nats-core";
 import { resolveConfig } from "../src/config.ts";
 import {
+  REQUEST_TIMEOUT_MS,
   alternate,
   ceilingSeq,
   closedLoop,
@@ -66,6 +71,8 @@ interface Settings extends CommonSettings {
    * instead of `noAsyncTraces`, which `leasehold serve` uses.
    */
   readonly asyncTraces: boolean;
+  /** Whether a session is open on the service (kept alive) while measuring. */
+  readonly sessionOpen: boolean;
   readonly names: readonly Names[];
   readonly nodes: number;
   readonly json: boolean;
@@ -88,13 +95,14 @@ interface Run extends WindowFigures {
 
 function parseSettings(): Settings {
   const { values, common } = parseBenchArgs(
-    "usage: npx tsx bench/locks.ts [--duration-ms N] [--warmup-ms N] [--concurrency 1,64] [--repeats N] [--systems ceiling,leasehold] [--ttl-ms N] [--names cold,hot] [--nodes 1|3] [--async-traces] [--json]",
+    "usage: npx tsx bench/locks.ts [--duration-ms N] [--warmup-ms N] [--concurrency 1,64] [--repeats N] [--systems ceiling,leasehold] [--ttl-ms N] [--names cold,hot] [--nodes 1|3] [--async-traces] [--session-open] [--json]",
     {
       systems: { type: "string", default: "ceiling,leasehold" },
       "ttl-ms": { type: "string", default: "10000" },
       names: { type: "string", default: "cold,hot" },
       nodes: { type: "string", default: "1" },
       "async-traces": { type: "boolean", default: false },
+      "session-open": { type: "boolean", default: false },
     },
   );
   return {
@@ -104,6 +112,7 @@ function parseSettings(): Settings {
     systems: listOf<System>("systems", "system", values.systems, ["ceiling", "leasehold"]),
     ttlMs: positiveInt("ttl-ms", values["ttl-ms"]),
     asyncTraces: values["async-traces"],
+    sessionOpen: values["session-open"],
     json: values.json,
   };
 }
@@ -316,6 +325,18 @@ function report(settings: Settings, machine: MachineInfo, runs: readonly Run[], 
   );
 }
 
+/** Opens one session on the service and keeps it alive every third of its TTL until closed. */
+async function openSession(nc: NatsConnection, prefix: string): Promise<{ close(): void }> {
+  const ttlMs = 30_000;
+  const reply = await nc.request(`${prefix}.v1.session.open`, json({ owner: "bench-session", ttlMs }), { timeout: REQUEST_TIMEOUT_MS });
+  const id = (reply.json<{ session?: { id?: unknown } }>().session?.id ?? "") as string;
+  if (typeof id !== "string" || id === "") throw new Error(`session.open answered ${reply.string()}`);
+  const keep = setInterval(() => {
+    nc.request(`${prefix}.v1.session.keepalive`, json({ id }), { timeout: REQUEST_TIMEOUT_MS }).catch(() => undefined);
+  }, ttlMs / 3);
+  return { close: () => clearInterval(keep) };
+}
+
 async function main(): Promise<void> {
   const settings = parseSettings();
   // Every connection is set up as src/cli/serve.ts sets up the service's, so the ceiling pays what the service pays.
@@ -334,6 +355,7 @@ async function main(): Promise<void> {
       await bench.startCeiling(lockCeilingOptions(config.dedupWindowMs, replicas));
     }
     const load = await bench.connect("bench-load");
+    const session = settings.sessionOpen && settings.systems.includes("leasehold") ? await openSession(load, prefix) : undefined;
 
     const runs: Run[] = [];
     for (let repeat = 1; repeat <= settings.repeats; repeat++) {
@@ -371,6 +393,7 @@ async function main(): Promise<void> {
         }
       }
     }
+    session?.close();
     const summaries = settings.names.flatMap((names) => settings.concurrency.map((c) => summarize(runs, names, c, settings.repeats)));
     if (settings.json) {
       printJson({ argv: process.argv.slice(2), settings, machine: bench.machine, summaries, runs });

@@ -10,7 +10,8 @@
  *   npx tsx bench/routes.ts [--duration-ms 5000] [--warmup-ms 1000]
  *                           [--concurrency 1,64] [--repeats 3]
  *                           [--paths reuse,place] [--hosts 8]
- *                           [--chooser least-loaded|rendezvous] [--json]
+ *                           [--chooser least-loaded|rendezvous]
+ *                           [--systems leasehold,ceiling] [--json]
  */
 import type { NatsConnection } from "@nats-io/nats-core";
 import { resolveConfig } from "../src/config.ts";
@@ -44,6 +45,7 @@ interface Settings extends CommonSettings {
   readonly paths: readonly Path[];
   readonly hosts: number;
   readonly chooser: "least-loaded" | "rendezvous";
+  readonly systems: readonly System[];
   readonly json: boolean;
 }
 
@@ -60,11 +62,12 @@ interface Run extends WindowFigures {
 
 function parseSettings(): Settings {
   const { values, common } = parseBenchArgs(
-    "usage: npx tsx bench/routes.ts [--duration-ms N] [--warmup-ms N] [--concurrency 1,64] [--repeats N] [--paths reuse,place] [--hosts N] [--chooser least-loaded|rendezvous] [--json]",
+    "usage: npx tsx bench/routes.ts [--duration-ms N] [--warmup-ms N] [--concurrency 1,64] [--repeats N] [--paths reuse,place] [--hosts N] [--chooser least-loaded|rendezvous] [--systems leasehold,ceiling] [--json]",
     {
       paths: { type: "string", default: "reuse,place" },
       hosts: { type: "string", default: "8" },
       chooser: { type: "string", default: "least-loaded" },
+      systems: { type: "string", default: "leasehold,ceiling" },
     },
   );
   return {
@@ -72,6 +75,7 @@ function parseSettings(): Settings {
     paths: listOf<Path>("paths", "path", values.paths, ["reuse", "place"]),
     hosts: positiveInt("hosts", values.hosts),
     chooser: oneOf("chooser", "chooser", values.chooser, ["least-loaded", "rendezvous"] as const),
+    systems: listOf<System>("systems", "system", values.systems, ["leasehold", "ceiling"]),
     json: values.json,
   };
 }
@@ -170,7 +174,7 @@ async function main(): Promise<void> {
     for (let repeat = 1; repeat <= settings.repeats; repeat++) {
       for (const path of settings.paths) {
         for (const concurrency of settings.concurrency) {
-          for (const system of alternate<System>(["leasehold", "ceiling"], repeat)) {
+          for (const system of alternate<System>(settings.systems, repeat)) {
             const tag = `${path}-c${concurrency}-r${repeat}`;
             const request =
               system === "leasehold" ? leaseholdRequest(load, prefix, path, tag, hosts) : ceilingRequest(load, prefix, tag, hosts);

@@ -44,7 +44,25 @@ export interface ServiceConfig {
   readonly commandConcurrency: number;
   /** How long a command may take from arrival to answer; past it the answer is UNAVAILABLE. */
   readonly requestTimeoutMs: number;
+  /**
+   * Whether a request whose reply subject lies in the service's or NATS's own
+   * namespaces is refused (docs/protocol.md, "Replies go only where a reply
+   * may go"). Always on in production; off only in the tests that show the
+   * NATS server's own refusal behind it.
+   */
+  readonly replyCheck: boolean;
+  /** Where a request's principal comes from: nowhere (`off`: every principal is "") or the server's `Nats-Request-Info` header. */
+  readonly principals: PrincipalSource;
+  /** Principals that may call operator ops and act on any holder's lease (`acc/*`: every user of `acc`); empty: anyone may call operator ops. */
+  readonly operators: readonly string[];
+  /** Refuse a request whose principal is unknown ("") with UNAUTHENTICATED. */
+  readonly requirePrincipal: boolean;
 }
+
+/** The sources of a request's principal. */
+export const PRINCIPAL_SOURCES = ["off", "nats-request-info"] as const;
+/** Where a request's principal comes from (see {@link ServiceConfig.principals}). */
+export type PrincipalSource = (typeof PRINCIPAL_SOURCES)[number];
 
 /** Defaults of docs/protocol.md. */
 export const DEFAULTS: Omit<ServiceConfig, "nats"> = {
@@ -66,9 +84,20 @@ export const DEFAULTS: Omit<ServiceConfig, "nats"> = {
   commandAckWaitMs: 30_000,
   commandConcurrency: 64,
   requestTimeoutMs: 3000,
+  replyCheck: true,
+  principals: "off",
+  operators: [],
+  requirePrincipal: false,
 };
 
 const ms = z.coerce.number().int("must be a whole number of milliseconds").positive("must be positive");
+
+/** A yes/no setting: a boolean, or from the environment `true`/`false`/`1`/`0`. */
+const flag = z.preprocess(
+  (v) =>
+    typeof v === "string" ? (({ true: true, "1": true, false: false, "0": false } as Record<string, boolean>)[v.toLowerCase()] ?? v) : v,
+  z.boolean({ error: "must be true or false" }),
+);
 
 const schema = z
   .object({
@@ -94,6 +123,21 @@ const schema = z
     commandAckWaitMs: ms,
     commandConcurrency: z.coerce.number().int().min(1).max(4096),
     requestTimeoutMs: ms,
+    replyCheck: flag,
+    principals: z.enum(PRINCIPAL_SOURCES),
+    operators: z.preprocess(
+      (v) =>
+        typeof v === "string"
+          ? v
+              .split(",")
+              .map((p) => p.trim())
+              .filter((p) => p !== "")
+          : v,
+      z.array(
+        z.string().regex(/^[^/\s]+(\/[^/\s]+)?$/, "must be a comma-separated list of <account> or <account>/<user> (or <account>/*)"),
+      ),
+    ),
+    requirePrincipal: flag,
   })
   .refine((c) => c.lockTtlMs <= c.maxTtlMs, { message: "lock-ttl-ms must not exceed max-ttl-ms", path: ["lockTtlMs"] });
 

@@ -83,6 +83,12 @@ export interface Arrival {
    * however long ago.
    */
   readonly requestedAt?: number | undefined;
+  /** What tells this request from another that reuses its `requestId` (src/api/request-fingerprint.ts). */
+  readonly fingerprint?: string | undefined;
+  /** Who sent it, as NATS says (`""`: unknown). */
+  readonly principal?: string | undefined;
+  /** Whether that principal is an operator (it may act on any holder's lease). */
+  readonly operator?: boolean | undefined;
   /**
    * When the request must be answered, on the runtime's timer clock (see
    * {@link ActorRuntime.deadlineFor}); default: the request timeout from now.
@@ -173,7 +179,7 @@ export class ActorRuntime {
    * decided in order.
    */
   execute<C extends Command>(kind: ActorKind, id: string, command: C, arrival: Arrival = {}): Promise<TurnResult> {
-    const { requestId, requestedAt } = arrival;
+    const { requestId, requestedAt, fingerprint, principal, operator } = arrival;
     if (this.stopping) return Promise.resolve(unavailable("the service instance is stopping", 100));
     const runtime = this.kindRuntime(kind);
     const key = actorKey(kind, id);
@@ -182,7 +188,9 @@ export class ActorRuntime {
       requestId,
       requestedAt,
       // The op is part of the id so a requestId reused for another operation is not mistaken for a repeat.
-      msgId: requestId === undefined ? this.newMsgId() : requestMsgId(this.msgIdScope(kind, id, command), command.op, requestId),
+      ...{ fingerprint, principal, operator },
+      msgId:
+        requestId === undefined ? this.newMsgId() : requestMsgId(this.msgIdScope(kind, id, command), command.op, requestId, fingerprint),
       deadline: arrival.deadline ?? this.monotonic() + this.requestTimeoutMs,
       msgIdSharedByKind: requestId !== undefined && sharesMsgIdAcrossIds(kind, command),
     };
@@ -249,10 +257,24 @@ export class ActorRuntime {
    * The id a command of `kind` with `requestId` was last left in doubt on by
    * this instance (src/actors/ids-in-doubt.ts): a retry should go there first.
    */
-  inDoubtOn(kind: ActorKind, command: Command, requestId: string): string | undefined {
+  inDoubtOn(kind: ActorKind, command: Command, requestId: string, fingerprint?: string): string | undefined {
     // Nearly always none is in doubt: then no id is built on the request path.
     if (this.idsInDoubt.size === 0 || !sharesMsgIdAcrossIds(kind, command)) return undefined;
-    return this.idsInDoubt.on(requestMsgId(this.msgIdScope(kind, "", command), command.op, requestId), this.monotonic());
+    return this.idsInDoubt.on(requestMsgId(this.msgIdScope(kind, "", command), command.op, requestId, fingerprint), this.monotonic());
+  }
+
+  /**
+   * Whether `requestId` was taken, at or after `since`, by a request other
+   * than the one `fingerprint` names (another op, body or principal), on any
+   * kind: such a request is refused `REQUEST_ID_REUSED`.
+   */
+  requestIdReused(requestId: string, fingerprint: string | undefined, since: number): boolean {
+    if (fingerprint === undefined) return false;
+    for (const { projection } of this.kinds.values()) {
+      const taken = projection.requestOf(requestId);
+      if (taken !== undefined && taken.atMs >= since && taken.fingerprint !== fingerprint) return true;
+    }
+    return false;
   }
 
   /** `arrival` with its deadline set: the one it has, or the request timeout from now (a command's arrival). */
@@ -334,13 +356,15 @@ export class ActorRuntime {
       now: () => clock.now(),
       monotonic: this.monotonic,
       record: (id) => projection.record(id),
+      requestIdReused: (requestId, fingerprint, since) => this.requestIdReused(requestId, fingerprint, since),
       remembered: (msgId, since) => {
         const r = projection.remembered(msgId);
         return r !== undefined && r.atMs >= since ? r : undefined;
       },
       answersRepeat: (reply, command) => logic.answersRepeat?.(reply, command) ?? true,
       decide: (state, command, now) => logic.decide(state, command, now),
-      encode: (id, decision, now, requestId) => encode(kind, id, decision, now, requestId),
+      holderOf: (state, command, now) => logic.holderOf?.(state, command, now),
+      encode: (id, decision, now, requestId, by) => encode(kind, id, decision, now, requestId, by),
       applyOwn: (id, base: ProjectionRecord<unknown>, event: EncodedEvent, seq, msgId) => {
         const recorded: RecordedEvent = { seq, event: event.envelope, msgId };
         const stateAfter = logic.evolve(base.state, recorded);
@@ -383,7 +407,14 @@ export class ActorRuntime {
 }
 
 /** The envelope and bytes of the event a decision records. */
-function encode(kind: ActorKind, id: string, decision: Decision, now: number, requestId: string | undefined): EncodedEvent {
+function encode(
+  kind: ActorKind,
+  id: string,
+  decision: Decision,
+  now: number,
+  requestId: string | undefined,
+  by: string | undefined,
+): EncodedEvent {
   if (decision.outcome !== "append") throw new Error("encode of a decision that records nothing");
   const envelope: EventEnvelope = {
     type: decision.type,
@@ -392,6 +423,7 @@ function encode(kind: ActorKind, id: string, decision: Decision, now: number, re
     kind,
     id,
     ...(requestId === undefined ? {} : { requestId }),
+    ...(by === undefined || by === "" ? {} : { by }),
     data: decision.data,
   };
   return { envelope, payload: encodeEvent(envelope) };

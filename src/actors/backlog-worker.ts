@@ -28,6 +28,8 @@ serveBatches<BacklogAnswer, never>({
   finish: async () => {
     const part = backlog.part();
     const { bytes, sha256 } = await encodePart(part);
-    return { bytes, part: { name: "backlog", seq: part.seq, bytes: bytes.length, sha256, records: part.records.length } };
+    const { count, first } = backlog.foreign;
+    const manifest = { name: "backlog", seq: part.seq, bytes: bytes.length, sha256, records: part.records.length };
+    return { bytes, part: manifest, foreign: { count, first } };
   },
 });

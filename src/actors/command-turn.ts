@@ -22,6 +22,8 @@ import type { Command } from "../logic/actor-logic.ts";
 import type { Decision } from "../logic/decision.ts";
 import { AppendDoubt } from "./append-doubt.ts";
 import { inDoubt, unavailable, type TurnResult } from "./turn-result.ts";
+import { forbidden } from "../contract/errors.ts";
+import { actsFor } from "../contract/operators.ts";
 
 /** One command waiting for, or taking, its turn. */
 export interface PendingCommand {
@@ -31,6 +33,11 @@ export interface PendingCommand {
   readonly requestedAt: number | undefined;
   /** `Nats-Msg-Id` of the event this command may append (stable across retries). */
   readonly msgId: string;
+  /** What tells this request from another reusing its requestId. */
+  readonly fingerprint?: string | undefined;
+  /** Who sent it (`""`: unknown), and whether that principal is an operator. */
+  readonly principal?: string | undefined;
+  readonly operator?: boolean | undefined;
   /** The instant on the runtime's timer clock by which the command must be answered. */
   readonly deadline: number;
   /**
@@ -69,11 +76,15 @@ export interface TurnPorts {
   record(id: string): ProjectionRecord<unknown>;
   /** A reply remembered for `msgId` at or after `since`, if any. */
   remembered(msgId: string, since: number): { reply: unknown } | undefined;
+  /** Whether another request took `requestId` at or after `since` (see {@link ActorRuntime.requestIdReused}). */
+  requestIdReused(requestId: string, fingerprint: string | undefined, since: number): boolean;
   /** Whether a remembered `reply` answers this repeat of `command` (the kind's `answersRepeat`; else it is decided again). */
   answersRepeat(reply: unknown, command: Command): boolean;
   decide(state: unknown, command: Command, now: number): Decision;
-  /** The event a decision records, stamped with the decision's instant. */
-  encode(id: string, decision: Decision, now: number, requestId: string | undefined): EncodedEvent;
+  /** The principal that created what a holder-bound command acts on (the kind's `holderOf`). */
+  holderOf(state: unknown, command: Command, now: number): string | undefined;
+  /** The event a decision records, stamped with the decision's instant and the request's principal. */
+  encode(id: string, decision: Decision, now: number, requestId: string | undefined, by: string | undefined): EncodedEvent;
   /** Applies this turn's own acknowledged event to the projection and returns the reply it owes. */
   applyOwn(id: string, base: ProjectionRecord<unknown>, event: EncodedEvent, seq: number, msgId: string): unknown;
   /** The actor an earlier turn of this instance with `msgId` ended in doubt on (src/actors/ids-in-doubt.ts). */
@@ -134,14 +145,17 @@ export async function runTurn(ports: TurnPorts, id: string, pending: PendingComm
       }
       const now = Math.max(ports.now(), base.atMs);
       if (pending.requestId !== undefined) {
-        const remembered = ports.remembered(pending.msgId, pending.requestedAt ?? now - ports.dedupWindowMs);
+        // A durable command published again is the same request: the window runs back from when this copy was sent.
+        const since = (pending.requestedAt ?? now) - ports.dedupWindowMs;
+        if (ports.requestIdReused(pending.requestId, pending.fingerprint, since)) return reused(pending.requestId);
+        const remembered = ports.remembered(pending.msgId, since);
         if (remembered !== undefined) {
           if (ports.answersRepeat(remembered.reply, pending.command)) return { ok: true, reply: remembered.reply };
           // The request's id is on the event that earned that reply, in JetStream's duplicate window: what this repeat appends goes under a variant.
           if (msgId === pending.msgId) msgId = msgIdVariant(pending.msgId, 0);
         }
       }
-      const decision = ports.decide(base.state, pending.command, now);
+      const decision = holderCheck(ports, base.state, pending, now, ports.decide(base.state, pending.command, now));
       attempts++;
       if (decision.outcome !== "append") {
         // A reply or refusal is answered only once the projection is known to hold the subject's last event.
@@ -156,7 +170,7 @@ export async function runTurn(ports: TurnPorts, id: string, pending: PendingComm
         if (decision.outcome === "reject") return { ok: false, rejection: decision.rejection };
         return { ok: true, reply: decision.reply };
       }
-      const event = ports.encode(id, decision, now, pending.requestId);
+      const event = ports.encode(id, decision, now, pending.requestId, pending.principal);
       if (!watching) {
         ports.watch(pending.msgId);
         watching = true;
@@ -225,6 +239,30 @@ export async function runTurn(ports: TurnPorts, id: string, pending: PendingComm
   } finally {
     if (watching) ports.unwatch(pending.msgId);
   }
+}
+
+/** Refusals that come before a holder's FORBIDDEN in the contract's error order. */
+const BEFORE_HOLDER = new Set(["UNAUTHENTICATED", "BAD_REQUEST", "REQUEST_ID_REUSED", "TTL_EXCEEDS_MAX", "FORBIDDEN", "CORRUPT"]);
+
+/**
+ * `decision`, or FORBIDDEN when the command is holder-bound and the lease or
+ * session it acts on was created by another principal than the requester's,
+ * who is no operator: first among the state checks, after the refusals
+ * that precede it. A lease created without a principal binds nobody.
+ */
+function holderCheck(ports: TurnPorts, state: unknown, pending: PendingCommand, now: number, decision: Decision): Decision {
+  if (pending.operator === true) return decision;
+  if (decision.outcome === "reject" && BEFORE_HOLDER.has(decision.rejection.code)) return decision;
+  const holder = ports.holderOf(state, pending.command, now);
+  const principal = pending.principal ?? "";
+  if (holder === undefined || holder === "" || actsFor(principal, holder)) return decision;
+  return { outcome: "reject", rejection: forbidden(`it was created by ${holder}`, principal) };
+}
+
+/** The refusal of a request whose requestId another request took within the dedup window. */
+export function reused(requestId: string): TurnResult {
+  const message = `requestId ${JSON.stringify(requestId)} was used within the dedup window by another request (another op, body or principal)`;
+  return { ok: false, rejection: { code: "REQUEST_ID_REUSED", message, details: { requestId } } };
 }
 
 /** The answer for a step that failed: out of time, or the stream could not be used. */

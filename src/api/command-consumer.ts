@@ -30,6 +30,7 @@ import type { Endpoint } from "./endpoint.ts";
 import { replyHeaders, toResponse, type EndpointResponse } from "./replies.ts";
 import { badRequest } from "../contract/errors.ts";
 import type { ServeEndpoint, Served } from "./serve-endpoint.ts";
+import type { RefusedReply, ReplyGuard } from "./reply-confinement.ts";
 import { pause, withDeadline } from "../events/index.ts";
 
 /** Deadline of each call that sets up the subscription. */
@@ -42,7 +43,10 @@ export const REPLY_TO_HEADER = "Leasehold-Reply-To";
 
 /** Settings of the command consumer. */
 export interface CommandConsumerOptions {
+  /** Holds the command stream and its consumer; reports durable command errors. */
   readonly nc: NatsConnection;
+  /** Publishes `Leasehold-Reply-To` answers (default `nc`): the connection whose user may publish only to reply prefixes. */
+  readonly replyNc?: NatsConnection;
   readonly subjects: Subjects;
   readonly endpoints: readonly Endpoint[];
   /** The instance's one way in, shared with its request/reply endpoints. */
@@ -58,6 +62,16 @@ export interface CommandConsumerOptions {
    * once, plus catch-up), and the longest a dead instance's commands wait.
    */
   readonly ackWaitMs?: number;
+  /** Whether a `Leasehold-Reply-To` subject may be published to; a command naming one that may not is refused as invalid. */
+  readonly replyAllowed?: ReplyGuard;
+  /** Told of each command refused for its `Leasehold-Reply-To`. */
+  readonly onRefusedReply?: RefusedReply;
+  /**
+   * The account layout (`--principals nats-request-info`): a command arrives
+   * as `<prefix>.cmd.<account>.<kind>.<op>`, the account put there by the
+   * server's import (an export's account token position), which is its principal.
+   */
+  readonly accountToken?: boolean;
 }
 
 /** Consumes the command stream until stopped. */
@@ -177,14 +191,22 @@ export class CommandConsumer {
 
   private async handle(m: JsMsg): Promise<void> {
     const { subjects } = this.options;
-    const tail = subjects.durableKindOp(m.subject) ?? m.subject;
-    const replyTo = m.headers?.get(REPLY_TO_HEADER) || undefined;
+    const { tail, principal } = this.kindOpOf(m.subject);
+    let replyTo = m.headers?.get(REPLY_TO_HEADER) || undefined;
     const endpoint = this.byKey.get(tail);
+    const { replyAllowed } = this.options;
+    let refused: Served | undefined;
+    if (replyTo !== undefined && replyAllowed !== undefined && !replyAllowed(replyTo)) {
+      this.options.onRefusedReply?.(replyTo, m.subject, "durable");
+      refused = invalid(`${REPLY_TO_HEADER}: ${replyTo} is in the service's or NATS's own namespace; a reply may not go there`);
+      replyTo = undefined;
+    }
     // A durable command's delivery carries when it was first sent; the endpoint then requires its requestId.
     const { result, response }: Served =
-      endpoint === undefined
+      refused ??
+      (endpoint === undefined
         ? notDurable(tail)
-        : await this.options.serve(endpoint, m.data, { requestedAt: Number(BigInt(m.info.timestampNanos) / 1_000_000n) });
+        : await this.options.serve(endpoint, m.data, { requestedAt: Number(BigInt(m.info.timestampNanos) / 1_000_000n), principal }));
     if (!result.ok && isUnavailable(result)) {
       // Retryable: leave it to a later delivery rather than answer (its requestId makes a redelivery safe).
       const delayMs = Math.max(100, result.unavailable?.retryAfterMs ?? 1000);
@@ -199,7 +221,7 @@ export class CommandConsumer {
         "durable command rejected as invalid",
       );
     }
-    if (replyTo !== undefined) this.publish(replyTo, response, m);
+    if (replyTo !== undefined) this.publish(replyTo, response, m, this.options.replyNc);
     // Ack only now, after the event is appended (or the command refused);
     // ackAck waits for the server to confirm, so a lost ack is retried by redelivery.
     try {
@@ -212,18 +234,31 @@ export class CommandConsumer {
     }
   }
 
-  private publish(subject: string, response: EndpointResponse, m: JsMsg): void {
+  /** The `<kind>.<op>` of a command's subject, and the principal the subject proves (its account token in the account layout, else ""). */
+  private kindOpOf(subject: string): { tail: string; principal: string } {
+    const tail = this.options.subjects.durableKindOp(subject) ?? subject;
+    if (this.options.accountToken !== true) return { tail, principal: "" };
+    const dot = tail.indexOf(".");
+    return dot > 0 ? { tail: tail.slice(dot + 1), principal: tail.slice(0, dot) } : { tail, principal: "" };
+  }
+
+  private publish(subject: string, response: EndpointResponse, m: JsMsg, nc = this.options.nc): void {
     const h = natsHeaders();
     h.set("Leasehold-Command-Subject", m.subject);
     h.set("Leasehold-Command-Seq", String(m.seq));
     replyHeaders(response, h);
-    this.options.nc.publish(subject, this.encoder.encode(JSON.stringify(response.body)), { headers: h });
+    nc.publish(subject, this.encoder.encode(JSON.stringify(response.body)), { headers: h });
   }
 }
 
 /** The answer to a command on a subject that names no mutating endpoint. */
 function notDurable(tail: string): Served {
-  const result = { ok: false, rejection: badRequest(`${tail} is not a durable command (mutating <kind>.<op> only)`) } as const;
+  return invalid(`${tail} is not a durable command (mutating <kind>.<op> only)`);
+}
+
+/** A durable command refused as invalid (BAD_REQUEST), before it reaches an endpoint. */
+function invalid(message: string): Served {
+  const result = { ok: false, rejection: badRequest(message) } as const;
   return { result, response: toResponse(result) };
 }
 

@@ -8,8 +8,9 @@ import type { z } from "zod";
 import type { Arrival } from "../actors/actor-runtime.ts";
 import type { Rejection } from "../contract/errors.ts";
 import { unavailableAfter, type TurnResult } from "../actors/turn-result.ts";
-import { badRequest } from "../contract/errors.ts";
+import { badRequest, forbidden } from "../contract/errors.ts";
 import { parseBody, parseRequest, requestId, validate } from "./validation.ts";
+import { requestFingerprint } from "./request-fingerprint.ts";
 
 /** One `<kind>.<op>` endpoint, ready to serve. */
 export interface Endpoint {
@@ -17,6 +18,8 @@ export interface Endpoint {
   readonly op: string;
   /** Answers from state without changing it: served on request only, never as a durable command. */
   readonly reads: boolean;
+  /** An operator op (docs/protocol.md, "Principals"): with `--operators`, only those principals may call it. */
+  readonly operatorOp: boolean;
   /**
    * Runs a raw request body; never throws. The handler starts before this
    * returns (no await in between), so requests that reach an actor enter its
@@ -29,6 +32,12 @@ export interface Endpoint {
 export interface Delivery {
   /** Set on durable commands only: when the command was first sent (epoch ms). Such a command must carry a `requestId`. */
   readonly requestedAt?: number;
+  /** Who sent it, as NATS says (src/api/principals.ts); `""` or absent: unknown. */
+  readonly principal?: string;
+  /** Whether the principal is an operator (`--operators` lists it): it may act on any holder's lease. */
+  readonly operator?: boolean;
+  /** Whether the principal may call operator ops: an operator, or anyone while `--operators` is unset (default true). */
+  readonly mayOperate?: boolean;
 }
 
 /** What a handler does with a valid request. */
@@ -40,16 +49,25 @@ export function endpoint<Req extends { requestId?: string | undefined }>(
   op: string,
   schema: z.ZodType<Req>,
   handle: Handler<Req>,
-  options: { reads?: boolean } = {},
+  options: { reads?: boolean; operatorOp?: boolean } = {},
 ): Endpoint {
+  const operatorOp = options.operatorOp ?? false;
   return {
     kind,
     op,
     reads: options.reads ?? false,
+    operatorOp,
     run(data, delivery) {
       const request = delivery?.requestedAt === undefined ? parseRequest(schema, data) : parseDurable(schema, data);
       if (!request.ok) return Promise.resolve({ ok: false, rejection: request.rejection });
-      const arrival: Arrival = { requestId: request.value.requestId, requestedAt: delivery?.requestedAt };
+      const { requestId } = request.value;
+      const principal = delivery?.principal ?? "";
+      if (operatorOp && delivery?.mayOperate === false) return refuse(forbidden(`${kind}.${op} is an operator op`, principal));
+      const arrival: Arrival = {
+        ...{ requestId, requestedAt: delivery?.requestedAt, principal, operator: delivery?.operator ?? false },
+        // Only a request that can be repeated needs telling from another with its id.
+        fingerprint: requestId === undefined ? undefined : requestFingerprint(kind, op, request.value, principal),
+      };
       try {
         return handle(request.value, arrival).catch(unavailableAfter);
       } catch (e) {

@@ -27,6 +27,8 @@ import { sessionRequests } from "./session-requests.ts";
 import { sessionIdFor } from "../app/session-ids.ts";
 
 const reads = { reads: true };
+/** The ops only `--operators` may call when it is set (docs/protocol.md, "Principals"). */
+const operatorOp = { operatorOp: true };
 
 /** What the lock endpoints need beyond the runtime: lock turns with sessions, the wait queue's runtime side and its ceiling. */
 export interface LockAcquireOptions {
@@ -60,7 +62,7 @@ export function lockEndpoints({ turns, waiters, maxWaitMs }: LockAcquireOptions)
     ),
     endpoint("lock", "release", lockRequests.release, (r, a) => turns.execute(r.name, { op: "release", etag: r.etag }, a)),
     endpoint("lock", "get", lockRequests.get, (r, a) => turns.execute(r.name, { op: "get" }, a), reads),
-    endpoint("lock", "reset", lockRequests.reset, (r, a) => turns.execute(r.name, { op: "reset" }, a)),
+    endpoint("lock", "reset", lockRequests.reset, (r, a) => turns.execute(r.name, { op: "reset" }, a), operatorOp),
   ];
 }
 
@@ -74,10 +76,19 @@ export interface ProxyEndpointDeps {
 /** `proxy.register|remove|acquire|release|report|list|counts`. */
 export function proxyEndpoints({ proxies, model, clock }: ProxyEndpointDeps): Endpoint[] {
   return [
-    endpoint("proxy", "register", proxyRequests.register, (r, a) =>
-      proxies.command(r.proxy, { op: "register", maxLeases: r.maxLeases, latencyMs: r.latencyMs, labels: r.labels, healthy: r.healthy }, a),
+    endpoint(
+      "proxy",
+      "register",
+      proxyRequests.register,
+      (r, a) =>
+        proxies.command(
+          r.proxy,
+          { op: "register", maxLeases: r.maxLeases, latencyMs: r.latencyMs, labels: r.labels, healthy: r.healthy },
+          a,
+        ),
+      operatorOp,
     ),
-    endpoint("proxy", "remove", proxyRequests.remove, (r, a) => proxies.command(r.proxy, { op: "remove" }, a)),
+    endpoint("proxy", "remove", proxyRequests.remove, (r, a) => proxies.command(r.proxy, { op: "remove" }, a), operatorOp),
     endpoint("proxy", "acquire", proxyRequests.acquire, (r, a) =>
       proxies.acquire({ ttlMs: r.ttlMs, target: r.target, candidates: r.candidates, labels: r.labels }, a),
     ),
@@ -121,8 +132,12 @@ export interface PlacementEndpointDeps {
 /** `host.set|list`. */
 export function hostEndpoints({ runtime, hosts, routes, loads }: PlacementEndpointDeps): Endpoint[] {
   return [
-    endpoint("host", "set", hostRequests.set, (r, a) =>
-      runtime.execute("host", r.host, { op: "set", healthy: r.healthy, draining: r.draining, maxLeases: r.maxLeases ?? null }, a),
+    endpoint(
+      "host",
+      "set",
+      hostRequests.set,
+      (r, a) => runtime.execute("host", r.host, { op: "set", healthy: r.healthy, draining: r.draining, maxLeases: r.maxLeases ?? null }, a),
+      operatorOp,
     ),
     endpoint(
       "host",
@@ -154,15 +169,19 @@ export function routeEndpoints({ placement, routes }: PlacementEndpointDeps): En
     endpoint("route", "acquire", routeRequests.acquire, (r, a) =>
       placement.acquire({ route: r.route, fp: r.fp, model: r.model, candidates: r.candidates }, a),
     ),
-    endpoint("route", "move", routeRequests.move, (r, a) =>
-      placement.command(r.route, { op: "move", fp: r.fp, model: r.model, host: r.host }, a),
+    endpoint(
+      "route",
+      "move",
+      routeRequests.move,
+      (r, a) => placement.command(r.route, { op: "move", fp: r.fp, model: r.model, host: r.host }, a),
+      operatorOp,
     ),
     endpoint("route", "candidates", routeRequests.candidates, (r, a) =>
       placement.command(r.route, { op: "candidates", hosts: r.hosts }, a),
     ),
-    endpoint("route", "pin", routeRequests.pin, (r, a) => placement.command(r.route, { op: "pin", host: r.host }, a)),
-    endpoint("route", "unpin", routeRequests.unpin, (r, a) => placement.command(r.route, { op: "unpin" }, a)),
-    endpoint("route", "release", routeRequests.release, (r, a) => placement.command(r.route, { op: "release" }, a)),
+    endpoint("route", "pin", routeRequests.pin, (r, a) => placement.command(r.route, { op: "pin", host: r.host }, a), operatorOp),
+    endpoint("route", "unpin", routeRequests.unpin, (r, a) => placement.command(r.route, { op: "unpin" }, a), operatorOp),
+    endpoint("route", "release", routeRequests.release, (r, a) => placement.command(r.route, { op: "release" }, a), operatorOp),
     endpoint(
       "route",
       "get",

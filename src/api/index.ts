@@ -11,3 +11,4 @@ export * from "./host-requests.ts";
 export * from "./route-requests.ts";
 export * from "./proxy-requests.ts";
 export * from "./serve-endpoint.ts";
+export * from "./reply-confinement.ts";

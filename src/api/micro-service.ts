@@ -11,6 +11,7 @@
 import type { Msg, NatsConnection, Subscription } from "@nats-io/nats-core";
 import { nuid } from "@nats-io/nats-core";
 import { replyHeaders, type EndpointResponse } from "./replies.ts";
+import type { RefusedReply, ReplyGuard } from "./reply-confinement.ts";
 
 /** Identity of a service. */
 export interface MicroServiceOptions {
@@ -22,10 +23,14 @@ export interface MicroServiceOptions {
   readonly metadata?: Record<string, string>;
   /** A subscription failed (e.g. a permission violation): told once per failure, never thrown. */
   readonly onError?: (error: Error, subject: string) => void;
+  /** Whether a request's reply subject may be answered; a request whose reply may not is neither served nor answered. */
+  readonly replyAllowed?: ReplyGuard;
+  /** Told of each request refused for its reply subject. */
+  readonly onRefusedReply?: RefusedReply;
 }
 
-/** Handles one request; never throws (a throw is answered as a 500). */
-export type EndpointHandler = (data: Uint8Array) => Promise<EndpointResponse>;
+/** Handles one request (`msg` for what else it carries, its headers); never throws (a throw is answered as a 500). */
+export type EndpointHandler = (data: Uint8Array, msg: Msg) => Promise<EndpointResponse>;
 
 interface EndpointStats {
   readonly name: string;
@@ -59,7 +64,7 @@ export class MicroService {
           nc.subscribe(subject, {
             callback: (err, msg) => {
               if (err !== null) options.onError?.(err, subject);
-              else msg.respond(json(this.controlReply(verb)));
+              else if (this.mayAnswer(msg)) msg.respond(json(this.controlReply(verb)));
             },
           }),
         );
@@ -84,7 +89,7 @@ export class MicroService {
       queue: this.options.queue,
       callback: (err, msg) => {
         if (err !== null) this.options.onError?.(err, subject);
-        else void this.serve(msg, handler, stats);
+        else if (this.mayAnswer(msg)) void this.serve(msg, handler, stats);
       },
     });
     this.endpoints.push({ stats, sub });
@@ -102,12 +107,20 @@ export class MicroService {
     await Promise.all(this.control.map((s) => s.drain()));
   }
 
+  /** Whether `msg`'s reply subject may be published to; tells {@link MicroServiceOptions.onRefusedReply} when not. */
+  private mayAnswer(msg: Msg): boolean {
+    const { replyAllowed, onRefusedReply } = this.options;
+    if (msg.reply === undefined || msg.reply === "" || replyAllowed === undefined || replyAllowed(msg.reply)) return true;
+    onRefusedReply?.(msg.reply, msg.subject, "request");
+    return false;
+  }
+
   private async serve(msg: Msg, handler: EndpointHandler, stats: EndpointStats): Promise<void> {
     const start = process.hrtime.bigint();
     this.inFlight++;
     let response: EndpointResponse;
     try {
-      response = await handler(msg.data);
+      response = await handler(msg.data, msg);
     } catch (e) {
       response = {
         ok: false,

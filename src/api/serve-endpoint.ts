@@ -9,6 +9,8 @@ import type { Logger } from "pino";
 import { isInDoubt, isUnavailable, type TurnResult } from "../actors/turn-result.ts";
 import type { Delivery, Endpoint } from "./endpoint.ts";
 import { toResponse, type EndpointResponse } from "./replies.ts";
+import { Operators } from "../contract/operators.ts";
+import { unauthenticated } from "../contract/errors.ts";
 
 /** What a metrics registry takes from the commands served (prom-client's in src/http fits it). */
 export interface CommandObserver {
@@ -34,15 +36,26 @@ export interface EndpointServerOptions {
   readonly observer?: CommandObserver | undefined;
   /** Fewest milliseconds between two warnings of UNAVAILABLE answers (default 5000). */
   readonly unavailableLogPeriodMs?: number;
+  /** `--operators` (default: none, so anyone may call operator ops). */
+  readonly operators?: Operators;
+  /** `--require-principal`: a request whose principal is unknown is refused UNAUTHENTICATED before anything else. */
+  readonly requirePrincipal?: boolean;
 }
 
 /** The serve function of one service instance (its UNAVAILABLE warnings are throttled together). */
-export function endpointServer({ logger, observer, unavailableLogPeriodMs = 5000 }: EndpointServerOptions): ServeEndpoint {
+export function endpointServer(options: EndpointServerOptions): ServeEndpoint {
+  const { logger, observer, unavailableLogPeriodMs = 5000, requirePrincipal = false } = options;
+  const operators = options.operators ?? new Operators([]);
   const warnUnavailable = throttledWarn(logger, "answered UNAVAILABLE", unavailableLogPeriodMs);
   const warnInDoubt = throttledWarn(logger, "left unanswered: the command's event may still be stored", unavailableLogPeriodMs);
-  return async (endpoint, data, delivery) => {
+  return async (endpoint, data, delivery = {}) => {
     const started = performance.now();
-    const result = await endpoint.run(data, delivery);
+    const principal = delivery.principal ?? "";
+    const operator = operators.includes(principal);
+    const result: TurnResult =
+      requirePrincipal && principal === ""
+        ? { ok: false, rejection: unauthenticated() }
+        : await endpoint.run(data, { ...delivery, principal, operator, mayOperate: operator || operators.open });
     observer?.commandFinished(endpoint.kind, endpoint.op, outcomeOf(result), (performance.now() - started) / 1000);
     if (!result.ok && isInDoubt(result)) warnInDoubt(endpoint.kind, endpoint.op, result.rejection.message);
     else if (!result.ok && isUnavailable(result)) warnUnavailable(endpoint.kind, endpoint.op, result.rejection.message);

@@ -25,6 +25,7 @@ import { GRANT_REFUSED, refusalOf } from "../logic/proxy/decide.ts";
 import type { GrantProxyLease, ProxyCommand, ReportProxyLease } from "../logic/proxy/commands.ts";
 import { considerProxies, rankProxies, type Ranking } from "../logic/proxy/select.ts";
 import { unavailableAfter } from "../actors/turn-result.ts";
+import { reused } from "../actors/command-turn.ts";
 import { freshBy } from "./deadlines.ts";
 import { KeyedSequencer } from "./keyed-sequencer.ts";
 
@@ -145,7 +146,7 @@ export class ProxyLeasing {
   }
 
   private async select(request: AcquireProxyLease, arrival: Arrival & { deadline: number }): Promise<TurnResult> {
-    const { requestId, requestedAt } = arrival;
+    const { requestId, requestedAt, fingerprint } = arrival;
     if (this.clock.now() + request.ttlMs > MAX_INSTANT_MS) {
       return fail({ code: "BAD_REQUEST", message: `ttlMs ${request.ttlMs} puts the lease's expiry past the year 9999` });
     }
@@ -156,7 +157,10 @@ export class ProxyLeasing {
     }
     const now = this.clock.now();
     if (requestId !== undefined) {
-      const earlier = this.model.acquisitionFor(requestId, requestedAt ?? now - this.dedupWindowMs);
+      // A durable command published again is the same request: the window runs back from when this copy was sent.
+      const since = (requestedAt ?? now) - this.dedupWindowMs;
+      if (this.runtime.requestIdReused(requestId, fingerprint, since)) return reused(requestId);
+      const earlier = this.model.acquisitionFor(requestId, since);
       if (earlier !== undefined) return { ok: true, reply: earlier };
     }
     const first = this.rank(request, now, SNAPSHOT_SIZE);
@@ -170,7 +174,7 @@ export class ProxyLeasing {
     let page = first.eligible;
     // A retry of a grant this instance left in doubt goes to that proxy first, where the expected sequence lets
     // only one of the two land (anywhere else the stream's duplicate window holds it: src/actors/ids-in-doubt.ts).
-    const doubtful = requestId === undefined ? undefined : this.runtime.inDoubtOn("proxy", { op: "grant" }, requestId);
+    const doubtful = requestId === undefined ? undefined : this.runtime.inDoubtOn("proxy", { op: "grant" }, requestId, fingerprint);
     if (doubtful !== undefined && (request.candidates === undefined || request.candidates.includes(doubtful)))
       page = [doubtful, ...page.filter((name) => name !== doubtful)];
     // Without candidates the index hands out the first few in order; more only when all of those refused.

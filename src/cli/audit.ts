@@ -35,6 +35,7 @@ export interface AuditFlags {
   progress?: boolean;
   cooldownMs: string;
   maxTtlMs: string;
+  operators?: string;
 }
 
 /** Adds `audit` to the program. */
@@ -67,6 +68,12 @@ export function addAuditCommand(program: Command): void {
         .env("LEASEHOLD_MAX_TTL_MS")
         .default(String(DEFAULTS.maxTtlMs)),
     )
+    .addOption(
+      new Option(
+        "--operators <list>",
+        "the service's --operators: principals that may act on any holder's lease (holder-principal rule)",
+      ).env("LEASEHOLD_OPERATORS"),
+    )
     .addHelpText("after", `\nRules checked:\n${rules}`)
     .addHelpText("after", TOOL_THREADS_HELP);
   addToolAction(
@@ -80,6 +87,10 @@ export function addAuditCommand(program: Command): void {
       return {
         cooldownMs: parseCount(flags.cooldownMs, "--cooldown-ms", 1),
         maxTtlMs: parseCount(flags.maxTtlMs, "--max-ttl-ms", 1),
+        operators: (flags.operators ?? "")
+          .split(",")
+          .map((p) => p.trim())
+          .filter((p) => p !== ""),
         fromSeq: from !== undefined && "seq" in from ? from.seq : undefined,
         fromTime: from !== undefined && "time" in from ? from.time : undefined,
         toSeq: to !== undefined && "seq" in to ? to.seq : undefined,

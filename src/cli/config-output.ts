@@ -78,6 +78,8 @@ export interface NextStepsInput {
   readonly defaultPrefix: string;
   /** Every user with a password: name, role and the variable nats-server reads it from. */
   readonly users: readonly { user: string; role: string; passwordEnv?: string | undefined }[];
+  /** Flags the service needs with this layout (the account layout's). */
+  readonly serveFlags?: readonly string[];
 }
 
 /** The exact commands to run next, as lines (paths absolute, so they work from any folder). */
@@ -100,7 +102,15 @@ export function nextSteps(input: NextStepsInput): string[] {
   const as = (user: { user: string; passwordEnv?: string | undefined }) =>
     `LEASEHOLD_USER=${user.user} LEASEHOLD_PASSWORD="$${user.passwordEnv}"`;
   const service = withPasswords.find((u) => u.role === "service");
-  if (service !== undefined) lines.push(`${as(service)} ${bin} serve --nats ${url}${prefix} &`);
+  // serve reads the appending connection's password from LEASEHOLD_APPEND_PASSWORD (the default prefix's own variable).
+  const appender = withPasswords.find((u) => u.role === "appender");
+  const appendPassword =
+    appender === undefined || appender.passwordEnv === "LEASEHOLD_APPEND_PASSWORD"
+      ? ""
+      : ` LEASEHOLD_APPEND_PASSWORD="$${appender.passwordEnv}"`;
+  const append = appender === undefined ? "" : ` LEASEHOLD_APPEND_USER=${appender.user}${appendPassword}`;
+  const extra = (input.serveFlags ?? []).map((f) => ` ${f}`).join("");
+  if (service !== undefined) lines.push(`${as(service)}${append} ${bin} serve --nats ${url}${prefix}${extra} &`);
   const client = withPasswords.find((u) => u.role === "client");
   if (client !== undefined)
     lines.push(`${as(client)} ${bin} call --nats ${url}${prefix} lock.acquire '{"name":"demo","owner":"${client.user}"}'`);

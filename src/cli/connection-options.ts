@@ -46,27 +46,95 @@ export interface NatsTarget {
   readonly inboxPrefix?: string;
 }
 
+/** Adds flags, each also read from its environment variable: `[spec, description, variable]`. */
+function addEnvFlags(command: Command, flags: readonly (readonly [string, string, string])[]): Command {
+  for (const [spec, description, env] of flags) command.addOption(new Option(spec, description).env(env));
+  return command;
+}
+
 /** Adds the NATS server and credential flags shared by `serve` and every tool. */
 export function addNatsOptions(command: Command): Command {
-  const flag = (spec: string, description: string, env: string) => command.addOption(new Option(spec, description).env(env));
-  flag(
-    "--nats <urls>",
-    "NATS server URL, or several separated by commas (nats://a:4222,nats://b:4222); also NATS_URL. Without it serve starts its own nats-server",
-    "LEASEHOLD_NATS",
-  );
-  flag("--creds <file>", "NATS credentials file (user JWT and NKey seed)", "LEASEHOLD_CREDS");
-  flag("--user <name>", "NATS user name (with --password)", "LEASEHOLD_USER");
-  flag("--password <secret>", "NATS password (prefer the environment variable: flags show in ps)", "LEASEHOLD_PASSWORD");
-  flag("--token <token>", "NATS authentication token", "LEASEHOLD_TOKEN");
-  flag("--tls-ca <file>", "CA certificate(s) to trust for the server's TLS certificate", "LEASEHOLD_TLS_CA");
-  flag("--tls-cert <file>", "client TLS certificate (with --tls-key)", "LEASEHOLD_TLS_CERT");
-  flag("--tls-key <file>", "private key of --tls-cert", "LEASEHOLD_TLS_KEY");
-  flag(
-    "--inbox-prefix <prefix>",
-    "subject prefix of this connection's reply inboxes (default _INBOX_<user> with --user, as nats-config's users need; else _INBOX)",
-    "LEASEHOLD_INBOX_PREFIX",
-  );
-  return command;
+  return addEnvFlags(command, [
+    [
+      "--nats <urls>",
+      "NATS server URL, or several separated by commas (nats://a:4222,nats://b:4222); also NATS_URL. Without it serve starts its own nats-server",
+      "LEASEHOLD_NATS",
+    ],
+    ["--creds <file>", "NATS credentials file (user JWT and NKey seed)", "LEASEHOLD_CREDS"],
+    ["--user <name>", "NATS user name (with --password)", "LEASEHOLD_USER"],
+    ["--password <secret>", "NATS password (prefer the environment variable: flags show in ps)", "LEASEHOLD_PASSWORD"],
+    ["--token <token>", "NATS authentication token", "LEASEHOLD_TOKEN"],
+    ["--tls-ca <file>", "CA certificate(s) to trust for the server's TLS certificate", "LEASEHOLD_TLS_CA"],
+    ["--tls-cert <file>", "client TLS certificate (with --tls-key)", "LEASEHOLD_TLS_CERT"],
+    ["--tls-key <file>", "private key of --tls-cert", "LEASEHOLD_TLS_KEY"],
+    [
+      "--inbox-prefix <prefix>",
+      "subject prefix of this connection's reply inboxes (default _INBOX_<user> with --user, as nats-config's users need; else _INBOX)",
+      "LEASEHOLD_INBOX_PREFIX",
+    ],
+  ]);
+}
+
+/** The flags of `serve`'s second connection, the one that appends (as commander hands them over). */
+export interface AppendConnectionFlags {
+  readonly appendCreds?: string | undefined;
+  readonly appendUser?: string | undefined;
+  readonly appendPassword?: string | undefined;
+  readonly appendInboxPrefix?: string | undefined;
+}
+
+/** Adds `serve`'s flags naming the user that appends (`--append-creds`, `--append-user`/`--append-password`, `--append-inbox-prefix`). */
+export function addAppendOptions(command: Command): Command {
+  return addEnvFlags(command, [
+    [
+      "--append-creds <file>",
+      "credentials of the NATS user that appends events (with --nats); without any --append-* the one connection does everything",
+      "LEASEHOLD_APPEND_CREDS",
+    ],
+    ["--append-user <name>", "NATS user that appends events (with --append-password)", "LEASEHOLD_APPEND_USER"],
+    ["--append-password <secret>", "password of --append-user (prefer the environment variable)", "LEASEHOLD_APPEND_PASSWORD"],
+    [
+      "--append-inbox-prefix <prefix>",
+      "reply prefix of the appending connection (default _INBOX_<user> with --append-user)",
+      "LEASEHOLD_APPEND_INBOX_PREFIX",
+    ],
+  ]);
+}
+
+/**
+ * The target of the appending connection: the same servers and TLS as
+ * `flags`, its own credentials; undefined when no `--append-*` flag is given.
+ */
+export function appendTarget(flags: ConnectionFlags & AppendConnectionFlags, servers: string[]): NatsTarget | undefined {
+  const given = [flags.appendCreds, flags.appendUser, flags.appendPassword, flags.appendInboxPrefix].some((v) => nonEmpty(v) !== undefined);
+  if (!given) return undefined;
+  if (nonEmpty(flags.appendCreds) === undefined && nonEmpty(flags.appendUser) === undefined)
+    throw new UsageError("--append-inbox-prefix and --append-password need --append-user or --append-creds");
+  try {
+    return natsTarget(
+      {
+        nats: servers.join(","),
+        creds: flags.appendCreds,
+        user: flags.appendUser,
+        password: flags.appendPassword,
+        inboxPrefix: flags.appendInboxPrefix,
+        tlsCa: flags.tlsCa,
+        tlsCert: flags.tlsCert,
+        tlsKey: flags.tlsKey,
+      },
+      servers,
+    );
+  } catch (e) {
+    // The checks speak of the main flags: name the --append-* ones instead.
+    if (e instanceof UsageError)
+      throw new UsageError(
+        e.message
+          .replace(/--(creds|user|password|inbox-prefix)\b/g, "--append-$1")
+          .replace(/LEASEHOLD_(USER|PASSWORD)\b/g, "LEASEHOLD_APPEND_$1"),
+        { cause: e },
+      );
+    throw e;
+  }
 }
 
 /**

@@ -107,6 +107,10 @@ export class CommandCount implements ServiceObserver {
   appendConflict(): void {
     this.observer.appendConflict();
   }
+
+  replyRefused(path: "request" | "durable"): void {
+    this.observer.replyRefused?.(path);
+  }
 }
 
 /** The heap as the policy weighs it: V8's committed heap and the off-heap buffers its objects hold. */

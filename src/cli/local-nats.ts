@@ -12,18 +12,28 @@ import { join, resolve } from "node:path";
 import type { Logger } from "pino";
 import { CliError, EXIT, UsageError } from "./cli-errors.ts";
 import { natsServerBinary, PROJECT_ROOT } from "../cluster/nats-server-binary.ts";
+import { appendUserOf, serviceUserOf } from "../security/nats-permissions.ts";
+
+/** The user the shipped nats.conf lets answer requests (and publish only to the clients' inboxes). */
+export const SERVICE_USER = serviceUserOf("leasehold");
 
 /** The user the shipped nats.conf gives the right to write the event stream. */
-export const SERVICE_USER = "leasehold";
+export const APPEND_USER = appendUserOf("leasehold");
 
 /** File in the data folder holding the service user's password (owner-only), for a second instance to join. */
 export const PASSWORD_FILE = "service-password";
 
-/** A running local nats-server and the credentials of the service user its configuration defines. */
+/** File in the data folder holding the appending user's password (owner-only). */
+export const APPEND_PASSWORD_FILE = "append-password";
+
+/** A running local nats-server and the credentials of the two service users its configuration defines. */
 export interface LocalNats {
   readonly url: string;
   readonly user: string;
   readonly password: string;
+  /** The user that appends, and its password. */
+  readonly appendUser: string;
+  readonly appendPassword: string;
   /** The nats-server's own pid. */
   readonly pid: number;
   /** Stops nats-server; resolves once it is gone (SIGKILL after `graceMs`). */
@@ -49,7 +59,9 @@ export class PortInUseError extends UsageError {
       ownDataDir === undefined
         ? `or use that server with --nats nats://${host}:${port}`
         : `or join the leasehold nats-server of ${ownDataDir} as a second instance with ` +
-          `LEASEHOLD_USER=${SERVICE_USER} LEASEHOLD_PASSWORD="$(cat ${join(ownDataDir, PASSWORD_FILE)})" leasehold serve --nats nats://${host}:${port}`;
+          `LEASEHOLD_USER=${SERVICE_USER} LEASEHOLD_PASSWORD="$(cat ${join(ownDataDir, PASSWORD_FILE)})" ` +
+          `LEASEHOLD_APPEND_USER=${APPEND_USER} LEASEHOLD_APPEND_PASSWORD="$(cat ${join(ownDataDir, APPEND_PASSWORD_FILE)})" ` +
+          `leasehold serve --nats nats://${host}:${port}`;
     super(
       `port ${port} on ${host} is already in use (another nats-server, or a leasehold serve already running): pick a free one with --nats-port <port>, ${howToJoin}`,
     );
@@ -61,7 +73,8 @@ function portInUse(host: string, port: number, dataDir: string): PortInUseError 
   const ours =
     existsSync(dataDir) &&
     readdirSync(dataDir).some((name) => /^nats-server_(\d+)\.ports$/.test(name) && alive(Number(name.split(/[_.]/)[1])));
-  return new PortInUseError(host, port, ours && existsSync(join(dataDir, PASSWORD_FILE)) ? dataDir : undefined);
+  const joinable = ours && existsSync(join(dataDir, PASSWORD_FILE)) && existsSync(join(dataDir, APPEND_PASSWORD_FILE));
+  return new PortInUseError(host, port, joinable ? dataDir : undefined);
 }
 
 /** Starts nats-server with the package's nats.conf on `host:port`, its store in the data folder, and waits until it listens. */
@@ -78,7 +91,8 @@ export async function startLocalNats(options: LocalNatsOptions): Promise<LocalNa
   }
   if (await canConnect(host, port)) throw portInUse(host, port, dataDir);
   const binary = await natsServerBinary((line) => options.note?.(line));
-  const password = servicePassword(dataDir);
+  const password = keptPassword(dataDir, PASSWORD_FILE);
+  const appendPassword = keptPassword(dataDir, APPEND_PASSWORD_FILE);
   const config = join(dataDir, "nats-server.conf");
   writeFileSync(config, localConfig(readFileSync(join(PROJECT_ROOT, "nats.conf"), "utf8"), host, port, join(dataDir, "jetstream")));
   removeStalePortsFiles(dataDir);
@@ -89,7 +103,12 @@ export async function startLocalNats(options: LocalNatsOptions): Promise<LocalNa
     detached: true,
     stdio: ["pipe", "pipe", "pipe"],
     // nats.conf names an auditor too: its password is the operator's (LEASEHOLD_AUDITOR_PASSWORD) or unusable.
-    env: { LEASEHOLD_AUDITOR_PASSWORD: `pw${randomBytes(24).toString("hex")}`, ...process.env, LEASEHOLD_SERVICE_PASSWORD: password },
+    env: {
+      LEASEHOLD_AUDITOR_PASSWORD: `pw${randomBytes(24).toString("hex")}`,
+      ...process.env,
+      LEASEHOLD_SERVICE_PASSWORD: password,
+      LEASEHOLD_APPEND_PASSWORD: appendPassword,
+    },
   });
   const exited = new Promise<number | null>((done) => wrapper.once("exit", (code) => done(code)));
   const stop = (graceMs = 5000) => stopWrapper(wrapper, exited, graceMs);
@@ -125,7 +144,7 @@ export async function startLocalNats(options: LocalNatsOptions): Promise<LocalNa
       );
     }
   }
-  return { url: `nats://${host}:${port}`, user: SERVICE_USER, password, pid, stop };
+  return { url: `nats://${host}:${port}`, user: SERVICE_USER, password, appendUser: APPEND_USER, appendPassword, pid, stop };
 }
 
 /**
@@ -139,9 +158,9 @@ export function localConfig(conf: string, host: string, port: number, storeDir: 
   return conf.replace(listen, `$1listen: ${JSON.stringify(`${host}:${port}`)}`).replace(store, `$1store_dir: ${JSON.stringify(storeDir)}`);
 }
 
-/** The service user's password for this data folder: made once, kept owner-only so a second instance can join. */
-function servicePassword(dataDir: string): string {
-  const file = join(dataDir, PASSWORD_FILE);
+/** A service user's password for this data folder: made once, kept owner-only in `name` so a second instance can join. */
+function keptPassword(dataDir: string, name: string): string {
+  const file = join(dataDir, name);
   if (existsSync(file)) {
     const kept = readFileSync(file, "utf8").trim();
     if (kept !== "") return kept;

@@ -4,6 +4,7 @@ import { VERSION } from "../version.ts";
 import { EXIT, oneLine } from "./cli-errors.ts";
 import { addConnectionOptions, addServiceOptions, CONNECTION_HELP, listenOrOff, runReported, wholeNumber } from "./options.ts";
 import type { ServeFlags } from "./serve.ts";
+import { addAppendOptions } from "./connection-options.ts";
 import { DEFAULT_HEAP_GROWTH_PERCENT } from "./heap-growth.ts";
 import { DEFAULT_IDLE_COLLECT_MS } from "./idle-collect.ts";
 import { callCommand, type CallFlags } from "./call.ts";
@@ -40,6 +41,7 @@ const serveCommand = program
       "and keeps every lease in the <PREFIX>_EVENTS stream. Ready when $SRV.PING.leasehold answers; SIGTERM/SIGINT stop it cleanly.",
   );
 addConnectionOptions(serveCommand);
+addAppendOptions(serveCommand);
 addServiceOptions(serveCommand);
 serveCommand.addOption(
   new Option(

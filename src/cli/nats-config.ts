@@ -2,7 +2,8 @@
 import { Option, type Command } from "commander";
 import { DEFAULTS } from "../config.ts";
 import { isValidPrefix } from "../contract/subjects.ts";
-import { natsConfig, natsUsers } from "../security/nats-permissions.ts";
+import { natsConfig } from "../security/nats-config-text.ts";
+import { natsUsers, serviceFlagsOf, type NatsLayout } from "../security/nats-permissions.ts";
 import { natsServerBinary } from "../cluster/nats-server-binary.ts";
 import { nextSteps, writeConfig } from "./config-output.ts";
 import { CliError, reportFailure } from "./cli-errors.ts";
@@ -10,7 +11,9 @@ import { CliError, reportFailure } from "./cli-errors.ts";
 interface NatsConfigFlags {
   prefix: string;
   accounts?: boolean;
+  layout: NatsLayout;
   client: string[];
+  operator: string[];
   anonymous: boolean;
   listen: string;
   storeDir: string;
@@ -23,13 +26,28 @@ export function addNatsConfigCommand(program: Command): void {
   program
     .command("nats-config")
     .description(
-      "Print a nats-server configuration with least-privilege allow-lists for one prefix: the service, clients " +
+      "Print a nats-server configuration with least-privilege allow-lists for one prefix: the service (two users: one answers, one appends), clients " +
         "(commands, $SRV discovery, the event stream, replies only under their own inbox prefix _INBOX_<user>) and an auditor (reads the event stream). " +
         "Passwords are read by nats-server from LEASEHOLD_<USER>_PASSWORD variables.",
     )
     .addOption(new Option("--prefix <prefix>", "subject prefix the service runs with").env("LEASEHOLD_PREFIX").default(DEFAULTS.prefix))
     .option("--accounts", "print only the accounts block, to include in an existing server configuration")
+    .addOption(
+      new Option(
+        "--layout <layout>",
+        "users: one account, the service's two users, clients and the auditor; accounts: the service in an account of its own, " +
+          "each client and operator in one importing it, so that the service learns who sent each request (Nats-Request-Info)",
+      )
+        .choices(["users", "accounts"])
+        .default("users"),
+    )
     .option("--client <user>", "a named client user (repeat for several)", (v: string, all: string[]) => [...all, v], [])
+    .option(
+      "--operator <user>",
+      "a named client the service lets call operator ops (account layout; repeat for several)",
+      (v: string, all: string[]) => [...all, v],
+      [],
+    )
     .option("--no-anonymous", "no client user for connections without credentials")
     .option("--listen <host:port>", "listen address of the whole configuration", "127.0.0.1:4222")
     .option("--store-dir <dir>", "JetStream store of the whole configuration", ".leasehold/jetstream")
@@ -46,15 +64,23 @@ export function addNatsConfigCommand(program: Command): void {
       try {
         const options = {
           prefix: flags.prefix,
+          layout: flags.layout,
           clients: flags.client,
-          anonymousClient: flags.anonymous,
+          operators: flags.operator,
+          // The account layout names every client: connections without credentials have no account there.
+          anonymousClient: flags.anonymous && flags.layout === "users",
           accountsOnly: flags.accounts === true,
           listen: flags.listen,
           storeDir: flags.storeDir,
         };
-        const text = natsConfig(options);
-        const path = writeConfig(text, flags, () => natsConfig({ prefix: DEFAULTS.prefix, clients: [], anonymousClient: true }));
-        if (path === undefined) return;
+        const serveFlags = flags.layout === "accounts" ? serviceFlagsOf({ operators: flags.operator }) : [];
+        const path = writeConfig(natsConfig(options), flags, () =>
+          natsConfig({ prefix: DEFAULTS.prefix, clients: [], anonymousClient: true }),
+        );
+        if (path === undefined) {
+          if (serveFlags.length > 0) console.error(`leasehold nats-config: run the service with ${serveFlags.join(" ")}`);
+          return;
+        }
         const natsServer = await natsServerBinary((line) => console.error(`leasehold nats-config: ${line}`)).catch(() => undefined);
         const steps = nextSteps({
           path,
@@ -63,6 +89,7 @@ export function addNatsConfigCommand(program: Command): void {
           prefix: options.prefix,
           defaultPrefix: DEFAULTS.prefix,
           users: natsUsers(options),
+          serveFlags,
         });
         console.error(`leasehold nats-config: wrote ${path}; next, each from any folder:\n${steps.map((l) => `  ${l}`).join("\n")}`);
       } catch (e) {

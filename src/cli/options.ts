@@ -4,7 +4,7 @@
  * failure (one line, exit codes of {@link EXIT}).
  */
 import { InvalidArgumentError, Option, type Command } from "commander";
-import { DEFAULTS } from "../config.ts";
+import { DEFAULTS, PRINCIPAL_SOURCES } from "../config.ts";
 import { ROUTE_CHOOSER_NAMES } from "../contract/route-choosers.ts";
 import { attachTool, toolSubjects, type ToolConnection } from "../tools/index.ts";
 import { EXIT, reportFailure } from "./cli-errors.ts";
@@ -153,6 +153,28 @@ export function addServiceOptions(command: Command): Command {
       .env("LEASEHOLD_REPLICAS")
       .default("1"),
   );
+  command.addOption(
+    new Option(
+      "--principals <source>",
+      "who sent a request: off (every principal unknown, as in 1.2) or nats-request-info (the Nats-Request-Info header the server adds to requests that cross a service import; the layout `leasehold nats-config --layout accounts` writes)",
+    )
+      .env("LEASEHOLD_PRINCIPALS")
+      .choices(PRINCIPAL_SOURCES)
+      .default(DEFAULTS.principals),
+  );
+  command.addOption(
+    new Option(
+      "--operators <list>",
+      "comma-separated principals (<account>/<user>, <account>, or <account>/* for every user of it) that alone may call operator ops (lock.reset, host.set, proxy.register, route.pin, ...) and may act on any holder's lease; unset: anyone may call operator ops",
+    ).env("LEASEHOLD_OPERATORS"),
+  );
+  command.addOption(
+    new Option("--require-principal", "refuse every request whose principal is unknown with UNAUTHENTICATED (401)").env(
+      "LEASEHOLD_REQUIRE_PRINCIPAL",
+    ),
+  );
+  // Only for the tests that show the NATS server's own refusal of replies into reserved namespaces.
+  command.addOption(new Option("--unsafe-no-reply-check").env("LEASEHOLD_UNSAFE_NO_REPLY_CHECK").hideHelp());
   return command;
 }
 

@@ -15,7 +15,8 @@ import { startService } from "../service/start-service.ts";
 import { CLOCK_OFFSET_VARIABLE, clockOffsetMs, offsetClock } from "./clock-offset.ts";
 import { VERSION } from "../version.ts";
 import { EXIT, reportFailure, UsageError } from "./cli-errors.ts";
-import { connectTo, natsServers, natsTarget, type NatsTarget } from "./connection-options.ts";
+import { appendTarget, connectTo, natsServers, natsTarget, type AppendConnectionFlags, type NatsTarget } from "./connection-options.ts";
+import { openBusWarning } from "./open-bus.ts";
 import { startLocalNats, type LocalNats } from "./local-nats.ts";
 import { cliLogger, effectiveFormat, type LogFormat } from "./logging.ts";
 import type { CommonFlags } from "./options.ts";
@@ -25,7 +26,7 @@ import { CommandCount, startIdleCollect } from "./idle-collect.ts";
 import { DEFAULT_LOCAL_HTTP, httpParts, ServiceMetrics, startHttp, type RunningHttp } from "../http/index.ts";
 
 /** Options as commander hands them over (strings from flags or environment). */
-export interface ServeFlags extends CommonFlags {
+export interface ServeFlags extends CommonFlags, AppendConnectionFlags {
   logLevel: string;
   logFormat: LogFormat;
   dataDir: string;
@@ -49,6 +50,11 @@ export interface ServeFlags extends CommonFlags {
   routeChooser?: string;
   hashBalanceFactor?: string;
   loadStaleMs?: string;
+  principals?: string;
+  operators?: string;
+  requirePrincipal?: boolean;
+  /** Hidden: turns off the service's own reply-subject check (tests of the server's refusal only). */
+  unsafeNoReplyCheck?: boolean;
   /** `--http <host:port>` (health, metrics, dashboard). */
   http?: string;
 }
@@ -71,9 +77,10 @@ export async function serve(flags: ServeFlags, logLevelGiven: boolean): Promise<
   shutdown.installSignalHandlers();
   if (process.env.npm_command !== undefined) shutdown.followParent();
   try {
-    const { config, target } = readSettings(flags);
+    const { config, target, append } = readSettings(flags);
     let local: LocalNats | undefined;
     let connectTarget = target;
+    let appendConnectTarget = append;
     if (target === undefined) {
       local = await startLocalNats({
         dataDir: flags.dataDir,
@@ -82,25 +89,36 @@ export async function serve(flags: ServeFlags, logLevelGiven: boolean): Promise<
         note: (line) => (format === "text" ? console.error(`leasehold: ${line}`) : logger.info(line)),
         onSpawn: (stop) => shutdown.add("local nats-server", (ms) => stop(ms), STOP_NATS_SERVER_MS),
       });
-      // The shipped nats.conf gives only the service user the right to write the event stream.
-      connectTarget = {
-        servers: [local.url],
-        label: local.url,
-        auth: { user: local.user, pass: local.password },
+      // The shipped nats.conf has two service users: one answers (and may publish only to clients' inboxes), one appends.
+      const as = (user: string, pass: string): NatsTarget => ({
+        servers: [local!.url],
+        label: local!.url,
+        auth: { user, pass },
         hasCredentials: true,
-        inboxPrefix: inboxPrefixOf(local.user),
-      };
+        inboxPrefix: inboxPrefixOf(user),
+      });
+      connectTarget = as(local.user, local.password);
+      appendConnectTarget = as(local.appendUser, local.appendPassword);
     }
     if (shutdown.stopping) return;
-    const nc = await connectTo(connectTarget!, {
-      name: "leasehold-serve",
+    const connectOptions = {
       maxReconnectAttempts: -1,
       // nats.js would otherwise capture a stack trace for every request it sends (each append is one), a sixth of a turn's CPU.
       noAsyncTraces: true,
-    });
+    };
+    const nc = await connectTo(connectTarget!, { name: "leasehold-serve", ...connectOptions });
     shutdown.add("NATS connection", (ms) => drain(nc, ms), DRAIN_MS);
     watchConnection(nc, logger);
     if (shutdown.stopping) return;
+    // Without a second user, the one connection answers and appends: the server then lets a reply go wherever its user may publish.
+    const appendNc =
+      appendConnectTarget === undefined ? nc : await connectTo(appendConnectTarget, { name: "leasehold-serve-append", ...connectOptions });
+    // Its own share of the 10 s: the service has stopped appending by the time it drains.
+    if (appendNc !== nc) shutdown.add("NATS appending connection", (ms) => drain(appendNc, ms), DRAIN_MS / 2);
+    if (shutdown.stopping) return;
+    const open = openBusWarning(connectTarget!);
+    if (open !== undefined) logger.warn({ servers: connectTarget!.servers }, open);
+    if (!config.replyCheck) logger.warn("the reply-subject check is off (--unsafe-no-reply-check): a test setting, never for production");
     // The runtime reports every command and append to the metrics; /metrics exposes them.
     const metrics = new ServiceMetrics();
     // Counted on their way to the metrics: the idle collection runs only while no command comes.
@@ -110,6 +128,7 @@ export async function serve(flags: ServeFlags, logLevelGiven: boolean): Promise<
       logger.warn({ offsetMs }, `${CLOCK_OFFSET_VARIABLE} is set: this instance's clock is off by that much (a test hook)`);
     const service = await startService({
       nc,
+      appendNc,
       config,
       logger,
       clock: offsetClock(offsetMs),
@@ -127,6 +146,8 @@ export async function serve(flags: ServeFlags, logLevelGiven: boolean): Promise<
         );
         void shutdown.begin("subscription refused", EXIT.usage);
       },
+    }).catch((e: unknown) => {
+      throw appendRefused(e, appendNc === nc);
     });
     // After the start's fold, which keeps V8's own policy: a first start over a long stream allocates the most.
     const growth = applyHeapGrowth(flags.heapGrowthPercent);
@@ -157,15 +178,16 @@ export async function serve(flags: ServeFlags, logLevelGiven: boolean): Promise<
       const running = http;
       shutdown.add("HTTP", () => running.stop(), 1000);
     }
-    void nc.closed().then((err) => {
-      if (shutdown.stopping) return;
-      reportFailure(
-        "serve",
-        new UsageError(`the NATS connection closed: ${err?.message ?? "closed by the server"}`, { cause: err }),
-        debug,
-      );
-      void shutdown.begin("NATS connection closed", EXIT.usage);
-    });
+    for (const [connection, which] of [
+      [nc, "the NATS connection"],
+      [appendNc, "the appending NATS connection"],
+    ] as const) {
+      void connection.closed().then((err) => {
+        if (shutdown.stopping) return;
+        reportFailure("serve", new UsageError(`${which} closed: ${err?.message ?? "closed by the server"}`, { cause: err }), debug);
+        void shutdown.begin("NATS connection closed", EXIT.usage);
+      });
+    }
     const where = connectTarget!.label;
     logger.info(
       {
@@ -206,27 +228,31 @@ function startContext(flags: ServeFlags): StartContext {
   };
 }
 
-function readSettings(flags: ServeFlags): { config: ServiceConfig; target: NatsTarget | undefined } {
+function readSettings(flags: ServeFlags): { config: ServiceConfig; target: NatsTarget | undefined; append: NatsTarget | undefined } {
   const servers = natsServers(flags);
   let config: ServiceConfig;
   try {
-    config = resolveConfig({ ...flags, nats: servers?.join(",") });
+    const { unsafeNoReplyCheck, ...settings } = flags;
+    config = resolveConfig({ ...settings, nats: servers?.join(","), replyCheck: unsafeNoReplyCheck !== true });
   } catch (e) {
     if (e instanceof ConfigError) throw new UsageError(e.message, { cause: e });
     throw e;
   }
   if (servers === undefined) {
-    const given = (["creds", "user", "password", "token", "tlsCa", "tlsCert", "tlsKey", "inboxPrefix"] as const).filter(
-      (k) => flags[k] !== undefined,
-    );
+    const given = (
+      [
+        ...["creds", "user", "password", "token", "tlsCa", "tlsCert", "tlsKey", "inboxPrefix"],
+        ...["appendCreds", "appendUser", "appendPassword", "appendInboxPrefix"],
+      ] as const
+    ).filter((k) => flags[k] !== undefined);
     if (given.length > 0) {
       throw new UsageError(
         `${given.map((k) => `--${k.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`).join(", ")} need --nats: the local nats-server is joined as its own service user`,
       );
     }
-    return { config, target: undefined };
+    return { config, target: undefined, append: undefined };
   }
-  return { config, target: natsTarget(flags, servers) };
+  return { config, target: natsTarget(flags, servers), append: appendTarget(flags, servers) };
 }
 
 /** The one line a person at a terminal sees once the service answers. */
@@ -241,6 +267,16 @@ export function readyLine(config: ServiceConfig, where: string, dataDir: string 
 function displayPath(path: string): string {
   const rel = relative(process.cwd(), path);
   return rel === "" ? "." : rel.startsWith("..") || rel.startsWith("/") ? path : `./${rel}`;
+}
+
+/** A start refused for lack of JetStream rights on one connection: most likely the answering user alone was given, so say how to add the appending one. */
+function appendRefused(error: unknown, oneConnection: boolean): unknown {
+  const message = error instanceof Error ? error.message : String(error);
+  if (!oneConnection || !/Permissions Violation/.test(message)) return error;
+  return new UsageError(
+    `this user may not append events or use the streams (${message}): give the appending user too, with --append-user/--append-password or --append-creds (leasehold nats-config's service is two users, the second one <prefix>-append)`,
+    { cause: error },
+  );
 }
 
 async function drain(nc: NatsConnection, ms: number): Promise<void> {

@@ -153,11 +153,55 @@ export class UnavailableError extends LeaseholdError {
   override readonly code = "UNAVAILABLE" as const;
 }
 
+/** `UNAUTHENTICATED` (401): the service requires a principal and NATS named none for this request (connect through the account layout). */
+export class UnauthenticatedError extends LeaseholdError {
+  override readonly name = "UnauthenticatedError";
+  override readonly code = "UNAUTHENTICATED" as const;
+}
+
+/** `REQUEST_ID_REUSED` (422): the `requestId` was used within the dedup window by another request (another op, body or principal); nothing changed. */
+export class RequestIdReusedError extends LeaseholdError {
+  override readonly name = "RequestIdReusedError";
+  override readonly code = "REQUEST_ID_REUSED" as const;
+  /** The requestId that was reused. */
+  get requestId(): string {
+    return this.details.requestId as string;
+  }
+}
+
+/** `FORBIDDEN` (403): another principal's lease or session, or an operator op, and this principal is not an operator. */
+export class ForbiddenError extends LeaseholdError {
+  override readonly name = "ForbiddenError";
+  override readonly code = "FORBIDDEN" as const;
+  /** Who the service took the requester for (`<account>/<user>`, `<account>`, or `""`). */
+  get principal(): string {
+    return this.details.principal as string;
+  }
+}
+
+/** `TOO_MANY_WAITERS` (429): the lock's wait queue is full (`--max-waiters`); nothing was appended. */
+export class TooManyWaitersError extends LeaseholdError {
+  override readonly name = "TooManyWaitersError";
+  override readonly code = "TOO_MANY_WAITERS" as const;
+  /** Live waiters on the lock. */
+  get waiters(): number {
+    return this.details.waiters as number;
+  }
+  /** The service's `--max-waiters`. */
+  get maxWaiters(): number {
+    return this.details.maxWaiters as number;
+  }
+}
+
 type ErrorClass = new (code: string, message: string, init: LeaseholdErrorInit) => LeaseholdError;
 
 /** The class of each contract code. */
 export const ERROR_CLASSES: Readonly<Record<ErrorCode, ErrorClass>> = {
+  UNAUTHENTICATED: UnauthenticatedError,
   BAD_REQUEST: BadRequestError,
+  REQUEST_ID_REUSED: RequestIdReusedError,
+  FORBIDDEN: ForbiddenError,
+  TOO_MANY_WAITERS: TooManyWaitersError,
   TTL_EXCEEDS_MAX: TtlExceedsMaxError,
   UNKNOWN_LEASE: UnknownLeaseError,
   UNKNOWN_PROXY: UnknownProxyError,

@@ -8,8 +8,12 @@
 
 /** The contract's error codes (docs/protocol.md, "Error codes"), in precedence order. */
 export const ERROR_CODES = [
+  "UNAUTHENTICATED",
   "BAD_REQUEST",
+  "REQUEST_ID_REUSED",
   "TTL_EXCEEDS_MAX",
+  // An operator op's refusal comes here; a holder-bound op's comes first among the state checks below.
+  "FORBIDDEN",
   "CORRUPT",
   "UNKNOWN_LEASE",
   "UNKNOWN_PROXY",
@@ -21,6 +25,7 @@ export const ERROR_CODES = [
   "ALREADY_RELEASED",
   "NO_HOST",
   "PINNED_DOWN",
+  "TOO_MANY_WAITERS",
   "UNAVAILABLE",
 ] as const;
 
@@ -29,7 +34,11 @@ export type ErrorCode = (typeof ERROR_CODES)[number];
 
 /** HTTP-like status of each contract code. */
 export const STATUS: Readonly<Record<ErrorCode, number>> = {
+  UNAUTHENTICATED: 401,
   BAD_REQUEST: 400,
+  REQUEST_ID_REUSED: 422,
+  FORBIDDEN: 403,
+  TOO_MANY_WAITERS: 429,
   TTL_EXCEEDS_MAX: 400,
   UNKNOWN_LEASE: 404,
   UNKNOWN_PROXY: 404,
@@ -65,6 +74,20 @@ export function errorBody(rejection: Rejection): ErrorBody {
 /** A request that breaks the contract's input rules. */
 export function badRequest(message: string): Rejection {
   return { code: "BAD_REQUEST", message };
+}
+
+/** FORBIDDEN: `principal` may not do what it asked (`what` says why). */
+export function forbidden(what: string, principal: string): Rejection {
+  const who = principal === "" ? "an unknown principal" : principal;
+  return { code: "FORBIDDEN", message: `${what}, and ${who} may not do it`, details: { principal } };
+}
+
+/** UNAUTHENTICATED: the service requires a principal and NATS named none. */
+export function unauthenticated(): Rejection {
+  return {
+    code: "UNAUTHENTICATED",
+    message: "this service requires a principal (--require-principal) and NATS named none: send through the account layout's import",
+  };
 }
 
 /** Header carrying a failure's status. */

@@ -1,7 +1,10 @@
 /**
  * Subject-token encoding: turns any identifier the contract allows (any
  * well-formed Unicode string, up to 256 UTF-8 bytes) into exactly one valid
- * NATS subject token, and back.
+ * NATS subject token, and back. Decoding is the exact inverse of encoding:
+ * every code point comes back as it went in (a byte-order mark, a zero-width
+ * character, either normalization form), so two ids that differ anywhere are
+ * two tokens and two entities.
  *
  * The encoding keeps `[A-Za-z0-9_-]` as is, so ordinary names stay readable
  * in `nats stream view` and tail output, and writes every other UTF-8 byte as
@@ -19,7 +22,9 @@ for (const ch of "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789
 }
 const hex = "0123456789ABCDEF";
 const utf8 = new TextEncoder();
-const strictUtf8 = new TextDecoder("utf-8", { fatal: true });
+// `ignoreBOM` keeps a leading U+FEFF in the output: the default drops it, which
+// decoded `~EF~BB~BFjob` to `job` and folded one lock into another's history.
+const strictUtf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 
 /** The token that stands for the empty identifier. */
 export const EMPTY_TOKEN = "~";

@@ -23,6 +23,8 @@ export interface EventEnvelope<Type extends string = string, Data = unknown> {
   /** The actor's own id (lock name, proxy name, host, route, session id). */
   readonly id: string;
   readonly requestId?: string;
+  /** Who sent the request behind it, as NATS said (`<account>/<user>` or `<account>`); absent when unknown. */
+  readonly by?: string;
   readonly data: Data;
 }
 
@@ -57,6 +59,7 @@ const envelopeSchema = z.object({
   kind: z.enum(["proxy", "host", "route", "lock", "session"]),
   id: z.string(),
   requestId: z.string().min(1).max(128).optional(),
+  by: z.string().min(1).max(1024).optional(),
   data: z.record(z.string(), z.unknown()),
 });
 
@@ -89,7 +92,9 @@ function acceptedEvent(json: unknown): EventEnvelope | null {
   const accepts = acceptsData.get(env.type);
   if (accepts === undefined) return null;
   if (accepts === null ? !dataSchemas[env.type]!.safeParse(env.data).success : !accepts(env.data)) return null;
-  const { type, v, at, kind, id, requestId, data } = env;
+  const { type, v, at, kind, id, requestId, by, data } = env;
+  if (by !== undefined)
+    return requestId === undefined ? { type, v, at, kind, id, by, data } : { type, v, at, kind, id, requestId, by, data };
   return requestId === undefined ? { type, v, at, kind, id, data } : { type, v, at, kind, id, requestId, data };
 }
 

@@ -150,12 +150,24 @@ export class LogUnavailableError extends Error {
 }
 
 /**
- * The message id a request's event is appended with: `<subject>|<op>|<requestId>`
- * (a repeated request gets the same one, so JetStream stores it once), or a
- * unique id for a request without a `requestId`.
+ * The message id a request's event is appended with:
+ * `<subject>|<op>|<fingerprint>|<requestId>` (a repeated request gets the
+ * same one, so JetStream stores it once; the fingerprint tells it from
+ * another request reusing its requestId), or a unique id for a request
+ * without a `requestId`.
  */
-export function requestMsgId(subject: string, op: string, requestId: string): string {
-  return `${subject}|${op}|${requestId}`;
+export function requestMsgId(subject: string, op: string, requestId: string, fingerprint = ""): string {
+  return fingerprint === "" ? `${subject}|${op}|${requestId}` : `${subject}|${op}|${fingerprint}|${requestId}`;
+}
+
+/** A request's id and fingerprint, read back from the message id of its event; undefined for an id without them. */
+export function requestOfMsgId(msgId: string): { readonly requestId: string; readonly fingerprint: string } | undefined {
+  const first = msgId.indexOf("|");
+  const second = first < 0 ? -1 : msgId.indexOf("|", first + 1);
+  const third = second < 0 ? -1 : msgId.indexOf("|", second + 1);
+  if (third !== second + 17) return undefined;
+  const fingerprint = msgId.slice(second + 1, third);
+  return /^[0-9a-f]{16}$/.test(fingerprint) ? { requestId: msgId.slice(third + 1), fingerprint } : undefined;
 }
 
 /**

@@ -43,6 +43,7 @@ export class ServiceMetrics {
   private readonly commandSeconds: Histogram<"kind" | "op">;
   private readonly appendSeconds: Histogram;
   private readonly appendConflicts: Counter;
+  private readonly refusedReplies: Counter<"path">;
   private source: MetricsSource | undefined;
   private readonly now: () => number;
 
@@ -72,6 +73,12 @@ export class ServiceMetrics {
     this.appendConflicts = new Counter({
       name: "leasehold_append_conflicts_total",
       help: "Appends refused because another writer had moved the actor's subject on (expected-sequence check).",
+      registers,
+    });
+    this.refusedReplies = new Counter({
+      name: "leasehold_refused_replies_total",
+      help: "Requests (path=request) and durable commands (path=durable) refused because their reply subject is in the service's or NATS's own namespaces.",
+      labelNames: ["path"],
       registers,
     });
     const perKind = (name: string, help: string, read: (source: MetricsSource) => PerKind) => this.perKindGauge(name, help, read);
@@ -125,6 +132,10 @@ export class ServiceMetrics {
   /** An append lost the expected-last-subject-sequence check. */
   appendConflict(): void {
     this.appendConflicts.inc();
+  }
+
+  replyRefused(path: "request" | "durable"): void {
+    this.refusedReplies.inc({ path });
   }
 
   /** The exposition text and its content type. */

@@ -22,4 +22,11 @@ export interface ActorLogic<State, Cmd extends Command, E extends EventEnvelope 
    * stands does not answer a repeat that may not wait, which is decided.
    */
   answersRepeat?(reply: unknown, command: Cmd): boolean;
+  /**
+   * For a holder-bound command (docs/protocol.md, "Principals"), the
+   * principal that created the lease or session it acts on (`""`: created
+   * without one); undefined for any other command, or when there is nothing
+   * to act on.
+   */
+  holderOf?(state: State, command: Cmd, now: number): string | undefined;
 }

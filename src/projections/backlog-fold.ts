@@ -12,7 +12,7 @@
  * id (the numbering started again, or tokens that decode alike) share one.
  */
 import type { StoredMessage } from "../events/index.ts";
-import { FoldStore, idOfSubject, type RecordSink } from "./fold-store.ts";
+import { FoldStore, ForeignEvents, idOfSubject, type RecordSink } from "./fold-store.ts";
 import { recordsOf } from "./incremental-snapshots.ts";
 import type { KindFold, ProjectionRecord } from "./kind-fold.ts";
 import type { SnapshotPart } from "./projection-snapshots.ts";
@@ -40,6 +40,8 @@ export class BacklogFold<State> {
   /** Slots by subject number; void once the numbering starts again. */
   private slotOfSubject: number[] = [];
   private numbering = 0;
+  /** Events skipped as another entity's (reported with the answer: the main thread logs them). */
+  readonly foreign = new ForeignEvents();
   /** The last sequence folded: what the part covers. */
   private lastSeq = 0;
 
@@ -49,7 +51,7 @@ export class BacklogFold<State> {
     nowMs: number,
   ) {
     // It answers every record at once (one snapshot part): nothing to note for a delta.
-    this.store = new FoldStore({ fold, replies, now: () => nowMs, trackChanges: false });
+    this.store = new FoldStore({ fold, replies, now: () => nowMs, trackChanges: false, onForeign: (f) => this.foreign.note(f) });
   }
 
   /** Folds `m`, whose subject has number `subject` in the numbering started `numbering` times so far. */

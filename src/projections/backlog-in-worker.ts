@@ -11,6 +11,7 @@ import type { Logger } from "pino";
 import type { EventLog, StoredMessage } from "../events/index.ts";
 import { pipeToWorker } from "../threads/worker-pipe.ts";
 import type { BacklogAnswer, BacklogJob } from "./backlog-job.ts";
+import { FOREIGN_EVENT_WARNING } from "./fold-store.ts";
 import { decodePart, type SnapshotPart } from "./projection-snapshots.ts";
 import type { ReplyMemoryLimits } from "./reply-memory.ts";
 
@@ -94,5 +95,7 @@ async function pipeBacklog(read: BacklogRead): Promise<FoldedBacklog> {
   });
   const part = decodePart(answer.bytes, answer.part);
   if (typeof part === "string") throw new Error(`the backlog worker's answer: ${part}`);
+  const { count, first } = answer.foreign;
+  if (count > 0) read.logger.warn({ kind: job.kind, count, first }, FOREIGN_EVENT_WARNING);
   return { part, messages };
 }

@@ -5,6 +5,7 @@
 import type { ActorKind } from "../contract/subjects.ts";
 import type { ManifestPart } from "./projection-snapshots.ts";
 import type { ReplyMemoryLimits } from "./reply-memory.ts";
+import type { ForeignEvent } from "./fold-store.ts";
 
 /** Fold one kind's backlog, up to `toSeq`, as the projection would. */
 export interface BacklogJob {
@@ -24,4 +25,6 @@ export interface BacklogJob {
 export interface BacklogAnswer {
   readonly bytes: Uint8Array;
   readonly part: ManifestPart;
+  /** Events skipped because their envelope names another entity than their subject. */
+  readonly foreign: { readonly count: number; readonly first: ForeignEvent | undefined };
 }

@@ -29,6 +29,37 @@ export interface FoldStoreOptions<State> {
   readonly now: () => number;
   /** Whether `records` notes the ids set since the last snapshot (default true; a store answered whole needs not). */
   readonly trackChanges?: boolean;
+  /** Told of an event skipped because its envelope names another entity than its subject (see {@link ForeignEvents}). */
+  readonly onForeign?: (foreign: ForeignEvent) => void;
+}
+
+/**
+ * An event on one entity's subject whose envelope names another kind or id.
+ * The service never writes one; whoever could publish it is outside the
+ * contract, and folding it would let one entity's subject change another's
+ * state (the twin of a lock whose name only a dropped byte-order mark told
+ * apart). It is skipped: its sequence counts, its content does not.
+ */
+export interface ForeignEvent {
+  readonly seq: number;
+  /** The entity its subject names. */
+  readonly id: string;
+  /** What its envelope claims. */
+  readonly envelopeKind: string;
+  readonly envelopeId: string;
+}
+
+/** The warning logged for a skipped foreign event (`leasehold audit` reports each one under its `envelope` rule). */
+export const FOREIGN_EVENT_WARNING = "event skipped: its envelope names another entity than its subject (leasehold audit lists it)";
+
+/** How many foreign events a fold skipped, and the first of them (for one warning line). */
+export class ForeignEvents {
+  count = 0;
+  first: ForeignEvent | undefined;
+
+  note(foreign: ForeignEvent): void {
+    if (this.count++ === 0) this.first = foreign;
+  }
 }
 
 /** Where {@link FoldStore.foldOnto} puts a record it folded. */
@@ -111,6 +142,12 @@ export class FoldStore<State> {
     // Without its message id (read from the headers only when a reply is owed: see owesReply).
     const entry = decodeEvent(message.payload, message.seq);
     const { fold } = this.options;
+    if (!isUnparsable(entry) && (entry.event.id !== id || entry.event.kind !== fold.kind)) {
+      // Its sequence still counts: the next append on this subject expects it.
+      into.set(id, { state: before?.state ?? fold.initialState(id), seq: message.seq, atMs: before?.atMs ?? 0 });
+      this.options.onForeign?.({ seq: message.seq, id, envelopeKind: entry.event.kind, envelopeId: entry.event.id });
+      return;
+    }
     const state = fold.evolve(before?.state ?? fold.initialState(id), entry);
     const atMs = isUnparsable(entry) ? 0 : instantMs(entry.event.at);
     into.set(id, { state, seq: message.seq, atMs: Math.max(atMs, before?.atMs ?? 0) });

@@ -15,7 +15,7 @@
 import type { Logger } from "pino";
 import type { EventLog, RecordedEvent } from "../events/index.ts";
 import { type ActorKind } from "../contract/subjects.ts";
-import { FoldStore } from "./fold-store.ts";
+import { FOREIGN_EVENT_WARNING, FoldStore } from "./fold-store.ts";
 import { FreshnessLooks } from "./follow/freshness-looks.ts";
 import { ProjectionFollower, type Patiently } from "./follow/projection-follower.ts";
 import { applyParts, IncrementalSnapshots, type SnapshotCompaction } from "./incremental-snapshots.ts";
@@ -94,7 +94,10 @@ export class KindProjection<State> {
     const { fold, log, filter, logger } = options;
     this.kind = fold.kind;
     const opTimeoutMs = options.opTimeoutMs ?? 5000;
-    this.store = new FoldStore({ fold, replies: options.replies, now: options.now ?? Date.now });
+    this.store = new FoldStore({
+      ...{ fold, replies: options.replies, now: options.now ?? Date.now },
+      onForeign: (foreign) => logger.warn({ kind: fold.kind, ...foreign }, FOREIGN_EVENT_WARNING),
+    });
     const { records, replies } = this.store;
     const store = options.snapshots;
     this.snapshots =
@@ -222,6 +225,11 @@ export class KindProjection<State> {
   /** The reply remembered for the event appended with `msgId`, if any. */
   remembered(msgId: string): RememberedReply | undefined {
     return this.store.replies.get(msgId);
+  }
+
+  /** The fingerprint of the latest request remembered with `requestId` on this kind, and its event's instant. */
+  requestOf(requestId: string): { readonly fingerprint: string; readonly atMs: number } | undefined {
+    return this.store.replies.requestOf(requestId);
   }
 
   /** How many replies are remembered, and about how many bytes they take. */

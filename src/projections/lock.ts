@@ -28,6 +28,8 @@ export interface LockLease {
   readonly session?: string;
   /** A session lease's expiry as its grant wrote it: its `expiresAt` while its end is {@link OPEN_END}. */
   readonly grantedUntilMs?: number;
+  /** The principal whose request created the lease (its `LockAcquired`'s `by`); absent when unknown. Only it, or an operator, may renew or release it. */
+  readonly by?: string;
 }
 
 /**
@@ -136,7 +138,7 @@ export function applyAcquired(before: LockState, entry: RecordedEvent<LockEvent>
     ...state,
     corrupt,
     generation: Math.max(state.generation, d.generation),
-    lease: leaseOf(d, seq),
+    lease: leaseOf(d, seq, event.by),
     waiters,
     headSinceMs,
   };
@@ -155,7 +157,8 @@ export function applyRenewed(before: LockState, entry: RecordedEvent<LockEvent>)
   const state = advanceQueue(before, instantMs(event.at));
   const d = event.data;
   const corrupt = renewedBreaks(state, entry) ? `LockRenewed at sequence ${entry.seq} does not match the current lease` : state.corrupt;
-  return { ...state, corrupt, lease: leaseOf(d, entry.seq) };
+  // A renewal keeps the lease's creator: the holder, not whoever renewed.
+  return { ...state, corrupt, lease: leaseOf(d, entry.seq, state.lease?.by) };
 }
 
 /** Does this `LockReleased` fail to match the current lease? */
@@ -195,11 +198,15 @@ function freedAt(state: LockState, atMs: number): number {
 function leaseOf(
   d: { readonly owner: string; readonly generation: number; readonly ttlMs: number; readonly expiresAt: string; readonly session?: string },
   seq: number,
+  by: string | undefined,
 ): LockLease {
   const { owner, generation, ttlMs } = d;
   const untilMs = instantMs(d.expiresAt);
-  if (d.session === undefined) return { owner, generation, seq, ttlMs, expiresAtMs: untilMs };
-  return { owner, generation, seq, ttlMs, expiresAtMs: OPEN_END, session: d.session, grantedUntilMs: untilMs };
+  const lease: LockLease =
+    d.session === undefined
+      ? { owner, generation, seq, ttlMs, expiresAtMs: untilMs }
+      : { owner, generation, seq, ttlMs, expiresAtMs: OPEN_END, session: d.session, grantedUntilMs: untilMs };
+  return by === undefined ? lease : { ...lease, by };
 }
 
 /** The wire shape of a lease (`lease` in docs/protocol.md's Locks section), as the contract types it. */

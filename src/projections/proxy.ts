@@ -28,6 +28,8 @@ export interface ProxyLease {
   readonly ttlMs: number;
   readonly expiresAt: string;
   readonly expiresAtMs: number;
+  /** The principal whose request was granted it; absent when unknown. Only it, or an operator, may release or report on it. */
+  readonly by?: string;
 }
 
 /** A cooldown of the proxy for one target (`""` = global). */
@@ -86,6 +88,7 @@ export function evolveProxy(state: ProxyState, entry: HistoryEntry): ProxyState 
         ttlMs: d.ttlMs,
         expiresAt: d.expiresAt,
         expiresAtMs: instantMs(d.expiresAt),
+        ...(event.by === undefined ? {} : { by: event.by }),
       });
       return { ...state, leases };
     }

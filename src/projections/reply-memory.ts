@@ -3,6 +3,7 @@
  * without deciding again. Kept apart from the folded states and bounded by
  * count and by bytes, so neither memory nor a snapshot grows with traffic.
  */
+import { requestOfMsgId } from "../events/event-log.ts";
 
 /** A reply remembered for one event's message id. */
 export interface RememberedReply {
@@ -26,6 +27,8 @@ export interface ReplyMemoryLimits {
 /** A remembered reply, linked to its neighbours in the order it was remembered. */
 interface Entry extends RememberedReply {
   readonly msgId: string;
+  /** The request behind it, when its message id carries one (src/events/event-log.ts, requestMsgId). */
+  readonly request: { readonly requestId: string; readonly fingerprint: string } | undefined;
   readonly bytes: number;
   older: Entry | undefined;
   newer: Entry | undefined;
@@ -39,6 +42,8 @@ interface Entry extends RememberedReply {
  */
 export class ReplyMemory {
   private readonly entries = new Map<string, Entry>();
+  /** The latest entry of each requestId, whatever entity or op it was for: what tells a reuse from a retry. */
+  private readonly byRequest = new Map<string, Entry>();
   private oldest: Entry | undefined;
   private newest: Entry | undefined;
   private bytes = 0;
@@ -55,11 +60,13 @@ export class ReplyMemory {
   remember(msgId: string, reply: unknown, atMs: number): void {
     const bytes = msgId.length + approximateSize(reply) + 16;
     this.forget(msgId);
-    const entry: Entry = { msgId, reply, atMs, bytes, older: this.newest, newer: undefined };
+    const request = requestOfMsgId(msgId);
+    const entry: Entry = { msgId, request, reply, atMs, bytes, older: this.newest, newer: undefined };
     if (this.newest === undefined) this.oldest = entry;
     else this.newest.newer = entry;
     this.newest = entry;
     this.entries.set(msgId, entry);
+    if (request !== undefined) this.byRequest.set(request.requestId, entry);
     this.bytes += bytes;
     this.remembered++;
     while (this.oldest !== undefined && (this.entries.size > this.maxEntries || this.bytes > this.maxBytes)) this.forget(this.oldest.msgId);
@@ -68,6 +75,12 @@ export class ReplyMemory {
   /** The reply remembered for `msgId`, if any. */
   get(msgId: string): RememberedReply | undefined {
     return this.entries.get(msgId);
+  }
+
+  /** The fingerprint of the latest request remembered with `requestId`, and its event's instant. */
+  requestOf(requestId: string): { readonly fingerprint: string; readonly atMs: number } | undefined {
+    const entry = this.byRequest.get(requestId);
+    return entry?.request && { fingerprint: entry.request.fingerprint, atMs: entry.atMs };
   }
 
   /** Drops replies older than the horizon at `now`, keeping the latest few regardless. */
@@ -109,6 +122,8 @@ export class ReplyMemory {
     const entry = this.entries.get(msgId);
     if (entry === undefined) return;
     this.entries.delete(msgId);
+    if (entry.request !== undefined && this.byRequest.get(entry.request.requestId) === entry)
+      this.byRequest.delete(entry.request.requestId);
     this.bytes -= entry.bytes;
     if (entry.older === undefined) this.oldest = entry.newer;
     else entry.older.newer = entry.newer;

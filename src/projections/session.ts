@@ -19,6 +19,8 @@ export interface SessionState {
   readonly expiresAt: string;
   /** When it was closed (epoch ms); null while not closed. */
   readonly closedAtMs: number | null;
+  /** The principal whose request opened it (its `SessionOpened`'s `by`); absent when unknown. */
+  readonly by?: string;
 }
 
 /** The state of a session with no history. */
@@ -49,7 +51,15 @@ export function evolveSession(state: SessionState, entry: HistoryEntry): Session
   switch (event.type) {
     case "SessionOpened": {
       const d = event.data;
-      return { ...state, opened: true, owner: d.owner, ttlMs: d.ttlMs, expiresAt: d.expiresAt, expiresAtMs: instantMs(d.expiresAt) };
+      const opened = {
+        ...state,
+        opened: true,
+        owner: d.owner,
+        ttlMs: d.ttlMs,
+        expiresAt: d.expiresAt,
+        expiresAtMs: instantMs(d.expiresAt),
+      };
+      return event.by === undefined ? opened : { ...opened, by: event.by };
     }
     case "SessionKeptAlive":
       return { ...state, expiresAt: event.data.expiresAt, expiresAtMs: instantMs(event.data.expiresAt) };

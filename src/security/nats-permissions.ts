@@ -1,19 +1,29 @@
 /**
  * Least privilege on NATS for one prefix, as allow-lists (never deny-lists,
  * which miss whatever a later version adds): what the service, each client
- * and the auditor may publish and subscribe to, and the nats-server
- * configuration that grants exactly that (`leasehold nats-config`).
+ * and the auditor may publish and subscribe to, and the accounts that hold
+ * them (`leasehold nats-config`; nats-config-text.ts writes them out).
  *
- * - service: takes commands (queue group) and host loads, answers discovery, appends events,
- *   creates and uses its streams, consumer and buckets; replies on a client's
- *   inbox (and to `Leasehold-Reply-To`, which names one).
+ * The service is two users, so that the server itself refuses a reply aimed
+ * at the service's own or NATS's subjects (no `allow_responses`, which lets a
+ * responder publish to whatever reply subject a request names):
+ * - service (answers): takes commands (queue group), host loads and discovery
+ *   requests, and publishes only to the clients' reply prefixes; no JetStream;
+ * - appender: appends events, creates and uses the streams, the command
+ *   consumer and the snapshot bucket, reports durable command errors, and
+ *   receives under its own inbox prefix, which the answering user may not publish to.
  * - client: sends commands (request and durable), discovery requests and
  *   host loads (a host's agent is a client), reads the event stream and
- *   the durable command errors; subscribes only
- *   under its own inbox prefix (`_INBOX_<user>`; the anonymous user of the
- *   local server keeps the standard `_INBOX`, which only anonymous
- *   connections share).
+ *   the durable command errors; subscribes only under its own inbox prefix
+ *   (`_INBOX_<user>`; the anonymous user of the local server keeps the
+ *   standard `_INBOX`, which only anonymous connections share).
  * - auditor: reads the event stream, nothing else.
+ *
+ * Two layouts: `users` puts everyone in one account (the shipped nats.conf);
+ * `accounts` gives the service an account of its own that exports what
+ * clients may use, and each client (and operator) an account importing it,
+ * the commands with `share: true`, so that every request carries the
+ * server-written `Nats-Request-Info` naming its account and user.
  */
 import { Subjects } from "../contract/subjects.ts";
 
@@ -21,14 +31,15 @@ import { Subjects } from "../contract/subjects.ts";
 export interface Permissions {
   readonly publish: readonly string[];
   readonly subscribe: readonly string[];
-  /** May reply to the reply subject of a message it received (and only that, once). */
-  readonly allowResponses?: boolean;
 }
+
+/** What a user is for. */
+export type Role = "service" | "appender" | "client" | "operator" | "auditor";
 
 /** One user of the generated configuration. */
 export interface RoleUser {
   readonly user: string;
-  readonly role: "service" | "client" | "auditor";
+  readonly role: Role;
   /** The environment variable nats-server reads the password from; none for the anonymous user. */
   readonly passwordEnv?: string;
   /** Where this user's replies arrive (`inboxPrefix` of its connection). */
@@ -36,12 +47,49 @@ export interface RoleUser {
   readonly permissions: Permissions;
 }
 
-/** Settings of {@link natsUsers}. */
+/** What an account offers other accounts: a service (requests, or plain publications, into it) or a stream (its publications, out). */
+export interface AccountExport {
+  readonly service?: string;
+  readonly stream?: string;
+  /** `stream` when one request gets several replies (discovery, a consumer's pull). */
+  readonly responseType?: "stream";
+  /** The 1-based token of `service` that must be the importing account's name. */
+  readonly accountTokenPosition?: number;
+}
+
+/** What an account takes from another one. */
+export interface AccountImport {
+  readonly kind: "service" | "stream";
+  readonly account: string;
+  readonly subject: string;
+  /** The importer's own subject for it (services only). */
+  readonly to?: string;
+  /** The server adds the requester's user (not only its account) to `Nats-Request-Info`. */
+  readonly share?: boolean;
+}
+
+/** One account of the configuration. */
+export interface NatsAccount {
+  readonly name: string;
+  readonly jetstream: boolean;
+  readonly users: readonly RoleUser[];
+  readonly exports: readonly AccountExport[];
+  readonly imports: readonly AccountImport[];
+}
+
+/** How the users are laid out. */
+export type NatsLayout = "users" | "accounts";
+
+/** Settings of {@link natsAccounts}. */
 export interface NatsConfigOptions {
   readonly prefix: string;
+  /** `users` (default): one account; `accounts`: the service's own account and one per client and operator. */
+  readonly layout?: NatsLayout;
   /** Named client users, each with its own inbox prefix and password variable (default none). */
   readonly clients?: readonly string[];
-  /** Also a client user for connections without credentials, `client` (the local server's default). */
+  /** Named operators (account layout): clients whom the service lets call operator ops (`--operators`). */
+  readonly operators?: readonly string[];
+  /** Also a client user for connections without credentials, `client` (the local server's default; users layout only). */
   readonly anonymousClient?: boolean;
 }
 
@@ -50,9 +98,24 @@ export function passwordEnvOf(user: string): string {
   return `LEASEHOLD_${user.toUpperCase().replace(/[^A-Z0-9]/g, "_")}_PASSWORD`;
 }
 
-/** The service user of a prefix: `leasehold` for the default prefix, else `<prefix>-service`. */
+/** The service user of a prefix (the one that answers): `leasehold` for the default prefix, else `<prefix>-service`. */
 export function serviceUserOf(prefix: string): string {
   return prefix === "leasehold" ? "leasehold" : `${prefix}-service`;
+}
+
+/** The user that appends: `leasehold-append` for the default prefix, else `<prefix>-append`. */
+export function appendUserOf(prefix: string): string {
+  return `${prefix}-append`;
+}
+
+/** The environment variable holding the service user's password (the local server's own name for the default prefix). */
+export function servicePasswordEnvOf(prefix: string): string {
+  return prefix === "leasehold" ? "LEASEHOLD_SERVICE_PASSWORD" : passwordEnvOf(serviceUserOf(prefix));
+}
+
+/** The environment variable holding the appending user's password. */
+export function appendPasswordEnvOf(prefix: string): string {
+  return prefix === "leasehold" ? "LEASEHOLD_APPEND_PASSWORD" : passwordEnvOf(appendUserOf(prefix));
 }
 
 /** The auditor user of a prefix. */
@@ -65,24 +128,31 @@ export function inboxPrefixOf(user: string): string {
   return `_INBOX_${user}`;
 }
 
+/** The account the service lives in: the prefix as stream names spell it (`LEASEHOLD`). */
+export function accountOf(prefix: string): string {
+  return new Subjects(prefix).eventStream.slice(0, -"_EVENTS".length);
+}
+
+/** The principal the service sees for a client or operator of the account layout: `<account>/<user>`, both its name. */
+export function principalOf(name: string): string {
+  return `${name}/${name}`;
+}
+
+/** The service flags that match an account layout: principals from `Nats-Request-Info`, its operators as `--operators`. */
+export function serviceFlagsOf(options: Pick<NatsConfigOptions, "operators">): string[] {
+  const operators = options.operators ?? [];
+  return ["--principals", "nats-request-info", ...(operators.length > 0 ? ["--operators", operators.map(principalOf).join(",")] : [])];
+}
+
 const USER_NAME = /^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$/;
+/** Account names are one subject token: the durable commands' export puts the account's name in the subject. */
+const ACCOUNT_NAME = /^[A-Za-z0-9_-]+$/;
 
-/** Every user of the configuration with its allow-lists. */
-export function natsUsers(options: NatsConfigOptions): RoleUser[] {
-  const s = new Subjects(options.prefix);
-  const p = options.prefix;
+/** The subjects each role works with, for one prefix. */
+function subjectSets(prefix: string) {
+  const s = new Subjects(prefix);
   const events = s.eventStream;
-  const commands = s.commandStream;
-  const projections = s.projectionBucket;
-  const objStream = `OBJ_${projections}`;
-  const names = options.clients ?? [];
-  for (const name of names)
-    if (!USER_NAME.test(name)) throw new Error(`client user names are subject tokens (A-Z a-z 0-9 _ -), got ${JSON.stringify(name)}`);
-  const service = serviceUserOf(p);
-  const auditor = auditorUserOf(p);
-  const clientInboxes = [...(options.anonymousClient ? ["_INBOX"] : []), ...names.map(inboxPrefixOf)];
-  const discovery = ["$SRV.PING", "$SRV.PING.>", "$SRV.INFO", "$SRV.INFO.>", "$SRV.STATS", "$SRV.STATS.>"];
-
+  const objStream = `OBJ_${s.projectionBucket}`;
   /** What it takes to read the event stream: its info, single messages, and own ordered consumers. */
   const readEvents = [
     "$JS.API.INFO",
@@ -113,124 +183,178 @@ export function natsUsers(options: NatsConfigOptions): RoleUser[] {
     `$JS.API.CONSUMER.LIST.${stream}`,
     `$JS.ACK.${stream}.>`,
   ];
+  const append = [
+    `${prefix}.events.>`,
+    `${prefix}.cmd-errors.>`,
+    `$O.${s.projectionBucket}.>`,
+    "$JS.API.INFO",
+    "$JS.API.STREAM.NAMES",
+    ...[events, s.commandStream, objStream].flatMap(ownStream),
+    // Replacing a snapshot object purges its old chunks (the event stream denies purges itself).
+    `$JS.API.STREAM.PURGE.${objStream}`,
+  ];
+  const discovery = ["$SRV.PING", "$SRV.PING.>", "$SRV.INFO", "$SRV.INFO.>", "$SRV.STATS", "$SRV.STATS.>"];
+  return { s, readEvents, append, discovery, answer: [`${prefix}.v1.>`, s.allLoads, ...discovery] };
+}
 
-  const users: RoleUser[] = [
+/** The two service users: one answers (replies only to `replyTo`), one appends. */
+function serviceUsers(prefix: string, replyTo: readonly string[]): RoleUser[] {
+  const { append, answer } = subjectSets(prefix);
+  const appender = appendUserOf(prefix);
+  return [
     {
-      user: service,
+      user: serviceUserOf(prefix),
       role: "service",
-      // The local server's own name for it (leasehold serve sets it at every start).
-      passwordEnv: p === "leasehold" ? "LEASEHOLD_SERVICE_PASSWORD" : passwordEnvOf(service),
-      inboxPrefix: inboxPrefixOf(service),
-      permissions: {
-        publish: [
-          `${p}.events.>`,
-          `${p}.cmd-errors.>`,
-          `$O.${projections}.>`,
-          "$JS.API.INFO",
-          "$JS.API.STREAM.NAMES",
-          ...[events, commands, objStream].flatMap(ownStream),
-          // Replacing a snapshot object purges its old chunks (the event stream denies purges itself).
-          `$JS.API.STREAM.PURGE.${objStream}`,
-          // Durable commands' `Leasehold-Reply-To` names a client's inbox.
-          ...clientInboxes.map((inbox) => `${inbox}.>`),
-        ],
-        // With an anonymous client the standard `_INBOX` is shared anyway, and a service started without an inbox prefix uses it.
-        subscribe: [`${p}.v1.>`, s.allLoads, ...discovery, `${inboxPrefixOf(service)}.>`, ...(options.anonymousClient ? ["_INBOX.>"] : [])],
-        allowResponses: true,
-      },
+      passwordEnv: servicePasswordEnvOf(prefix),
+      inboxPrefix: inboxPrefixOf(serviceUserOf(prefix)),
+      // Replies (and `Leasehold-Reply-To` answers) only to the clients' reply prefixes: never to a stream, bucket or API subject.
+      permissions: { publish: replyTo, subscribe: answer },
+    },
+    {
+      user: appender,
+      role: "appender",
+      passwordEnv: appendPasswordEnvOf(prefix),
+      inboxPrefix: inboxPrefixOf(appender),
+      permissions: { publish: append, subscribe: [`${inboxPrefixOf(appender)}.>`] },
     },
   ];
-  const clientPermissions = (inbox: string): Permissions => ({
-    publish: [`${p}.v1.>`, `${p}.cmd.>`, s.allLoads, ...discovery, ...readEvents],
-    subscribe: [`${inbox}.>`, `${p}.cmd-errors.>`],
-  });
-  if (options.anonymousClient)
-    users.push({ user: "client", role: "client", inboxPrefix: "_INBOX", permissions: clientPermissions("_INBOX") });
-  for (const name of names) {
-    users.push({
-      user: name,
-      role: "client",
-      passwordEnv: passwordEnvOf(name),
-      inboxPrefix: inboxPrefixOf(name),
-      permissions: clientPermissions(inboxPrefixOf(name)),
-    });
-  }
-  users.push({
+}
+
+/** What a client user may do, receiving under `inbox`. */
+function clientPermissions(prefix: string, inbox: string): Permissions {
+  const { s, discovery, readEvents } = subjectSets(prefix);
+  return {
+    publish: [`${prefix}.v1.>`, `${prefix}.cmd.>`, s.allLoads, ...discovery, ...readEvents],
+    subscribe: [`${inbox}.>`, `${prefix}.cmd-errors.>`],
+  };
+}
+
+function auditorUser(prefix: string): RoleUser {
+  const auditor = auditorUserOf(prefix);
+  return {
     user: auditor,
     role: "auditor",
     passwordEnv: passwordEnvOf(auditor),
     inboxPrefix: inboxPrefixOf(auditor),
-    permissions: { publish: readEvents, subscribe: [`${inboxPrefixOf(auditor)}.>`] },
-  });
-  return users;
+    permissions: { publish: subjectSets(prefix).readEvents, subscribe: [`${inboxPrefixOf(auditor)}.>`] },
+  };
 }
 
-/** The account the users live in: the prefix as stream names spell it (`LEASEHOLD`). */
-export function accountOf(prefix: string): string {
-  return new Subjects(prefix).eventStream.slice(0, -"_EVENTS".length);
+function namedUser(prefix: string, name: string, role: "client" | "operator"): RoleUser {
+  return {
+    user: name,
+    role,
+    passwordEnv: passwordEnvOf(name),
+    inboxPrefix: inboxPrefixOf(name),
+    permissions: clientPermissions(prefix, inboxPrefixOf(name)),
+  };
 }
 
-/** Settings of {@link natsConfig}. */
-export interface NatsConfigText extends NatsConfigOptions {
-  /** Only the `accounts` block, to `include` in an existing server configuration. */
-  readonly accountsOnly?: boolean;
-  /** `listen` of a whole configuration (default 127.0.0.1:4222). */
-  readonly listen?: string;
-  /** JetStream store of a whole configuration (default `.leasehold/jetstream`, relative to where nats-server starts). */
-  readonly storeDir?: string;
+/** Checks the names: subject tokens, none twice, none a service user's, auditor's or the service account's. */
+function checkNames(options: NatsConfigOptions): void {
+  const p = options.prefix;
+  const names = [...(options.clients ?? []), ...(options.operators ?? [])];
+  const accounts = options.layout === "accounts";
+  const taken = new Set([serviceUserOf(p), appendUserOf(p), auditorUserOf(p), "client"]);
+  const seen = new Set<string>();
+  for (const name of names) {
+    if (!(accounts ? ACCOUNT_NAME : USER_NAME).test(name))
+      throw new Error(
+        `client user names are ${accounts ? "one subject token" : "subject tokens"} (A-Z a-z 0-9 _ -), got ${JSON.stringify(name)}`,
+      );
+    if (taken.has(name) || (accounts && name.toUpperCase() === accountOf(p).toUpperCase()))
+      throw new Error(`${JSON.stringify(name)} is the name of a user or account the configuration already has`);
+    if (seen.has(name)) throw new Error(`${JSON.stringify(name)} is named twice`);
+    seen.add(name);
+  }
+  if (accounts && options.anonymousClient) throw new Error("the account layout has no anonymous client: name each client");
+  if (!accounts && (options.operators ?? []).length > 0) throw new Error("operators are principals of the account layout");
 }
 
-const q = (s: string) => JSON.stringify(s);
-const list = (items: readonly string[], indent: string) => `[\n${items.map((i) => `${indent}  ${q(i)}`).join(",\n")}\n${indent}]`;
+/** Every account of the configuration with its users, exports and imports. */
+export function natsAccounts(options: NatsConfigOptions): NatsAccount[] {
+  checkNames(options);
+  return options.layout === "accounts" ? accountLayout(options) : [userLayout(options)];
+}
 
-/** The nats-server configuration text. */
-export function natsConfig(options: NatsConfigText): string {
-  const users = natsUsers(options);
-  const account = accountOf(options.prefix);
-  const lines: string[] = [];
-  const header = [
-    `# Generated by \`leasehold nats-config --prefix ${options.prefix}${options.accountsOnly ? " --accounts" : ""}\`; edit that, not this.`,
-    "# Least privilege as allow-lists: the service alone writes events, streams and",
-    "# buckets; clients send commands and read the event stream, and receive replies",
-    "# only under their own inbox prefix (connect with inboxPrefix _INBOX_<user>);",
-    "# the auditor reads the event stream. Passwords come from the environment",
-    "# (nats-server refuses to start when one is missing).",
+/** Every user of the configuration with its allow-lists, across its accounts. */
+export function natsUsers(options: NatsConfigOptions): RoleUser[] {
+  return natsAccounts(options).flatMap((a) => a.users);
+}
+
+/** One account holding the service users, the clients and the auditor. */
+function userLayout(options: NatsConfigOptions): NatsAccount {
+  const p = options.prefix;
+  const names = options.clients ?? [];
+  const clientInboxes = [...(options.anonymousClient ? ["_INBOX"] : []), ...names.map(inboxPrefixOf)];
+  const users = serviceUsers(
+    p,
+    clientInboxes.map((inbox) => `${inbox}.>`),
+  );
+  if (options.anonymousClient)
+    users.push({ user: "client", role: "client", inboxPrefix: "_INBOX", permissions: clientPermissions(p, "_INBOX") });
+  for (const name of names) users.push(namedUser(p, name, "client"));
+  users.push(auditorUser(p));
+  return { name: accountOf(p), jetstream: true, users, exports: [], imports: [] };
+}
+
+/**
+ * The service's account (JetStream, the service users, the auditor) exporting
+ * what clients use, and one account per client and operator importing it:
+ * commands with `share: true`; durable commands through an export whose
+ * account token position lets each account publish only to
+ * `<prefix>.cmd.<account>.>` (the import maps the client's own
+ * `<prefix>.cmd.>` there); the event stream's reads; and each client's inbox
+ * exported back, so that a durable command's `Leasehold-Reply-To` reaches it.
+ */
+function accountLayout(options: NatsConfigOptions): NatsAccount[] {
+  const p = options.prefix;
+  const { s, readEvents, discovery } = subjectSets(p);
+  const service = accountOf(p);
+  const named = [
+    ...(options.clients ?? []).map((name) => ({ name, role: "client" as const })),
+    ...(options.operators ?? []).map((name) => ({ name, role: "operator" as const })),
   ];
-  lines.push(...header);
-  if (!options.accountsOnly) {
-    lines.push(
-      `listen: ${options.listen ?? "127.0.0.1:4222"}`,
-      "server_name: leasehold-local",
-      "",
-      "jetstream {",
-      `  store_dir: ${q(options.storeDir ?? ".leasehold/jetstream")}`,
-      "  max_memory_store: 256MB",
-      "  max_file_store: 10GB",
-      "}",
-      "",
-      "# Requests carry at most 64 KiB bodies; leave headroom for headers.",
-      "max_payload: 1MB",
-      "",
-    );
+  // Requests that crossed an import are answered on `_R_.…`, which the server maps back to the requester's inbox.
+  const users = serviceUsers(p, ["_R_.>", ...named.map(({ name }) => `${inboxPrefixOf(name)}.>`)]);
+  users.push(auditorUser(p));
+  const commandsToken = p.split(".").length + 2;
+  const exports: AccountExport[] = [
+    { service: `${p}.v1.>` },
+    // Discovery: every instance answers one request.
+    ...discovery.map((subject) => ({ service: subject, responseType: "stream" as const })),
+    { service: `${p}.cmd.*.>`, accountTokenPosition: commandsToken },
+    { service: s.allLoads },
+    { stream: `${p}.cmd-errors.>` },
+    ...readEvents.map((subject) =>
+      subject.includes("MSG.NEXT") ? { service: subject, responseType: "stream" as const } : { service: subject },
+    ),
+  ];
+  const accounts: NatsAccount[] = [
+    {
+      name: service,
+      jetstream: true,
+      users,
+      exports,
+      imports: named.map(({ name }) => ({ kind: "service", account: name, subject: `${inboxPrefixOf(name)}.>` })),
+    },
+  ];
+  for (const { name, role } of named) {
+    const imports: AccountImport[] = [
+      { kind: "service", account: service, subject: `${p}.v1.>`, share: true },
+      ...discovery.map((subject) => ({ kind: "service" as const, account: service, subject })),
+      { kind: "service", account: service, subject: `${p}.cmd.${name}.>`, to: `${p}.cmd.>` },
+      { kind: "service", account: service, subject: s.allLoads },
+      { kind: "stream", account: service, subject: `${p}.cmd-errors.>` },
+      ...readEvents.map((subject) => ({ kind: "service" as const, account: service, subject })),
+    ];
+    accounts.push({
+      name,
+      jetstream: false,
+      users: [namedUser(p, name, role)],
+      exports: [{ service: `${inboxPrefixOf(name)}.>` }],
+      imports,
+    });
   }
-  lines.push("accounts {", `  ${account} {`, "    jetstream: enabled", "    users: [");
-  for (const u of users) {
-    const i = "        ";
-    lines.push(
-      `      # ${u.role}${u.passwordEnv === undefined ? " (connections without credentials)" : ""}; replies under ${u.inboxPrefix}`,
-    );
-    lines.push("      {");
-    lines.push(`        user: ${q(u.user)}`);
-    if (u.passwordEnv !== undefined) lines.push(`        password: $${u.passwordEnv}`);
-    lines.push("        permissions: {");
-    lines.push(`          publish: { allow: ${list(u.permissions.publish, `${i}  `)} }`);
-    lines.push(`          subscribe: { allow: ${list(u.permissions.subscribe, `${i}  `)} }`);
-    if (u.permissions.allowResponses) lines.push("          allow_responses: true");
-    lines.push("        }");
-    lines.push("      }");
-  }
-  lines.push("    ]", "  }", "}");
-  if (!options.accountsOnly && options.anonymousClient)
-    lines.push("", "# Connections without credentials are the anonymous client.", "no_auth_user: client");
-  return `${lines.join("\n")}\n`;
+  return accounts;
 }

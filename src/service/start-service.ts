@@ -1,9 +1,10 @@
 /**
- * Assembles one service instance on a NATS connection: the event log, the
+ * Assembles one service instance on its NATS connections (one that answers,
+ * one that appends; or one doing both): the event log, the
  * actor runtime with every kind's logic, the endpoints in the `leasehold` queue
  * group, and the housekeeping sweep. Several instances may share a prefix.
  */
-import type { NatsConnection } from "@nats-io/nats-core";
+import type { Msg, NatsConnection } from "@nats-io/nats-core";
 import type { Logger } from "pino";
 import { randomBytes } from "node:crypto";
 import { ActorRuntime, systemClock, type Clock } from "../actors/index.ts";
@@ -12,6 +13,9 @@ import { routeModule } from "./route-module.ts";
 import { proxyModule } from "./proxy-module.ts";
 import { MicroService } from "../api/index.ts";
 import { endpointServer, type CommandObserver } from "../api/serve-endpoint.ts";
+import { replyConfinement } from "../api/reply-confinement.ts";
+import { principalOf } from "../api/principals.ts";
+import { Operators } from "../contract/operators.ts";
 import { CommandConsumer } from "../api/command-consumer.ts";
 import type { KindContext, KindModule } from "./kind-module.ts";
 import { JetStreamEventLog, withDeadline, type EventLog } from "../events/index.ts";
@@ -57,11 +61,20 @@ export interface RuntimeStatus {
 export interface ServiceObserver extends CommandObserver {
   appendFinished(seconds: number): void;
   appendConflict(): void;
+  /** A request or durable command refused for its reply subject. */
+  replyRefused?(path: "request" | "durable"): void;
 }
 
 /** Options of {@link startService}. */
 export interface StartServiceOptions {
+  /** The connection that answers: command endpoints, discovery, host loads, replies (also `Leasehold-Reply-To` answers). */
   readonly nc: NatsConnection;
+  /**
+   * The connection that appends: the event stream, the command stream and its
+   * consumer, the snapshot bucket, durable command errors (default `nc`). Two
+   * users let the server refuse a reply aimed at anything but a client's inbox.
+   */
+  readonly appendNc?: NatsConnection;
   readonly config: ServiceConfig;
   readonly logger: Logger;
   readonly clock?: Clock;
@@ -73,6 +86,11 @@ export interface StartServiceOptions {
   readonly onFatal?: (error: Error) => void;
   /** A start with no snapshot folds a kind's backlog on a worker thread from this stream sequence of its last event on (default 100,000). */
   readonly backlogWorkerMinSeq?: number;
+}
+
+/** The prefix under which `nc` takes its replies (nats.js keeps it in the connection's options). */
+function inboxPrefixOf(nc: NatsConnection): string | undefined {
+  return (nc as { options?: { inboxPrefix?: string } }).options?.inboxPrefix;
 }
 
 /** 128 bits from the CSPRNG: lease ids must be unguessable. */
@@ -87,16 +105,17 @@ const OP_TIMEOUT_MS = 5000;
 /** Starts one service instance. */
 export async function startService(options: StartServiceOptions): Promise<RunningService> {
   const { nc, config, logger } = options;
+  const appendNc = options.appendNc ?? nc;
   const clock = options.clock ?? systemClock;
   const subjects = new Subjects(config.prefix);
-  const log = await JetStreamEventLog.open(nc, {
+  const log = await JetStreamEventLog.open(appendNc, {
     stream: subjects.eventStream,
     subjects: subjects.allEvents,
     dedupWindowMs: config.dedupWindowMs,
     replicas: config.replicas,
     opTimeoutMs: OP_TIMEOUT_MS,
   });
-  const snapshots = await ObjectProjectionSnapshotStore.open(nc, subjects.projectionBucket, config.replicas);
+  const snapshots = await ObjectProjectionSnapshotStore.open(appendNc, subjects.projectionBucket, config.replicas);
   const observer = options.observer;
   const runtime = new ActorRuntime({
     log,
@@ -136,7 +155,17 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
     "projections caught up with the stream",
   );
   let stopping = false;
-  const serve = endpointServer({ logger, observer });
+  const serve = endpointServer({
+    ...{ logger, observer },
+    ...{ operators: new Operators(config.operators), requirePrincipal: config.requirePrincipal },
+  });
+  // Headers are decoded only where the deployment says the server writes who sent a request.
+  const principal = (msg: Msg): string => (config.principals === "off" ? "" : principalOf(msg.headers, config.principals));
+  const confinement = replyConfinement({
+    ...{ prefix: config.prefix, enabled: config.replyCheck, logger },
+    ownInboxes: [inboxPrefixOf(nc), inboxPrefixOf(appendNc)],
+    count: observer?.replyRefused && ((path) => observer.replyRefused?.(path)),
+  });
 
   const micro = new MicroService(nc, {
     name: SERVICE_NAME,
@@ -144,6 +173,7 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
     description: "leasehold: proxy leases, route placement and fenced locks on JetStream",
     queue: SERVICE_NAME,
     metadata: { prefix: config.prefix },
+    ...confinement,
     onError: (err, subject) => {
       logger.error({ err, subject }, `cannot serve ${subject}: ${err.message}`);
       options.onFatal?.(new Error(`cannot serve ${subject}: ${err.message}`, { cause: err }));
@@ -154,11 +184,12 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
   for (const endpoint of endpoints) {
     let group = groups.get(endpoint.kind);
     if (group === undefined) groups.set(endpoint.kind, (group = micro.addGroup(subjects.commandGroup(endpoint.kind))));
-    group.addEndpoint(endpoint.op, async (data) => (await serve(endpoint, data)).response);
+    group.addEndpoint(endpoint.op, async (data, msg) => (await serve(endpoint, data, { principal: principal(msg) })).response);
   }
 
   const commands = await CommandConsumer.start({
-    nc,
+    nc: appendNc,
+    replyNc: nc,
     subjects,
     endpoints,
     serve,
@@ -167,6 +198,8 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
     replicas: config.replicas,
     ackWaitMs: config.commandAckWaitMs,
     maxInFlight: config.commandConcurrency,
+    accountToken: config.principals === "nats-request-info",
+    ...confinement,
   });
 
   let sweeping = false;

@@ -29,6 +29,8 @@ import { lockRules } from "./audit/lock-rules.ts";
 import { proxyRules } from "./audit/proxy-rules.ts";
 import { routeRules } from "./audit/route-rules.ts";
 import { sessionRules } from "./audit/session-rules.ts";
+import { HOLDER_PRINCIPAL_RULE, holderPrincipalBreach, type IsOperator } from "./audit/holder-principal.ts";
+import { Operators } from "../contract/operators.ts";
 
 /** Every kind's rules (src/tools/audit/): a kind's rules are one module there and one entry here. */
 const KIND_RULES = [proxyRules, routeRules, hostRules, lockRules, sessionRules] as const;
@@ -40,6 +42,7 @@ const STREAM_RULES = {
     "every event carries the envelope `{type, v: 1, at, kind, id, requestId?, data}`, sits on `<prefix>.events.<kind>.<token>` with kind and id matching its subject, and has a type of that kind",
   "subject-sequence": "stream sequences rise strictly along each subject",
   "subject-at-decreases": "an event's `at` is never earlier than the previous event's `at` on the same subject",
+  ...HOLDER_PRINCIPAL_RULE,
 } as const;
 
 type RulesOf<K> = K extends KindRules<infer R> ? R : never;
@@ -70,6 +73,8 @@ export interface AuditOptions {
   readonly cooldownMs: number;
   /** The service's --max-ttl-ms. */
   readonly maxTtlMs: number;
+  /** The service's --operators: principals that may act on any holder's lease (default none). */
+  readonly operators?: readonly string[] | undefined;
   /** Report violations only from this sequence on (earlier messages are folded silently, so the state is right). */
   readonly fromSeq?: number | undefined;
   /** ... or from the first message stored at or after this instant. */
@@ -139,12 +144,15 @@ export class Auditor {
   private lastChecked = 0;
   private reporting: boolean;
   private readonly started = Date.now();
+  private readonly isOperator: IsOperator;
 
   constructor(
     subjects: Subjects,
     private readonly options: AuditOptions,
   ) {
     this.fold = new StreamFold(subjects);
+    const operators = new Operators(options.operators ?? []);
+    this.isOperator = (principal) => operators.includes(principal);
     this.reporting = options.fromSeq === undefined && options.fromTime === undefined;
     const scope: AuditScope = {
       fold: this.fold,
@@ -197,6 +205,8 @@ export class Auditor {
         // NaN (nothing yet) never compares: the first event's instant is taken as it is.
         marks.lastAtMs = atMs < lastAt ? lastAt : atMs;
         this.checkers[actor.kind].check(event, actor.id, before, { atMs, seq: message.seq }, this.report);
+        const breach = holderPrincipalBreach(event, before, this.fold, this.isOperator);
+        if (breach !== null) findings.push(["holder-principal", breach]);
       }
     }
     if (actor !== null) this.checkers[actor.kind].folded?.(actor.id, before, this.fold.get(actor.kind, actor.id), entry);

@@ -9,6 +9,11 @@ import { formatDuration } from "./time.ts";
 
 const yesNo = (b: boolean) => (b ? "yes" : "no");
 
+/** A holder's cell: its name, and the principal behind it when one is known (`worker-a (clients/alice)`). */
+export function holderCell(name: string, by: string | undefined): string {
+  return by === undefined || by === "" ? cell(name) : `${cell(name)} (${cell(by)})`;
+}
+
 /** The replay view as aligned tables, one section per kind shown. */
 export function renderReplay(view: ReplayView, streamName: string): string[] {
   const at = Date.parse(view.at);
@@ -39,7 +44,13 @@ export function renderReplay(view: ReplayView, streamName: string): string[] {
       ...renderTable(
         `PROXY LEASES (${view.proxyLeases.length} active)`,
         ["PROXY", "LEASE", "TARGET", "EXPIRES", "LEFT"],
-        view.proxyLeases.map((l) => [cell(l.proxy), l.id, l.target === "" ? "-" : cell(l.target), l.expiresAt, left(l.expiresAt)]),
+        view.proxyLeases.map((l) => [
+          cell(l.proxy),
+          holderCell(l.id, l.by),
+          l.target === "" ? "-" : cell(l.target),
+          l.expiresAt,
+          left(l.expiresAt),
+        ]),
       ),
     );
   }
@@ -94,7 +105,7 @@ export function renderReplay(view: ReplayView, streamName: string): string[] {
           return [
             cell(l.name),
             l.state,
-            r === null ? "-" : cell(r.owner),
+            r === null ? "-" : holderCell(r.owner, l.by),
             String(l.generation),
             r === null ? "-" : r.etag,
             r === null ? "-" : r.expiresAt,
@@ -115,7 +126,7 @@ export function renderReplay(view: ReplayView, streamName: string): string[] {
         view.sessions.map((s) => [
           cell(s.id),
           s.state,
-          cell(s.owner),
+          holderCell(s.owner, s.by),
           `${s.ttlMs}ms`,
           s.expiresAt,
           s.closedAt ?? "-",

@@ -53,6 +53,8 @@ export interface LockReplayView {
   readonly corrupt: string | null;
   /** Acquires waiting in the lock's queue at the replay instant, as `lock.get` counts them. */
   readonly waiters: number;
+  /** The principal that created the recorded lease; absent when unknown. */
+  readonly by?: string;
 }
 
 /** A session as of the replay instant (1.2). */
@@ -67,6 +69,8 @@ export interface SessionReplayView {
   readonly closedAt: string | null;
   /** The locks it holds at the replay instant, sorted. */
   readonly locks: string[];
+  /** The principal that opened it; absent when unknown. */
+  readonly by?: string;
 }
 
 /** An unexpired proxy lease as of the replay instant. */
@@ -75,6 +79,8 @@ export interface ProxyLeaseReplayView {
   readonly id: string;
   readonly target: string;
   readonly expiresAt: string;
+  /** The principal it was granted to; absent when unknown. */
+  readonly by?: string;
 }
 
 /** A host as `host.list` shows it. */
@@ -246,7 +252,7 @@ export function replayView(fold: StreamFold, atMs: number, filter: ReplayFilter 
       if (state.registration !== null) view.proxies.push(proxyView(state, state.registration, atMs));
       for (const lease of [...state.leases.values()].sort((a, b) => compareCodeUnits(a.id, b.id))) {
         if (atMs < lease.expiresAtMs)
-          view.proxyLeases.push({ proxy: name, id: lease.id, target: lease.target, expiresAt: lease.expiresAt });
+          view.proxyLeases.push({ proxy: name, id: lease.id, target: lease.target, expiresAt: lease.expiresAt, ...byOf(lease) });
       }
     }
   }
@@ -291,6 +297,7 @@ export function replayView(fold: StreamFold, atMs: number, filter: ReplayFilter 
           generation: l.generation,
           corrupt: l.corrupt,
           waiters: queueAt(l, atMs).live.length,
+          ...byOf(l.lease ?? {}),
         };
       });
   }
@@ -312,8 +319,14 @@ export function replayView(fold: StreamFold, atMs: number, filter: ReplayFilter 
           expiresAt: s.expiresAt,
           closedAt: s.closedAtMs === null ? null : iso(s.closedAtMs),
           locks: live ? (held.get(id) ?? []) : [],
+          ...byOf(s),
         };
       });
   }
   return view;
+}
+
+/** `{by}` when a principal is recorded, else nothing (views of a deployment without principals stay as they were). */
+function byOf(holder: { readonly by?: string | undefined }): { by?: string } {
+  return holder.by === undefined ? {} : { by: holder.by };
 }

@@ -11,7 +11,7 @@ import type { Subjects } from "../contract/subjects.ts";
 import type { ProxyView, RouteLeaseView } from "../projections/index.ts";
 import { ToolConnectionError } from "./errors.ts";
 import { foldStream, replayView, type HostReplayView } from "./replay.ts";
-import { labelsText } from "./replay-render.ts";
+import { holderCell, labelsText } from "./replay-render.ts";
 import { cell, renderTable } from "./table.ts";
 import { formatDuration, iso } from "./time.ts";
 import { ERROR_MESSAGE_HEADER, ERROR_STATUS_HEADER } from "../contract/errors.ts";
@@ -21,6 +21,8 @@ export interface LockStatus {
   readonly name: string;
   readonly state: "held" | "expired" | "free" | "corrupt";
   readonly owner: string | null;
+  /** The principal that created the lease; absent when unknown. */
+  readonly by?: string;
   readonly generation: number;
   readonly expiresAt: string | null;
   /** Milliseconds until the lease expires (held locks only). */
@@ -97,6 +99,7 @@ export async function collectStatus(
       name: l.name,
       state: l.state,
       owner: r?.owner ?? null,
+      ...(l.by === undefined ? {} : { by: l.by }),
       generation: l.generation,
       expiresAt: r?.expiresAt ?? null,
       leftMs: l.state === "held" && r !== null ? Date.parse(r.expiresAt) - at : null,
@@ -175,7 +178,7 @@ export function renderStatus(status: ServiceStatus, allLocks = false): string[] 
       shownLocks.map((l) => [
         cell(l.name),
         l.state,
-        l.owner === null ? "-" : cell(l.owner),
+        l.owner === null ? "-" : holderCell(l.owner, l.by),
         String(l.generation),
         l.expiresAt ?? "-",
         l.leftMs === null ? "-" : formatDuration(l.leftMs),

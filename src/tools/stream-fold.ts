@@ -3,7 +3,7 @@
  * (src/logic) as the service's actors and projections run it, so replay and
  * audit cannot disagree with the service about what a history means.
  */
-import { decodeEvent, type HistoryEntry, type StoredMessage } from "../events/index.ts";
+import { decodeEvent, isUnparsable, type HistoryEntry, type StoredMessage } from "../events/index.ts";
 import { ACTOR_KINDS, type ActorKind, type Subjects } from "../contract/subjects.ts";
 import { decodeToken } from "../contract/subject-token.ts";
 import type { KindFold, HostState, LockState, ProxyState, RouteState, SessionState } from "../projections/index.ts";
@@ -109,7 +109,8 @@ export class StreamFold {
    */
   applyTo(message: StoredMessage, actor: ActorRef | null): HistoryEntry {
     const entry = decodeEvent(message.payload, message.seq, message.msgId);
-    if (actor !== null) {
+    // An event whose envelope names another entity is not its subject's (the audit's `envelope` rule reports it).
+    if (actor !== null && (isUnparsable(entry) || (entry.event.kind === actor.kind && entry.event.id === actor.id))) {
       const states = this.states[actor.kind] as Map<string, unknown>;
       const fold = KIND_FOLDS[actor.kind] as Pick<KindFold<unknown>, "evolve" | "initialState">;
       states.set(actor.id, fold.evolve(states.get(actor.id) ?? fold.initialState(actor.id), entry));

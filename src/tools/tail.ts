@@ -42,7 +42,7 @@ function field(key: string, value: unknown): string {
   return `${key}=${JSON.stringify(value)}`;
 }
 
-/** One message as a readable line: `<at> #<seq> <kind> <id> <Type> key=value ... [requestId=...]`. */
+/** One message as a readable line: `<at> #<seq> <kind> <id> <Type> key=value ... [requestId=...] [by=...]`. */
 export function formatEventLine(message: StoredMessage, subjects: Subjects): string {
   const actor = actorOfSubject(subjects, message.subject);
   const who = actor === null ? message.subject : `${actor.kind} ${cell(actor.id)}`;
@@ -51,6 +51,7 @@ export function formatEventLine(message: StoredMessage, subjects: Subjects): str
   const e = entry.event;
   const fields = Object.entries(e.data as Record<string, unknown>).map(([k, v]) => field(k, v));
   if (e.requestId !== undefined) fields.push(field("requestId", e.requestId));
+  if (e.by !== undefined) fields.push(field("by", e.by));
   return [e.at, `#${message.seq}`, who, e.type, ...fields].join(" ");
 }
 

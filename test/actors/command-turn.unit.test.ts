@@ -56,6 +56,8 @@ function fixture() {
     monotonic: () => mono,
     record: (id) => records.get(id) ?? { state: logic.initialState(id), seq: 0, atMs: 0 },
     remembered: () => undefined,
+    requestIdReused: () => false,
+    holderOf: () => undefined,
     answersRepeat: () => true,
     decide: (state, command, now) => logic.decide(state as never, command as LockCommand, now),
     encode: (id, decision, now) => {

@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { AuthorizationError } from "@nats-io/nats-core";
 import { UsageError } from "../../src/cli/cli-errors.ts";
-import { explainConnectError, natsServers, natsTarget } from "../../src/cli/connection-options.ts";
+import { appendTarget, explainConnectError, natsServers, natsTarget } from "../../src/cli/connection-options.ts";
 
 describe("natsServers", () => {
   it("splits a comma-separated list, trimming blanks", () => {
@@ -124,6 +124,29 @@ describe("explainConnectError", () => {
   it("says which flags carry credentials when the server refuses them", () => {
     expect(explainConnectError(target, new AuthorizationError("Authorization Violation"))).toBe(
       "NATS at nats://a:1,nats://b:2 refused the credentials (it needs --creds, --user/--password or --token)",
+    );
+  });
+});
+
+describe("appendTarget", () => {
+  const servers = ["nats://a:1"];
+
+  it("is undefined without any --append-* flag: serve then runs on one connection", () => {
+    expect(appendTarget({ user: "svc", password: "p" }, servers)).toBeUndefined();
+  });
+
+  it("connects the appending user to the same servers and TLS, receiving under its own inbox prefix", () => {
+    const target = appendTarget({ user: "svc", password: "p", appendUser: "svc-append", appendPassword: "q" }, servers)!;
+    expect(target.servers).toEqual(servers);
+    expect(target.auth).toEqual({ user: "svc-append", pass: "q" });
+    expect(target.inboxPrefix).toBe("_INBOX_svc-append");
+  });
+
+  it("names the --append-* flags in its usage errors", () => {
+    expect(() => appendTarget({ appendPassword: "q" }, servers)).toThrow(UsageError);
+    expect(() => appendTarget({ appendPassword: "q" }, servers)).toThrow(/need --append-user or --append-creds/);
+    expect(() => appendTarget({ appendUser: "svc-append" }, servers)).toThrow(
+      "--append-user needs --append-password (or LEASEHOLD_APPEND_PASSWORD)",
     );
   });
 });

@@ -56,6 +56,7 @@ describe("serve with its own nats-server", () => {
     expect(existsSync(join(dataDir, "jetstream"))).toBe(true);
     // The password a second instance needs is readable by this user only.
     expect(statSync(join(dataDir, "service-password")).mode & 0o077).toBe(0);
+    expect(statSync(join(dataDir, "append-password")).mode & 0o077).toBe(0);
 
     const acquired = await call(port, "lock.acquire", '{"name":"tour","owner":"me"}');
     expect(acquired.code, acquired.stderr).toBe(0);
@@ -68,15 +69,20 @@ describe("serve with its own nats-server", () => {
     const lines = unauthorised.stderr().trim().split("\n");
     expect(lines, unauthorised.stderr()).toHaveLength(1);
     expect(lines[0]).toMatch(/^leasehold serve: /);
+    // It names the flags of the service's second user.
+    expect(lines[0]).toMatch(/--append-user\/--append-password or --append-creds/);
     expect(unauthorised.stderr()).not.toMatch(/\n\s+at /);
 
-    // The documented way to add an instance: the service user, its password from the data folder.
+    // The documented way to add an instance: the two service users, their passwords from the data folder.
     const password = readFileSync(join(dataDir, "service-password"), "utf8").trim();
+    const appendPassword = readFileSync(join(dataDir, "append-password"), "utf8").trim();
     const second = leasehold(["serve", "--nats", `nats://127.0.0.1:${port}`], {
       cwd,
       env: {
         LEASEHOLD_USER: "leasehold",
         LEASEHOLD_PASSWORD: password,
+        LEASEHOLD_APPEND_USER: "leasehold-append",
+        LEASEHOLD_APPEND_PASSWORD: appendPassword,
         LEASEHOLD_HEAP_GROWTH_PERCENT: "50",
         LEASEHOLD_IDLE_COLLECT_MS: "1500",
       },
@@ -151,6 +157,8 @@ describe("serve with its own nats-server", () => {
     const again = leasehold(["serve", "--nats-port", String(port)], { cwd });
     expect((await again.exited).code).toBe(2);
     expect(again.stderr().trim().split("\n")).toHaveLength(1);
-    expect(again.stderr()).toMatch(/LEASEHOLD_USER=leasehold LEASEHOLD_PASSWORD="\$\(cat .*service-password\)" leasehold serve --nats/);
+    expect(again.stderr()).toMatch(
+      /LEASEHOLD_USER=leasehold LEASEHOLD_PASSWORD="\$\(cat .*service-password\)" LEASEHOLD_APPEND_USER=leasehold-append LEASEHOLD_APPEND_PASSWORD="\$\(cat .*append-password\)" leasehold serve --nats/,
+    );
   });
 });

@@ -21,7 +21,7 @@ async function serveFlags(): Promise<string[]> {
 }
 
 /** A value each flag refuses ("nonsense" unless that is a fine value for it). */
-const BAD: Record<string, string> = { "--prefix": "a..b", "--data-dir": "/dev/null/x", "--nats-port": "99999" };
+const BAD: Record<string, string> = { "--prefix": "a..b", "--data-dir": "/dev/null/x", "--nats-port": "99999", "--operators": "a/b/c" };
 
 /** Runs to the end and returns the one line of stderr; nothing may have been logged on stdout. */
 async function oneLineFailure(proc: Proc, what: string): Promise<string> {
@@ -46,6 +46,9 @@ describe("serve's start-up checks", () => {
           const dataDir = join(dir, flag.slice(2));
           const args = ["serve", "--data-dir", dataDir, "--nats-port", String(port), "--log-format", "json", flag, BAD[flag] ?? "nonsense"];
           const proc = leasehold(args);
+          // A flag checked too late lets the service start: say which, rather than hang until the test's timeout.
+          const late = setTimeout(() => proc.child.kill("SIGKILL"), 20_000);
+          void proc.exited.then(() => clearTimeout(late));
           const line = await oneLineFailure(proc, `${flag} ${BAD[flag] ?? "nonsense"}`);
           if (!line.includes(flag)) failures.push(`${flag}: ${line}`);
           expect(proc.stdout(), `${flag}: nothing started, nothing logged`).toBe("");

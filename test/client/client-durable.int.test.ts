@@ -112,11 +112,11 @@ describe("client.durable", () => {
       .set({ host: "h0", healthy: true }, { awaitReply: true, replyTimeoutMs: 200 })
       .catch((e: unknown) => e);
     expect(unanswered).toBeInstanceOf(LeaseholdTimeoutError);
-    const replies = collect(nc, `${prefix}.replies`);
+    const replies = collect(nc, `replies.${prefix}`);
     h.defer(() => replies.stop());
     const acks: DurableAck[] = [];
     for (const host of ["h1", "h2", "h3"])
-      acks.push(await client.durable.host.set({ host, healthy: true }, { replyTo: `${prefix}.replies` }));
+      acks.push(await client.durable.host.set({ host, healthy: true }, { replyTo: `replies.${prefix}` }));
     expect(acks.map((a) => a.seq)).toEqual([2, 3, 4]);
     const jsm = await jetstreamManager(nc);
     expect((await jsm.streams.info(`${prefix.toUpperCase()}_COMMANDS`)).state.messages).toBe(4);

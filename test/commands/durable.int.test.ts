@@ -31,13 +31,13 @@ function serveProcess(prefix: string): ServeProcess {
   });
   return p;
 }
-/** A service instance whose connection counts the replies it publishes to `<prefix>.replies` (which instance answered). */
+/** A service instance whose connection counts the replies it publishes to `replies.<prefix>` (which instance answered). */
 async function repliesCounted(prefix: string): Promise<TestService & { replies(): number }> {
   const nc = await connectNats();
   let count = 0;
   const publish = nc.publish.bind(nc);
   nc.publish = (subject, ...rest) => {
-    if (subject === `${prefix}.replies`) count++;
+    if (subject === `replies.${prefix}`) count++;
     publish(subject, ...rest);
   };
   const config = resolveConfig({ prefix, nats: natsUrl() });
@@ -63,18 +63,18 @@ describe("durable commands", () => {
     const prefix = uniquePrefix();
     const nc = await client();
     await createCommandStream(nc, prefix);
-    const replies = collect(nc, `${prefix}.replies`);
+    const replies = collect(nc, `replies.${prefix}`);
     for (let i = 0; i < 20; i++) {
       await publishCommand(
         nc,
         prefix,
         "lock.acquire",
         { requestId: `r${i}`, name: `n${i}`, owner: "o", ttlMs: 30000 },
-        `${prefix}.replies`,
+        `replies.${prefix}`,
       );
     }
     // A duplicate publish (same Nats-Msg-Id) is dropped by JetStream.
-    await publishCommand(nc, prefix, "lock.acquire", { requestId: "r0", name: "n0", owner: "o", ttlMs: 30000 }, `${prefix}.replies`);
+    await publishCommand(nc, prefix, "lock.acquire", { requestId: "r0", name: "n0", owner: "o", ttlMs: 30000 }, `replies.${prefix}`);
     await service(prefix);
     await vi.waitFor(() => expect(replies.messages.length).toBe(20), { timeout: 10_000, interval: 20 });
     expect(new Set(namesOf(replies.messages)).size).toBe(20);
@@ -87,8 +87,8 @@ describe("durable commands", () => {
     const nc = await client();
     const s = await service(prefix);
     const errors = collect(nc, `${prefix}.cmd-errors.>`);
-    const replies = collect(nc, `${prefix}.replies`);
-    await publishCommand(nc, prefix, "lock.acquire", { name: "x", owner: "o" }, `${prefix}.replies`); // no requestId
+    const replies = collect(nc, `replies.${prefix}`);
+    await publishCommand(nc, prefix, "lock.acquire", { name: "x", owner: "o" }, `replies.${prefix}`); // no requestId
     await publishCommand(nc, prefix, "lock.acquire", { requestId: "bad-ttl", name: "x", owner: "o", ttlMs: -5 });
     await publishCommand(nc, prefix, "lock.fly", { requestId: "bad-op", name: "x" });
     await vi.waitFor(() => expect(errors.messages.length).toBe(3), { timeout: 10_000, interval: 20 });
@@ -113,7 +113,7 @@ describe("durable commands", () => {
     const prefix = uniquePrefix();
     const nc = await client();
     await createCommandStream(nc, prefix);
-    const replies = collect(nc, `${prefix}.replies`);
+    const replies = collect(nc, `replies.${prefix}`);
     const total = 1000;
     for (let i = 0; i < total; i++) {
       await publishCommand(
@@ -121,7 +121,7 @@ describe("durable commands", () => {
         prefix,
         "lock.acquire",
         { requestId: `k${i}`, name: `lock-${i}`, owner: `w${i % 7}`, ttlMs: 30000 },
-        `${prefix}.replies`,
+        `replies.${prefix}`,
       );
     }
     const jsm = await jetstreamManager(nc);
@@ -161,7 +161,7 @@ describe("durable commands", () => {
     const prefix = uniquePrefix();
     const nc = await client();
     await createCommandStream(nc, prefix);
-    const replies = collect(nc, `${prefix}.replies`);
+    const replies = collect(nc, `replies.${prefix}`);
     // Both instances wait on the command stream before the backlog is published in one burst,
     // so neither can drain it alone before the other has subscribed.
     const a = await repliesCounted(prefix);
@@ -170,7 +170,7 @@ describe("durable commands", () => {
     const total = 300;
     await Promise.all(
       Array.from({ length: total }, (_, i) =>
-        publishCommand(nc, prefix, "lock.reset", { requestId: `c${i}`, name: `shared-${i % 5}` }, `${prefix}.replies`),
+        publishCommand(nc, prefix, "lock.reset", { requestId: `c${i}`, name: `shared-${i % 5}` }, `replies.${prefix}`),
       ),
     );
     await vi.waitFor(() => expect(replies.messages.length).toBeGreaterThanOrEqual(total), { timeout: 30_000, interval: 20 });
@@ -240,10 +240,10 @@ describe("durable commands", () => {
       requestReplies.push(reply.body);
     }
     await service(viaCommand);
-    const replies = collect(nc, `${viaCommand}.replies`);
+    const replies = collect(nc, `replies.${viaCommand}`);
     const commandReplies: Record<string, unknown>[] = [];
     for (const [i, [kindOp, body]] of table.entries()) {
-      await publishCommand(nc, viaCommand, kindOp, { ...body(commandReplies), requestId: `q${i}` }, `${viaCommand}.replies`);
+      await publishCommand(nc, viaCommand, kindOp, { ...body(commandReplies), requestId: `q${i}` }, `replies.${viaCommand}`);
       await vi.waitFor(() => expect(replies.messages.length).toBe(i + 1), { timeout: 10_000, interval: 5 });
       const m = replies.messages[i]!;
       expect(m.headers?.get("Nats-Service-Error-Code") || undefined, `${kindOp} via durable command: ${m.string()}`).toBeUndefined();

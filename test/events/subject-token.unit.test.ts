@@ -27,7 +27,12 @@ const anyIdentifier = fc
 /** Identifiers dense in the characters that matter to subjects, so the interesting cases come up often. */
 const trickyIdentifier = fc
   .string({
-    unit: fc.constantFrom(".", "*", ">", " ", "\t", "~", "/", "a", "Z", "0", "_", "-", "é", "😀", "\u0000", "\u00a0", "%"),
+    unit: fc.constantFrom(
+      ...[".", "*", ">", " ", "\t", "~", "/", "a", "Z", "0", "_", "-", "é", "😀", "\u0000", "\u00a0", "%"],
+      // What a decoder or a normalizer may drop or fold: a byte-order mark, zero-width characters,
+      // both normalization forms of é and Å, a replacement character, an astral letter.
+      ...["\uFEFF", "\u200B", "\u200C", "\u200D", "\u2060", "e\u0301", "A\u030A", "\u00C5", "\uFFFD", "\u{1D400}"],
+    ),
     maxLength: 256,
     size: "max",
   })
@@ -54,6 +59,14 @@ describe("subject-token encoding", () => {
     // The identifiers cover the range the contract allows, not just short ones.
     expect(Math.max(...sizes)).toBeGreaterThanOrEqual(250);
     expect(sizes.filter((n) => n > 128).length).toBeGreaterThanOrEqual(200);
+  });
+
+  it("gives back a leading byte-order mark, zero-width characters and either normalization form exactly", () => {
+    for (const id of ["\uFEFFjob", "\uFEFF", "\uFEFF\uFEFFjob", "jo\u200Bb", "caf\u00E9", "cafe\u0301", "\u{1D400}x"]) {
+      expect(decodeToken(encodeToken(id))).toBe(id);
+    }
+    expect(encodeToken("\uFEFFjob")).not.toBe(encodeToken("job"));
+    expect(encodeToken("caf\u00E9")).not.toBe(encodeToken("cafe\u0301"));
   });
 
   it("encodes every identifier as one valid ASCII subject token", () => {

@@ -76,9 +76,11 @@ describe("blocking acquire across two instances", () => {
 
     const refused = await client.acquire({ name: NAME, owner: "impatient" });
     expectFailure(refused, 409, "LEASE_EXISTS", { owner: "holder", expiresAt: holder.expiresAt });
-    // A retry of w2 by its requestId keeps w2's place and appends nothing.
+    // w2's requestId on another body (no waitMs) is another request: refused, w2 keeps its place, nothing is appended.
     const eventsBefore = (await lockEvents(b.service, NAME)).length;
-    expectFailure(await client.acquire({ name: NAME, owner: "w2", requestId: "w2-request" }), 409, "LEASE_EXISTS", { owner: "holder" });
+    expectFailure(await client.acquire({ name: NAME, owner: "w2", requestId: "w2-request" }), 422, "REQUEST_ID_REUSED", {
+      requestId: "w2-request",
+    });
     expect(await lockEvents(b.service, NAME)).toHaveLength(eventsBefore);
 
     const order: string[] = [];
@@ -162,14 +164,14 @@ describe("blocking acquire across two instances", () => {
     const prefix = uniquePrefix();
     await h.service(prefix);
     const nc = await h.connect();
-    const replies = collect(nc, `${prefix}.replies.durable`);
+    const replies = collect(nc, `replies.${prefix}.durable`);
     await nc.flush();
     await publishCommand(
       nc,
       prefix,
       "lock.acquire",
       { name: NAME, owner: "w", waitMs: 1000, requestId: "durable-wait" },
-      `${prefix}.replies.durable`,
+      `replies.${prefix}.durable`,
     );
     await vi.waitFor(() => expect(replies.messages).toHaveLength(1), { timeout: 10_000, interval: 20 });
     const body = replies.messages[0]!.json<{ error: { code: string; message: string } }>();

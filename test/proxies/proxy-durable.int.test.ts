@@ -18,9 +18,9 @@ describe("durable proxy commands", () => {
     const prefix = uniquePrefix();
     const nc = await h.connect();
     await createCommandStream(nc, prefix);
-    const replies = collect(nc, `${prefix}.replies.>`);
+    const replies = collect(nc, `replies.${prefix}.>`);
     const send = (kindOp: string, body: Record<string, unknown>) =>
-      publishCommand(nc, prefix, kindOp, body, `${prefix}.replies.${String(body.requestId)}`);
+      publishCommand(nc, prefix, kindOp, body, `replies.${prefix}.${String(body.requestId)}`);
     // Published before any service runs; the service then takes them all at once, and each
     // acquisition sees every command before it in the stream.
     await send("proxy.register", { requestId: "r1", proxy: "p", maxLeases: 1 });
@@ -31,7 +31,7 @@ describe("durable proxy commands", () => {
     await send("proxy.register", { requestId: "r4", proxy: "q", maxLeases: 1, latencyMs: 5 });
     await send("proxy.acquire", { requestId: "r5", ttlMs: 60_000 });
     await vi.waitFor(() => expect(replies.messages.length).toBe(5), { timeout: 10_000, interval: 20 });
-    const by = new Map(replies.messages.map((m) => [m.subject.slice(`${prefix}.replies.`.length), bodyOf(m)]));
+    const by = new Map(replies.messages.map((m) => [m.subject.slice(`replies.${prefix}.`.length), bodyOf(m)]));
     expect(by.get("r1")).toEqual({ proxy: "p" });
     expect(by.get("r2")!.lease!.proxy).toBe("p");
     expect(by.get("r2")!.stats).toEqual({ considered: 1, unhealthy: 0, inCooldown: 0, atCapacity: 0 });

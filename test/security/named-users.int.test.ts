@@ -19,6 +19,7 @@ import { startConfiguredServer, type ConfiguredServer } from "./configured-serve
 
 const PASSWORDS: Record<string, string> = { alice: "pw-alice", bob: "pw-bob", auditor: "pw-auditor" };
 const SERVICE_PASSWORD = "pw-service";
+const APPEND_PASSWORD = "pw-append";
 
 let url: string;
 let server: ConfiguredServer | undefined;
@@ -34,7 +35,12 @@ async function as(user: string | undefined, args: string[]): Promise<{ code: num
 /** `leasehold serve` as the service user, stopped after the test. */
 async function serveAsServiceUser(): Promise<void> {
   const serve = leasehold(["serve", "--nats", url, "--log-format", "json"], {
-    env: { LEASEHOLD_USER: "leasehold", LEASEHOLD_PASSWORD: SERVICE_PASSWORD },
+    env: {
+      LEASEHOLD_USER: "leasehold",
+      LEASEHOLD_PASSWORD: SERVICE_PASSWORD,
+      LEASEHOLD_APPEND_USER: "leasehold-append",
+      LEASEHOLD_APPEND_PASSWORD: APPEND_PASSWORD,
+    },
   });
   defer(async () => {
     serve.child.kill("SIGTERM");
@@ -46,7 +52,7 @@ async function serveAsServiceUser(): Promise<void> {
 beforeAll(async () => {
   const config = leasehold(["nats-config", "--client", "alice", "--client", "bob", "--no-anonymous", "--listen", "127.0.0.1:-1"]);
   expect((await config.exited).code, config.stderr()).toBe(0);
-  const env: Record<string, string> = { LEASEHOLD_SERVICE_PASSWORD: SERVICE_PASSWORD };
+  const env: Record<string, string> = { LEASEHOLD_SERVICE_PASSWORD: SERVICE_PASSWORD, LEASEHOLD_APPEND_PASSWORD: APPEND_PASSWORD };
   for (const [user, pw] of Object.entries(PASSWORDS)) env[passwordEnvOf(user)] = pw;
   server = await startConfiguredServer(
     (dir) => config.stdout().replace(/store_dir: .*/, `store_dir: ${JSON.stringify(join(dir, "js"))}`),

@@ -22,10 +22,12 @@ import { startConfiguredServer, type ConfiguredServer } from "./configured-serve
 import { expectServiceOnlyWritesRefused } from "./service-only-writes.ts";
 
 const PASSWORD = "test-service-password";
+const APPEND_PASSWORD = "test-append-password";
 let server: ConfiguredServer | undefined;
 let url: string;
 let service: RunningService;
 let serviceConn: NatsConnection;
+let appendConn: NatsConnection;
 
 beforeAll(async () => {
   // The real nats.conf, with only its port and store moved: a free port and a temporary store.
@@ -37,16 +39,27 @@ beforeAll(async () => {
       expect(conf).toContain("no_auth_user: client");
       return conf;
     },
-    { LEASEHOLD_SERVICE_PASSWORD: PASSWORD, LEASEHOLD_AUDITOR_PASSWORD: "test-auditor-password" },
+    {
+      LEASEHOLD_SERVICE_PASSWORD: PASSWORD,
+      LEASEHOLD_APPEND_PASSWORD: APPEND_PASSWORD,
+      LEASEHOLD_AUDITOR_PASSWORD: "test-auditor-password",
+    },
   );
   url = server.url;
   serviceConn = await connect({ servers: url, user: "leasehold", pass: PASSWORD });
-  service = await startService({ nc: serviceConn, config: resolveConfig({ nats: url }), logger: pino({ level: "silent" }) });
+  appendConn = await connect({ servers: url, user: "leasehold-append", pass: APPEND_PASSWORD, inboxPrefix: "_INBOX_leasehold-append" });
+  service = await startService({
+    nc: serviceConn,
+    appendNc: appendConn,
+    config: resolveConfig({ nats: url }),
+    logger: pino({ level: "silent" }),
+  });
 });
 
 afterAll(async () => {
   await service?.stop();
   await serviceConn?.close();
+  await appendConn?.close();
   await server?.stop();
 });
 
@@ -105,7 +118,7 @@ describe("nats.conf least privilege", () => {
   it("refuses a client without credentials each write only the service may make, one by one: events, command errors, snapshots, streams, command consumers", async () => {
     const nc = await anonymous();
     try {
-      expect(await expectServiceOnlyWritesRefused(nc, serviceConn, new Subjects("leasehold"))).toBeGreaterThan(20);
+      expect(await expectServiceOnlyWritesRefused(nc, appendConn, new Subjects("leasehold"))).toBeGreaterThan(20);
     } finally {
       await nc.close();
     }

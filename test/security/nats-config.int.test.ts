@@ -17,21 +17,31 @@ import { startService, type RunningService } from "../../src/service/start-servi
 import { JetStreamEventLog } from "../../src/events/index.ts";
 import { Subjects } from "../../src/contract/subjects.ts";
 import { auditStream } from "../../src/tools/index.ts";
-import { auditorUserOf, inboxPrefixOf, natsConfig, passwordEnvOf, serviceUserOf } from "../../src/security/nats-permissions.ts";
+import { appendUserOf, auditorUserOf, inboxPrefixOf, passwordEnvOf, serviceUserOf } from "../../src/security/nats-permissions.ts";
+import { natsConfig } from "../../src/security/nats-config-text.ts";
 import { call, quietLogger } from "../support/nats.ts";
 import { startConfiguredServer, type ConfiguredServer } from "./configured-server.ts";
 import { expectServiceOnlyWritesRefused } from "./service-only-writes.ts";
+import { violations } from "./layout-server.ts";
 
 const PREFIX = "acme.lh";
 const subjects = new Subjects(PREFIX);
 const SERVICE = serviceUserOf(PREFIX);
+const APPENDER = appendUserOf(PREFIX);
 const AUDITOR = auditorUserOf(PREFIX);
-const passwords: Record<string, string> = { [SERVICE]: "pw-service", alice: "pw-alice", bob: "pw-bob", [AUDITOR]: "pw-auditor" };
+const passwords: Record<string, string> = {
+  [SERVICE]: "pw-service",
+  [APPENDER]: "pw-append",
+  alice: "pw-alice",
+  bob: "pw-bob",
+  [AUDITOR]: "pw-auditor",
+};
 
 let server: ConfiguredServer | undefined;
 let url: string;
 let service: RunningService;
 let serviceConn: NatsConnection;
+let appendConn: NatsConnection;
 const open: NatsConnection[] = [];
 
 beforeAll(async () => {
@@ -50,7 +60,13 @@ beforeAll(async () => {
   }, env);
   url = server.url;
   serviceConn = await as(SERVICE);
-  service = await startService({ nc: serviceConn, config: resolveConfig({ nats: url, prefix: PREFIX }), logger: quietLogger });
+  appendConn = await as(APPENDER);
+  service = await startService({
+    nc: serviceConn,
+    appendNc: appendConn,
+    config: resolveConfig({ nats: url, prefix: PREFIX }),
+    logger: quietLogger,
+  });
 });
 
 afterAll(async () => {
@@ -71,15 +87,6 @@ async function as(user: string): Promise<NatsConnection> {
   });
   open.push(nc);
   return nc;
-}
-
-/** The permission violations the server reports on `nc` from now on. */
-function violations(nc: NatsConnection): () => string {
-  const seen: string[] = [];
-  void (async () => {
-    for await (const s of nc.status()) if (s.type === "error") seen.push(String((s as { error?: Error }).error?.message));
-  })();
-  return () => seen.join("\n");
 }
 
 const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\$]/g, "\\$&");
@@ -157,8 +164,8 @@ describe(`nats-config --prefix ${PREFIX}`, () => {
   });
 
   it("refuses a client and the auditor every write only the service may make: events, command errors, snapshots, streams, command consumers, other inboxes", async () => {
-    expect(await expectServiceOnlyWritesRefused(await as("alice"), serviceConn, subjects, inboxPrefixOf("bob"))).toBeGreaterThan(20);
-    await expectServiceOnlyWritesRefused(await as(AUDITOR), serviceConn, subjects, inboxPrefixOf("alice"));
+    expect(await expectServiceOnlyWritesRefused(await as("alice"), appendConn, subjects, inboxPrefixOf("bob"))).toBeGreaterThan(20);
+    await expectServiceOnlyWritesRefused(await as(AUDITOR), appendConn, subjects, inboxPrefixOf("alice"));
   });
 
   it("lets the auditor publish nothing: no command, durable command, event or discovery request", async () => {

@@ -87,15 +87,15 @@ export function spawnServe(url: string, prefix: string, extra: string[] = [], en
 
 /**
  * Durable commands with their replies: `send` publishes one with
- * `Leasehold-Reply-To: <prefix>.replies.<requestId>`, and `replies` collects
+ * `Leasehold-Reply-To: replies.<prefix>.<requestId>` (outside the service's namespace, where a reply may go), and `replies` collects
  * what the service answers there, read back by requestId with `byRequestId`.
  */
 export function durableReplies(nc: NatsConnection, prefix: string) {
-  const replies = collect(nc, `${prefix}.replies.>`);
+  const replies = collect(nc, `replies.${prefix}.>`);
   return {
     replies,
     send: (kindOp: string, body: Record<string, unknown>) =>
-      publishCommand(nc, prefix, kindOp, body, `${prefix}.replies.${String(body.requestId)}`),
-    byRequestId: <B>() => new Map(replies.messages.map((m) => [m.subject.slice(`${prefix}.replies.`.length), JSON.parse(m.string()) as B])),
+      publishCommand(nc, prefix, kindOp, body, `replies.${prefix}.${String(body.requestId)}`),
+    byRequestId: <B>() => new Map(replies.messages.map((m) => [m.subject.slice(`replies.${prefix}.`.length), JSON.parse(m.string()) as B])),
   };
 }

@@ -13,7 +13,8 @@ export function hostLogic(): ActorLogic<HostState, HostCommand> {
     kind: "host",
     // 2: the state holds the capacity and the open admissions (1.1).
     // 3: snapshots keep XState's persisted snapshot of each state (src/logic/kind-logic.ts, persistence).
-    foldVersion: 3,
+    // 4: ids decode exactly (a snapshot from an older fold may hold two ids under one key).
+    foldVersion: 4,
     logic: hostMachineLogic(),
     snapshotOf: transitionSnapshotOf<HostState>,
     initialState: initialHostState,

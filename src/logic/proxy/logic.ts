@@ -9,17 +9,25 @@ import type { ProxyCommand, ProxySettings } from "./commands.ts";
 
 /** Builds the proxy actor logic for the given server settings. */
 export function proxyLogic(settings: ProxySettings): ActorLogic<ProxyState, ProxyCommand> {
-  return fromXState({
+  const logic: ActorLogic<ProxyState, ProxyCommand> = fromXState({
     kind: "proxy",
     // 2: cooldowns carry their streak and outlive their end by cooldownMs.
     // 3: snapshots keep XState's persisted snapshot of each state (src/logic/kind-logic.ts, persistence).
-    foldVersion: 3,
+    // 4: ids decode exactly (a snapshot from an older fold may hold two ids under one key).
+    foldVersion: 4,
     logic: proxyMachineLogic(settings),
     snapshotOf: transitionSnapshotOf<ProxyState>,
     initialState: initialProxyState,
     eventTypes: PROXY_EVENT_TYPES,
     replyFor: (state, recorded) => (isProxyEvent(recorded.event) ? proxyReplyFor(state.name, recorded.event) : {}),
   });
+  // Release and report are the lease holder's: bound to the principal the lease was granted to.
+  const holderOf = (state: ProxyState, command: ProxyCommand): string | undefined => {
+    if (command.op !== "release" && command.op !== "report") return undefined;
+    const lease = state.leases.get(command.leaseId);
+    return lease === undefined ? undefined : (lease.by ?? "");
+  };
+  return { ...logic, holderOf };
 }
 
 /** The proxy's XState logic: `fromTransition` over its decider and fold (a proxy is data, not a lifecycle). */

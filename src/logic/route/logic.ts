@@ -13,7 +13,8 @@ export function routeLogic(settings: RouteSettings): ActorLogic<RouteState, Rout
     kind: "route",
     // 2: the state holds the route's last sequence (host admissions are bound to it).
     // 3: snapshots keep XState's persisted snapshot of each state (src/logic/kind-logic.ts, persistence).
-    foldVersion: 3,
+    // 4: ids decode exactly (a snapshot from an older fold may hold two ids under one key).
+    foldVersion: 4,
     logic: routeMachineLogic(settings),
     snapshotOf: transitionSnapshotOf<RouteState>,
     initialState: initialRouteState,

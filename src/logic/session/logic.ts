@@ -9,16 +9,22 @@ import { decideSession } from "./decide.ts";
 
 /** The session actor logic under the server's TTL settings. */
 export function sessionLogic(settings: SessionSettings): ActorLogic<SessionState, SessionCommand, SessionEvent> {
-  return fromXState({
+  const logic: ActorLogic<SessionState, SessionCommand, SessionEvent> = fromXState({
     kind: "session",
     // 2: snapshots keep XState's persisted snapshot of each state (src/logic/kind-logic.ts, persistence).
-    foldVersion: 2,
+    // 3: ids decode exactly (a snapshot from an older fold may hold two ids under one key).
+    foldVersion: 3,
     logic: sessionMachineLogic(settings),
     snapshotOf: transitionSnapshotOf<SessionState>,
     initialState: initialSessionState,
     eventTypes: SESSION_EVENT_TYPES,
     replyFor: (state, recorded) => (recorded.event.type === "SessionClosed" ? {} : { session: sessionView(state) }),
   });
+  // Keepalive and close are the session holder's: bound to the principal that opened it.
+  return {
+    ...logic,
+    holderOf: (state, command) => (state.opened && command.op !== "open" && command.op !== "get" ? (state.by ?? "") : undefined),
+  };
 }
 
 /** The session's XState logic: `fromTransition` over its decider and fold. */

@@ -13,7 +13,7 @@ import type { AuditRule } from "../../../src/tools/index.ts";
 export const CRAFT_T0 = Date.parse("2026-05-01T00:00:00.000Z");
 
 /** The audit settings the scenarios assume (retention 60 s, max TTL 30 s). */
-export const CRAFT_AUDIT = { cooldownMs: 60_000, maxTtlMs: 30_000 } as const;
+export const CRAFT_AUDIT = { cooldownMs: 60_000, maxTtlMs: 30_000, operators: ["ops/*"] } as const;
 
 /** One message to write: a subject (relative to the prefix) and its bytes. */
 export interface CraftedMessage {
@@ -39,6 +39,12 @@ const encoder = new TextEncoder();
 /** An event on its own actor's subject. */
 export function event(kind: ActorKind, id: string, type: string, s: number, data: Record<string, unknown>): CraftedMessage {
   const envelope: EventEnvelope = { type, v: 1, at: at(s), kind, id, data };
+  return { subject: (subjects) => subjects.event(kind, id), payload: encodeEvent(envelope) };
+}
+
+/** An event written for principal `by`. */
+export function eventBy(by: string, kind: ActorKind, id: string, type: string, s: number, data: Record<string, unknown>): CraftedMessage {
+  const envelope: EventEnvelope = { type, v: 1, at: at(s), kind, id, by, data };
   return { subject: (subjects) => subjects.event(kind, id), payload: encodeEvent(envelope) };
 }
 
@@ -456,6 +462,29 @@ const BUILDERS: readonly ScenarioOf[] = [
     ],
     breaks: [2, 5, 6],
   }),
+  (n) => {
+    const alice = "clients/alice";
+    const bob = "clients/bob";
+    const lockBy = (by: string, type: string, s: number, data: Record<string, unknown>) => eventBy(by, "lock", n("lock"), type, s, data);
+    return {
+      rule: "holder-principal",
+      title:
+        "alice's lock released by bob, her session kept alive by bob and her proxy lease released by bob (her own renewal and an operator's release are fine)",
+      messages: [
+        lockBy(alice, "LockAcquired", 0, { owner: "a", generation: 1, ttlMs: 10_000, expiresAt: at(10), previousOwner: "" }),
+        lockBy(alice, "LockRenewed", 1, { owner: "a", generation: 1, ttlMs: 10_000, expiresAt: at(11) }),
+        lockBy(bob, "LockReleased", 2, { owner: "a", generation: 1 }),
+        lockBy(alice, "LockAcquired", 3, { owner: "a", generation: 2, ttlMs: 10_000, expiresAt: at(13), previousOwner: "" }),
+        lockBy("ops/carol", "LockReleased", 4, { owner: "a", generation: 2 }),
+        eventBy(alice, "session", n("s"), "SessionOpened", 0, { owner: "a", ttlMs: 10_000, expiresAt: at(10) }),
+        eventBy(bob, "session", n("s"), "SessionKeptAlive", 1, { expiresAt: at(11) }),
+        eventBy("ops", "proxy", n("p"), "ProxyRegistered", 0, { maxLeases: 2, latencyMs: 0, labels: {}, healthy: true }),
+        eventBy(alice, "proxy", n("p"), "ProxyLeaseGranted", 1, { leaseId: n("l"), target: "", ttlMs: 60_000, expiresAt: at(61) }),
+        eventBy(bob, "proxy", n("p"), "ProxyLeaseReleased", 2, { leaseId: n("l") }),
+      ],
+      breaks: [2, 6, 9],
+    };
+  },
 ];
 
 /** Every scenario, its names prefixed by `tag` and its own position, so all can share one stream. */

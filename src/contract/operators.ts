@@ -1,0 +1,44 @@
+/**
+ * Who may call operator ops and act on any holder's lease (the service's
+ * `--operators`, docs/protocol.md, "Principals"): principals named exactly,
+ * or `<account>/*` for every user of an account. The audit reads it too.
+ */
+
+/** Who may call operator ops and act on any holder's lease (`--operators`). */
+export class Operators {
+  private readonly exact = new Set<string>();
+  private readonly accounts = new Set<string>();
+
+  /** `list`: principals, `<acc>/*` for every user of `<acc>`. */
+  constructor(list: readonly string[]) {
+    for (const p of list) {
+      if (p.endsWith("/*")) this.accounts.add(p.slice(0, -2));
+      else this.exact.add(p);
+    }
+  }
+
+  /** Whether the list is empty (then anyone may call operator ops, and nobody acts on another's lease). */
+  get open(): boolean {
+    return this.exact.size === 0 && this.accounts.size === 0;
+  }
+
+  /** Whether `principal` is an operator. */
+  includes(principal: string): boolean {
+    if (principal === "") return false;
+    if (this.exact.has(principal)) return true;
+    const slash = principal.indexOf("/");
+    return slash > 0 && this.accounts.has(principal.slice(0, slash));
+  }
+}
+
+/**
+ * Whether a request from `principal` acts for `holder`, the principal that
+ * created a lease or session: the same principal, or the holder's account
+ * when the requester proves only an account (a durable command proves no
+ * more than the account it was published from; in the account layout each
+ * client is an account of one user, so the two name the same client).
+ */
+export function actsFor(principal: string, holder: string): boolean {
+  if (principal === holder) return true;
+  return principal !== "" && !principal.includes("/") && holder.startsWith(`${principal}/`);
+}
