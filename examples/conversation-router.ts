@@ -10,13 +10,16 @@
  * conversations on the dead host move, the draining host keeps what it has
  * but gets nothing new. Finally an operator pins a tenant to one host.
  *
- *   npx leasehold serve                        # in another terminal
+ * It tells the same story on a stream that has seen other work: its hosts
+ * are its own (demo-gpu-*), and it starts by clearing them and its tenants.
+ *
+ *   npx leasehold serve                        # in another terminal, in the clone
  *   npx tsx examples/conversation-router.ts    # NATS_URL, LEASEHOLD_PREFIX optional
  */
 import { connect } from "@nats-io/transport-node";
 import { LeaseholdClient } from "../src/index.ts";
 
-const HOSTS = ["gpu-1", "gpu-2", "gpu-3"];
+const HOSTS = ["demo-gpu-1", "demo-gpu-2", "demo-gpu-3"];
 const TENANTS = ["acme", "globex", "initech"];
 
 const nc = await connect({ servers: process.env.NATS_URL ?? "nats://127.0.0.1:4222", name: "conversation-router" });
@@ -31,9 +34,10 @@ async function place(tenant: string, conversation: string, model: string): Promi
 }
 
 try {
-  // A clean slate for the demo: every host up, no pins, no leases left from an earlier run.
+  // A clean slate for the demo: every host up, no pins, and no leases on its hosts (from an earlier run, or any route).
   for (const host of HOSTS) await client.host.set({ host, healthy: true, draining: false });
-  for (const route of TENANTS) {
+  const onOurHosts = (await client.route.snapshot()).leases.filter((l) => HOSTS.includes(l.host)).map((l) => l.route);
+  for (const route of new Set([...TENANTS, ...onOurHosts])) {
     await client.route.unpin({ route });
     await client.route.release({ route });
   }
@@ -46,9 +50,9 @@ try {
   await place("acme", "chat-102", "mistral");
   await place("globex", "chat-201", "llama");
 
-  console.log("health checker: gpu-1 is down, gpu-2 is draining (durable commands)");
-  const down = await client.durable.host.set({ host: "gpu-1", healthy: false }, { awaitReply: true });
-  const drain = await client.durable.host.set({ host: "gpu-2", healthy: true, draining: true }, { awaitReply: true });
+  console.log("health checker: demo-gpu-1 is down, demo-gpu-2 is draining (durable commands)");
+  const down = await client.durable.host.set({ host: "demo-gpu-1", healthy: false }, { awaitReply: true });
+  const drain = await client.durable.host.set({ host: "demo-gpu-2", healthy: true, draining: true }, { awaitReply: true });
   console.log(
     `  stored as ${down.stream} #${down.seq} and #${drain.seq}, carried out: ${JSON.stringify(down.reply)} ${JSON.stringify(drain.reply)}`,
   );
@@ -57,8 +61,8 @@ try {
   await place("globex", "chat-201", "llama");
   await place("globex", "chat-202", "llama");
 
-  console.log("operator: pin initech to gpu-2 (its leases elsewhere are dropped)");
-  await client.route.pin({ route: "initech", host: "gpu-2" });
+  console.log("operator: pin initech to demo-gpu-2 (its leases elsewhere are dropped)");
+  await client.route.pin({ route: "initech", host: "demo-gpu-2" });
   await place("initech", "chat-301", "mistral");
   const initech = await client.route.get({ route: "initech" });
   console.log(`  initech pinned to ${initech.pinned}, leases: ${initech.leases.map((l) => `${l.fp}@${l.host}`).join(", ")}`);

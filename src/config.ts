@@ -162,7 +162,11 @@ export function resolveConfig(input: Partial<Record<keyof ServiceConfig, unknown
   if (!result.success) {
     const issue = result.error.issues[0]!;
     const flag = String(issue.path[0] ?? "").replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
-    throw new ConfigError(`--${flag}: ${issue.message}`);
+    // A value that is not a number at all says what it got, not zod's "received NaN".
+    const given = merged[String(issue.path[0])];
+    const message =
+      issue.code === "invalid_type" && typeof given === "string" ? `expected a number, got ${JSON.stringify(given)}` : issue.message;
+    throw new ConfigError(`--${flag}: ${message}`);
   }
   return { ...result.data, nats: result.data.nats };
 }

@@ -14,15 +14,21 @@ export function effectiveFormat(format: LogFormat, isTTY: boolean | undefined): 
 
 const LEVELS: Record<number, string> = { 10: "trace", 20: "debug", 30: "info", 40: "warn", 50: "error", 60: "fatal" };
 
-/** One human line for a pino record: `leasehold: <msg> (key=value ...)` with `warn`/`error` tags. */
-export function textLine(record: Record<string, unknown>): string {
+/**
+ * One human line for a pino record: `leasehold: <msg> (key=value ...)` with
+ * `warn`/`error` tags. An error is its message (`err=...`); its stack follows
+ * on further lines only with `stacks` (`--log-level debug` or `trace`).
+ */
+export function textLine(record: Record<string, unknown>, stacks = false): string {
   const { level, msg, time: _time, pid: _pid, hostname: _host, service: _service, err, ...rest } = record;
   const name = LEVELS[level as number] ?? "info";
   const tag = name === "info" ? "" : `${name}: `;
   const fields = Object.entries(rest)
     .filter(([, v]) => v !== undefined)
     .map(([k, v]) => `${k}=${typeof v === "string" ? v : JSON.stringify(v)}`);
-  const cause = err === undefined ? "" : `\n${String((err as { stack?: string }).stack ?? JSON.stringify(err))}`;
+  const error = err as { message?: string; stack?: string } | undefined;
+  if (error !== undefined && !stacks) fields.push(`err=${error.message ?? JSON.stringify(err)}`);
+  const cause = error === undefined || !stacks ? "" : `\n${String(error.stack ?? JSON.stringify(err))}`;
   return `leasehold: ${tag}${typeof msg === "string" ? msg : JSON.stringify(msg)}${fields.length > 0 ? ` (${fields.join(" ")})` : ""}${cause}`;
 }
 
@@ -33,7 +39,7 @@ export function cliLogger(format: "json" | "text", level: string): Logger {
     { level, base: null },
     {
       write(line: string) {
-        process.stderr.write(`${textLine(JSON.parse(line) as Record<string, unknown>)}\n`);
+        process.stderr.write(`${textLine(JSON.parse(line) as Record<string, unknown>, level === "debug" || level === "trace")}\n`);
       },
     },
   );

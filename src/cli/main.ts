@@ -1,8 +1,8 @@
 /** The `leasehold` command line. */
 import { Command, Option, type CommanderError } from "commander";
 import { VERSION } from "../version.ts";
-import { EXIT } from "./cli-errors.ts";
-import { addConnectionOptions, addServiceOptions, CONNECTION_HELP, runReported, wholeNumber } from "./options.ts";
+import { EXIT, oneLine } from "./cli-errors.ts";
+import { addConnectionOptions, addServiceOptions, CONNECTION_HELP, listenOrOff, runReported, wholeNumber } from "./options.ts";
 import type { ServeFlags } from "./serve.ts";
 import { addAppendOptions } from "./connection-options.ts";
 import { DEFAULT_HEAP_GROWTH_PERCENT } from "./heap-growth.ts";
@@ -21,7 +21,8 @@ const program = new Command()
   .name("leasehold")
   .description("Event-sourced lease service on NATS JetStream: proxy leases, route placement and fenced locks.")
   .version(VERSION)
-  .showHelpAfterError("(leasehold <command> --help shows its flags)")
+  // A usage error is one line naming the flag, with where the flags are listed.
+  .configureOutput({ outputError: (message, write) => write(`${oneLine(message)} (leasehold <command> --help lists its flags)\n`) })
   // Usage errors exit 2 (commander's default is 1, which audit and call use for another meaning); help and version exit 0.
   .exitOverride((e: CommanderError) => {
     const ok = e.code === "commander.helpDisplayed" || e.code === "commander.version" || e.code === "commander.help";
@@ -46,7 +47,9 @@ serveCommand.addOption(
   new Option(
     "--http <host:port>",
     "serve /healthz, /readyz, /metrics and the live dashboard at / here ('off': none; default off, 127.0.0.1:7420 with the local nats-server)",
-  ).env("LEASEHOLD_HTTP"),
+  )
+    .env("LEASEHOLD_HTTP")
+    .argParser(listenOrOff),
 );
 serveCommand
   .addOption(
@@ -58,7 +61,7 @@ serveCommand
     new Option("--nats-port <port>", "port of the local nats-server on 127.0.0.1 (without --nats)")
       .env("LEASEHOLD_NATS_PORT")
       .default(4222)
-      .argParser(wholeNumber(1)),
+      .argParser(wholeNumber(1, 65535)),
   )
   .addOption(
     new Option(

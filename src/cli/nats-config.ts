@@ -3,7 +3,10 @@ import { Option, type Command } from "commander";
 import { DEFAULTS } from "../config.ts";
 import { isValidPrefix } from "../contract/subjects.ts";
 import { natsConfig } from "../security/nats-config-text.ts";
-import { serviceFlagsOf, type NatsLayout } from "../security/nats-permissions.ts";
+import { natsUsers, serviceFlagsOf, type NatsLayout } from "../security/nats-permissions.ts";
+import { natsServerBinary } from "../cluster/nats-server-binary.ts";
+import { nextSteps, writeConfig } from "./config-output.ts";
+import { CliError, reportFailure } from "./cli-errors.ts";
 
 interface NatsConfigFlags {
   prefix: string;
@@ -14,6 +17,8 @@ interface NatsConfigFlags {
   anonymous: boolean;
   listen: string;
   storeDir: string;
+  out?: string;
+  force?: boolean;
 }
 
 /** Registers `nats-config` on `program`. */
@@ -46,7 +51,9 @@ export function addNatsConfigCommand(program: Command): void {
     .option("--no-anonymous", "no client user for connections without credentials")
     .option("--listen <host:port>", "listen address of the whole configuration", "127.0.0.1:4222")
     .option("--store-dir <dir>", "JetStream store of the whole configuration", ".leasehold/jetstream")
-    .action((flags: NatsConfigFlags) => {
+    .option("--out <file>", "write the configuration to this file and print the commands to run next (default: stdout)")
+    .option("--force", "let --out (or a redirect) replace the package's own nats.conf, which `leasehold serve` runs")
+    .action(async (flags: NatsConfigFlags) => {
       if (!isValidPrefix(flags.prefix)) {
         console.error(
           `leasehold nats-config: --prefix must be subject tokens of A-Z a-z 0-9 _ - separated by dots, got ${JSON.stringify(flags.prefix)}`,
@@ -55,24 +62,42 @@ export function addNatsConfigCommand(program: Command): void {
         return;
       }
       try {
-        process.stdout.write(
-          natsConfig({
-            prefix: flags.prefix,
-            layout: flags.layout,
-            clients: flags.client,
-            operators: flags.operator,
-            // The account layout names every client: connections without credentials have no account there.
-            anonymousClient: flags.anonymous && flags.layout === "users",
-            accountsOnly: flags.accounts === true,
-            listen: flags.listen,
-            storeDir: flags.storeDir,
-          }),
+        const options = {
+          prefix: flags.prefix,
+          layout: flags.layout,
+          clients: flags.client,
+          operators: flags.operator,
+          // The account layout names every client: connections without credentials have no account there.
+          anonymousClient: flags.anonymous && flags.layout === "users",
+          accountsOnly: flags.accounts === true,
+          listen: flags.listen,
+          storeDir: flags.storeDir,
+        };
+        const serveFlags = flags.layout === "accounts" ? serviceFlagsOf({ operators: flags.operator }) : [];
+        const path = writeConfig(natsConfig(options), flags, () =>
+          natsConfig({ prefix: DEFAULTS.prefix, clients: [], anonymousClient: true }),
         );
-        if (flags.layout === "accounts")
-          console.error(`leasehold nats-config: run the service with ${serviceFlagsOf({ operators: flags.operator }).join(" ")}`);
+        if (path === undefined) {
+          if (serveFlags.length > 0) console.error(`leasehold nats-config: run the service with ${serveFlags.join(" ")}`);
+          return;
+        }
+        const natsServer = await natsServerBinary((line) => console.error(`leasehold nats-config: ${line}`)).catch(() => undefined);
+        const steps = nextSteps({
+          path,
+          natsServer,
+          listen: options.accountsOnly ? undefined : options.listen,
+          prefix: options.prefix,
+          defaultPrefix: DEFAULTS.prefix,
+          users: natsUsers(options),
+          serveFlags,
+        });
+        console.error(`leasehold nats-config: wrote ${path}; next, each from any folder:\n${steps.map((l) => `  ${l}`).join("\n")}`);
       } catch (e) {
-        console.error(`leasehold nats-config: ${(e as Error).message}`);
-        process.exitCode = 2;
+        if (e instanceof CliError) process.exitCode = reportFailure("nats-config", e, false);
+        else {
+          console.error(`leasehold nats-config: ${(e as Error).message}`);
+          process.exitCode = 2;
+        }
       }
     });
 }

@@ -8,6 +8,7 @@ import { DEFAULTS, PRINCIPAL_SOURCES } from "../config.ts";
 import { ROUTE_CHOOSER_NAMES } from "../contract/route-choosers.ts";
 import { attachTool, toolSubjects, type ToolConnection } from "../tools/index.ts";
 import { EXIT, reportFailure } from "./cli-errors.ts";
+import { parseListen } from "../http/server.ts";
 import { addNatsOptions, connectTo, LOCAL_NATS_URL, natsTarget, type ConnectionFlags } from "./connection-options.ts";
 
 /** Flags every command has. */
@@ -33,13 +34,26 @@ export function addConnectionOptions(command: Command): Command {
     );
 }
 
-/** A commander argument parser for a whole number of at least `min`: anything else is a usage error (exit 2). */
-export function wholeNumber(min: number): (value: string) => number {
+/** A commander argument parser for a whole number from `min` to `max`: anything else is a usage error (exit 2). */
+export function wholeNumber(min: number, max = Number.MAX_SAFE_INTEGER): (value: string) => number {
+  const range = max === Number.MAX_SAFE_INTEGER ? `>= ${min}` : `from ${min} to ${max}`;
   return (value: string) => {
     const n = Number(value);
-    if (value.trim() === "" || !Number.isSafeInteger(n) || n < min) throw new InvalidArgumentError(`expected a whole number >= ${min}`);
+    if (value.trim() === "" || !Number.isSafeInteger(n) || n < min || n > max)
+      throw new InvalidArgumentError(`expected a whole number ${range}`);
     return n;
   };
+}
+
+/** A commander argument parser for `<host>:<port>` or `off` (`--http`). */
+export function listenOrOff(value: string): string {
+  if (value === "off") return value;
+  try {
+    parseListen(value);
+  } catch {
+    throw new InvalidArgumentError("expected <host>:<port> (e.g. 127.0.0.1:7420) or off");
+  }
+  return value;
 }
 
 /** Adds the service's tuning flags. */

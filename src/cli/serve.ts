@@ -7,7 +7,9 @@
  */
 import { relative } from "node:path";
 import type { NatsConnection } from "@nats-io/nats-core";
-import { ConfigError, resolveConfig, type ServiceConfig } from "../config.ts";
+import { ConfigError, DEFAULTS, resolveConfig, type ServiceConfig } from "../config.ts";
+import { watchConnection } from "./connection-watch.ts";
+import { explainStartFailure, type StartContext } from "./start-failures.ts";
 import { inboxPrefixOf } from "../security/nats-permissions.ts";
 import { startService } from "../service/start-service.ts";
 import { CLOCK_OFFSET_VARIABLE, clockOffsetMs, offsetClock } from "./clock-offset.ts";
@@ -108,6 +110,7 @@ export async function serve(flags: ServeFlags, logLevelGiven: boolean): Promise<
     };
     const nc = await connectTo(connectTarget!, { name: "leasehold-serve", ...connectOptions });
     shutdown.add("NATS connection", (ms) => drain(nc, ms), DRAIN_MS);
+    watchConnection(nc, logger);
     if (shutdown.stopping) return;
     // Without a second user, the one connection answers and appends: the server then lets a reply go wherever its user may publish.
     const appendNc =
@@ -135,9 +138,12 @@ export async function serve(flags: ServeFlags, logLevelGiven: boolean): Promise<
       // A subscription the server refuses (e.g. a second instance joining the local server without the service's credentials) is fatal: say so in one line and stop.
       onFatal: (err) => {
         if (shutdown.stopping) return;
+        const explained = explainStartFailure(err, startContext(flags));
         reportFailure(
           "serve",
-          new UsageError(`${err.message} (does this user have the service's permissions? see docs/operations.md)`, { cause: err }),
+          explained !== err
+            ? explained
+            : new UsageError(`${err.message} (does this user have the service's permissions? see docs/operations.md)`, { cause: err }),
           debug,
         );
         void shutdown.begin("subscription refused", EXIT.usage);
@@ -203,9 +209,25 @@ export async function serve(flags: ServeFlags, logLevelGiven: boolean): Promise<
   } catch (e) {
     // A stop already under way (a signal, or a fatal refusal reported above) is why start-up broke off: nothing more to say.
     if (shutdown.stopping) return;
-    const code = reportFailure("serve", e, debug);
+    const code = reportFailure("serve", explainStartFailure(e, startContext(flags)), debug);
     await shutdown.begin("start-up failed", code);
   }
+}
+
+/** Where and for what the start connected, for the words of a failure (flags already read, or unreadable). */
+function startContext(flags: ServeFlags): StartContext {
+  let servers: string[] | undefined;
+  try {
+    servers = natsServers(flags);
+  } catch {
+    servers = undefined;
+  }
+  return {
+    where: servers?.join(",") ?? `nats://127.0.0.1:${flags.natsPort}`,
+    prefix: flags.prefix ?? DEFAULTS.prefix,
+    dataDir: flags.dataDir,
+    localServer: servers === undefined,
+  };
 }
 
 function readSettings(flags: ServeFlags): { config: ServiceConfig; target: NatsTarget | undefined; append: NatsTarget | undefined } {

@@ -217,6 +217,18 @@ export const ERROR_CLASSES: Readonly<Record<ErrorCode, ErrorClass>> = {
   UNAVAILABLE: UnavailableError,
 };
 
+/**
+ * What to do when the server refused this connection's reply inbox: a named
+ * user of `leasehold nats-config` receives replies only under `_INBOX_<user>`.
+ * Empty for any other failure.
+ */
+export function inboxRefusedHint(message: string): string {
+  const refused = /Permissions Violation for Subscription to "(_INBOX[^".]*)/.exec(message)?.[1];
+  return refused === undefined
+    ? ""
+    : ` (this user may not receive replies under ${refused}: connect with inboxPrefix: "_INBOX_<user>", e.g. connect({ servers, user, pass, inboxPrefix: "_INBOX_<user>" }), or pass new LeaseholdClient(nc, { inboxPrefix }); users of leasehold nats-config receive replies only there)`;
+}
+
 /** A request that got no answer from the service (no responder, connection closed, timeout). */
 export class LeaseholdTransportError extends Error {
   override readonly name: string = "LeaseholdTransportError";

@@ -6,7 +6,7 @@
 import { randomUUID } from "node:crypto";
 import { createInbox, TimeoutError, type ConnectionOptions, type Msg, type NatsConnection } from "@nats-io/nats-core";
 import { Subjects, isValidPrefix } from "../contract/subjects.ts";
-import { decodeReply, LeaseholdTimeoutError, LeaseholdTransportError } from "./errors.ts";
+import { decodeReply, inboxRefusedHint, LeaseholdTimeoutError, LeaseholdTransportError } from "./errors.ts";
 
 /** Options of one call. */
 export interface CallOptions {
@@ -113,7 +113,8 @@ export class Transport {
           if (attempt < attempts) continue;
           throw new LeaseholdTimeoutError(subject, timeout, attempt, requestId, { cause: e });
         }
-        throw new LeaseholdTransportError(`request on ${subject} failed: ${(e as Error).message}`, subject, { cause: e });
+        const message = (e as Error).message;
+        throw new LeaseholdTransportError(`request on ${subject} failed: ${message}${inboxRefusedHint(message)}`, subject, { cause: e });
       }
       return decodeReply<Reply>(msg, subject);
     }

@@ -126,6 +126,14 @@ export class WrongLastSequenceError extends Error {
   readonly actual: number | undefined;
 }
 
+/** Why a subscription was re-created after the connection came back: expected, and logged as the reconnect itself. */
+export class ReconnectedError extends Error {
+  override readonly name = "ReconnectedError";
+  constructor() {
+    super("the connection reconnected");
+  }
+}
+
 /**
  * The log could not be read or written in time. When `ambiguous` is true the
  * append may still have been stored (the acknowledgement was lost).

@@ -21,7 +21,7 @@ import {
   type JetStreamClient,
   type JsMsg,
 } from "@nats-io/jetstream";
-import type { FollowOptions, Following, StoredMessage } from "./event-log.ts";
+import { ReconnectedError, type FollowOptions, type Following, type StoredMessage } from "./event-log.ts";
 import { pause, withDeadline } from "./deadline.ts";
 
 /** How long one consumer creation may take before the follower gives up on it and tries again (it takes milliseconds when a leader answers). */
@@ -115,7 +115,7 @@ export async function followStream(
   // The server this connection reached may have been the one holding the consumer.
   const statuses = source.nc.status();
   void (async () => {
-    for await (const status of statuses) if (status.type === "reconnect") drop(new Error("the connection reconnected"));
+    for await (const status of statuses) if (status.type === "reconnect") drop(new ReconnectedError());
   })();
 
   const loop = (async () => {

@@ -53,6 +53,8 @@ export interface SessionRow {
 export interface ProxyRow {
   readonly proxy: string;
   readonly maxLeases: number;
+  readonly latencyMs: number;
+  readonly labels: Readonly<Record<string, string>>;
   readonly active: number;
   readonly healthy: boolean;
   readonly cooldowns: readonly { readonly target: string; readonly untilMs: number }[];
@@ -381,6 +383,8 @@ function proxyRows(proxies: StateMap<ProxyState>, nowMs: number): ProxyRow[] {
     rows.push({
       proxy: s.name,
       maxLeases: s.registration.maxLeases,
+      latencyMs: s.registration.latencyMs,
+      labels: s.registration.labels,
       active: activeLeases(s, nowMs),
       healthy: s.registration.healthy,
       cooldowns: activeCooldowns(s, nowMs).map((c) => ({ target: c.target, untilMs: Date.parse(c.untilAt) })),

@@ -3,7 +3,8 @@
  * module, served as they are (no build step). The module listens to
  * `/api/stream` (server-sent events, each a whole view), counts time left
  * down every second against the server's clock, and filters rows by the
- * text in the filter box. Every name is written with `textContent`, so an
+ * text in the filter box; heartbeat events (keepalives, renewals) are hidden
+ * unless the box beside the events asks for them. Every name is written with `textContent`, so an
  * id holding markup is shown, never run.
  */
 
@@ -14,6 +15,7 @@ export const DASHBOARD_HTML = `<!doctype html>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>leasehold</title>
+<link rel="icon" href="/favicon.svg" type="image/svg+xml">
 <link rel="stylesheet" href="/dashboard.css">
 <script type="module" src="/dashboard.js"></script>
 </head>
@@ -35,14 +37,15 @@ export const DASHBOARD_HTML = `<!doctype html>
   </section>
   <section id="proxies-section">
     <h2>Proxies <span class="count" id="proxies-count"></span></h2>
-    <div class="scroll"><table id="proxies"><thead><tr><th>Proxy</th><th>Load</th><th>Health</th><th>Cooldowns</th></tr></thead><tbody></tbody></table></div>
+    <div class="scroll"><table id="proxies"><thead><tr><th>Proxy</th><th>Load</th><th>Latency</th><th>Labels</th><th>Health</th><th>Cooldowns</th></tr></thead><tbody></tbody></table></div>
   </section>
   <section id="hosts-section">
     <h2>Hosts <span class="count" id="hosts-count"></span></h2>
     <div class="scroll"><table id="hosts"><thead><tr><th>Host</th><th>Health</th><th>Load</th><th>Route leases</th></tr></thead><tbody></tbody></table></div>
   </section>
   <section id="events-section">
-    <h2>Latest events</h2>
+    <h2>Latest events <span class="count" id="events-count"></span>
+      <label class="muted toggle"><input id="heartbeats" type="checkbox"> show keepalives and renewals</label></h2>
     <div class="scroll"><table id="events"><thead><tr><th>Seq</th><th>At</th><th>Event</th><th>Data</th></tr></thead><tbody></tbody></table></div>
   </section>
 </main>
@@ -79,6 +82,9 @@ td.num { font-variant-numeric: tabular-nums; white-space: nowrap; }
 .bar.full > span { background: var(--bad); }
 .empty td { color: var(--muted); font-style: italic; }
 ul.leases { margin: 0; padding-left: 16px; }
+#proxies td.name { white-space: nowrap; }
+.toggle { font-size: 12px; margin-left: 8px; white-space: nowrap; }
+.label { display: inline-block; margin: 0 4px 2px 0; padding: 0 6px; border-radius: 4px; background: var(--line); font-size: 12px; overflow-wrap: anywhere; }
 @media (max-width: 600px) { main { padding: 8px; gap: 8px; } header { padding: 8px; } td, th { font-size: 13px; } }
 `;
 
@@ -113,6 +119,8 @@ function capped(texts) {
   if (texts.length > 8) ul.append(el("li", "… " + (texts.length - 8) + " more", "muted"));
   return ul;
 }
+// Heartbeats: a session's keepalive and a lock's renewal say only "still here"; hidden unless asked for.
+const HEARTBEATS = new Set(["SessionKeptAlive", "LockRenewed"]);
 function counted(id, shown, total) { $(id).textContent = shown === total ? "(" + total + ")" : "(" + shown + " of " + total + ")"; }
 
 function render() {
@@ -141,7 +149,8 @@ function render() {
   }), needle ? "no session matches the filter" : "no session is open", 4);
   counted("sessions-count", sessions.length, view.totals.sessions);
 
-  const proxies = view.proxies.filter((p) => matches([p.proxy, ...p.cooldowns.map((c) => c.target)], needle));
+  const labelTexts = (p) => Object.entries(p.labels ?? {}).map(([k, v]) => k + "=" + v);
+  const proxies = view.proxies.filter((p) => matches([p.proxy, ...labelTexts(p), ...p.cooldowns.map((c) => c.target)], needle));
   fill($("proxies"), proxies.map((p) => {
     const tr = el("tr"); tr.dataset.name = p.proxy;
     const load = el("td", undefined, "num");
@@ -149,9 +158,13 @@ function render() {
     const fillBar = el("span"); fillBar.style.width = (p.maxLeases > 0 ? Math.min(100, (100 * p.active) / p.maxLeases) : 100) + "%";
     bar.append(fillBar); load.append(bar, document.createTextNode(p.active + " / " + p.maxLeases));
     const cds = p.cooldowns.filter((c) => c.untilMs > now).map((c) => (c.target === "" ? "all targets" : c.target) + ": " + left(c.untilMs - now));
-    tr.append(el("td", p.proxy, "name"), load, el("td", p.healthy ? "healthy" : "unhealthy", p.healthy ? "ok" : "bad"), el("td", cds.join(", ") || "—", cds.length ? "warn" : "muted"));
+    const latency = typeof p.latencyMs === "number" ? el("td", p.latencyMs + " ms", "num") : el("td", "—", "muted");
+    const labels = el("td");
+    for (const text of labelTexts(p)) labels.append(el("span", text, "label"));
+    if (labels.childNodes.length === 0) labels.append(el("span", "—", "muted"));
+    tr.append(el("td", p.proxy, "name"), load, latency, labels, el("td", p.healthy ? "healthy" : "unhealthy", p.healthy ? "ok" : "bad"), el("td", cds.join(", ") || "—", cds.length ? "warn" : "muted"));
     return tr;
-  }), needle ? "no proxy matches the filter" : "no proxy registered", 4);
+  }), needle ? "no proxy matches the filter" : "no proxy registered", 6);
   counted("proxies-count", proxies.length, view.totals.proxies);
 
   const hosts = view.hosts.filter((h) => matches([h.host, ...h.leases.map((l) => l.route + " " + l.fp + " " + l.model)], needle));
@@ -171,14 +184,16 @@ function render() {
   }), needle ? "no host matches the filter" : "no host set", 4);
   counted("hosts-count", hosts.length, view.totals.hosts);
 
-  const events = view.events.filter((e) => matches([e.type, e.kind, e.id, e.detail], needle));
+  const heartbeats = $("heartbeats").checked;
+  const events = view.events.filter((e) => (heartbeats || !HEARTBEATS.has(e.type)) && matches([e.type, e.kind, e.id, e.detail], needle));
   fill($("events"), events.map((e) => {
     const tr = el("tr");
     const what = el("td", e.type);
     what.append(el("span", e.kind + " " + e.id, "actor"));
     tr.append(el("td", e.seq, "num"), el("td", e.at.slice(11, 23), "num"), what, el("td", e.detail, "muted"));
     return tr;
-  }), "no events yet", 4);
+  }), view.events.length > 0 ? "only keepalives and renewals (tick the box to see them)" : "no events yet", 4);
+  counted("events-count", events.length, view.events.length);
 
   $("position").textContent = "stream seq " + view.seq + (view.caughtUp ? "" : " (catching up to " + view.lastSeq + ")");
 }
@@ -195,6 +210,11 @@ function connect() {
 }
 
 $("filter").addEventListener("input", render);
+$("heartbeats").addEventListener("change", render);
 setInterval(render, 1000);
 connect();
+`;
+
+/** The tab icon at `/favicon.svg` (and `/favicon.ico`, where browsers look without a link): a lock on the accent colour. */
+export const DASHBOARD_ICON = `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32"><rect width="32" height="32" rx="7" fill="#3b6fd6"/><path d="M11 14v-3a5 5 0 0 1 10 0v3" fill="none" stroke="#fff" stroke-width="3"/><rect x="8" y="14" width="16" height="12" rx="2" fill="#fff"/></svg>
 `;

@@ -11,7 +11,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from "node:net";
 import type { Logger } from "pino";
 import type { DashboardFeed } from "./dashboard-feed.ts";
-import { DASHBOARD_CSS, DASHBOARD_HTML, DASHBOARD_JS } from "./dashboard-page.ts";
+import { DASHBOARD_CSS, DASHBOARD_HTML, DASHBOARD_ICON, DASHBOARD_JS } from "./dashboard-page.ts";
 import type { MetricsSource, ServiceMetrics } from "./metrics.ts";
 
 /** What the server serves. */
@@ -56,6 +56,8 @@ const ASSETS: Readonly<Record<string, { type: string; body: string }>> = {
   "/": { type: "text/html; charset=utf-8", body: DASHBOARD_HTML },
   "/dashboard.js": { type: "text/javascript; charset=utf-8", body: DASHBOARD_JS },
   "/dashboard.css": { type: "text/css; charset=utf-8", body: DASHBOARD_CSS },
+  "/favicon.svg": { type: "image/svg+xml", body: DASHBOARD_ICON },
+  "/favicon.ico": { type: "image/svg+xml", body: DASHBOARD_ICON },
 };
 
 /** Starts listening; resolves once bound. */

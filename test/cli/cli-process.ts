@@ -5,11 +5,11 @@
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
-import { createServer } from "node:net";
+import { connect, createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { afterEach, vi } from "vitest";
+import { afterEach, expect, vi } from "vitest";
 
 /** The repository root. */
 export const ROOT = fileURLToPath(new URL("../../", import.meta.url));
@@ -101,6 +101,48 @@ export async function freePort(): Promise<number> {
   const { port } = server.address() as { port: number };
   await new Promise((resolve) => server.close(resolve));
   return port;
+}
+
+/** A `leasehold serve` with its own nats-server, as the README starts it (on a free port, no dashboard). */
+export interface LocalServe {
+  readonly proc: Proc;
+  /** Its folder (where `.leasehold/` is). */
+  readonly cwd: string;
+  readonly url: string;
+}
+
+/** Starts `leasehold serve` in a new folder on a free port, waits until it serves, and stops it (SIGTERM) after the test. */
+export async function startLocalServe(name: string): Promise<LocalServe> {
+  const cwd = tempDir(name);
+  const port = await freePort();
+  const proc = leasehold(["serve", "--nats-port", String(port), "--http", "off", "--log-format", "json"], { cwd });
+  defer(async () => {
+    proc.child.kill("SIGTERM");
+    await proc.exited;
+  });
+  await waitForLog(proc, "leasehold serving");
+  return { proc, cwd, url: `nats://127.0.0.1:${port}` };
+}
+
+/** Waits until something accepts connections on 127.0.0.1:`port`; fails at once, with its output, if `proc` exits first. */
+export async function waitListening(port: number, proc?: Proc, timeout = 30_000): Promise<void> {
+  const listening = () =>
+    new Promise<boolean>((done) => {
+      const socket = connect({ host: "127.0.0.1", port });
+      socket.once("connect", () => {
+        socket.destroy();
+        done(true);
+      });
+      socket.once("error", () => done(false));
+    });
+  await vi.waitFor(
+    async () => {
+      if (proc !== undefined && proc.child.exitCode !== null)
+        throw new Error(`exited (${proc.child.exitCode}) before 127.0.0.1:${port} listened:\n${proc.stdout()}\n${proc.stderr()}`);
+      expect(await listening(), `127.0.0.1:${port} listening`).toBe(true);
+    },
+    { timeout, interval: 50 },
+  );
 }
 
 /** Whether a process with this pid exists. */

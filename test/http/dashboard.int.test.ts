@@ -105,7 +105,7 @@ describe("dashboard", () => {
   });
 
   it("lists proxies, hosts and events, filters them, and fits 1280x800 and a phone", async () => {
-    await ok("proxy.register", { proxy: "egress-a", maxLeases: 4, latencyMs: 20 });
+    await ok("proxy.register", { proxy: "egress-a", maxLeases: 4, latencyMs: 20, labels: { region: "eu", tier: "premium" } });
     await ok("proxy.register", { proxy: "egress-b", maxLeases: 2, latencyMs: 35 });
     const grant = await ok("proxy.acquire", { ttlMs: 30_000, target: "api.example.com" });
     await ok("proxy.acquire", { ttlMs: 30_000 });
@@ -117,7 +117,12 @@ describe("dashboard", () => {
     await ok("route.acquire", { route: "chat", fp: "user-17", model: "llama-70b", candidates: ["gpu-1", "gpu-2"] });
     await ok("route.acquire", { route: "chat", fp: "user-42", model: "llama-70b", candidates: ["gpu-1", "gpu-2"] });
     await ok("lock.acquire", { name: "db-migration", owner: "api-3", ttlMs: 25_000 });
-    await ok("lock.acquire", { name: "nightly-report", owner: "worker-9", ttlMs: 20_000 });
+    const nightly = await ok("lock.acquire", { name: "nightly-report", owner: "worker-9", ttlMs: 20_000 });
+    // A heartbeat: hidden from the events until asked for.
+    await ok("lock.renew", { name: "nightly-report", owner: "worker-9", etag: (nightly.body as { lease: { etag: string } }).lease.etag });
+    const session = await ok("session.open", { owner: "batch-4", ttlMs: 30_000 });
+    const sessionId = (session.body as { session: { id: string } }).session.id;
+    await ok("lock.acquire", { name: "shard/1", owner: "batch-4", session: sessionId });
     // gpu-1 publishes its load (1.2; not an event): shown once the instance has it.
     publishHostLoad(s.test.nc, "gpu-1", 0.75, { prefix });
     await expect
@@ -133,6 +138,14 @@ describe("dashboard", () => {
       await page.locator('#hosts tr[data-name="gpu-1"] td', { hasText: /^0\.75$/ }).waitFor({ timeout: 2000 });
       await page.locator('#hosts tr[data-name="gpu-2"]', { hasText: "draining" }).waitFor({ timeout: 2000 });
       await page.locator("#events tr", { hasText: "LockAcquired" }).first().waitFor({ timeout: 2000 });
+      await page.locator(`#sessions tr[data-name="${sessionId}"]`).waitFor({ timeout: 2000 });
+      await expect
+        .poll(() => page.locator('#proxies tr[data-name="egress-a"] td').allTextContents())
+        .toEqual(["egress-a", "1 / 4", "20 ms", "region=eutier=premium", "healthy", expect.stringMatching(/^api\.example\.com: /)]);
+      expect(await page.locator("#events tr", { hasText: "LockRenewed" }).count()).toBe(0);
+      await page.check("#heartbeats");
+      await page.locator("#events tr", { hasText: "LockRenewed" }).first().waitFor({ timeout: 2000 });
+      await page.uncheck("#heartbeats");
       const fitsWidth = () => page.evaluate<boolean>("document.documentElement.scrollWidth <= window.innerWidth");
       expect(await fitsWidth()).toBe(true);
       if (process.env.LEASEHOLD_DASHBOARD_SCREENSHOT === "1") {
@@ -145,7 +158,10 @@ describe("dashboard", () => {
       await expect.poll(() => page.locator("#hosts tbody tr[data-name]").count()).toBe(1);
       expect(await page.locator("#locks tr[data-name]").count()).toBe(0);
       await page.fill("#filter", "");
-      await expect.poll(() => page.locator("#locks tr[data-name]").count()).toBe(2);
+      await expect.poll(() => page.locator("#locks tr[data-name]").count()).toBe(3);
+      await page.fill("#filter", "premium");
+      await expect.poll(() => page.locator("#proxies tbody tr[data-name]").count()).toBe(1);
+      await page.fill("#filter", "");
 
       await page.setViewportSize({ width: 390, height: 844 });
       expect(await fitsWidth()).toBe(true);
@@ -153,6 +169,15 @@ describe("dashboard", () => {
       expect(box !== null && box.width > 150 && box.x + box.width <= 390).toBe(true);
     } finally {
       await page.close();
+    }
+  });
+
+  it("has a tab icon where browsers look for one", async () => {
+    for (const path of ["/favicon.ico", "/favicon.svg"]) {
+      const res = await fetch(new URL(path, s.base));
+      expect(res.status, path).toBe(200);
+      expect(res.headers.get("content-type")).toBe("image/svg+xml");
+      expect(await res.text()).toMatch(/^<svg /);
     }
   });
 });

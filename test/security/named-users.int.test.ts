@@ -138,6 +138,20 @@ describe("nats-config's named users, every command run as its user", () => {
   });
 });
 
+describe("the typed client as a named user without its inbox prefix", () => {
+  it("is refused with a hint naming inboxPrefix", async () => {
+    await serveAsServiceUser();
+    const alice = await connect({ servers: url, user: "alice", pass: PASSWORDS.alice });
+    defer(() => alice.close());
+    const client = new LeaseholdClient(alice, { timeoutMs: 3000 });
+    const error = await client.host.list().then(
+      () => undefined,
+      (e: unknown) => e as Error,
+    );
+    expect(error?.message).toMatch(/may not receive replies under _INBOX: connect with inboxPrefix: "_INBOX_<user>"/);
+  });
+});
+
 /** The permission violations the server reports on `nc` from now on. */
 function violations(nc: NatsConnection): () => string {
   const seen: string[] = [];

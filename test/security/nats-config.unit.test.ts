@@ -16,7 +16,7 @@ const RESERVED = /^(a\.b\.|\$JS\.|\$JSC\.|\$O\.|\$KV\.|\$SRV\.|\$SYS\.)/;
 const withoutComments = (text: string) => text.replace(/#.*$/gm, "");
 
 describe("nats-config", () => {
-  it("is what nats.conf ships (regenerate with `npx leasehold nats-config > nats.conf`)", () => {
+  it("is what nats.conf ships (regenerate with `npx leasehold nats-config --out nats.conf --force`)", () => {
     expect(readFileSync(`${PROJECT_ROOT}nats.conf`, "utf8")).toBe(natsConfig({ prefix: "leasehold", clients: [], anonymousClient: true }));
   });
 

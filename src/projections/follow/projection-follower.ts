@@ -6,7 +6,15 @@
  * the sequence after the last one it delivered).
  */
 import type { Logger } from "pino";
-import { LogUnavailableError, pause, withDeadline, type EventLog, type Following, type StoredMessage } from "../../events/index.ts";
+import {
+  LogUnavailableError,
+  pause,
+  ReconnectedError,
+  withDeadline,
+  type EventLog,
+  type Following,
+  type StoredMessage,
+} from "../../events/index.ts";
 import type { ActorKind } from "../../contract/subjects.ts";
 
 /** Runs a look at the stream until it succeeds or the start's deadline passes. */
@@ -83,7 +91,9 @@ export class ProjectionFollower {
         filter,
         onRestart: (err, nextSeq) => {
           this.restarts++;
-          logger.warn({ err, kind, nextSeq }, "projection follower re-created");
+          // After a reconnect this is routine (the reconnect itself is logged once); any other cause is worth a warning.
+          if (err instanceof ReconnectedError) logger.debug({ kind, nextSeq }, "projection follower re-created after the reconnect");
+          else logger.warn({ err, kind, nextSeq }, "projection follower re-created");
         },
       }),
     );
