@@ -7,7 +7,7 @@
 import { join } from "node:path";
 import { DEFAULTS } from "../config.ts";
 import { ConnectFailure } from "./cli-errors.ts";
-import { PASSWORD_FILE, SERVICE_USER } from "./local-nats.ts";
+import { APPEND_PASSWORD_FILE, APPEND_USER, PASSWORD_FILE, SERVICE_USER } from "./local-nats.ts";
 
 /** What the start was doing: where it connected, as whom and for which prefix. */
 export interface StartContext {
@@ -35,6 +35,8 @@ export function explainStartFailure(error: unknown, context: StartContext): unkn
   const verb = denied[1] === "Publish" ? "publish to" : "subscribe to";
   const fix = context.localServer
     ? `the local nats-server's nats.conf serves the prefix ${DEFAULTS.prefix} only: run another prefix on a server configured by \`leasehold nats-config --prefix ${context.prefix} --out <file>\``
-    : `connect as the service's user: on the nats-server of a \`leasehold serve\`, LEASEHOLD_USER=${SERVICE_USER} LEASEHOLD_PASSWORD="$(cat ${join(context.dataDir, PASSWORD_FILE)})"; elsewhere the service user \`leasehold nats-config --prefix ${context.prefix}\` writes`;
+    : `connect as the service's two users: on the nats-server of a \`leasehold serve\`, LEASEHOLD_USER=${SERVICE_USER} LEASEHOLD_PASSWORD="$(cat ${join(context.dataDir, PASSWORD_FILE)})" ` +
+      `LEASEHOLD_APPEND_USER=${APPEND_USER} LEASEHOLD_APPEND_PASSWORD="$(cat ${join(context.dataDir, APPEND_PASSWORD_FILE)})"; ` +
+      `elsewhere the two service users \`leasehold nats-config --prefix ${context.prefix}\` writes (the second one with --append-user/--append-password or --append-creds)`;
   return new ConnectFailure(`this NATS user may not ${verb} ${denied[2]}, which the service needs: ${fix}`, { cause: error });
 }
