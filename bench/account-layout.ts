@@ -73,7 +73,8 @@ export function withCeiling(text: string, prefix: string, stream: string): strin
 /** Starts nats-server from the account layout of `prefix` (one client account, {@link BENCH_CLIENT}) with the ceiling's additions, random passwords passed through the environment. */
 export async function startAccountLayoutNats(prefix: string, ceilingStream: string): Promise<AccountLayoutNats> {
   const options: NatsConfigOptions = { prefix, layout: "accounts", clients: [BENCH_CLIENT] };
-  const password = randomBytes(12).toString("hex");
+  // Starting with letters: nats-server parses a variable's value as a configuration value, and "8e12..." is a number.
+  const password = `pw-${randomBytes(12).toString("hex")}`;
   const env: Record<string, string> = {
     [servicePasswordEnvOf(prefix)]: password,
     [appendPasswordEnvOf(prefix)]: password,
