@@ -8,6 +8,7 @@
  *                          [--concurrency 1,64] [--repeats 3]
  *                          [--systems ceiling,leasehold] [--ttl-ms 10000]
  *                          [--names cold,hot] [--nodes 1|3]
+ *                          [--layout plain|accounts]
  *                          [--async-traces] [--session-open] [--json]
  *
  * Names: `cold` spreads the pairs over 10,000 distinct lock names (each
@@ -19,7 +20,12 @@
  * (kept alive throughout) before measuring: the pairs themselves take no
  * session, but once any session exists every lock decision reads the
  * session table, so this is the lock path of a service where sessions are
- * in use elsewhere.
+ * in use elsewhere. `--layout accounts` runs on the configuration
+ * `leasehold nats-config --layout accounts` writes: the service (with
+ * `principals: nats-request-info`) as its two users in its own account, the
+ * ceiling as the same two users in that account, and the load as a client
+ * account whose requests to both cross the same `share: true` import (so the
+ * server adds `Nats-Request-Info` to each); one server only.
  *
  * See bench/README.md for what the figures mean and the last recorded run.
  */
@@ -27,10 +33,12 @@ import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import type { NatsConnection } from "@nats-io/nats-core";
 import { resolveConfig } from "../src/config.ts";
+import { startAccountLayoutNats, type AccountLayoutNats } from "./account-layout.ts";
 import {
   REQUEST_TIMEOUT_MS,
   alternate,
   ceilingSeq,
+  ceilingStreamOf,
   closedLoop,
   json,
   listOf,
@@ -75,8 +83,12 @@ interface Settings extends CommonSettings {
   readonly sessionOpen: boolean;
   readonly names: readonly Names[];
   readonly nodes: number;
+  /** `plain`: one server without authorization; `accounts`: the account layout (see the file's comment). */
+  readonly layout: Layout;
   readonly json: boolean;
 }
+
+type Layout = "plain" | "accounts";
 
 /** One timed window of one system at one concurrency. */
 interface Run extends WindowFigures {
@@ -95,20 +107,26 @@ interface Run extends WindowFigures {
 
 function parseSettings(): Settings {
   const { values, common } = parseBenchArgs(
-    "usage: npx tsx bench/locks.ts [--duration-ms N] [--warmup-ms N] [--concurrency 1,64] [--repeats N] [--systems ceiling,leasehold] [--ttl-ms N] [--names cold,hot] [--nodes 1|3] [--async-traces] [--session-open] [--json]",
+    "usage: npx tsx bench/locks.ts [--duration-ms N] [--warmup-ms N] [--concurrency 1,64] [--repeats N] [--systems ceiling,leasehold] [--ttl-ms N] [--names cold,hot] [--nodes 1|3] [--layout plain|accounts] [--async-traces] [--session-open] [--json]",
     {
       systems: { type: "string", default: "ceiling,leasehold" },
       "ttl-ms": { type: "string", default: "10000" },
       names: { type: "string", default: "cold,hot" },
       nodes: { type: "string", default: "1" },
+      layout: { type: "string", default: "plain" },
       "async-traces": { type: "boolean", default: false },
       "session-open": { type: "boolean", default: false },
     },
   );
+  const [layout, ...more] = listOf<Layout>("layout", "layout", values.layout, ["plain", "accounts"]);
+  if (layout === undefined || more.length > 0) throw new Error("--layout takes one of plain, accounts");
+  const nodes = positiveInt("nodes", values.nodes);
+  if (layout === "accounts" && nodes !== 1) throw new Error("--layout accounts runs on one server (--nodes 1)");
   return {
     ...common,
+    layout,
     names: listOf<Names>("names", "name set", values.names, ["cold", "hot"]),
-    nodes: positiveInt("nodes", values.nodes),
+    nodes,
     systems: listOf<System>("systems", "system", values.systems, ["ceiling", "leasehold"]),
     ttlMs: positiveInt("ttl-ms", values["ttl-ms"]),
     asyncTraces: values["async-traces"],
@@ -319,7 +337,7 @@ function report(settings: Settings, machine: MachineInfo, runs: readonly Run[], 
   );
   return reportText(
     machine,
-    `${settings.nodes === 1 ? "one nats-server" : `${settings.nodes}-node cluster, streams at ${settings.nodes} replicas`}, ${settings.durationMs} ms per measurement after ${settings.warmupMs} ms warm-up, ${settings.repeats} interleaved repeats (medians; ratios = median of the per-repeat ratios), nats.js async traces ${settings.asyncTraces ? "on" : "off"}`,
+    `${settings.layout === "accounts" ? "account layout (nats-config --layout accounts; service with principals nats-request-info; load as a client account through the share import), " : ""}${settings.nodes === 1 ? "one nats-server" : `${settings.nodes}-node cluster, streams at ${settings.nodes} replicas`}, ${settings.durationMs} ms per measurement after ${settings.warmupMs} ms warm-up, ${settings.repeats} interleaved repeats (medians; ratios = median of the per-repeat ratios), nats.js async traces ${settings.asyncTraces ? "on" : "off"}`,
     summaryTable,
     runTable,
   );
@@ -340,67 +358,79 @@ async function openSession(nc: NatsConnection, prefix: string): Promise<{ close(
 async function main(): Promise<void> {
   const settings = parseSettings();
   // Every connection is set up as src/cli/serve.ts sets up the service's, so the ceiling pays what the service pays.
-  await withBench({ noAsyncTraces: !settings.asyncTraces, nodes: settings.nodes }, async (bench) => {
-    const { prefix } = bench;
-    const replicas = Math.min(settings.nodes, 3);
-    const config = resolveConfig({
-      prefix,
-      nats: bench.nats.url,
-      lockTtlMs: settings.ttlMs,
-      maxTtlMs: Math.max(settings.ttlMs, 30_000),
-      replicas,
-    });
-    if (settings.systems.includes("leasehold")) await bench.startService(config);
-    if (settings.systems.includes("ceiling")) {
-      await bench.startCeiling(lockCeilingOptions(config.dedupWindowMs, replicas));
-    }
-    const load = await bench.connect("bench-load");
-    const session = settings.sessionOpen && settings.systems.includes("leasehold") ? await openSession(load, prefix) : undefined;
+  let layout: AccountLayoutNats | undefined;
+  const server =
+    settings.layout === "accounts"
+      ? async (prefix: string) => {
+          layout = await startAccountLayoutNats(prefix, ceilingStreamOf(prefix));
+          return layout.nats;
+        }
+      : undefined;
+  await withBench(
+    { noAsyncTraces: !settings.asyncTraces, nodes: settings.nodes, ...(server === undefined ? {} : { server }) },
+    async (bench) => {
+      const { prefix } = bench;
+      const replicas = Math.min(settings.nodes, 3);
+      const config = resolveConfig({
+        prefix,
+        nats: bench.nats.url,
+        lockTtlMs: settings.ttlMs,
+        maxTtlMs: Math.max(settings.ttlMs, 30_000),
+        replicas,
+        ...(layout === undefined ? {} : { principals: "nats-request-info" as const }),
+      });
+      if (settings.systems.includes("leasehold")) await bench.startService(config, layout?.service);
+      if (settings.systems.includes("ceiling")) {
+        await bench.startCeiling(lockCeilingOptions(config.dedupWindowMs, replicas), layout?.service);
+      }
+      const load = await bench.connect("bench-load", layout?.client);
+      const session = settings.sessionOpen && settings.systems.includes("leasehold") ? await openSession(load, prefix) : undefined;
 
-    const runs: Run[] = [];
-    for (let repeat = 1; repeat <= settings.repeats; repeat++) {
-      for (const names of settings.names) {
-        for (const concurrency of settings.concurrency) {
-          for (const system of alternate(settings.systems, repeat)) {
-            const chooser = nameChooser(`r${repeat}c${concurrency}`, names, concurrency);
-            const pair =
-              system === "leasehold"
-                ? leaseholdPair(load, prefix, chooser, settings.ttlMs)
-                : ceilingPair(load, prefix, chooser, settings.ttlMs);
-            const w = await closedLoop(pair, concurrency, settings, bench.nats);
-            const run: Run = {
-              system,
-              names,
-              concurrency,
-              repeat,
-              seconds: w.seconds,
-              pairs: w.completed,
-              failedRequests: w.failedRequests,
-              pairsPerSec: w.completed / w.seconds,
-              requestsPerSec: w.samples / w.seconds,
-              p50Ms: w.p50Ms,
-              p99Ms: w.p99Ms,
-              nodeCpuPct: w.nodeCpuPct,
-              pairsPerNodeCpuSec: w.completed / w.nodeCpuSeconds,
-              natsCpuPct: w.natsCpuPct,
-              loadAvg1m: w.loadAvg1m,
-            };
-            runs.push(run);
-            bench.progress(
-              `repeat ${repeat} ${names} in-flight ${concurrency} ${system}: ${round(run.pairsPerSec)} pairs/s, ${windowLine(run)}, failed ${run.failedRequests}`,
-            );
+      const runs: Run[] = [];
+      for (let repeat = 1; repeat <= settings.repeats; repeat++) {
+        for (const names of settings.names) {
+          for (const concurrency of settings.concurrency) {
+            for (const system of alternate(settings.systems, repeat)) {
+              const chooser = nameChooser(`r${repeat}c${concurrency}`, names, concurrency);
+              const pair =
+                system === "leasehold"
+                  ? leaseholdPair(load, prefix, chooser, settings.ttlMs)
+                  : ceilingPair(load, prefix, chooser, settings.ttlMs);
+              const w = await closedLoop(pair, concurrency, settings, bench.nats);
+              const run: Run = {
+                system,
+                names,
+                concurrency,
+                repeat,
+                seconds: w.seconds,
+                pairs: w.completed,
+                failedRequests: w.failedRequests,
+                pairsPerSec: w.completed / w.seconds,
+                requestsPerSec: w.samples / w.seconds,
+                p50Ms: w.p50Ms,
+                p99Ms: w.p99Ms,
+                nodeCpuPct: w.nodeCpuPct,
+                pairsPerNodeCpuSec: w.completed / w.nodeCpuSeconds,
+                natsCpuPct: w.natsCpuPct,
+                loadAvg1m: w.loadAvg1m,
+              };
+              runs.push(run);
+              bench.progress(
+                `repeat ${repeat} ${names} in-flight ${concurrency} ${system}: ${round(run.pairsPerSec)} pairs/s, ${windowLine(run)}, failed ${run.failedRequests}`,
+              );
+            }
           }
         }
       }
-    }
-    session?.close();
-    const summaries = settings.names.flatMap((names) => settings.concurrency.map((c) => summarize(runs, names, c, settings.repeats)));
-    if (settings.json) {
-      printJson({ argv: process.argv.slice(2), settings, machine: bench.machine, summaries, runs });
-    } else {
-      process.stdout.write(report(settings, bench.machine, runs, summaries));
-    }
-  });
+      session?.close();
+      const summaries = settings.names.flatMap((names) => settings.concurrency.map((c) => summarize(runs, names, c, settings.repeats)));
+      if (settings.json) {
+        printJson({ argv: process.argv.slice(2), settings, machine: bench.machine, summaries, runs });
+      } else {
+        process.stdout.write(report(settings, bench.machine, runs, summaries));
+      }
+    },
+  );
 }
 
 // bench/peers.ts imports this file's workload; the bench itself runs only when this file is the one started.

@@ -40,6 +40,10 @@ export interface BenchNats {
 export interface BenchNatsOptions {
   /** JetStream's `sync_interval` (`always`: fsync every write before the ack); the server's default (2 minutes) when not given. */
   readonly syncInterval?: string;
+  /** The whole configuration text for a server whose folder is `dir` (its store goes there), instead of {@link benchNatsConfig}. */
+  readonly configure?: (dir: string) => string;
+  /** Added to the server's environment (the passwords a configuration reads). */
+  readonly env?: Readonly<Record<string, string>>;
 }
 
 /** The configuration file of a bench's nats-server whose ports file and store live in `dir`. */
@@ -54,8 +58,11 @@ export async function startBenchNats(options: BenchNatsOptions = {}): Promise<Be
   const { stdout, stderr: versionErr } = await promisify(execFile)(binary, ["--version"]);
   const version = (stdout || versionErr).trim().replace(/^nats-server:\s*/, "");
   const dir = mkdtempSync(join(tmpdir(), "leasehold-bench-"));
-  writeFileSync(join(dir, "server.conf"), benchNatsConfig(dir, options));
-  const child = spawn(binary, ["-c", join(dir, "server.conf")], { stdio: ["ignore", "ignore", "pipe"] });
+  writeFileSync(join(dir, "server.conf"), options.configure?.(dir) ?? benchNatsConfig(dir, options));
+  const child = spawn(binary, ["-c", join(dir, "server.conf"), "--ports_file_dir", dir], {
+    env: { ...process.env, ...options.env },
+    stdio: ["ignore", "ignore", "pipe"],
+  });
   let stderr = "";
   child.stderr.on("data", (c: Buffer) => (stderr = (stderr + c.toString()).slice(-4000)));
   const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
@@ -381,26 +388,41 @@ export interface BenchContext {
   readonly prefix: string;
   /** Writes a progress line to stderr. */
   progress(line: string): void;
-  /** A new connection to the bench's server, drained at the end. */
-  connect(name: string): Promise<NatsConnection>;
-  /** Starts the in-process service (silent logger) on a connection of its own; stopped at the end. */
-  startService(config: ServiceConfig): Promise<RunningService>;
-  /** Starts the ceiling responder on a connection of its own; stopped at the end. */
-  startCeiling(options: CeilingOptions): Promise<void>;
+  /** A new connection to the bench's server (as `user` when given), drained at the end. */
+  connect(name: string, user?: BenchUser): Promise<NatsConnection>;
+  /** Starts the in-process service (silent logger) on a connection of its own (two, as `users` when given); stopped at the end. */
+  startService(config: ServiceConfig, users?: ServiceUsers): Promise<RunningService>;
+  /** Starts the ceiling responder on a connection of its own (two, as `users` when given, like the service); stopped at the end. */
+  startCeiling(options: CeilingOptions, users?: ServiceUsers): Promise<void>;
+}
+
+/** A user of a server with authorization, and the reply prefix its permissions expect. */
+export interface BenchUser {
+  readonly user: string;
+  readonly pass: string;
+  readonly inboxPrefix: string;
+}
+
+/** The two users a service runs as: one answers requests, one appends to JetStream. */
+export interface ServiceUsers {
+  readonly answering: BenchUser;
+  readonly appending: BenchUser;
 }
 
 /**
  * Starts a private nats-server, runs `body`, then stops the ceiling, the
  * service, every connection and the server (also on Ctrl-C).
- * `noAsyncTraces`, when given, is set on every connection.
+ * `noAsyncTraces`, when given, is set on every connection; `server`, when
+ * given, starts the server instead (it gets the run's subject prefix).
  */
 export async function withBench(
-  connection: { noAsyncTraces?: boolean; nodes?: number; waitForQuiet?: boolean },
+  connection: { noAsyncTraces?: boolean; nodes?: number; waitForQuiet?: boolean; server?: (prefix: string) => Promise<BenchNats> },
   body: (bench: BenchContext) => Promise<void>,
 ): Promise<void> {
-  const { nodes = 1, waitForQuiet = true, ...connectionOptions } = connection;
+  const { nodes = 1, waitForQuiet = true, server, ...connectionOptions } = connection;
   if (waitForQuiet) await waitForQuietMachine((line) => process.stderr.write(`${line}\n`));
-  const nats = nodes === 1 ? await startBenchNats() : await startBenchCluster(nodes);
+  const prefix = `bench${randomUUID().replaceAll("-", "").slice(0, 8)}`;
+  const nats = server !== undefined ? await server(prefix) : nodes === 1 ? await startBenchNats() : await startBenchCluster(nodes);
   const connections: NatsConnection[] = [];
   let service: RunningService | undefined;
   let ceiling: Stoppable | undefined;
@@ -416,25 +438,28 @@ export async function withBench(
     const machine = machineInfo(nats.version);
     const progress = (line: string) => process.stderr.write(`${line}\n`);
     progress(`nats-server ${nats.version} at ${nats.url} (pid ${nats.pid})`);
-    const connectAs = async (name: string) => {
-      const nc = await connect({ servers: nats.url.split(","), name, ...connectionOptions });
+    const connectAs = async (name: string, user?: BenchUser) => {
+      const nc = await connect({ servers: nats.url.split(","), name, ...connectionOptions, ...user });
       connections.push(nc);
       return nc;
     };
-    const prefix = `bench${randomUUID().replaceAll("-", "").slice(0, 8)}`;
     await body({
       nats,
       machine,
       prefix,
       progress,
       connect: connectAs,
-      async startService(config) {
+      async startService(config, users) {
         const { startService } = await serviceModule(progress);
-        service = await startService({ nc: await connectAs("leasehold-service"), config, logger: pino({ level: "silent" }) });
+        const nc = await connectAs("leasehold-service", users?.answering);
+        const appendNc = users === undefined ? undefined : await connectAs("leasehold-append", users.appending);
+        service = await startService({ nc, ...(appendNc === undefined ? {} : { appendNc }), config, logger: pino({ level: "silent" }) });
         return service;
       },
-      async startCeiling(options) {
-        ceiling = await startCeiling(await connectAs("bench-ceiling"), prefix, options);
+      async startCeiling(options, users) {
+        const nc = await connectAs("bench-ceiling", users?.answering);
+        const appendNc = users === undefined ? nc : await connectAs("bench-ceiling-append", users.appending);
+        ceiling = await startCeiling(nc, prefix, options, appendNc);
       },
     });
   } finally {
@@ -481,6 +506,11 @@ export interface CeilingOptions {
   readonly reply?: (seq: number) => unknown;
 }
 
+/** The stream of the ceiling responder of `prefix`. */
+export function ceilingStreamOf(prefix: string): string {
+  return `${prefix.toUpperCase().replace(/[^A-Z0-9]/g, "_")}_CEILING`;
+}
+
 /**
  * The ceiling: a callback-mode queue subscriber that, per request, reads the
  * key, does exactly one JetStream publish (message id, expected last subject
@@ -488,15 +518,20 @@ export interface CeilingOptions {
  * created like the event stream, and replies. Nothing a turn does is cheaper
  * than this, so leasehold's throughput over this is its efficiency.
  */
-export async function startCeiling(nc: NatsConnection, prefix: string, options: CeilingOptions): Promise<Stoppable> {
+export async function startCeiling(
+  nc: NatsConnection,
+  prefix: string,
+  options: CeilingOptions,
+  appendNc: NatsConnection = nc,
+): Promise<Stoppable> {
   // The stream is created by the event log's own code, so it is configured exactly like the event stream.
-  await JetStreamEventLog.open(nc, {
-    stream: `${prefix.toUpperCase().replace(/[^A-Z0-9]/g, "_")}_CEILING`,
+  await JetStreamEventLog.open(appendNc, {
+    stream: ceilingStreamOf(prefix),
     subjects: `${prefix}.ceiling.events.>`,
     dedupWindowMs: options.dedupWindowMs,
     replicas: options.replicas ?? 1,
   });
-  const js = jetstream(nc);
+  const js = jetstream(appendNc);
   const payload = json(options.event);
   const reply = options.reply ?? ((seq: number) => ({ seq }));
   const lastSeq = new Map<string, number>();
