@@ -6,6 +6,7 @@
 import { z } from "zod";
 import { ROUTE_CHOOSER_NAMES, type RouteChooserName } from "./contract/route-choosers.ts";
 import { isValidPrefix } from "./contract/subjects.ts";
+import { principalList } from "./contract/operators.ts";
 
 /** Every setting of `leasehold serve`. */
 export interface ServiceConfig {
@@ -134,13 +135,7 @@ const schema = z
     replyCheck: flag,
     principals: z.enum(PRINCIPAL_SOURCES),
     operators: z.preprocess(
-      (v) =>
-        typeof v === "string"
-          ? v
-              .split(",")
-              .map((p) => p.trim())
-              .filter((p) => p !== "")
-          : v,
+      (v) => (typeof v === "string" ? principalList(v) : v),
       z.array(
         z.string().regex(/^[^/\s]+(\/[^/\s]+)?$/, "must be a comma-separated list of <account> or <account>/<user> (or <account>/*)"),
       ),

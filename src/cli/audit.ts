@@ -5,6 +5,7 @@
  * violation, 2 on a usage or connection error.
  */
 import { Option, type Command } from "commander";
+import { principalList } from "../contract/operators.ts";
 import { DEFAULTS } from "../config.ts";
 import {
   AUDIT_RULES,
@@ -87,10 +88,7 @@ export function addAuditCommand(program: Command): void {
       return {
         cooldownMs: parseCount(flags.cooldownMs, "--cooldown-ms", 1),
         maxTtlMs: parseCount(flags.maxTtlMs, "--max-ttl-ms", 1),
-        operators: (flags.operators ?? "")
-          .split(",")
-          .map((p) => p.trim())
-          .filter((p) => p !== ""),
+        operators: principalList(flags.operators ?? ""),
         fromSeq: from !== undefined && "seq" in from ? from.seq : undefined,
         fromTime: from !== undefined && "time" in from ? from.time : undefined,
         toSeq: to !== undefined && "seq" in to ? to.seq : undefined,

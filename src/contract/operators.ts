@@ -42,3 +42,11 @@ export function actsFor(principal: string, holder: string): boolean {
   if (principal === holder) return true;
   return principal !== "" && !principal.includes("/") && holder.startsWith(`${principal}/`);
 }
+
+/** The principals of a comma-separated list (`--operators`), blanks and empty entries left out. */
+export function principalList(text: string): string[] {
+  return text
+    .split(",")
+    .map((p) => p.trim())
+    .filter((p) => p !== "");
+}

@@ -13,6 +13,9 @@ import { AUDIT_RULES, auditStream, type Violation } from "../../src/tools/index.
 import { connectNats, natsUrl, uniquePrefix } from "../support/nats.ts";
 import { openEventLog, publishRaw, runCli } from "./support/cli.ts";
 import { CRAFT_AUDIT, scenarios, type Scenario } from "./support/violations.ts";
+
+/** The audit flags of the crafted histories' settings (CRAFT_AUDIT). */
+const CRAFT_FLAGS = ["--cooldown-ms", String(CRAFT_AUDIT.cooldownMs), "--operators", CRAFT_AUDIT.operators.join(",")];
 import { simulateWorkload } from "./support/workload.ts";
 
 const connections: NatsConnection[] = [];
@@ -72,17 +75,7 @@ describe("leasehold audit on JetStream", () => {
   });
 
   it("as a command: prints each violation (sequence, actor, rule), a summary by rule, and exits 1", async () => {
-    const { code, stdout } = await runCli([
-      "audit",
-      "--nats",
-      natsUrl(),
-      "--prefix",
-      crafted.prefix,
-      "--cooldown-ms",
-      "60000",
-      "--operators",
-      "ops/*",
-    ]);
+    const { code, stdout } = await runCli(["audit", "--nats", natsUrl(), "--prefix", crafted.prefix, ...CRAFT_FLAGS]);
     expect(code).toBe(1);
     const lines = stdout.split("\n").filter((l) => l.startsWith("#"));
     expect(lines).toHaveLength(crafted.expected.length);
@@ -102,18 +95,7 @@ describe("leasehold audit on JetStream", () => {
   });
 
   it("--json prints the violations as JSON lines and a summary line; --from/--to narrow what is reported", async () => {
-    const json = await runCli([
-      "audit",
-      "--nats",
-      natsUrl(),
-      "--prefix",
-      crafted.prefix,
-      "--cooldown-ms",
-      "60000",
-      "--operators",
-      "ops/*",
-      "--json",
-    ]);
+    const json = await runCli(["audit", "--nats", natsUrl(), "--prefix", crafted.prefix, ...CRAFT_FLAGS, "--json"]);
     expect(json.code).toBe(1);
     const objects = json.stdout
       .trim()
@@ -208,7 +190,7 @@ describe("leasehold audit on JetStream", () => {
   });
 
   it("takes the connection from LEASEHOLD_NATS and LEASEHOLD_PREFIX, as serve does", async () => {
-    const { code, stdout } = await runCli(["audit", "--json", "--cooldown-ms", "60000", "--operators", "ops/*"], {
+    const { code, stdout } = await runCli(["audit", "--json", ...CRAFT_FLAGS], {
       LEASEHOLD_NATS: natsUrl(),
       LEASEHOLD_PREFIX: crafted.prefix,
     });
