@@ -187,8 +187,10 @@ export class ActorRuntime {
       command,
       requestId,
       requestedAt,
+      fingerprint,
+      principal,
+      operator,
       // The op is part of the id so a requestId reused for another operation is not mistaken for a repeat.
-      ...{ fingerprint, principal, operator },
       msgId:
         requestId === undefined ? this.newMsgId() : requestMsgId(this.msgIdScope(kind, id, command), command.op, requestId, fingerprint),
       deadline: arrival.deadline ?? this.monotonic() + this.requestTimeoutMs,
@@ -204,28 +206,32 @@ export class ActorRuntime {
       }
       const fresh: Mailbox = { jobs: [job] };
       this.mailboxes.set(key, fresh);
-      void this.serve(key, id, runtime, fresh);
-    }).then((result) => {
-      if (!result.ok && isUnavailable(result)) {
-        const inDoubt = result.unavailable?.inDoubt === true;
-        this.options.logger.debug(
-          { kind, id, op: command.op, requestId, cause: result.rejection.message },
-          inDoubt ? "turn left in doubt" : "turn answered UNAVAILABLE",
-        );
-      }
-      this.inFlight--;
-      if (this.inFlight === 0) this.notifyIdle();
-      return result;
+      void this.serve(key, kind, id, runtime, fresh);
     });
   }
 
   /** Takes the mailbox's commands one at a time, in arrival order, until it is empty; then the actor is gone. */
-  private async serve(key: string, id: string, runtime: KindRuntime, mailbox: Mailbox): Promise<void> {
+  private async serve(key: string, kind: ActorKind, id: string, runtime: KindRuntime, mailbox: Mailbox): Promise<void> {
     for (let job = mailbox.jobs[0]; job !== undefined; job = mailbox.jobs[0]) {
-      job.resolve(await this.bounded(runtime.ports, id, job.pending));
+      const result = await this.bounded(runtime.ports, id, job.pending);
+      job.resolve(result);
+      this.finished(kind, id, job.pending, result);
       mailbox.jobs.shift();
     }
     this.mailboxes.delete(key);
+  }
+
+  /** A command answered: logged when it was UNAVAILABLE or left in doubt, and no longer in flight. */
+  private finished(kind: ActorKind, id: string, pending: PendingCommand, result: TurnResult): void {
+    if (!result.ok && isUnavailable(result)) {
+      const inDoubt = result.unavailable?.inDoubt === true;
+      this.options.logger.debug(
+        { kind, id, op: pending.command.op, requestId: pending.requestId, cause: result.rejection.message },
+        inDoubt ? "turn left in doubt" : "turn answered UNAVAILABLE",
+      );
+    }
+    this.inFlight--;
+    if (this.inFlight === 0) this.notifyIdle();
   }
 
   /** One turn, answered by itself or, past its deadline, by the runtime's deadline sweep (whichever comes first). */
@@ -416,16 +422,18 @@ function encode(
   by: string | undefined,
 ): EncodedEvent {
   if (decision.outcome !== "append") throw new Error("encode of a decision that records nothing");
-  const envelope: EventEnvelope = {
-    type: decision.type,
-    v: 1,
-    at: new Date(now).toISOString(),
-    kind,
-    id,
-    ...(requestId === undefined ? {} : { requestId }),
-    ...(by === undefined || by === "" ? {} : { by }),
-    data: decision.data,
-  };
+  const { type, data } = decision;
+  const at = new Date(now).toISOString();
+  const principal = by === undefined || by === "" ? undefined : by;
+  // One literal per shape, keys in the envelope's order: no spread of a throwaway object per event.
+  const envelope: EventEnvelope =
+    requestId === undefined
+      ? principal === undefined
+        ? { type, v: 1, at, kind, id, data }
+        : { type, v: 1, at, kind, id, by: principal, data }
+      : principal === undefined
+        ? { type, v: 1, at, kind, id, requestId, data }
+        : { type, v: 1, at, kind, id, requestId, by: principal, data };
   return { envelope, payload: encodeEvent(envelope) };
 }
 

@@ -64,7 +64,10 @@ export function endpoint<Req extends { requestId?: string | undefined }>(
       const principal = delivery?.principal ?? "";
       if (operatorOp && delivery?.mayOperate === false) return refuse(forbidden(`${kind}.${op} is an operator op`, principal));
       const arrival: Arrival = {
-        ...{ requestId, requestedAt: delivery?.requestedAt, principal, operator: delivery?.operator ?? false },
+        requestId,
+        requestedAt: delivery?.requestedAt,
+        principal,
+        operator: delivery?.operator ?? false,
         // Only a request that can be repeated needs telling from another with its id.
         fingerprint: requestId === undefined ? undefined : requestFingerprint(kind, op, request.value, principal),
       };

@@ -55,7 +55,7 @@ export function endpointServer(options: EndpointServerOptions): ServeEndpoint {
     const result: TurnResult =
       requirePrincipal && principal === ""
         ? { ok: false, rejection: unauthenticated() }
-        : await endpoint.run(data, { ...delivery, principal, operator, mayOperate: operator || operators.open });
+        : await endpoint.run(data, { requestedAt: delivery.requestedAt, principal, operator, mayOperate: operator || operators.open });
     observer?.commandFinished(endpoint.kind, endpoint.op, outcomeOf(result), (performance.now() - started) / 1000);
     if (!result.ok && isInDoubt(result)) warnInDoubt(endpoint.kind, endpoint.op, result.rejection.message);
     else if (!result.ok && isUnavailable(result)) warnUnavailable(endpoint.kind, endpoint.op, result.rejection.message);
