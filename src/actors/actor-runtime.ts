@@ -391,7 +391,9 @@ export class ActorRuntime {
   }
 
   private async append(kind: ActorKind, input: AppendInput): Promise<AppendResult> {
-    const started = this.monotonic();
+    const { observer } = this.options;
+    // The clock is read only for the metrics that want it (two reads per append showed in the lock path's profile).
+    const started = observer === undefined ? 0 : this.monotonic();
     const subject = this.options.subjects.event(kind, input.id);
     try {
       const ack = await this.options.log.append(subject, input.event.payload, {
@@ -399,11 +401,11 @@ export class ActorRuntime {
         msgId: input.msgId,
         timeoutMs: Math.max(1, input.timeoutMs),
       });
-      this.options.observer?.appendFinished((this.monotonic() - started) / 1000, "ok");
+      observer?.appendFinished((this.monotonic() - started) / 1000, "ok");
       return ack;
     } catch (e) {
       const conflict = (e as Error).name === "WrongLastSequenceError";
-      this.options.observer?.appendFinished((this.monotonic() - started) / 1000, conflict ? "conflict" : "failed");
+      observer?.appendFinished((this.monotonic() - started) / 1000, conflict ? "conflict" : "failed");
       const fields = { kind, id: input.id, op: input.op, requestId: input.requestId };
       if (conflict) this.options.logger.debug(fields, "append conflicted; catching up");
       else this.options.logger.debug({ ...fields, err: e }, "append failed");
