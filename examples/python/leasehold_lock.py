@@ -64,8 +64,24 @@ class ForbiddenError(LeaseholdError):
         return str(self.details.get("principal", ""))
 
 
+class UnknownLeaseError(LeaseholdError):
+    """UNKNOWN_LEASE (404): a proxy lease id that does not resolve."""
+
+
+class UnknownProxyError(LeaseholdError):
+    """UNKNOWN_PROXY (404): a proxy that is not registered; details ``proxies``."""
+
+
+class UnknownHostError(LeaseholdError):
+    """UNKNOWN_HOST (404): a pin to a host the route has never seen."""
+
+
 class NoSessionError(LeaseholdError):
     """NO_SESSION (404): the session named is closed, expired or unknown."""
+
+
+class NoMatchError(LeaseholdError):
+    """NO_MATCH (409): no proxy could take a lease; details ``stats``."""
 
 
 class LeaseExistsError(LeaseholdError):
@@ -92,22 +108,37 @@ class CorruptError(LeaseholdError):
     """CORRUPT (500): the lock's history breaks its invariants; an operator's lock.reset frees it."""
 
 
+class NoHostError(LeaseholdError):
+    """NO_HOST (503): no healthy, non-draining candidate host."""
+
+
+class PinnedDownError(LeaseholdError):
+    """PINNED_DOWN (503): the route is pinned to an unhealthy host."""
+
+
 class UnavailableError(LeaseholdError):
     """UNAVAILABLE (503): the event stream could not be written in time; nothing changed, try again."""
 
 
+# Every code of the contract (the lock ops answer a few of them; the rest are for other kinds' ops).
 ERROR_CLASSES = {
-    "BAD_REQUEST": BadRequestError,
-    "TTL_EXCEEDS_MAX": TtlExceedsMaxError,
     "UNAUTHENTICATED": UnauthenticatedError,
+    "BAD_REQUEST": BadRequestError,
+    "REQUEST_ID_REUSED": RequestIdReusedError,
+    "TTL_EXCEEDS_MAX": TtlExceedsMaxError,
     "FORBIDDEN": ForbiddenError,
+    "CORRUPT": CorruptError,
+    "UNKNOWN_LEASE": UnknownLeaseError,
+    "UNKNOWN_PROXY": UnknownProxyError,
+    "UNKNOWN_HOST": UnknownHostError,
     "NO_SESSION": NoSessionError,
+    "NO_MATCH": NoMatchError,
     "LEASE_EXISTS": LeaseExistsError,
     "NOT_HELD": NotHeldError,
     "ALREADY_RELEASED": AlreadyReleasedError,
-    "REQUEST_ID_REUSED": RequestIdReusedError,
+    "NO_HOST": NoHostError,
+    "PINNED_DOWN": PinnedDownError,
     "TOO_MANY_WAITERS": TooManyWaitersError,
-    "CORRUPT": CorruptError,
     "UNAVAILABLE": UnavailableError,
 }
 
@@ -233,17 +264,27 @@ async def main(argv: list) -> int:
         # The password only from the environment: a flag would show in ps.
         credentials = {"user": args.user, "password": os.environ.get("LEASEHOLD_PASSWORD", "")}
     inbox_prefix = args.inbox_prefix or (f"_INBOX_{args.user}" if args.user else "_INBOX")
+    async def report(e: Exception) -> None:
+        # nats-py's default logs a traceback per error; one line says it (a refused inbox, a lost server).
+        print(f"nats: {type(e).__name__}: {e}", file=sys.stderr)
+
     try:
-        nc = await nats.connect(
-            args.nats,
-            name="leasehold-python",
-            inbox_prefix=inbox_prefix,
-            connect_timeout=args.timeout_ms / 1000,
-            allow_reconnect=False,
-            max_reconnect_attempts=0,
-            **credentials,
+        # Bounded: nats-py retries a refused connection without end unless told a number of attempts.
+        nc = await asyncio.wait_for(
+            nats.connect(
+                args.nats,
+                name="leasehold-python",
+                inbox_prefix=inbox_prefix,
+                connect_timeout=args.timeout_ms / 1000,
+                allow_reconnect=False,
+                max_reconnect_attempts=1,
+                reconnect_time_wait=0.1,
+                error_cb=report,
+                **credentials,
+            ),
+            timeout=args.timeout_ms / 1000,
         )
-    except Exception as e:  # nats-py raises its own errors and OSError alike; each is "cannot connect"
+    except Exception as e:  # nats-py raises its own errors, OSError and asyncio's timeout alike: each is "cannot connect"
         print(f"cannot connect to {args.nats}: {type(e).__name__}: {e}", file=sys.stderr)
         return 3
     try:

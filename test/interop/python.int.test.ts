@@ -12,6 +12,7 @@ import { execFile } from "node:child_process";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ERROR_CODES } from "../../src/contract/errors.ts";
 import { appendUserOf, serviceFlagsOf, serviceUserOf, type NatsConfigOptions } from "../../src/security/nats-permissions.ts";
 import { defer, leasehold, ROOT, run, waitForLog } from "../cli/cli-process.ts";
 import { natsUrl, startTestService, uniquePrefix } from "../support/nats.ts";
@@ -56,6 +57,18 @@ const leaseOf = (r: Run) => {
 beforeAll(requirePythonWithNats, 60_000);
 
 describe("the Python client", () => {
+  it("has an exception class for every code of the contract", async () => {
+    // -B: no __pycache__ written into examples/python.
+    const printed = await promisify(execFile)(
+      PYTHON,
+      ["-B", "-c", "import json, leasehold_lock as l; print(json.dumps({c: k.__name__ for c, k in l.ERROR_CLASSES.items()}))"],
+      { cwd: join(ROOT, "examples/python"), timeout: 30_000 },
+    );
+    const classes = JSON.parse(printed.stdout) as Record<string, string>;
+    const pascal = (code: string) => code.toLowerCase().replace(/(^|_)([a-z])/g, (_m, _s, c: string) => c.toUpperCase());
+    expect(classes).toEqual(Object.fromEntries(ERROR_CODES.map((code) => [code, `${pascal(code)}Error`])));
+  });
+
   let layout: LayoutNats | undefined;
   afterAll(() => layout?.stop());
 
