@@ -267,6 +267,8 @@ async def main(argv: list) -> int:
     async def report(e: Exception) -> None:
         # nats-py's default logs a traceback per error; one line says it (a refused inbox, a lost server).
         print(f"nats: {type(e).__name__}: {e}", file=sys.stderr)
+        if "permissions violation for subscription" in str(e).lower():
+            print(f"  (a user of leasehold nats-config receives replies only under _INBOX_<user>: --inbox-prefix _INBOX_{args.user or '<user>'})", file=sys.stderr)
 
     try:
         # Bounded: nats-py retries a refused connection without end unless told a number of attempts.

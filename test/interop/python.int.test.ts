@@ -120,6 +120,12 @@ describe("the Python client", () => {
     expect(leaseOf(await as("alice", ["get", "reports"]))).toBeNull();
     const again = await as("alice", ["release", "reports", "--etag", renewed!.etag]);
     expect(again.stderr).toMatch(/^AlreadyReleasedError: ALREADY_RELEASED \(410\)/);
+    // An inbox the layout does not give bob: the server refuses it, and no answer comes (exit 3).
+    const noInbox = await as("bob", ["--inbox-prefix", "_INBOX", "--timeout-ms", "500", "get", "reports"]);
+    expect(noInbox.code, noInbox.stderr).toBe(3);
+    expect(noInbox.stderr).toMatch(/Permissions Violation for Subscription to "_INBOX\./i);
+    expect(noInbox.stderr).toMatch(/--inbox-prefix _INBOX_bob/);
+    expect(noInbox.stderr).toMatch(/^NoAnswerError: no answer on acme\.py\.v1\.lock\.get \(timed out after 0\.5 s\)/m);
   }, 60_000);
 
   it("is refused UNAUTHENTICATED where the service requires a principal and NATS names none", async () => {
