@@ -37,6 +37,8 @@ export interface LockRow {
   readonly waiters: number;
   /** The session the lease hangs on (1.2), null for a lease of its own. */
   readonly session: string | null;
+  /** The principal whose request created the lease (1.3), null when unknown. */
+  readonly by: string | null;
 }
 
 /** A live session (1.2) with the locks held under it. */
@@ -47,6 +49,8 @@ export interface SessionRow {
   readonly expiresAtMs: number;
   /** Names of the locks it holds now, sorted. */
   readonly locks: readonly string[];
+  /** The principal whose request opened it (1.3), null when unknown. */
+  readonly by: string | null;
 }
 
 /** A registered proxy with its load and cooldowns. */
@@ -58,6 +62,8 @@ export interface ProxyRow {
   readonly active: number;
   readonly healthy: boolean;
   readonly cooldowns: readonly { readonly target: string; readonly untilMs: number }[];
+  /** The principals holding its unexpired leases (1.3) and how many each, by principal; leases of unknown principal are not listed. */
+  readonly holders: readonly { readonly by: string; readonly leases: number }[];
 }
 
 /** A host with its health and the route leases placed on it. */
@@ -82,6 +88,8 @@ export interface EventRow {
   readonly id: string;
   readonly type: string;
   readonly detail: string;
+  /** The principal whose request caused it (the envelope's `by`, 1.3), null when unknown. */
+  readonly by: string | null;
 }
 
 /** One of the stream's latest messages, with its row once a view has decoded it. */
@@ -293,10 +301,19 @@ export class DashboardFeed {
         id: actor?.id ?? m.subject,
         type: "(unparsable)",
         detail: entry.reason.slice(0, 160),
+        by: null,
       };
     } else {
       const { event } = entry;
-      m.row = { seq: m.seq, at: event.at, kind: event.kind, id: event.id, type: event.type, detail: detailOf(event.data) };
+      m.row = {
+        seq: m.seq,
+        at: event.at,
+        kind: event.kind,
+        id: event.id,
+        type: event.type,
+        detail: detailOf(event.data),
+        by: event.by ?? null,
+      };
     }
     return m.row;
   }
@@ -355,6 +372,7 @@ function lockRows(locks: StateMap<LockState>, nowMs: number, sessions: SessionLo
       corrupt: s.corrupt,
       waiters: queueAt(s, nowMs).live.length,
       session: s.lease?.session ?? null,
+      by: s.lease?.by ?? null,
     });
   }
   return rows.sort((a, b) => compareNames(a.name, b.name));
@@ -371,7 +389,14 @@ function sessionRows(sessions: StateMap<SessionState>, locks: readonly LockRow[]
   const rows: SessionRow[] = [];
   for (const s of sessions.values()) {
     if (!sessionLiveAt(s, nowMs)) continue;
-    rows.push({ id: s.id, owner: s.owner, ttlMs: s.ttlMs, expiresAtMs: sessionEndMs(s), locks: held.get(s.id) ?? [] });
+    rows.push({
+      id: s.id,
+      owner: s.owner,
+      ttlMs: s.ttlMs,
+      expiresAtMs: sessionEndMs(s),
+      locks: held.get(s.id) ?? [],
+      by: s.by ?? null,
+    });
   }
   return rows.sort((a, b) => compareNames(a.id, b.id));
 }
@@ -388,9 +413,18 @@ function proxyRows(proxies: StateMap<ProxyState>, nowMs: number): ProxyRow[] {
       active: activeLeases(s, nowMs),
       healthy: s.registration.healthy,
       cooldowns: activeCooldowns(s, nowMs).map((c) => ({ target: c.target, untilMs: Date.parse(c.untilAt) })),
+      holders: holdersOf(s, nowMs),
     });
   }
   return rows.sort((a, b) => compareNames(a.proxy, b.proxy));
+}
+
+/** The principals behind a proxy's unexpired leases, with how many each holds, by principal. */
+function holdersOf(proxy: ProxyState, nowMs: number): { by: string; leases: number }[] {
+  const counts = new Map<string, number>();
+  for (const lease of proxy.leases.values())
+    if (lease.by !== undefined && lease.by !== "" && nowMs < lease.expiresAtMs) counts.set(lease.by, (counts.get(lease.by) ?? 0) + 1);
+  return [...counts].map(([by, leases]) => ({ by, leases })).sort((a, b) => compareNames(a.by, b.by));
 }
 
 function hostRows(hosts: StateMap<HostState>, routes: StateMap<RouteState>, loads?: HostLoadSource): HostRow[] {

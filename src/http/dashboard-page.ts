@@ -4,8 +4,10 @@
  * `/api/stream` (server-sent events, each a whole view), counts time left
  * down every second against the server's clock, and filters rows by the
  * text in the filter box; heartbeat events (keepalives, renewals) are hidden
- * unless the box beside the events asks for them. Every name is written with `textContent`, so an
- * id holding markup is shown, never run.
+ * unless the box beside the events asks for them. The principal behind a
+ * lease, session or event (who NATS says sent the request) is a muted
+ * `by <principal>` line under its holder or type, when one is known. Every
+ * name is written with `textContent`, so an id holding markup is shown, never run.
  */
 
 /** The document at `/`. */
@@ -73,6 +75,7 @@ th, td { text-align: left; padding: 4px 8px 4px 0; border-bottom: 1px solid var(
 th { color: var(--muted); font-weight: 600; font-size: 12px; position: sticky; top: 0; background: var(--card); }
 td.name, .actor { font-family: ui-monospace, SFMono-Regular, Menlo, monospace; overflow-wrap: anywhere; }
 .actor { display: block; color: var(--muted); font-size: 12px; }
+.principal { white-space: normal; }
 td.num { font-variant-numeric: tabular-nums; white-space: nowrap; }
 .muted, .count { color: var(--muted); font-weight: normal; }
 .badge { display: inline-block; padding: 1px 8px; border-radius: 10px; font-size: 12px; border: 1px solid currentColor; white-space: nowrap; }
@@ -121,6 +124,9 @@ function capped(texts) {
 }
 // Heartbeats: a session's keepalive and a lock's renewal say only "still here"; hidden unless asked for.
 const HEARTBEATS = new Set(["SessionKeptAlive", "LockRenewed"]);
+// The principal behind a holder or event, a muted line under it; nothing when unknown.
+function byLine(by) { return el("span", "by " + by, "actor principal"); }
+function withBy(td, by) { if (by) td.append(byLine(by)); return td; }
 function counted(id, shown, total) { $(id).textContent = shown === total ? "(" + total + ")" : "(" + shown + " of " + total + ")"; }
 
 function render() {
@@ -128,35 +134,39 @@ function render() {
   const now = Date.now() + offset;
   const needle = $("filter").value.trim().toLowerCase();
 
-  const locks = view.locks.filter((l) => l.corrupt !== null || l.expiresAtMs > now).filter((l) => matches([l.name, l.owner, "gen " + l.generation], needle));
+  const locks = view.locks.filter((l) => l.corrupt !== null || l.expiresAtMs > now).filter((l) => matches([l.name, l.owner, l.by ?? "", "gen " + l.generation], needle));
   fill($("locks"), locks.map((l) => {
     const tr = el("tr"); tr.dataset.name = l.name;
-    tr.append(el("td", l.name, "name"), el("td", l.owner, "name"), el("td", l.generation, "num"));
+    tr.append(el("td", l.name, "name"), withBy(el("td", l.owner, "name"), l.by), el("td", l.generation, "num"));
     tr.append(l.corrupt !== null ? el("td", "CORRUPT: " + l.corrupt, "bad") : el("td", left(l.expiresAtMs - now), "num"));
     tr.append(el("td", l.waiters, "num"), l.session ? el("td", l.session, "name") : el("td", "—", "muted"));
     return tr;
   }), needle ? "no lock matches the filter" : "no lock is held", 6);
   counted("locks-count", locks.length, view.totals.locks);
 
-  const sessions = view.sessions.filter((s) => s.expiresAtMs > now).filter((s) => matches([s.id, s.owner, ...s.locks], needle));
+  const sessions = view.sessions.filter((s) => s.expiresAtMs > now).filter((s) => matches([s.id, s.owner, s.by ?? "", ...s.locks], needle));
   fill($("sessions"), sessions.map((s) => {
     const tr = el("tr"); tr.dataset.name = s.id;
     const held = el("td");
     held.append(el("div", s.locks.length + (s.locks.length === 1 ? " lock" : " locks"), "muted"));
     if (s.locks.length > 0) held.append(capped(s.locks));
-    tr.append(el("td", s.id, "name"), el("td", s.owner, "name"), el("td", left(s.expiresAtMs - now), "num"), held);
+    tr.append(el("td", s.id, "name"), withBy(el("td", s.owner, "name"), s.by), el("td", left(s.expiresAtMs - now), "num"), held);
     return tr;
   }), needle ? "no session matches the filter" : "no session is open", 4);
   counted("sessions-count", sessions.length, view.totals.sessions);
 
   const labelTexts = (p) => Object.entries(p.labels ?? {}).map(([k, v]) => k + "=" + v);
-  const proxies = view.proxies.filter((p) => matches([p.proxy, ...labelTexts(p), ...p.cooldowns.map((c) => c.target)], needle));
+  const holderTexts = (p) => p.holders.map((h) => h.by + (h.leases > 1 ? " ×" + h.leases : ""));
+  const proxies = view.proxies.filter((p) => matches([p.proxy, ...labelTexts(p), ...p.holders.map((h) => h.by), ...p.cooldowns.map((c) => c.target)], needle));
   fill($("proxies"), proxies.map((p) => {
     const tr = el("tr"); tr.dataset.name = p.proxy;
     const load = el("td", undefined, "num");
     const bar = el("span", undefined, "bar" + (p.active >= p.maxLeases ? " full" : ""));
     const fillBar = el("span"); fillBar.style.width = (p.maxLeases > 0 ? Math.min(100, (100 * p.active) / p.maxLeases) : 100) + "%";
     bar.append(fillBar); load.append(bar, document.createTextNode(p.active + " / " + p.maxLeases));
+    // Who holds its leases: at most three principals named, the rest counted.
+    const holders = holderTexts(p);
+    if (holders.length > 0) load.append(byLine(holders.slice(0, 3).join(", ") + (holders.length > 3 ? " … " + (holders.length - 3) + " more" : "")));
     const cds = p.cooldowns.filter((c) => c.untilMs > now).map((c) => (c.target === "" ? "all targets" : c.target) + ": " + left(c.untilMs - now));
     const latency = typeof p.latencyMs === "number" ? el("td", p.latencyMs + " ms", "num") : el("td", "—", "muted");
     const labels = el("td");
@@ -185,11 +195,12 @@ function render() {
   counted("hosts-count", hosts.length, view.totals.hosts);
 
   const heartbeats = $("heartbeats").checked;
-  const events = view.events.filter((e) => (heartbeats || !HEARTBEATS.has(e.type)) && matches([e.type, e.kind, e.id, e.detail], needle));
+  const events = view.events.filter((e) => (heartbeats || !HEARTBEATS.has(e.type)) && matches([e.type, e.kind, e.id, e.by ?? "", e.detail], needle));
   fill($("events"), events.map((e) => {
     const tr = el("tr");
     const what = el("td", e.type);
     what.append(el("span", e.kind + " " + e.id, "actor"));
+    withBy(what, e.by);
     tr.append(el("td", e.seq, "num"), el("td", e.at.slice(11, 23), "num"), what, el("td", e.detail, "muted"));
     return tr;
   }), view.events.length > 0 ? "only keepalives and renewals (tick the box to see them)" : "no events yet", 4);

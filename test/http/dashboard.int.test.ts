@@ -7,7 +7,9 @@
  * filter box narrows every table; a host shows the load it publishes; a
  * session shows the locks held under it and goes, with them, when it is
  * closed; the
- * page fits 1280x800 and a phone.
+ * page fits 1280x800 and a phone. On the account layout `nats-config` writes
+ * (the server naming who sends each request), every lease, session, proxy
+ * lease and event shows its principal.
  * With LEASEHOLD_DASHBOARD_SCREENSHOT=1 it also writes docs/img/dashboard.png.
  */
 import { execFile } from "node:child_process";
@@ -16,8 +18,11 @@ import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { chromium, type Browser, type Page } from "playwright-core";
+import type { NatsConnection } from "@nats-io/nats-core";
 import { publishHostLoad } from "../../src/client/host-load.ts";
-import { call, uniquePrefix } from "../support/nats.ts";
+import { httpParts, startHttp, ServiceMetrics, type RunningHttp } from "../../src/http/index.ts";
+import { call, quietLogger, uniquePrefix } from "../support/nats.ts";
+import { startLayout, type LayoutServer } from "../security/layout-server.ts";
 import { startHttpTestService, type HttpTestService } from "./support/http-service.ts";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
@@ -46,9 +51,9 @@ afterAll(async () => {
   await s?.stop();
 });
 
-async function open(width: number, height: number): Promise<Page> {
+async function open(width: number, height: number, base = s.base): Promise<Page> {
   const page = await browser.newPage({ viewport: { width, height } });
-  await page.goto(s.base, { timeout: 10_000 });
+  await page.goto(base, { timeout: 10_000 });
   await page.locator("#status", { hasText: "live" }).waitFor({ timeout: 5000 });
   return page;
 }
@@ -178,6 +183,62 @@ describe("dashboard", () => {
       expect(res.status, path).toBe(200);
       expect(res.headers.get("content-type")).toBe("image/svg+xml");
       expect(await res.text()).toMatch(/^<svg /);
+    }
+  });
+});
+
+describe("dashboard on the account layout", () => {
+  let layout: LayoutServer | undefined;
+  let http: RunningHttp | undefined;
+  afterAll(async () => {
+    await http?.stop();
+    await layout?.stop();
+  });
+
+  it("shows the principal behind each lease, session, proxy lease and event", async () => {
+    const PREFIX = "acme.dash";
+    layout = await startLayout(
+      { options: { prefix: PREFIX, layout: "accounts", clients: ["alice", "bob"], operators: ["ops"] } },
+      { principals: "nats-request-info", operators: ["ops/ops"] },
+    );
+    http = await startHttp({
+      listen: "127.0.0.1:0",
+      service: httpParts(layout.answering, layout.service),
+      metrics: new ServiceMetrics(),
+      logger: quietLogger,
+      refreshMs: 600_000,
+    });
+    const [alice, bob, ops] = [await layout.as("alice"), await layout.as("bob"), await layout.as("ops")];
+    const send = async (nc: NatsConnection, kindOp: string, body: unknown) => {
+      const reply = await call(nc, PREFIX, kindOp, body);
+      expect(reply.code, `${kindOp} ${JSON.stringify(reply.body)}`).toBeUndefined();
+      return reply.body;
+    };
+    await send(alice, "lock.acquire", { name: "reports", owner: "worker-a", ttlMs: 30_000 });
+    const { session } = (await send(bob, "session.open", { owner: "batch-b", ttlMs: 30_000 })) as { session: { id: string } };
+    await send(ops, "proxy.register", { proxy: "egress", maxLeases: 4, latencyMs: 10 });
+    await send(alice, "proxy.acquire", { ttlMs: 30_000 });
+    await send(alice, "proxy.acquire", { ttlMs: 30_000 });
+    await send(bob, "proxy.acquire", { ttlMs: 30_000 });
+
+    const page = await open(1280, 800, http.url);
+    try {
+      const principalOf = (row: string) => page.locator(`${row} .principal`).allTextContents();
+      await expect.poll(() => principalOf('#locks tr[data-name="reports"]')).toEqual(["by alice/alice"]);
+      await expect.poll(() => page.locator('#locks tr[data-name="reports"] td').nth(1).textContent()).toBe("worker-aby alice/alice");
+      await expect.poll(() => principalOf(`#sessions tr[data-name="${session.id}"]`)).toEqual(["by bob/bob"]);
+      await expect.poll(() => principalOf('#proxies tr[data-name="egress"]')).toEqual(["by alice/alice ×2, bob/bob"]);
+      const eventBy = (type: string) => page.locator("#events tr", { hasText: type }).locator(".principal").allTextContents();
+      await expect.poll(() => eventBy("LockAcquired")).toEqual(["by alice/alice"]);
+      await expect.poll(() => eventBy("SessionOpened")).toEqual(["by bob/bob"]);
+      await expect.poll(() => eventBy("ProxyRegistered")).toEqual(["by ops/ops"]);
+      // The filter finds rows by their principal.
+      await page.fill("#filter", "bob/bob");
+      await expect.poll(() => page.locator("#locks tr[data-name]").count()).toBe(0);
+      await expect.poll(() => page.locator("#sessions tr[data-name]").count()).toBe(1);
+      await expect.poll(() => page.locator("#proxies tr[data-name]").count()).toBe(1);
+    } finally {
+      await page.close();
     }
   });
 });

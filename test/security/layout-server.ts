@@ -30,26 +30,32 @@ import { startConfiguredServer, type ConfiguredServer } from "./configured-serve
 export type LayoutSource =
   { readonly shipped: true } | { readonly shipped?: false; readonly options: NatsConfigOptions; readonly edit?: (text: string) => string };
 
-/** A running layout with its service. */
-export interface LayoutServer {
+/** A running layout's nats-server, without a service. */
+export interface LayoutNats {
   readonly prefix: string;
   readonly url: string;
+  /** A connection as `user` (undefined: without credentials), with the inbox prefix its permissions expect. */
+  as(user: string | undefined): Promise<NatsConnection>;
+  /** Closes every connection `as` opened and stops the server. */
+  stop(): Promise<void>;
+}
+
+/** A running layout with its service. */
+export interface LayoutServer extends LayoutNats {
   readonly service: RunningService;
   /** The service's answering connection. */
   readonly answering: NatsConnection;
   /** The service's appending connection (it may read every stream). */
   readonly appending: NatsConnection;
-  /** A connection as `user` (undefined: without credentials), with the inbox prefix its permissions expect. */
-  as(user: string | undefined): Promise<NatsConnection>;
   /** The permission violations the server reported on `nc` (one line each), from now on. */
   violations(nc: NatsConnection): () => string;
-  stop(): Promise<void>;
 }
 
-const passwordOf = (user: string) => `pw-${user}`;
+/** The password every user of a test layout has. */
+export const passwordOf = (user: string) => `pw-${user}`;
 
-/** Starts the layout and a service on it (`config` added to the defaults, e.g. `replyCheck: false`). */
-export async function startLayout(source: LayoutSource, config: Partial<ServiceConfig> = {}): Promise<LayoutServer> {
+/** Starts the layout's nats-server (every user's password {@link passwordOf}), with no service on it. */
+export async function startLayoutNats(source: LayoutSource): Promise<LayoutNats> {
   const prefix = source.shipped ? "leasehold" : source.options.prefix;
   const users = source.shipped ? ["leasehold", "leasehold-append", "auditor"] : natsUsers(source.options).map((u) => u.user);
   const env: Record<string, string> = {
@@ -83,18 +89,27 @@ export async function startLayout(source: LayoutSource, config: Partial<ServiceC
     for (const nc of open) await nc.close().catch(() => undefined);
     await server.stop();
   };
+  return { prefix, url: server.url, as, stop: stopAll };
+}
+
+/** Starts the layout and a service on it (`config` added to the defaults, e.g. `replyCheck: false`). */
+export async function startLayout(source: LayoutSource, config: Partial<ServiceConfig> = {}): Promise<LayoutServer> {
+  const nats = await startLayoutNats(source);
+  const { prefix, url } = nats;
+  const as = (user: string | undefined) => nats.as(user);
+  const stopAll = () => nats.stop();
   try {
     const answering = await as(serviceUserOf(prefix));
     const appending = await as(appendUserOf(prefix));
     const service = await startService({
       nc: answering,
       appendNc: appending,
-      config: resolveConfig({ nats: server.url, prefix, ...config }),
+      config: resolveConfig({ nats: url, prefix, ...config }),
       logger: quietLogger,
     });
     return {
       prefix,
-      url: server.url,
+      url,
       service,
       answering,
       appending,
