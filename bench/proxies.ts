@@ -13,6 +13,8 @@
  * ranks all proxies) then `proxy.release {leaseId}`. Capacity is ample, so
  * every acquisition should succeed; failures are counted and printed.
  */
+import { resolve } from "node:path";
+import { pathToFileURL } from "node:url";
 import type { NatsConnection } from "@nats-io/nats-core";
 import { resolveConfig } from "../src/config.ts";
 import {
@@ -36,6 +38,7 @@ import {
   windowLine,
   withBench,
   type MachineInfo,
+  type CeilingOptions,
   type CommonSettings,
   type WindowFigures,
   type WorkFn,
@@ -56,6 +59,8 @@ interface Run extends WindowFigures {
   readonly repeat: number;
   readonly pairsPerSec: number;
   readonly failedRequests: number;
+  /** Appends that failed their expected-sequence check, per request (leasehold only). */
+  readonly conflictsPerRequest: number;
 }
 
 function parseSettings(): Settings {
@@ -77,7 +82,7 @@ function parseSettings(): Settings {
 }
 
 /** Acquire on any proxy (the selector chooses), then release that lease. */
-function leaseholdPair(nc: NatsConnection, prefix: string, ttlMs: number): WorkFn {
+export function leaseholdPair(nc: NatsConnection, prefix: string, ttlMs: number): WorkFn {
   const acquire = { subject: `${prefix}.v1.proxy.acquire`, body: json({ ttlMs }) };
   const release = `${prefix}.v1.proxy.release`;
   return (_worker, sample) =>
@@ -97,7 +102,7 @@ function leaseholdPair(nc: NatsConnection, prefix: string, ttlMs: number): WorkF
  * workers collide on 10 subjects, so most ceiling publishes failed their
  * expected-sequence check and the ratio meant nothing.)
  */
-function ceilingPair(nc: NatsConnection, prefix: string, ttlMs: number): WorkFn {
+export function ceilingPair(nc: NatsConnection, prefix: string, ttlMs: number): WorkFn {
   const acquire = `${prefix}.ceiling.v1.acquire`;
   const release = `${prefix}.ceiling.v1.release`;
   return (worker, sample) => {
@@ -106,6 +111,46 @@ function ceilingPair(nc: NatsConnection, prefix: string, ttlMs: number): WorkFn 
       subject: release,
       body: json({ proxy, leaseId }),
     }));
+  };
+}
+
+/**
+ * Registers `proxies` proxies on the service of `prefix` with ample capacity
+ * for `concurrency` acquisitions in flight, so every acquisition can succeed
+ * and the figures measure turns, not refusals.
+ */
+export async function registerProxies(nc: NatsConnection, prefix: string, proxies: number, concurrency: number): Promise<void> {
+  const maxLeases = concurrency * 4;
+  for (let i = 0; i < proxies; i++) {
+    const reply = await nc.request(
+      `${prefix}.v1.proxy.register`,
+      json({ proxy: `proxy-${String(i).padStart(3, "0")}`, maxLeases, latencyMs: i % 7 }),
+      { timeout: REQUEST_TIMEOUT_MS },
+    );
+    if (!succeeded(reply)) throw new Error(`register failed: ${reply.string()}`);
+  }
+}
+
+/** The ceiling responder for proxy pairs: one publish per request of a ProxyLeaseGranted-sized envelope. */
+export function proxyCeilingOptions(dedupWindowMs: number): CeilingOptions {
+  return {
+    dedupWindowMs,
+    ops: ["acquire", "release"],
+    keyField: "proxy",
+    event: {
+      type: "ProxyLeaseGranted",
+      v: 1,
+      at: new Date().toISOString(),
+      kind: "proxy",
+      id: "proxy-063",
+      data: {
+        leaseId: "qL3x9oV2c8T0mJ4rA1bZ5w",
+        target: "",
+        ttlMs: 10_000,
+        expiresAt: new Date().toISOString(),
+        stats: { considered: 100, unhealthy: 0, inCooldown: 0, atCapacity: 0 },
+      },
+    },
   };
 }
 
@@ -179,7 +224,19 @@ function report(settings: Settings, machine: MachineInfo, runs: readonly Run[]):
     }),
   );
   const all = markdownTable(
-    ["repeat", "in flight", "system", "pairs/s", "p50 ms", "p99 ms", "node CPU %", "nats-server CPU %", "load 1m", "failed"],
+    [
+      "repeat",
+      "in flight",
+      "system",
+      "pairs/s",
+      "p50 ms",
+      "p99 ms",
+      "conflicts/request",
+      "node CPU %",
+      "nats-server CPU %",
+      "load 1m",
+      "failed",
+    ],
     runs.map((r) => [
       r.repeat,
       r.concurrency,
@@ -187,6 +244,7 @@ function report(settings: Settings, machine: MachineInfo, runs: readonly Run[]):
       n(r.pairsPerSec),
       n(r.p50Ms, 2),
       n(r.p99Ms, 2),
+      r.system === "ceiling" ? dash : n(r.conflictsPerRequest, 4),
       n(r.nodeCpuPct),
       n(r.natsCpuPct),
       r.loadAvg1m,
@@ -210,45 +268,21 @@ async function main(): Promise<void> {
     const load = await bench.connect("bench-load");
     if (settings.systems.includes("leasehold")) {
       await bench.startService(config);
-      // Ample capacity: every acquisition can succeed, so the figures measure turns, not refusals.
-      const maxLeases = Math.max(...settings.concurrency) * 4;
-      for (let i = 0; i < settings.proxies; i++) {
-        const reply = await load.request(
-          `${prefix}.v1.proxy.register`,
-          json({ proxy: `proxy-${String(i).padStart(3, "0")}`, maxLeases, latencyMs: i % 7 }),
-          { timeout: REQUEST_TIMEOUT_MS },
-        );
-        if (!succeeded(reply)) throw new Error(`register failed: ${reply.string()}`);
-      }
+      await registerProxies(load, prefix, settings.proxies, Math.max(...settings.concurrency));
     }
-    if (settings.systems.includes("ceiling")) {
-      await bench.startCeiling({
-        dedupWindowMs: config.dedupWindowMs,
-        ops: ["acquire", "release"],
-        keyField: "proxy",
-        event: {
-          type: "ProxyLeaseGranted",
-          v: 1,
-          at: new Date().toISOString(),
-          kind: "proxy",
-          id: "proxy-063",
-          data: {
-            leaseId: "qL3x9oV2c8T0mJ4rA1bZ5w",
-            target: "",
-            ttlMs: 10_000,
-            expiresAt: new Date().toISOString(),
-            stats: { considered: 100, unhealthy: 0, inCooldown: 0, atCapacity: 0 },
-          },
-        },
-      });
-    }
+    if (settings.systems.includes("ceiling")) await bench.startCeiling(proxyCeilingOptions(config.dedupWindowMs));
 
     const runs: Run[] = [];
     for (let repeat = 1; repeat <= settings.repeats; repeat++) {
       for (const concurrency of settings.concurrency) {
         for (const system of alternate(settings.systems, repeat)) {
           const pair = system === "leasehold" ? leaseholdPair(load, prefix, settings.ttlMs) : ceilingPair(load, prefix, settings.ttlMs);
-          const w = await closedLoop(pair, concurrency, settings, bench.nats);
+          let counts0 = bench.appendCounts();
+          const w = await closedLoop(pair, concurrency, settings, bench.nats, () => {
+            counts0 = bench.appendCounts();
+            return Promise.resolve();
+          });
+          const conflicts = system === "leasehold" ? bench.appendCounts().conflicts - counts0.conflicts : 0;
           const run: Run = {
             system,
             concurrency,
@@ -257,13 +291,15 @@ async function main(): Promise<void> {
             p50Ms: w.p50Ms,
             p99Ms: w.p99Ms,
             failedRequests: w.failedRequests,
+            // Both requests of every pair that finished, with the tail closedLoop waits for.
+            conflictsPerRequest: conflicts / Math.max(1, 2 * w.completed + w.failedRequests),
             nodeCpuPct: w.nodeCpuPct,
             natsCpuPct: w.natsCpuPct,
             loadAvg1m: w.loadAvg1m,
           };
           runs.push(run);
           bench.progress(
-            `repeat ${repeat} in-flight ${concurrency} ${system}: ${round(run.pairsPerSec)} pairs/s, ${windowLine(run)}, failed ${run.failedRequests}`,
+            `repeat ${repeat} in-flight ${concurrency} ${system}: ${round(run.pairsPerSec)} pairs/s, ${windowLine(run)}, conflicts ${conflicts}, failed ${run.failedRequests}`,
           );
         }
       }
@@ -276,4 +312,5 @@ async function main(): Promise<void> {
   });
 }
 
-runBench(main);
+// bench/request-cost.ts imports this file's workload; the bench itself runs only when this file is the one started.
+if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(resolve(process.argv[1])).href) runBench(main);

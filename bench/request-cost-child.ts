@@ -6,6 +6,10 @@
  * and allocation are the responder's alone.
  *
  *   node <built>/bench/request-cost-child.js --system leasehold|ceiling --nats <url> --prefix <p>
+ *                                            [--workload locks|proxies|place]
+ *
+ * `--workload` picks the ceiling's envelope and subjects (the service
+ * answers every workload; the parent registers its proxies or hosts).
  */
 import { parseArgs } from "node:util";
 import { connect } from "@nats-io/transport-node";
@@ -13,7 +17,9 @@ import { pino } from "pino";
 import { resolveConfig } from "../src/config.ts";
 import { startService } from "../src/service/start-service.ts";
 import { lockCeilingOptions } from "./locks.ts";
-import { startCeiling } from "./support.ts";
+import { proxyCeilingOptions } from "./proxies.ts";
+import { routeCeilingOptions } from "./routes.ts";
+import { startCeiling, type CeilingOptions } from "./support.ts";
 
 const { values } = parseArgs({
   options: {
@@ -21,6 +27,7 @@ const { values } = parseArgs({
     nats: { type: "string" },
     prefix: { type: "string" },
     "ttl-ms": { type: "string", default: "10000" },
+    workload: { type: "string", default: "locks" },
   },
   strict: true,
 });
@@ -29,7 +36,14 @@ const config = resolveConfig({ prefix: values.prefix, nats: values.nats, lockTtl
 const stop =
   values.system === "leasehold"
     ? await startService({ nc, config, logger: pino({ level: "warn" }, pino.destination(2)) })
-    : await startCeiling(nc, config.prefix, lockCeilingOptions(config.dedupWindowMs, 1));
+    : await startCeiling(nc, config.prefix, ceilingOptions(values.workload, config.dedupWindowMs));
+/** The ceiling of a workload: the envelope and subjects its requests publish to. */
+function ceilingOptions(workload: string | undefined, dedupWindowMs: number): CeilingOptions {
+  if (workload === "proxies") return proxyCeilingOptions(dedupWindowMs);
+  if (workload === "place") return routeCeilingOptions();
+  return lockCeilingOptions(dedupWindowMs, 1);
+}
+
 process.once("SIGTERM", () => {
   void stop
     .stop()

@@ -3,7 +3,8 @@
  * allocated, per request, of the leasehold service against the one-publish
  * ceiling responder, each alone in its own child process
  * (bench/request-cost-child.ts) under the same lock workload (acquire+release
- * pairs on 10,000 cold names) from this process. The load generator's own
+ * pairs on 10,000 cold names; or proxy acquire+release pairs over 100
+ * proxies, or new route placements over 8 hosts) from this process. The load generator's own
  * cost is not in either figure, unlike bench/locks.ts's whole-process CPU.
  *
  * CPU: the child's user+system time from /proc over the measured window.
@@ -17,7 +18,11 @@
  * creates in a `__name` call (13 ms of 2.6 s in one profile of the service).
  *
  *   npx tsx bench/request-cost.ts [--concurrency 64] [--repeats 2] [--duration-ms 5000] [--warmup-ms 2000]
- *                                 [--profile-dir DIR] [--json]
+ *                                 [--workload locks|proxies|place] [--profile-dir DIR] [--json]
+ *
+ * `--workload`: the requests of bench/locks.ts (`--names cold`), of
+ * bench/proxies.ts (100 proxies) or of bench/routes.ts (`--paths place
+ * --hosts 8`), against the same ceiling those benches use.
  *
  * `--profile-dir`: the children also run with `--cpu-prof`, each into a
  * folder of its own under DIR (the largest file is the main thread's); read
@@ -27,7 +32,10 @@ import { execFileSync, spawn, type ChildProcess } from "node:child_process";
 import { copyFileSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import type { NatsConnection } from "@nats-io/nats-core";
 import { ceilingPair, leaseholdPair, nameChooser } from "./locks.ts";
+import { ceilingPair as proxyCeilingPair, leaseholdPair as proxyPair, registerProxies } from "./proxies.ts";
+import { ceilingRequest as routeCeilingRequest, leaseholdRequest as routeRequest, setHosts } from "./routes.ts";
 import { serviceNodeArgs } from "./service-process.ts";
 import {
   alternate,
@@ -35,12 +43,14 @@ import {
   figure,
   markdownTable,
   median,
+  oneOf,
   parseBenchArgs,
   printJson,
   processCpuSeconds,
   round,
   runBench,
   withBench,
+  type WorkFn,
 } from "./support.ts";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
@@ -48,6 +58,38 @@ const BUILD_DIR = join(ROOT, "node_modules", ".cache", "leasehold-bench");
 const CHILD = join(BUILD_DIR, "bench", "request-cost-child.js");
 const TTL_MS = 10_000;
 type System = "ceiling" | "leasehold";
+const WORKLOADS = ["locks", "proxies", "place"] as const;
+type Workload = (typeof WORKLOADS)[number];
+/** The proxies of the proxies workload and the hosts of the place workload (as bench/proxies.ts and bench/routes.ts default to). */
+const PROXIES = 100;
+const HOSTS = 8;
+
+/**
+ * Sets up what `workload` needs on a fresh responder (proxies, hosts) and
+ * returns its unit of work: a pair, or one placement.
+ */
+async function workOf(
+  workload: Workload,
+  system: System,
+  load: NatsConnection,
+  prefix: string,
+  tag: string,
+  concurrency: number,
+): Promise<WorkFn> {
+  if (workload === "proxies") {
+    if (system === "ceiling") return proxyCeilingPair(load, prefix, TTL_MS);
+    await registerProxies(load, prefix, PROXIES, concurrency);
+    return proxyPair(load, prefix, TTL_MS);
+  }
+  if (workload === "place") {
+    const hosts = Array.from({ length: HOSTS }, (_, i) => `h${i}`);
+    if (system === "ceiling") return routeCeilingRequest(load, prefix, tag, hosts);
+    await setHosts(load, prefix, HOSTS);
+    return routeRequest(load, prefix, "place", tag, hosts);
+  }
+  const chooser = nameChooser(tag, "cold", concurrency);
+  return system === "leasehold" ? leaseholdPair(load, prefix, chooser, TTL_MS) : ceilingPair(load, prefix, chooser, TTL_MS);
+}
 
 /** A responder child and the allocation its garbage collections reported, with when each report arrived. */
 interface Responder {
@@ -56,14 +98,20 @@ interface Responder {
   stderr: string;
 }
 
-function spawnResponder(system: System, url: string, prefix: string, profileDir: string | undefined): Promise<Responder> {
+function spawnResponder(
+  system: System,
+  workload: Workload,
+  url: string,
+  prefix: string,
+  profileDir: string | undefined,
+): Promise<Responder> {
   // One folder per child: Node writes a profile per thread (the loader hooks' thread too), named by pid and thread.
   const profile = profileDir === undefined ? [] : ["--cpu-prof", "--cpu-prof-dir", `${profileDir}/${system}-${prefix}`];
   // The service's Node flags (LEASEHOLD_BENCH_SERVICE_NODE_ARGS, e.g. to try a V8 setting) go to the leasehold child only.
   const extra = system === "leasehold" ? serviceNodeArgs : [];
   const child = spawn(
     process.execPath,
-    ["--trace-gc-nvp", ...extra, ...profile, CHILD, "--system", system, "--nats", url, "--prefix", prefix],
+    ["--trace-gc-nvp", ...extra, ...profile, CHILD, "--system", system, "--workload", workload, "--nats", url, "--prefix", prefix],
     {
       stdio: ["ignore", "pipe", "pipe"],
     },
@@ -125,8 +173,9 @@ interface Run {
 
 async function main(): Promise<void> {
   const usage =
-    "usage: npx tsx bench/request-cost.ts [--concurrency 64] [--repeats 2] [--duration-ms 5000] [--warmup-ms 2000] [--profile-dir DIR] [--json]";
-  const { values, common } = parseBenchArgs(usage, { "profile-dir": { type: "string" } });
+    "usage: npx tsx bench/request-cost.ts [--concurrency 64] [--repeats 2] [--duration-ms 5000] [--warmup-ms 2000] [--workload locks|proxies|place] [--profile-dir DIR] [--json]";
+  const { values, common } = parseBenchArgs(usage, { "profile-dir": { type: "string" }, workload: { type: "string", default: "locks" } });
+  const workload = oneOf("workload", "workload", values.workload, WORKLOADS);
   const settings = {
     ...common,
     concurrency: values.concurrency === "1,64" ? [64] : common.concurrency,
@@ -144,10 +193,9 @@ async function main(): Promise<void> {
       for (const concurrency of settings.concurrency) {
         for (const system of alternate<System>(["ceiling", "leasehold"], repeat)) {
           const prefix = `${bench.prefix}r${repeat}c${concurrency}${system[0]}`;
-          const responder = await spawnResponder(system, bench.nats.url, prefix, profileDir);
+          const responder = await spawnResponder(system, workload, bench.nats.url, prefix, profileDir);
           try {
-            const chooser = nameChooser(`r${repeat}c${concurrency}`, "cold", concurrency);
-            const pair = system === "leasehold" ? leaseholdPair(load, prefix, chooser, TTL_MS) : ceilingPair(load, prefix, chooser, TTL_MS);
+            const pair = await workOf(workload, system, load, prefix, `r${repeat}c${concurrency}`, concurrency);
             const pid = responder.child.pid!;
             let t0 = 0;
             let cpu0 = 0;
@@ -181,7 +229,7 @@ async function main(): Promise<void> {
       }
     }
     if (values.json) {
-      printJson({ argv: process.argv.slice(2), settings, machine: bench.machine, runs });
+      printJson({ argv: process.argv.slice(2), settings, workload, machine: bench.machine, runs });
       return;
     }
     const rows = settings.concurrency.map((c) => {

@@ -13,6 +13,8 @@
  *                           [--chooser least-loaded|rendezvous]
  *                           [--systems leasehold,ceiling] [--json]
  */
+import { resolve } from "node:path";
+import { pathToFileURL } from "node:url";
 import type { NatsConnection } from "@nats-io/nats-core";
 import { resolveConfig } from "../src/config.ts";
 import {
@@ -33,12 +35,14 @@ import {
   succeeded,
   windowLine,
   withBench,
+  type CeilingOptions,
   type CommonSettings,
   type WindowFigures,
   type WorkFn,
 } from "./support.ts";
 
-type Path = "reuse" | "place";
+/** The reuse path (no append) or a new placement. */
+export type Path = "reuse" | "place";
 type System = "leasehold" | "ceiling";
 
 interface Settings extends CommonSettings {
@@ -58,6 +62,8 @@ interface Run extends WindowFigures {
   readonly failed: number;
   /** Events the leasehold runs appended per successful request (0 for the ceiling). */
   readonly eventsPerRequest: number;
+  /** Appends that failed their expected-sequence check, per request (0 for the ceiling). */
+  readonly conflictsPerRequest: number;
 }
 
 function parseSettings(): Settings {
@@ -119,7 +125,7 @@ function bodiesWith(candidates: readonly string[]): (fields: { route: string; fp
 }
 
 /** Reuse: every worker asks again for its own conversation (placed during warm-up). New placement: a new conversation every time. */
-function leaseholdRequest(nc: NatsConnection, prefix: string, path: Path, tag: string, candidates: readonly string[]): WorkFn {
+export function leaseholdRequest(nc: NatsConnection, prefix: string, path: Path, tag: string, candidates: readonly string[]): WorkFn {
   let n = 0;
   const bodyOf = bodiesWith(candidates);
   // A reuse sends its worker's one body again and again.
@@ -133,10 +139,39 @@ function leaseholdRequest(nc: NatsConnection, prefix: string, path: Path, tag: s
 }
 
 /** The ceiling: the same request body to a responder doing one JetStream publish per request. */
-function ceilingRequest(nc: NatsConnection, prefix: string, tag: string, candidates: readonly string[]): WorkFn {
+export function ceilingRequest(nc: NatsConnection, prefix: string, tag: string, candidates: readonly string[]): WorkFn {
   let n = 0;
   const bodyOf = bodiesWith(candidates);
   return acquireOnce(nc, `${prefix}.ceiling.v1.acquire`, (worker) => bodyOf({ route: `${tag}-w${worker}`, fp: `c${++n}`, model: "m" }));
+}
+
+/** Sets `count` healthy hosts `h0`, `h1`, ... on the service of `prefix`; returns their names. */
+export async function setHosts(nc: NatsConnection, prefix: string, count: number): Promise<string[]> {
+  const hosts = Array.from({ length: count }, (_, i) => `h${i}`);
+  for (const host of hosts) {
+    const reply = await nc.request(`${prefix}.v1.host.set`, json({ host, healthy: true }), { timeout: REQUEST_TIMEOUT_MS });
+    if (!succeeded(reply)) throw new Error(`host.set ${host} failed: ${reply.string()}`);
+  }
+  return hosts;
+}
+
+/** The ceiling responder for route acquires: one publish per request of a RouteLeasePlaced-sized envelope. */
+export function routeCeilingOptions(): CeilingOptions {
+  return {
+    dedupWindowMs: 120_000,
+    ops: ["acquire"],
+    keyField: "route",
+    // The size and shape of a RouteLeasePlaced envelope.
+    event: {
+      type: "RouteLeasePlaced",
+      v: 1,
+      at: new Date().toISOString(),
+      kind: "route",
+      id: "place-w63",
+      data: { fp: "c12345", model: "m", host: "h7", from: "", reason: "new", reused: false },
+    },
+    reply: () => ({ host: "h1", reused: false }),
+  };
 }
 
 async function main(): Promise<void> {
@@ -146,27 +181,9 @@ async function main(): Promise<void> {
     const { prefix } = bench;
     const config = resolveConfig({ prefix, nats: bench.nats.url, routeChooser: settings.chooser });
     const service = await bench.startService(config);
-    await bench.startCeiling({
-      dedupWindowMs: 120_000,
-      ops: ["acquire"],
-      keyField: "route",
-      // The size and shape of a RouteLeasePlaced envelope.
-      event: {
-        type: "RouteLeasePlaced",
-        v: 1,
-        at: new Date().toISOString(),
-        kind: "route",
-        id: "place-w63",
-        data: { fp: "c12345", model: "m", host: "h7", from: "", reason: "new", reused: false },
-      },
-      reply: () => ({ host: "h1", reused: false }),
-    });
+    await bench.startCeiling(routeCeilingOptions());
     const load = await bench.connect("bench-load");
-    const hosts = Array.from({ length: settings.hosts }, (_, i) => `h${i}`);
-    for (const host of hosts) {
-      const reply = await load.request(`${prefix}.v1.host.set`, json({ host, healthy: true }), { timeout: REQUEST_TIMEOUT_MS });
-      if (!succeeded(reply)) throw new Error(`host.set ${host} failed: ${reply.string()}`);
-    }
+    const hosts = await setHosts(load, prefix, settings.hosts);
     // Only route events are appended to the event stream while measuring (hosts were set above).
     const routeEvents = () => service.log.lastSeq();
 
@@ -180,10 +197,13 @@ async function main(): Promise<void> {
               system === "leasehold" ? leaseholdRequest(load, prefix, path, tag, hosts) : ceilingRequest(load, prefix, tag, hosts);
             const events = system === "leasehold" ? routeEvents : () => Promise.resolve(0);
             let events0 = 0;
+            let conflicts0 = 0;
             const w = await closedLoop(request, concurrency, settings, bench.nats, async () => {
               events0 = await events();
+              conflicts0 = bench.appendCounts().conflicts;
             });
             const events1 = await events();
+            const conflicts = system === "leasehold" ? bench.appendCounts().conflicts - conflicts0 : 0;
             const run: Run = {
               path,
               system,
@@ -198,10 +218,11 @@ async function main(): Promise<void> {
               loadAvg1m: w.loadAvg1m,
               // Includes the requests still in flight when measuring stopped, so it is approximate.
               eventsPerRequest: w.samples === 0 ? 0 : (events1 - events0) / w.samples,
+              conflictsPerRequest: conflicts / Math.max(1, w.samples + w.failedRequests),
             };
             runs.push(run);
             bench.progress(
-              `repeat ${repeat} ${path} in-flight ${concurrency} ${system}: ${round(run.requestsPerSec)} req/s, ${windowLine(run)}, failed ${run.failed}`,
+              `repeat ${repeat} ${path} in-flight ${concurrency} ${system}: ${round(run.requestsPerSec)} req/s, ${windowLine(run)}, conflicts ${conflicts}, failed ${run.failed}`,
             );
           }
         }
@@ -260,6 +281,7 @@ async function main(): Promise<void> {
             "p50 ms",
             "p99 ms",
             "events/request",
+            "conflicts/request",
             "node CPU %",
             "nats-server CPU %",
             "load 1m",
@@ -274,6 +296,7 @@ async function main(): Promise<void> {
             round(r.p50Ms, 2),
             round(r.p99Ms, 2),
             r.system === "ceiling" ? "1" : round(r.eventsPerRequest, 3),
+            r.system === "ceiling" ? "–" : round(r.conflictsPerRequest, 4),
             round(r.nodeCpuPct),
             round(r.natsCpuPct),
             r.loadAvg1m,
@@ -285,4 +308,5 @@ async function main(): Promise<void> {
   });
 }
 
-runBench(main);
+// bench/request-cost.ts imports this file's workload; the bench itself runs only when this file is the one started.
+if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(resolve(process.argv[1])).href) runBench(main);

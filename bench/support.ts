@@ -21,7 +21,7 @@ import { pino } from "pino";
 import { natsServerBinary } from "../src/cluster/nats-server-binary.ts";
 import type { ServiceConfig } from "../src/config.ts";
 import { JetStreamEventLog } from "../src/events/jetstream-event-log.ts";
-import type { RunningService } from "../src/service/start-service.ts";
+import type { RunningService, ServiceObserver } from "../src/service/start-service.ts";
 import { startLocalCluster } from "../src/cluster/local-cluster.ts";
 
 /** A nats-server child process owned by a benchmark. */
@@ -394,6 +394,28 @@ export interface BenchContext {
   startService(config: ServiceConfig, users?: ServiceUsers): Promise<RunningService>;
   /** Starts the ceiling responder on a connection of its own (two, as `users` when given, like the service); stopped at the end. */
   startCeiling(options: CeilingOptions, users?: ServiceUsers): Promise<void>;
+  /** The appends the service's runtime has finished so far, and how many of them failed their expected-sequence check. */
+  appendCounts(): AppendCounts;
+}
+
+/** Appends finished and, of them, expected-sequence conflicts (the turn then catches up and decides again). */
+export interface AppendCounts {
+  readonly appends: number;
+  readonly conflicts: number;
+}
+
+/** A service observer that only counts appends and conflicts (the metrics registry's cost stays out of the bench). */
+export function appendCounter(): { observer: ServiceObserver; counts: () => AppendCounts } {
+  let appends = 0;
+  let conflicts = 0;
+  return {
+    observer: {
+      commandFinished: () => undefined,
+      appendFinished: () => appends++,
+      appendConflict: () => conflicts++,
+    },
+    counts: () => ({ appends, conflicts }),
+  };
 }
 
 /** A user of a server with authorization, and the reply prefix its permissions expect. */
@@ -437,6 +459,7 @@ export async function withBench(
   try {
     const machine = machineInfo(nats.version);
     const progress = (line: string) => process.stderr.write(`${line}\n`);
+    const counter = appendCounter();
     progress(`nats-server ${nats.version} at ${nats.url} (pid ${nats.pid})`);
     const connectAs = async (name: string, user?: BenchUser) => {
       const nc = await connect({ servers: nats.url.split(","), name, ...connectionOptions, ...user });
@@ -453,7 +476,13 @@ export async function withBench(
         const { startService } = await serviceModule(progress);
         const nc = await connectAs("leasehold-service", users?.answering);
         const appendNc = users === undefined ? undefined : await connectAs("leasehold-append", users.appending);
-        service = await startService({ nc, ...(appendNc === undefined ? {} : { appendNc }), config, logger: pino({ level: "silent" }) });
+        service = await startService({
+          nc,
+          ...(appendNc === undefined ? {} : { appendNc }),
+          config,
+          logger: pino({ level: "silent" }),
+          observer: counter.observer,
+        });
         return service;
       },
       async startCeiling(options, users) {
@@ -461,6 +490,7 @@ export async function withBench(
         const appendNc = users === undefined ? nc : await connectAs("bench-ceiling-append", users.appending);
         ceiling = await startCeiling(nc, prefix, options, appendNc);
       },
+      appendCounts: counter.counts,
     });
   } finally {
     process.off("SIGINT", onSignal);
