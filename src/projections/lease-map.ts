@@ -25,6 +25,17 @@ function bucketOf(key: string): number {
   return (h >>> 0) & (BUCKETS - 1);
 }
 
+/**
+ * A copy of `map`. Through `forEach`, not `new Map(map)`: the constructor
+ * walks the map's iterator, which makes an entry array per entry (6 of the
+ * 10 KB a new placement allocated with 64 buckets copied per event).
+ */
+function copyOf<K, V>(map: ReadonlyMap<K, V> | undefined): Map<K, V> {
+  const copy = new Map<K, V>();
+  map?.forEach((value, key) => copy.set(key, value));
+  return copy;
+}
+
 /** An immutable map from lease key to lease; `with` and `without` return updated copies. */
 export class LeaseMap<V> implements Iterable<[string, V]> {
   private constructor(
@@ -71,9 +82,9 @@ export class LeaseMap<V> implements Iterable<[string, V]> {
   with(key: string, value: V): LeaseMap<V> {
     const b = bucketOf(key);
     const old = this.buckets.get(b);
-    const bucket = new Map(old);
+    const bucket = copyOf(old);
     bucket.set(key, value);
-    const buckets = new Map(this.buckets);
+    const buckets = copyOf(this.buckets);
     buckets.set(b, bucket);
     return new LeaseMap(buckets, old?.has(key) === true ? this.size : this.size + 1);
   }
@@ -86,9 +97,9 @@ export class LeaseMap<V> implements Iterable<[string, V]> {
       const b = bucketOf(key);
       const current = (buckets ?? this.buckets).get(b);
       if (current?.has(key) !== true) continue;
-      buckets ??= new Map(this.buckets);
+      buckets ??= copyOf(this.buckets);
       // A bucket is copied once per call, whatever number of its keys go.
-      const bucket = current === this.buckets.get(b) ? new Map(current) : (current as Map<string, V>);
+      const bucket = current === this.buckets.get(b) ? copyOf(current) : (current as Map<string, V>);
       bucket.delete(key);
       if (bucket.size === 0) buckets.delete(b);
       else buckets.set(b, bucket);
