@@ -103,7 +103,8 @@ export class RoutePlacement {
    * again with the admission (or with the host known to be full).
    */
   private async decide(request: AcquireRouteLease, arrival: Arrival & { deadline: number }, admitted: () => void): Promise<TurnResult> {
-    const full = new Set<string>();
+    // Made only when an admission finds a capped host full (rare): a new placement allocates no Set for it.
+    let full: Set<string> | undefined;
     let admission: GrantedAdmission | undefined;
     let refreshed = false;
     for (let round = 0; ; round++) {
@@ -124,10 +125,11 @@ export class RoutePlacement {
         loads: this.routes.activeByHost(),
         order: this.routes.loadOrder,
         // The loads known now, as data the decision reads (the same immutable map until one changes).
-        ...(this.hostLoads === undefined ? {} : { hostLoads: this.hostLoads.known() }),
+        hostLoads: this.hostLoads?.known(),
         recordReuse: arrival.requestId !== undefined,
-        ...(full.size === 0 ? {} : { full: new Set(full) }),
-        ...(admission === undefined ? {} : { admission }),
+        // Fields absent as undefined, not spread in: one object of one shape per command.
+        full: full === undefined ? undefined : new Set(full),
+        admission,
       };
       const turn = this.runtime.execute("route", request.route, command, arrival);
       if (round === 0) admitted();
@@ -149,7 +151,7 @@ export class RoutePlacement {
         arrival,
       );
       if (outcome.kind === "failed") return outcome.result;
-      if (outcome.kind === "full") full.add(need.admit);
+      if (outcome.kind === "full") (full ??= new Set()).add(need.admit);
       if (outcome.kind === "admitted") admission = { host: need.admit, seq: outcome.seq, routeSeq: need.routeSeq };
     }
   }
