@@ -236,11 +236,10 @@ export class ProxySelectionIndex {
     }
     const eligible: string[] = [];
     if (limit > 0) {
-      for (const key of view.open) {
-        if (skip?.has(key.name) === true) continue;
-        eligible.push(key.name);
-        if (eligible.length >= limit) break;
-      }
+      view.open.visitUntil((key) => {
+        if (skip?.has(key.name) !== true) eligible.push(key.name);
+        return eligible.length >= limit;
+      });
     }
     return { stats, eligible };
   }

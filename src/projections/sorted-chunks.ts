@@ -64,6 +64,14 @@ export class SortedChunks<T> {
     for (const chunk of this.chunks) yield* chunk;
   }
 
+  /**
+   * Calls `visit` on the elements, smallest first, until it returns true.
+   * For a hot path that reads the first few: no generator object per call.
+   */
+  visitUntil(visit: (item: T) => boolean): void {
+    for (const chunk of this.chunks) for (const item of chunk) if (visit(item)) return;
+  }
+
   /** The chunk an element belongs in: the first whose last element is not smaller (else the last chunk). */
   private chunkFor(item: T): number {
     let lo = 0;
