@@ -7,11 +7,13 @@
  *
  *   npx tsx bench/proxies.ts [--duration-ms 5000] [--warmup-ms 1000]
  *                            [--concurrency 1,64] [--repeats 3] [--proxies 100]
- *                            [--systems ceiling,leasehold] [--json]
+ *                            [--systems ceiling,leasehold] [--instances 1] [--json]
  *
  * Each leasehold pair is `proxy.acquire {ttlMs}` (no candidates: the selector
  * ranks all proxies) then `proxy.release {leaseId}`. Capacity is ample, so
- * every acquisition should succeed; failures are counted and printed.
+ * every acquisition should succeed; failures are counted and printed, and
+ * so are appends that failed their expected-sequence check (conflicts, which
+ * `--instances 2` makes possible: two instances picking the same proxy).
  */
 import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";
@@ -51,6 +53,8 @@ interface Settings extends CommonSettings {
   readonly systems: readonly System[];
   readonly ttlMs: number;
   readonly json: boolean;
+  /** Service instances sharing the load (their endpoints are one queue group); 2 or more show conflicts across instances. */
+  readonly instances: number;
 }
 
 interface Run extends WindowFigures {
@@ -65,11 +69,12 @@ interface Run extends WindowFigures {
 
 function parseSettings(): Settings {
   const { values, common } = parseBenchArgs(
-    "usage: npx tsx bench/proxies.ts [--duration-ms N] [--warmup-ms N] [--concurrency 1,64] [--repeats N] [--proxies N] [--systems ceiling,leasehold] [--ttl-ms N] [--json]",
+    "usage: npx tsx bench/proxies.ts [--duration-ms N] [--warmup-ms N] [--concurrency 1,64] [--repeats N] [--proxies N] [--systems ceiling,leasehold] [--ttl-ms N] [--instances N] [--json]",
     {
       proxies: { type: "string", default: "100" },
       systems: { type: "string", default: "ceiling,leasehold" },
       "ttl-ms": { type: "string", default: "10000" },
+      instances: { type: "string", default: "1" },
     },
   );
   return {
@@ -78,6 +83,7 @@ function parseSettings(): Settings {
     systems: listOf<System>("systems", "system", values.systems, ["ceiling", "leasehold"]),
     ttlMs: positiveInt("ttl-ms", values["ttl-ms"]),
     json: values.json,
+    instances: positiveInt("instances", values.instances),
   };
 }
 
@@ -267,7 +273,7 @@ async function main(): Promise<void> {
     const config = resolveConfig({ prefix, nats: bench.nats.url });
     const load = await bench.connect("bench-load");
     if (settings.systems.includes("leasehold")) {
-      await bench.startService(config);
+      for (let i = 0; i < settings.instances; i++) await bench.startService(config);
       await registerProxies(load, prefix, settings.proxies, Math.max(...settings.concurrency));
     }
     if (settings.systems.includes("ceiling")) await bench.startCeiling(proxyCeilingOptions(config.dedupWindowMs));

@@ -11,7 +11,7 @@
  *                           [--concurrency 1,64] [--repeats 3]
  *                           [--paths reuse,place] [--hosts 8]
  *                           [--chooser least-loaded|rendezvous]
- *                           [--systems leasehold,ceiling] [--json]
+ *                           [--systems leasehold,ceiling] [--instances N] [--json]
  */
 import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";
@@ -51,6 +51,8 @@ interface Settings extends CommonSettings {
   readonly chooser: "least-loaded" | "rendezvous";
   readonly systems: readonly System[];
   readonly json: boolean;
+  /** Service instances sharing the load (their endpoints are one queue group); 2 or more show conflicts across instances. */
+  readonly instances: number;
 }
 
 interface Run extends WindowFigures {
@@ -68,12 +70,13 @@ interface Run extends WindowFigures {
 
 function parseSettings(): Settings {
   const { values, common } = parseBenchArgs(
-    "usage: npx tsx bench/routes.ts [--duration-ms N] [--warmup-ms N] [--concurrency 1,64] [--repeats N] [--paths reuse,place] [--hosts N] [--chooser least-loaded|rendezvous] [--systems leasehold,ceiling] [--json]",
+    "usage: npx tsx bench/routes.ts [--duration-ms N] [--warmup-ms N] [--concurrency 1,64] [--repeats N] [--paths reuse,place] [--hosts N] [--chooser least-loaded|rendezvous] [--systems leasehold,ceiling] [--instances N] [--json]",
     {
       paths: { type: "string", default: "reuse,place" },
       hosts: { type: "string", default: "8" },
       chooser: { type: "string", default: "least-loaded" },
       systems: { type: "string", default: "leasehold,ceiling" },
+      instances: { type: "string", default: "1" },
     },
   );
   return {
@@ -83,6 +86,7 @@ function parseSettings(): Settings {
     chooser: oneOf("chooser", "chooser", values.chooser, ["least-loaded", "rendezvous"] as const),
     systems: listOf<System>("systems", "system", values.systems, ["leasehold", "ceiling"]),
     json: values.json,
+    instances: positiveInt("instances", values.instances),
   };
 }
 
@@ -181,6 +185,7 @@ async function main(): Promise<void> {
     const { prefix } = bench;
     const config = resolveConfig({ prefix, nats: bench.nats.url, routeChooser: settings.chooser });
     const service = await bench.startService(config);
+    for (let i = 1; i < settings.instances; i++) await bench.startService(config);
     await bench.startCeiling(routeCeilingOptions());
     const load = await bench.connect("bench-load");
     const hosts = await setHosts(load, prefix, settings.hosts);

@@ -390,7 +390,10 @@ export interface BenchContext {
   progress(line: string): void;
   /** A new connection to the bench's server (as `user` when given), drained at the end. */
   connect(name: string, user?: BenchUser): Promise<NatsConnection>;
-  /** Starts the in-process service (silent logger) on a connection of its own (two, as `users` when given); stopped at the end. */
+  /**
+   * Starts an in-process service instance (silent logger) on a connection of its own (two, as `users` when given);
+   * stopped at the end. Called again, it starts another instance of the same service (requests spread over them).
+   */
   startService(config: ServiceConfig, users?: ServiceUsers): Promise<RunningService>;
   /** Starts the ceiling responder on a connection of its own (two, as `users` when given, like the service); stopped at the end. */
   startCeiling(options: CeilingOptions, users?: ServiceUsers): Promise<void>;
@@ -446,11 +449,11 @@ export async function withBench(
   const prefix = `bench${randomUUID().replaceAll("-", "").slice(0, 8)}`;
   const nats = server !== undefined ? await server(prefix) : nodes === 1 ? await startBenchNats() : await startBenchCluster(nodes);
   const connections: NatsConnection[] = [];
-  let service: RunningService | undefined;
+  const services: RunningService[] = [];
   let ceiling: Stoppable | undefined;
   const stopAll = async () => {
     await ceiling?.stop().catch(() => undefined);
-    await service?.stop().catch(() => undefined);
+    await Promise.all(services.map((service) => service.stop().catch(() => undefined)));
     await Promise.all(connections.map((c) => c.drain().catch(() => undefined)));
     await nats.stop();
   };
@@ -476,13 +479,14 @@ export async function withBench(
         const { startService } = await serviceModule(progress);
         const nc = await connectAs("leasehold-service", users?.answering);
         const appendNc = users === undefined ? undefined : await connectAs("leasehold-append", users.appending);
-        service = await startService({
+        const service = await startService({
           nc,
           ...(appendNc === undefined ? {} : { appendNc }),
           config,
           logger: pino({ level: "silent" }),
           observer: counter.observer,
         });
+        services.push(service);
         return service;
       },
       async startCeiling(options, users) {
