@@ -6,7 +6,6 @@
  */
 import type { Msg, NatsConnection } from "@nats-io/nats-core";
 import type { Logger } from "pino";
-import { randomBytes } from "node:crypto";
 import { ActorRuntime, systemClock, type Clock } from "../actors/index.ts";
 import { lockModule } from "./lock-module.ts";
 import { routeModule } from "./route-module.ts";
@@ -23,6 +22,7 @@ import { ACTOR_KINDS, SERVICE_NAME, Subjects, type ActorKind } from "../contract
 import { ObjectProjectionSnapshotStore } from "../projections/index.ts";
 import { HostLoads } from "../projections/host-loads.ts";
 import { followHostLoads } from "./host-load-feed.ts";
+import { secureIds } from "./secure-ids.ts";
 import type { ServiceConfig } from "../config.ts";
 import { VERSION } from "../version.ts";
 
@@ -93,9 +93,6 @@ function inboxPrefixOf(nc: NatsConnection): string | undefined {
   return (nc as { options?: { inboxPrefix?: string } }).options?.inboxPrefix;
 }
 
-/** 128 bits from the CSPRNG: lease ids must be unguessable. */
-const secureId = (): string => randomBytes(16).toString("base64url");
-
 /** The kinds every instance serves. */
 const KIND_MODULES: readonly ((ctx: KindContext) => KindModule)[] = [lockModule, proxyModule, routeModule];
 
@@ -140,7 +137,7 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
   const hostLoads = new HostLoads(config.loadStaleMs, clock, { maxUnknown: config.maxUnknownLoads });
   const loadFeed = followHostLoads(nc, subjects, hostLoads, logger);
   await withDeadline(nc.flush(), OP_TIMEOUT_MS, "subscribe to host loads");
-  const ctx: KindContext = { runtime, log, subjects, config, clock, logger, newId: options.newId ?? secureId, hostLoads };
+  const ctx: KindContext = { runtime, log, subjects, config, clock, logger, newId: options.newId ?? secureIds(), hostLoads };
   const modules = KIND_MODULES.map((make) => make(ctx));
   const startedAt = performance.now();
   await Promise.all(modules.map(async (module) => module.start?.()));
