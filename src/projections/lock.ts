@@ -64,8 +64,9 @@ export interface LockState {
  * a queue again here.
  */
 export function reviveLockState(state: LockState): LockState {
-  if (state.waiters instanceof WaiterQueue) return state;
-  return { ...state, waiters: WaiterQueue.from(state.waiters as unknown as readonly LockWaiter[]) };
+  // A snapshot's queue is an array: iterable as a queue is, and read as one here.
+  const waiters: unknown = state.waiters;
+  return waiters instanceof WaiterQueue ? state : { ...state, waiters: WaiterQueue.from(waiters as readonly LockWaiter[]) };
 }
 
 /** A lock's state as a snapshot keeps it: its queue as a plain array ({@link reviveLockState} reads it back). */

@@ -9,7 +9,7 @@
  * append-only, so a window of it (one state's queue) reads the same however
  * many waiters a later state appended.
  */
-import { MinHeap } from "../app/min-heap.ts";
+import { MinHeap } from "./min-heap.ts";
 
 /** What the indexes read of a waiter. */
 export interface IndexedWaiter {
