@@ -197,10 +197,16 @@ export class WaiterQueue implements Iterable<LockWaiter> {
     return undefined;
   }
 
-  /** The queue with `w` joined last: in place when this queue is its buffer's latest, else on a copy. */
+  /**
+   * The queue with `w` joined last: in place when this queue is its
+   * buffer's latest; shared when a later queue of the buffer joined the same
+   * waiter next (one event folded twice from one state: the runtime's turn
+   * and the projection's follower); else on a copy.
+   */
   push(w: LockWaiter): WaiterQueue {
     const buffer = this.#buffer;
     queueWork.steps++;
+    if (this !== WaiterQueue.EMPTY && sameWaiter(buffer.items[this.#end], w)) return new WaiterQueue(buffer, this.#start, this.#end + 1);
     const atTip = this !== WaiterQueue.EMPTY && this.#end === buffer.items.length;
     // A dead prefix longer than the window is dropped now, by a copy the waiters that left have paid for.
     if (!atTip || this.#start > Math.max(this.length, INDEXED_FROM)) return WaiterQueue.from([...this, w]);
@@ -222,4 +228,18 @@ export class WaiterQueue implements Iterable<LockWaiter> {
     kept.splice(i, 1);
     return WaiterQueue.from(kept);
   }
+}
+
+/** Are `a` and `b` the same place, joined alike (the same event folded twice)? */
+function sameWaiter(a: LockWaiter | undefined, b: LockWaiter): boolean {
+  return (
+    a !== undefined &&
+    a.seq === b.seq &&
+    a.owner === b.owner &&
+    a.requestId === b.requestId &&
+    a.untilMs === b.untilMs &&
+    a.claimWindowMs === b.claimWindowMs &&
+    a.joinedAtMs === b.joinedAtMs &&
+    a.session === b.session
+  );
 }
