@@ -1,6 +1,6 @@
 /**
- * A lock's wait queue as a persistent structure (docs/locks.md, "What a
- * queue costs"): a window [start, end) of a buffer that only grows, shared by
+ * A lock's wait queue as a persistent structure (docs/locks.md, "Waiting
+ * for a lock", what a queue costs): a window [start, end) of a buffer that only grows, shared by
  * the states of one lock's history. A join appends in place when the queue
  * is the buffer's latest (the fold's case), so an older state still reads
  * its own window; a join on an older state copies. The head's leaving moves
