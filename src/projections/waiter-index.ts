@@ -42,8 +42,8 @@ export class WaiterIndex {
   /** 1 at a place whose end the sweep passed; a Fenwick tree of the same below. */
   private passedAt = new Uint8Array(this.cap);
   private fenwick = new Int32Array(this.cap + 1);
-  /** Places by the requestId that joined them, in order. */
-  private readonly byRequest = new Map<string, number[]>();
+  /** Places by the requestId that joined them, in order: one place as a number (the usual case), more as an array. */
+  private readonly byRequest = new Map<string, number | number[]>();
   private size = 0;
 
   constructor(private readonly items: readonly IndexedWaiter[]) {
@@ -66,7 +66,8 @@ export class WaiterIndex {
     queueWork.steps += depth(this.pending.size);
     if (w.requestId !== null) {
       const places = this.byRequest.get(w.requestId);
-      if (places === undefined) this.byRequest.set(w.requestId, [i]);
+      if (places === undefined) this.byRequest.set(w.requestId, i);
+      else if (typeof places === "number") this.byRequest.set(w.requestId, [places, i]);
       else places.push(i);
     }
   }
@@ -98,7 +99,8 @@ export class WaiterIndex {
   /** Places in order that `requestId` joined. */
   joinedBy(requestId: string): readonly number[] {
     queueWork.steps++;
-    return this.byRequest.get(requestId) ?? [];
+    const places = this.byRequest.get(requestId);
+    return places === undefined ? [] : typeof places === "number" ? [places] : places;
   }
 
   /** Moves the sweep to `now`: places whose end is at or before it are marked passed, the others not. */
