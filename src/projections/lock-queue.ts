@@ -24,7 +24,7 @@ export interface QueueSubject {
   readonly freedAtMs: number;
   /** Waiters in the order they joined, those that may still matter. */
   readonly waiters: WaiterQueue;
-  /** When `waiters[0]` became head. */
+  /** When `waiters.head` became head. */
   readonly headSinceMs: number;
 }
 

@@ -54,7 +54,7 @@ export interface LockState {
   readonly freedAtMs: number;
   /** The wait queue as of the last event (src/projections/lock-queue.ts reads it at any instant): persistent, shared with the lock's earlier states. */
   readonly waiters: WaiterQueue;
-  /** When `waiters[0]` became head. */
+  /** When `waiters.head` became head. */
   readonly headSinceMs: number;
 }
 
