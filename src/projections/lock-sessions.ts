@@ -74,5 +74,6 @@ function withSessionEnds(state: LockState, endOf: (id: string, fallback: number)
     const { session: _ended, ...rest } = bounded;
     return rest;
   });
-  return changed ? { ...state, lease, waiters: WaiterQueue.from(waiters) } : state;
+  // A reading for one decision is let go after it: its queue keeps no indexes.
+  return changed ? { ...state, lease, waiters: WaiterQueue.from(waiters, live) } : state;
 }

@@ -11,7 +11,9 @@
  * history the audit flags pays it. Past {@link INDEXED_FROM} waiters the
  * buffer keeps indexes (src/projections/waiter-index.ts), so that finding the
  * next waiter still waiting, counting those still waiting and finding a
- * requestId's place take O(log n), not a walk of the queue.
+ * requestId's place take O(log n), not a walk of the queue; a queue made for
+ * one reading (a decision's view of its session waiters) keeps none, as
+ * building them would cost more than the walks it saves.
  */
 import { queueWork, WaiterIndex } from "./waiter-index.ts";
 
@@ -38,6 +40,8 @@ export const INDEXED_FROM = 32;
 /** The buffer a lock's queues share. */
 class Buffer {
   readonly items: LockWaiter[] = [];
+  /** Does a long window read through indexes (else by walking: a buffer for one reading)? */
+  constructor(readonly indexable = true) {}
   /** Session waiters in items[0..i): `sessions[i]`. */
   readonly sessions: number[] = [0];
   /** Every place's seq is above the one before (stream order): places are found by halving. */
@@ -77,12 +81,21 @@ export class WaiterQueue implements Iterable<LockWaiter> {
     this.#end = end;
   }
 
-  /** A queue of `waiters` in their order ({@link WaiterQueue.EMPTY} when there are none). */
-  static from(waiters: Iterable<LockWaiter>): WaiterQueue {
-    const buffer = new Buffer();
+  /**
+   * A queue of `waiters` in their order ({@link WaiterQueue.EMPTY} when there
+   * are none); `forOneReading` makes one that keeps no indexes (read by
+   * walking), for a state read once and let go.
+   */
+  static from(waiters: Iterable<LockWaiter>, forOneReading = false): WaiterQueue {
+    const buffer = new Buffer(!forOneReading);
     for (const w of waiters) buffer.append(w);
     queueWork.steps += buffer.items.length;
     return buffer.items.length === 0 ? WaiterQueue.EMPTY : new WaiterQueue(buffer, 0, buffer.items.length);
+  }
+
+  /** Is this queue read by walking it (short, or made for one reading)? */
+  get #walks(): boolean {
+    return this.length < INDEXED_FROM || !this.#buffer.indexable;
   }
 
   /** Waiters in the queue. */
@@ -155,7 +168,7 @@ export class WaiterQueue implements Iterable<LockWaiter> {
   firstAfter(from: number, t: number): number {
     const items = this.#buffer.items;
     const begin = this.#start + Math.max(0, from);
-    if (this.length < INDEXED_FROM) {
+    if (this.#walks) {
       for (let i = begin; i < this.#end; i++) {
         queueWork.steps++;
         if (items[i]!.untilMs > t || items[i]!.joinedAtMs > t) return i - this.#start;
@@ -168,7 +181,7 @@ export class WaiterQueue implements Iterable<LockWaiter> {
   /** Waiters whose `until` is after `now` (still waiting, wherever they stand), counted in O(log n). */
   waitingAt(now: number): number {
     const items = this.#buffer.items;
-    if (this.length < INDEXED_FROM) {
+    if (this.#walks) {
       let n = 0;
       for (let i = this.#start; i < this.#end; i++) {
         queueWork.steps++;
@@ -183,7 +196,7 @@ export class WaiterQueue implements Iterable<LockWaiter> {
   joinedBy(requestId: string, owner: string, now: number): LockWaiter | undefined {
     const items = this.#buffer.items;
     const matches = (w: LockWaiter) => w.requestId === requestId && w.owner === owner && w.untilMs > now;
-    if (this.length < INDEXED_FROM) {
+    if (this.#walks) {
       for (let i = this.#start; i < this.#end; i++) {
         queueWork.steps++;
         if (matches(items[i]!)) return items[i];
@@ -207,7 +220,7 @@ export class WaiterQueue implements Iterable<LockWaiter> {
     const buffer = this.#buffer;
     queueWork.steps++;
     if (this !== WaiterQueue.EMPTY && sameWaiter(buffer.items[this.#end], w)) return new WaiterQueue(buffer, this.#start, this.#end + 1);
-    const atTip = this !== WaiterQueue.EMPTY && this.#end === buffer.items.length;
+    const atTip = this !== WaiterQueue.EMPTY && this.#end === buffer.items.length && buffer.indexable;
     // A dead prefix longer than the window is dropped now, by a copy the waiters that left have paid for.
     if (!atTip || this.#start > Math.max(this.length, INDEXED_FROM)) return WaiterQueue.from([...this, w]);
     buffer.append(w);

@@ -6,13 +6,16 @@
  * --max-waiters, with a requestId, and its fold), a renewal, a handover to
  * the head (release, the head's claim, the grant's fold) and a `lock.get`
  * take at most the log n growth of the steps they take with 100: a walk of
- * the queue would take 100 times as many.
+ * the queue would take 100 times as many. What still grows: a decision on a
+ * lock whose waiters wait under sessions reads each of them against its
+ * session, a few walks and no index built for that one reading.
  */
 import { describe, expect, it } from "vitest";
 import { decodeEvent, encodeEvent, type EventEnvelope, type HistoryEntry } from "../../src/events/index.ts";
 import type { LockCommand, LockSettings } from "../../src/logic/lock/commands.ts";
 import { lockLogic } from "../../src/logic/lock/logic.ts";
 import { leaseEtag, type LockState } from "../../src/projections/lock.ts";
+import type { SessionState } from "../../src/projections/session.ts";
 import { queueWork } from "../../src/projections/waiter-index.ts";
 import { T0 } from "../support/lock-given.ts";
 
@@ -100,4 +103,22 @@ describe("a lock's fold and decisions with a long queue", () => {
     // A handful of index steps each, not the queue (a walk reads 10,000 waiters).
     for (const [event, steps] of Object.entries(large)) expect(steps, event).toBeLessThan(200);
   }, 60_000);
+
+  it("walk the queue a few times per decision when its waiters wait under sessions, building no index for that one reading", () => {
+    // The cost that still grows (docs/locks.md, "What a queue costs"): each decision reads every session waiter's session.
+    const lock = new Lock();
+    lock.run({ op: "acquire", owner: "holder", ttlMs: 60_000 });
+    const n = 2000;
+    const sessions = new Map<string, SessionState>();
+    for (let i = 0; i < n; i++) {
+      const id = `s${i}`;
+      sessions.set(id, { id, opened: true, owner: `w${i}`, ttlMs: 30_000, expiresAtMs: T0 + 300_000, expiresAt: "", closedAtMs: null });
+      lock.now++;
+      lock.run({ op: "acquire", owner: `w${i}`, waitMs: 600_000, session: id, sessions });
+    }
+    expect(lock.state.waiters.sessionWaiters).toBe(n);
+    const steps = stepsOf(() => expect(lock.run({ op: "get", sessions })).toMatchObject({ reply: { waiters: n } }));
+    expect(steps).toBeGreaterThanOrEqual(n);
+    expect(steps).toBeLessThanOrEqual(4 * n);
+  });
 });

@@ -144,6 +144,8 @@ describe("the lock's persistent wait queue", () => {
               const probe = probes[i % probes.length]!;
               expectReadsAsArray(version, models[i]!, T0 + probe.t, probe);
             }
+            // A queue made for one reading (no indexes, read by walking) reads the same.
+            expectReadsAsArray(WaiterQueue.from(model, true), model, T0 + probes[0]!.t, probes[0]!);
           }
           if (models.some((m) => m.length >= INDEXED_FROM)) indexed++;
         },
