@@ -40,13 +40,14 @@ export const INDEXED_FROM = 32;
 /** The buffer a lock's queues share. */
 class Buffer {
   readonly items: LockWaiter[] = [];
-  /** Does a long window read through indexes (else by walking: a buffer for one reading)? */
-  constructor(readonly indexable = true) {}
   /** Session waiters in items[0..i): `sessions[i]`. */
   readonly sessions: number[] = [0];
   /** Every place's seq is above the one before (stream order): places are found by halving. */
   ordered = true;
   private index: WaiterIndex | undefined;
+
+  /** `indexable`: a long window reads through indexes (else by walking: a buffer for one reading). */
+  constructor(readonly indexable = true) {}
 
   append(w: LockWaiter): void {
     const last = this.items.at(-1);
@@ -115,7 +116,10 @@ export class WaiterQueue implements Iterable<LockWaiter> {
 
   *[Symbol.iterator](): Iterator<LockWaiter> {
     const items = this.#buffer.items;
-    for (let i = this.#start; i < this.#end; i++) yield items[i]!;
+    for (let i = this.#start; i < this.#end; i++) {
+      queueWork.steps++;
+      yield items[i]!;
+    }
   }
 
   /** The waiters as an array (a copy: for tools, tests and snapshots, not for a request's path). */
