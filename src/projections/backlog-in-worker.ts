@@ -88,7 +88,7 @@ async function pipeBacklog(read: BacklogRead): Promise<FoldedBacklog> {
         { fromSeq: 1, toSeq: job.toSeq, filter },
         (m) => {
           messages++;
-          return visit(m, needsMsgId(m) ? m.msgId : undefined);
+          return visit(m, needsMsgId(m));
         },
         stallMs,
       ),
