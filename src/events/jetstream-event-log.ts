@@ -25,7 +25,7 @@ import { LogUnavailableError, WrongLastSequenceError } from "./event-log.ts";
 import { AppendPipe, AppendRefusedError } from "./append-pipe.ts";
 import { followStream } from "./jetstream-follower.ts";
 import { scanStream } from "./jetstream-scan.ts";
-import { plainMsgIdValue, rawHeaderBlock } from "./msg-id-header.ts";
+import { plainMsgIdOf } from "./msg-id-header.ts";
 import { withDeadline } from "./deadline.ts";
 import { storedMillis } from "./stored-time.ts";
 import { INSUFFICIENT_RESOURCES, StoreSpaceWatch } from "./store-space.ts";
@@ -278,8 +278,7 @@ class StoredJsMsg implements StoredMessage {
   }
 
   msgIdBytes(): Uint8Array | undefined {
-    const block = rawHeaderBlock(this.m);
-    return block === undefined ? undefined : plainMsgIdValue(block);
+    return plainMsgIdOf(this.m);
   }
 }
 

@@ -31,45 +31,52 @@ const TILDE = 0x7e;
  * otherwise.
  */
 export function plainMsgIdValue(block: Uint8Array): Uint8Array | undefined {
-  const n = block.length;
-  if (n < HEAD.length + 5) return undefined;
-  for (let i = 0; i < HEAD.length; i++) if (block[i] !== HEAD[i]) return undefined;
+  const end = plainValueEnd(block, block.length);
+  return end < 0 ? undefined : block.subarray(HEAD.length, end);
+}
+
+/**
+ * {@link plainMsgIdValue} of `m`'s raw header block, read in place (one view
+ * made, of the value alone); undefined when the block is not plain, or the
+ * client's message does not look as this file expects (another client
+ * version): the caller then asks `m.headers`.
+ */
+export function plainMsgIdOf(m: JsMsg): Uint8Array | undefined {
+  const raw = (m as unknown as { readonly msg?: RawClientMsg }).msg;
+  const data = raw?._rdata;
+  const hdr = raw?._msg?.hdr;
+  if (!(data instanceof Uint8Array) || typeof hdr !== "number" || hdr <= 0 || hdr > data.length) return undefined;
+  const end = plainValueEnd(data, hdr);
+  // A plain view, not the client's Buffer's subarray (which builds a Buffer through its species).
+  return end < 0 ? undefined : new Uint8Array(data.buffer, data.byteOffset + HEAD.length, end - HEAD.length);
+}
+
+/** Where the plain `Nats-Msg-Id` value of the block `data[0 .. n]` ends (it starts at HEAD's length); -1 when the block is not plain. */
+function plainValueEnd(data: Uint8Array, n: number): number {
+  if (n < HEAD.length + 5) return -1;
+  for (let i = 0; i < HEAD.length; i++) if (data[i] !== HEAD[i]) return -1;
   let i = HEAD.length;
-  for (; i < n && block[i] !== CR; i++) {
-    const b = block[i]!;
-    if (b <= SPACE || b > TILDE) return undefined; // a space, a control or a non-ASCII byte: the client decides
+  for (; i < n && data[i] !== CR; i++) {
+    const b = data[i]!;
+    if (b <= SPACE || b > TILDE) return -1; // a space, a control or a non-ASCII byte: the client decides
   }
   const valueEnd = i;
-  if (valueEnd === HEAD.length || block[i + 1] !== LF) return undefined;
+  if (valueEnd === HEAD.length || i + 1 >= n || data[i + 1] !== LF) return -1;
   i += 2;
   // Further headers, `<name>:<value>\r\n` each (a name the client accepts, a value without CR or LF), then the block's end.
-  while (i < n && block[i] !== CR) {
+  while (i < n && data[i] !== CR) {
     const nameStart = i;
-    for (; i < n && block[i] !== COLON; i++) if (block[i]! <= SPACE || block[i]! > TILDE) return undefined;
-    if (i === nameStart || i === n) return undefined;
-    for (i++; i < n && block[i] !== CR; i++) if (block[i]! < SPACE || block[i]! > TILDE) return undefined;
-    if (block[i + 1] !== LF) return undefined;
+    for (; i < n && data[i] !== COLON; i++) if (data[i]! <= SPACE || data[i]! > TILDE) return -1;
+    if (i === nameStart || i === n) return -1;
+    for (i++; i < n && data[i] !== CR; i++) if (data[i]! < SPACE || data[i]! > TILDE) return -1;
+    if (i + 1 >= n || data[i + 1] !== LF) return -1;
     i += 2;
   }
-  if (i !== n - 2 || block[i + 1] !== LF) return undefined;
-  return block.subarray(HEAD.length, valueEnd);
+  return i === n - 2 && data[i + 1] === LF ? valueEnd : -1;
 }
 
 /** What this file reads of a message the NATS client (v3) received: its raw bytes and where its headers end. */
 interface RawClientMsg {
   readonly _rdata?: unknown;
   readonly _msg?: { readonly hdr?: unknown };
-}
-
-/**
- * The raw header block of `m` (without a copy), or undefined when it has
- * none or the client's message does not look as this file expects (another
- * client version): the caller then asks `m.headers`.
- */
-export function rawHeaderBlock(m: JsMsg): Uint8Array | undefined {
-  const raw = (m as unknown as { readonly msg?: RawClientMsg }).msg;
-  const data = raw?._rdata;
-  const hdr = raw?._msg?.hdr;
-  if (!(data instanceof Uint8Array) || typeof hdr !== "number" || hdr <= 0 || hdr > data.length) return undefined;
-  return data.subarray(0, hdr);
 }
