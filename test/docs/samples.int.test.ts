@@ -85,7 +85,9 @@ describe("the docs' samples", () => {
         let command = sent.replace(/^npx leasehold/, `${JSON.stringify(process.execPath)} ${JSON.stringify(BIN)}`);
         for (const [shown, real] of ports) command = command.replaceAll(`127.0.0.1:${shown}`, `127.0.0.1:${real}`);
         const proc = run("bash", ["-c", command], { cwd: serve.cwd, env: { LEASEHOLD_NATS: serve.url } });
-        await proc.exited;
+        const { code } = await proc.exited;
+        if (sample.exit !== undefined && code !== sample.exit)
+          differences.push(`$ ${sample.command}\n  exited ${code}, the page says ${sample.exit}`);
         const pagePorts = (line: string) =>
           [...ports].reduce((l, [shown, real]) => l.replaceAll(`127.0.0.1:${real}`, `127.0.0.1:${shown}`), line);
         const actual = printed(proc.stdout(), proc.stderr()).map(pagePorts);

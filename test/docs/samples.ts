@@ -13,7 +13,8 @@
  * rate, and the padding of columns that widen with them (a run of spaces
  * matches a run of spaces). Everything else must match to the character.
  *
- * A comment before a block says what the runner does first:
+ * An `(exit N)` note under a sample is the exit code the command must end
+ * with. A comment before a block says what the runner does first:
  * `<!-- samples: not run (why) -->` leaves the block out;
  * `<!-- samples: <step> (what it does) -->` runs that step of the page's test
  * (a restart, a stream written straight into JetStream) before the block.
@@ -29,6 +30,8 @@ export interface Sample {
   readonly to: number;
   /** The step the page's test runs before this sample (the first of a block after `<!-- samples: <step> ... -->`). */
   readonly before?: string;
+  /** The exit code the page notes under it (`(exit 2)`), if it notes one. */
+  readonly exit?: number;
 }
 
 /** The samples of a page, in order. */
@@ -61,7 +64,15 @@ export function pageSamples(text: string): Sample[] {
     let end = i + 1;
     while (end < lines.length && !lines[end]!.startsWith("$ ") && !lines[end]!.startsWith("```")) end++;
     const shown = lines.slice(i + 1, end).filter(shownLine);
-    samples.push({ command: line.slice(2), shown, from: i + 1, to: end, ...(step === undefined ? {} : { before: step }) });
+    const exit = lines.slice(i + 1, end).flatMap((l) => /^\(exit (\d+)\)$/.exec(l)?.[1] ?? [])[0];
+    samples.push({
+      command: line.slice(2),
+      shown,
+      from: i + 1,
+      to: end,
+      ...(step === undefined ? {} : { before: step }),
+      ...(exit === undefined ? {} : { exit: Number(exit) }),
+    });
     step = undefined;
   }
   return samples;

@@ -22,6 +22,8 @@ const PAGE = [
   "a",
   "$ npx leasehold call second",
   "b",
+  "",
+  "(exit 1)",
   "```",
 ].join("\n");
 
@@ -30,13 +32,14 @@ function sample(command: string, shown: string[]): Sample {
 }
 
 describe("the doc-sample runner", () => {
-  it("leaves out a block marked not run, and names a step on the first sample of its block only", () => {
+  it("leaves out a block marked not run, names a step on the first sample of its block only, and reads an exit note", () => {
     const samples = pageSamples(PAGE);
-    expect(samples.map((s) => [s.command, s.before])).toEqual([
-      ["npx leasehold call lock.get '{}'", undefined],
-      ["npx leasehold call first", "restart"],
-      ["npx leasehold call second", undefined],
+    expect(samples.map((s) => [s.command, s.before, s.exit])).toEqual([
+      ["npx leasehold call lock.get '{}'", undefined, undefined],
+      ["npx leasehold call first", "restart", undefined],
+      ["npx leasehold call second", undefined, 1],
     ]);
+    expect(samples[2]!.shown).toEqual(["b"]);
   });
 
   it("matches durations and column padding by shape, and nothing else", () => {
