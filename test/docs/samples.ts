@@ -8,10 +8,12 @@
  * included; an instant a command names before any output shows it is moved
  * by as much as the last one learned (the page's clock and the run's differ
  * by that). Only what the clock alone decides is matched by its shape: an
- * instant shown first in a table or a line of text (a creation time, a
- * stored time), a duration (`14.7s`, `4m05s`, `850ms`), the audit's time and
- * rate, and the padding of columns that widen with them (a run of spaces
- * matches a run of spaces). Everything else must match to the character.
+ * instant shown first in a table or a line of text (a creation time) or in a
+ * JSON field of the storage time (`storedAt`, often its event's `at` to the
+ * millisecond, not always), a duration (`14.7s`, `4m05s`, `850ms`), the
+ * audit's time and rate, and the padding of columns that widen with them
+ * (two spaces or more match two spaces or more). Everything else must match
+ * to the character.
  *
  * An `(exit N)` note under a sample is the exit code the command must end
  * with. A comment before a block says what the runner does first:
@@ -91,6 +93,8 @@ const DURATIONS = /(?<![\w.])-?(?:\d+d\d\dh|\d+h\d\dm|\d+m\d\ds|\d+\.\ds|\d+ms)(
 const AUDIT_TIME = /\d+\.\d s \(\d+ messages\/s\)/g;
 /** Fields whose values differ from run to run. */
 const VARYING = new Set(["id", "leaseId", "etag", "instance", "token"]);
+/** Instants the clock alone decides, never learned (a message's storage time is often its event's `at` to the millisecond, not always). */
+const CLOCK_ONLY = new Set(["storedAt"]);
 
 /** What one page's run has learned: sample value -> this run's value. */
 export class Learned {
@@ -129,6 +133,7 @@ export class Learned {
 
   private walk(shown: unknown, actual: unknown, key: string | undefined): void {
     if (typeof shown === "string" && typeof actual === "string") {
+      if (key !== undefined && CLOCK_ONLY.has(key)) return;
       if (INSTANT.test(shown) || (key !== undefined && VARYING.has(key))) this.learnValue(shown, actual);
       return;
     }
@@ -141,9 +146,9 @@ export class Learned {
     }
   }
 
-  /** This run's values learned so far. */
-  known(): ReadonlySet<string> {
-    return new Set(this.values.values());
+  /** This run's value for a page's value, if learned. */
+  valueOf(shown: string): string | undefined {
+    return this.values.get(shown);
   }
 
   /** `text` printed by this run with the page's own values put back (for rendering into the page). */
@@ -161,17 +166,44 @@ export class Learned {
   }
 }
 
+/** What the clock alone decides in a line: an instant, the audit's time and rate, a duration, a run of padding. */
+const CLOCK_TOKENS = new RegExp(`${INSTANTS.source}|${AUDIT_TIME.source}|${DURATIONS.source}| {2,}`, "g");
+const escape = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+
 /**
- * A line with what the clock makes differ from run to run made alike: an
- * instant that is none of `known` (the run's learned values), durations, the
- * audit's time and rate, column padding.
+ * Whether a printed line is the shown one: the shown line's learned values
+ * must be this run's, and where it shows an instant not learned, a duration,
+ * the audit's time and rate, or padding of two spaces or more, the printed
+ * line may have any of the same kind. A JSON line's clock-only fields
+ * (`storedAt`) may hold any instant.
  */
-export function loose(line: string, known: ReadonlySet<string>): string {
-  return line
-    .replace(INSTANTS, (instant) => (known.has(instant) ? instant : "<instant>"))
-    .replace(AUDIT_TIME, "<time>")
-    .replace(DURATIONS, "<duration>")
-    .replace(/ {2,}/g, " ");
+export function matches(shown: string, printedLine: string, learned: Learned): boolean {
+  const json = parseJson(shown);
+  const real = parseJson(printedLine);
+  if (json !== undefined && real !== undefined) {
+    const masked = (value: unknown) =>
+      JSON.stringify(value, (k, v: unknown) => (CLOCK_ONLY.has(k) && typeof v === "string" && INSTANT.test(v) ? "<instant>" : v));
+    return masked(JSON.parse(learned.substitute(shown))) === masked(real) && JSON.stringify(real) === printedLine;
+  }
+  let pattern = "";
+  let last = 0;
+  for (const token of shown.matchAll(CLOCK_TOKENS)) {
+    pattern += escape(learned.substitute(shown.slice(last, token.index)));
+    const [text] = token;
+    const value = learned.valueOf(text);
+    pattern += INSTANT.test(text)
+      ? value !== undefined
+        ? escape(value)
+        : INSTANTS.source
+      : text.startsWith(" ")
+        ? " {2,}"
+        : text.endsWith("messages/s)")
+          ? AUDIT_TIME.source
+          : DURATIONS.source;
+    last = token.index + text.length;
+  }
+  pattern += escape(learned.substitute(shown.slice(last)));
+  return new RegExp(`^${pattern}$`).test(printedLine);
 }
 
 /** The lines a command printed, as a page shows them: stdout, then stderr. */
@@ -198,8 +230,7 @@ export function compare(sample: Sample, actual: readonly string[], learned: Lear
     if (real !== undefined) learned.reply(real, op);
   }
   const expected = sample.shown.map((l) => learned.substitute(l));
-  const known = learned.known();
-  if (expected.length === actual.length && expected.every((l, i) => loose(l, known) === loose(actual[i]!, known))) return [];
+  if (sample.shown.length === actual.length && sample.shown.every((l, i) => matches(l, actual[i]!, learned))) return [];
   return [
     `$ ${sample.command}\n  shown:\n${expected.map((l) => `    ${l}`).join("\n")}\n  printed:\n${actual.map((l) => `    ${l}`).join("\n")}`,
   ];

@@ -63,4 +63,19 @@ describe("the doc-sample runner", () => {
       "npx leasehold replay --at 2026-12-06T05:00:00.100Z --id BBB",
     );
   });
+
+  it("lets a JSON line's storage time be any instant, even where the page shows it equal to the event's", () => {
+    const learned = new Learned();
+    const tail = sample("npx leasehold tail --json", [
+      '{"seq":1,"storedAt":"2026-11-30T20:00:00.000Z","event":{"at":"2026-11-30T20:00:00.000Z","data":{"expiresAt":"2026-11-30T20:01:00.000Z"}}}',
+    ]);
+    const run = (stored: string, at: string) =>
+      `{"seq":1,"storedAt":"${stored}","event":{"at":"${at}","data":{"expiresAt":"2026-12-06T05:01:00.000Z"}}}`;
+    expect(compare(tail, [run("2026-12-06T05:00:00.001Z", "2026-12-06T05:00:00.000Z")], learned)).toEqual([]);
+    // The event's own instants are learned: a later line must show the same.
+    expect(compare(tail, [run("2026-12-06T05:00:00.001Z", "2026-12-06T05:00:00.002Z")], learned)).toHaveLength(1);
+    expect(
+      compare(tail, [run("2026-12-06T05:00:00.001Z", "2026-12-06T05:00:00.000Z").replace('"seq":1', '"seq":2')], learned),
+    ).toHaveLength(1);
+  });
 });
