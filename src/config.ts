@@ -62,6 +62,12 @@ export interface ServiceConfig {
   readonly operators: readonly string[];
   /** Refuse a request whose principal is unknown ("") with UNAUTHENTICATED. */
   readonly requirePrincipal: boolean;
+  /**
+   * Whether a start with `principals: nats-request-info` first asks the
+   * server which account it runs in and refuses the global account (src/api/principal-source.ts).
+   * Always on in production; off only in tests that write the header themselves.
+   */
+  readonly principalSourceCheck: boolean;
 }
 
 /** The sources of a request's principal. */
@@ -95,6 +101,7 @@ export const DEFAULTS: Omit<ServiceConfig, "nats"> = {
   principals: "off",
   operators: [],
   requirePrincipal: false,
+  principalSourceCheck: true,
 };
 
 const ms = z.coerce.number().int("must be a whole number of milliseconds").positive("must be positive");
@@ -141,6 +148,7 @@ const schema = z
       ),
     ),
     requirePrincipal: flag,
+    principalSourceCheck: flag,
   })
   .refine((c) => c.lockTtlMs <= c.maxTtlMs, { message: "lock-ttl-ms must not exceed max-ttl-ms", path: ["lockTtlMs"] });
 

@@ -14,7 +14,8 @@ import { jobOfWorker, serveBatches } from "../threads/batch-worker.ts";
 import type { BacklogAnswer, BacklogJob } from "../projections/backlog-job.ts";
 import { BacklogFold } from "../projections/backlog-fold.ts";
 import type { KindFold } from "../projections/kind-fold.ts";
-import { encodePart } from "../projections/projection-snapshots.ts";
+import { encodePartWithReplies } from "../projections/projection-snapshots.ts";
+import { SNAPSHOT_REPLIES } from "../projections/incremental-snapshots.ts";
 
 const job = jobOfWorker<BacklogJob>();
 // Built from the service's own settings (the runtime passes them), as its kind modules build it.
@@ -27,9 +28,20 @@ serveBatches<BacklogAnswer, never>({
   step: (m, subject, resets) => backlog.step(m, subject, resets),
   finish: async () => {
     const part = backlog.part();
-    const { bytes, sha256 } = await encodePart(part);
+    const [whole, base] = await encodePartWithReplies(part, [part.replies, part.replies.slice(-SNAPSHOT_REPLIES)]);
     const { count, first } = backlog.foreign;
-    const manifest = { name: "backlog", seq: part.seq, bytes: bytes.length, sha256, records: part.records.length };
-    return { bytes, part: manifest, foreign: { count, first } };
+    const entry = (name: string, e: { bytes: Uint8Array; sha256: string }) => ({
+      name,
+      seq: part.seq,
+      bytes: e.bytes.length,
+      sha256: e.sha256,
+      records: part.records.length,
+    });
+    return {
+      bytes: whole!.bytes,
+      part: entry("backlog", whole!),
+      base: { bytes: base!.bytes, part: entry("base", base!) },
+      foreign: { count, first },
+    };
   },
 });

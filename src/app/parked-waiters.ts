@@ -8,7 +8,7 @@
  */
 import type { Clock } from "../actors/clock.ts";
 import type { Waiting } from "./lock-waiters.ts";
-import { MinHeap } from "./min-heap.ts";
+import { MinHeap } from "../projections/min-heap.ts";
 
 /** A parked request as its lock's index holds it. */
 export interface Parked {

@@ -6,11 +6,12 @@
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { connect as netConnect } from "node:net";
 import { join, resolve } from "node:path";
 import type { Logger } from "pino";
 import { CliError, EXIT, UsageError } from "./cli-errors.ts";
+import { makeDirectory } from "../cluster/make-directory.ts";
 import { natsServerBinary, PROJECT_ROOT } from "../cluster/nats-server-binary.ts";
 import { appendUserOf, serviceUserOf } from "../security/nats-permissions.ts";
 
@@ -83,7 +84,7 @@ export async function startLocalNats(options: LocalNatsOptions): Promise<LocalNa
   const { port, logger } = options;
   const dataDir = resolve(options.dataDir);
   try {
-    mkdirSync(dataDir, { recursive: true });
+    makeDirectory(dataDir);
   } catch (e) {
     throw new UsageError(`--data-dir: cannot create ${dataDir}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`, {
       cause: e,

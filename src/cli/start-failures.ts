@@ -6,7 +6,8 @@
  */
 import { join } from "node:path";
 import { DEFAULTS } from "../config.ts";
-import { ConnectFailure } from "./cli-errors.ts";
+import { ConnectFailure, UsageError } from "./cli-errors.ts";
+import { PrincipalSourceError } from "../api/principal-source.ts";
 import { APPEND_PASSWORD_FILE, APPEND_USER, PASSWORD_FILE, SERVICE_USER } from "./local-nats.ts";
 
 /** What the start was doing: where it connected, as whom and for which prefix. */
@@ -23,6 +24,7 @@ export interface StartContext {
 /** `error` as a one-line ConnectFailure with the fix when it is a known condition, else `error` itself. */
 export function explainStartFailure(error: unknown, context: StartContext): unknown {
   const message = error instanceof Error ? error.message : String(error);
+  if (error instanceof PrincipalSourceError) return new UsageError(message, { cause: error });
   if (/jetstream (is )?not enabled/i.test(message)) {
     return new ConnectFailure(
       `NATS at ${context.where} has no JetStream for this user's account: start nats-server with -js, or give the account ` +

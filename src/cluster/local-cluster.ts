@@ -12,13 +12,14 @@
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { connect } from "@nats-io/transport-node";
 import { jetstreamManager, StorageType } from "@nats-io/jetstream";
 import type { Logger } from "pino";
+import { makeDirectory } from "./make-directory.ts";
 import { natsServerBinary } from "./nats-server-binary.ts";
 
 /** Loopback only: nothing here is meant to be reachable from elsewhere. */
@@ -279,7 +280,7 @@ async function startClusterOnce(options: LocalClusterOptions): Promise<LocalNats
   const binary = options.binary ?? (await natsServerBinary());
   const ownDir = options.dir === undefined;
   const dir = options.dir ?? mkdtempSync(join(tmpdir(), "leasehold-cluster-"));
-  mkdirSync(dir, { recursive: true });
+  makeDirectory(dir);
   const clustered = size > 1;
   const choosePort = options.choosePort ?? freePort;
   const specs: { name: string; port: number; clusterPort: number; monitorPort: number; storeDir: string; network: NodeNetwork }[] = [];
@@ -296,7 +297,7 @@ async function startClusterOnce(options: LocalClusterOptions): Promise<LocalNats
   }
   const clusterName = options.name ?? `leasehold-${randomBytes(4).toString("hex")}`;
   const nodes = specs.map((spec) => {
-    mkdirSync(spec.storeDir, { recursive: true });
+    makeDirectory(spec.storeDir);
     const configFile = join(dir, spec.name, "server.conf");
     writeFileSync(
       configFile,

@@ -12,6 +12,12 @@ export interface StoredMessage {
   /** When the log stored it, epoch milliseconds. */
   readonly time: number;
   readonly msgId?: string | undefined;
+  /**
+   * The bytes of `msgId` (printable ASCII) where the log can read them
+   * without decoding the headers (src/events/msg-id-header.ts); undefined
+   * when it cannot, and `msgId` is to be read instead.
+   */
+  msgIdBytes?(): Uint8Array | undefined;
   /** Messages of the followed filter still to be delivered after this one, when the log knows (followers report it as lag). */
   readonly pending?: number;
 }

@@ -25,6 +25,7 @@ import { LogUnavailableError, WrongLastSequenceError } from "./event-log.ts";
 import { AppendPipe, AppendRefusedError } from "./append-pipe.ts";
 import { followStream } from "./jetstream-follower.ts";
 import { scanStream } from "./jetstream-scan.ts";
+import { plainMsgIdOf } from "./msg-id-header.ts";
 import { withDeadline } from "./deadline.ts";
 import { storedMillis } from "./stored-time.ts";
 import { INSUFFICIENT_RESOURCES, StoreSpaceWatch } from "./store-space.ts";
@@ -274,6 +275,10 @@ class StoredJsMsg implements StoredMessage {
 
   get msgId(): string | undefined {
     return this.m.headers?.get("Nats-Msg-Id") || undefined;
+  }
+
+  msgIdBytes(): Uint8Array | undefined {
+    return plainMsgIdOf(this.m);
   }
 }
 

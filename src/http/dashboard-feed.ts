@@ -370,7 +370,7 @@ function lockRows(locks: StateMap<LockState>, nowMs: number, sessions: SessionLo
       expiresAtMs: s.lease?.expiresAtMs ?? 0,
       ttlMs: s.lease?.ttlMs ?? 0,
       corrupt: s.corrupt,
-      waiters: queueAt(s, nowMs).live.length,
+      waiters: queueAt(s, nowMs).liveCount,
       session: s.lease?.session ?? null,
       by: s.lease?.by ?? null,
     });

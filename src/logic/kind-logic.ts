@@ -66,6 +66,8 @@ export interface FromXStateOptions<State, Snap extends { readonly context: State
   readonly replyFor: ActorLogic<State, Command>["replyFor"];
   readonly lateReply?: ActorLogic<State, Command>["lateReply"];
   readonly reviveState?: ActorLogic<State, Command>["reviveState"];
+  /** The state as its persisted snapshot keeps it, when that differs from the state in memory (`reviveState` reads it back). */
+  readonly persistedContext?: (state: State) => State;
 }
 
 /** The kind's logic as the runtime and the projections use it: decide and evolve are each one transition. */
@@ -117,11 +119,11 @@ export function fromXState<State, C extends Command, E extends EventEnvelope, Sn
 function persistence<State, Snap extends { readonly context: State }>(
   options: FromXStateOptions<State, Snap>,
 ): Pick<ActorLogic<State, Command>, "serializeState" | "reviveState"> {
-  const { logic, snapshotOf, reviveState } = options;
+  const { logic, snapshotOf, reviveState, persistedContext } = options;
   if (logic.getPersistedSnapshot === undefined) return reviveState === undefined ? {} : { reviveState };
   const persisted = logic.getPersistedSnapshot.bind(logic);
   return {
-    serializeState: (state) => persisted(snapshotOf(state)),
+    serializeState: (state) => persisted(snapshotOf(persistedContext === undefined ? state : persistedContext(state))),
     reviveState: (data) => {
       const { context } = data as unknown as { readonly context: State };
       return reviveState === undefined ? context : reviveState(context);

@@ -10,7 +10,7 @@
 import type { Logger } from "pino";
 import type { EventLog, StoredMessage } from "../events/index.ts";
 import { pipeToWorker } from "../threads/worker-pipe.ts";
-import type { BacklogAnswer, BacklogJob } from "./backlog-job.ts";
+import type { BacklogAnswer, BacklogJob, EncodedPart } from "./backlog-job.ts";
 import { FOREIGN_EVENT_WARNING } from "./fold-store.ts";
 import { decodePart, type SnapshotPart } from "./projection-snapshots.ts";
 import type { ReplyMemoryLimits } from "./reply-memory.ts";
@@ -32,10 +32,11 @@ export interface BacklogRead {
   readonly logger: Logger;
 }
 
-/** The folded backlog: the part that holds it (its sequence the last folded), and how many messages it folded. */
+/** The folded backlog: the part that holds it (its sequence the last folded), how many messages it folded, and its base snapshot encoded. */
 export interface FoldedBacklog {
   readonly part: SnapshotPart;
   readonly messages: number;
+  readonly base: EncodedPart;
 }
 
 /**
@@ -88,7 +89,7 @@ async function pipeBacklog(read: BacklogRead): Promise<FoldedBacklog> {
         { fromSeq: 1, toSeq: job.toSeq, filter },
         (m) => {
           messages++;
-          return visit(m, needsMsgId(m) ? m.msgId : undefined);
+          return visit(m, needsMsgId(m));
         },
         stallMs,
       ),
@@ -97,5 +98,5 @@ async function pipeBacklog(read: BacklogRead): Promise<FoldedBacklog> {
   if (typeof part === "string") throw new Error(`the backlog worker's answer: ${part}`);
   const { count, first } = answer.foreign;
   if (count > 0) read.logger.warn({ kind: job.kind, count, first }, FOREIGN_EVENT_WARNING);
-  return { part, messages };
+  return { part, messages, base: answer.base };
 }

@@ -21,10 +21,22 @@ export interface BacklogJob {
   readonly nowMs: number;
 }
 
+/** A snapshot part encoded, with its manifest entry. */
+export interface EncodedPart {
+  readonly bytes: Uint8Array;
+  readonly part: ManifestPart;
+}
+
 /** The folded backlog, as one snapshot part (encoded, with its manifest entry); its sequence is the last one folded. */
 export interface BacklogAnswer {
   readonly bytes: Uint8Array;
   readonly part: ManifestPart;
+  /**
+   * The same records encoded as the projection saves a base snapshot (the
+   * latest replies only), so the start writes that snapshot without encoding
+   * every record again on its own thread.
+   */
+  readonly base: EncodedPart;
   /** Events skipped because their envelope names another entity than their subject. */
   readonly foreign: { readonly count: number; readonly first: ForeignEvent | undefined };
 }

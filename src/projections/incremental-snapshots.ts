@@ -14,6 +14,7 @@ import type { ActorKind } from "../contract/subjects.ts";
 import {
   readSnapshot,
   writePart,
+  writeEncodedPart,
   partName,
   type ManifestPart,
   type SnapshotPart,
@@ -21,6 +22,7 @@ import {
   type RestoredSnapshot,
 } from "./projection-snapshots.ts";
 import type { ReplyMemory } from "./reply-memory.ts";
+import type { EncodedPart } from "./backlog-job.ts";
 import type { ProjectionSnapshotStore } from "./snapshot-stores.ts";
 
 /**
@@ -114,7 +116,7 @@ export function recordsOf<State>(
 }
 
 /** Replies at most kept in a part (bounded so a snapshot stays small whatever the traffic). */
-const SNAPSHOT_REPLIES = 10_000;
+export const SNAPSHOT_REPLIES = 10_000;
 
 /** One kind's snapshots: what the stored manifest lists, and what changed since. */
 export class IncrementalSnapshots<State> {
@@ -173,6 +175,25 @@ export class IncrementalSnapshots<State> {
     this.apply([part]);
     this.parts = [];
     this.deltaRecords = 0;
+  }
+
+  /**
+   * Saves as the new base a part encoded elsewhere (a start's backlog worker
+   * encodes the part it {@link adopt}ed again, with the latest replies
+   * only), so this thread writes it without encoding every record; resolves
+   * with the bytes written. One save at a time (the projection sees to it).
+   */
+  saveEncoded(encoded: EncodedPart): Promise<number> {
+    const { store, fold } = this.options;
+    const entry = { ...encoded.part, name: `b${encoded.part.seq}-${randomUUID().slice(0, 8)}` };
+    const head = { kind: fold.kind, foldVersion: fold.foldVersion, takenAt: new Date().toISOString() };
+    return writeEncodedPart(store, head, [], entry, encoded.bytes).then((manifest) => {
+      const replaced = this.parts;
+      this.parts = manifest.parts;
+      this.deltaRecords = 0;
+      void this.forget(replaced);
+      return entry.bytes;
+    });
   }
 
   private apply(parts: readonly SnapshotPart[]): void {

@@ -337,11 +337,15 @@ export class KindProjection<State> {
       job: { kind: this.kind, settings: worker.settings, foldVersion: fold.foldVersion, toSeq },
     });
     if (folded === undefined) return 0;
-    const { part, messages } = folded;
+    const { part, messages, base } = folded;
     const target = { fold, records: this.store.records, replies: this.store.replies, extras: this.extras };
     if (this.snapshots === undefined) applyParts([part], target);
-    else this.snapshots.adopt(part);
-    this.schedule?.foldedElsewhere(messages);
+    else {
+      this.snapshots.adopt(part);
+      // Written now, as the worker encoded it: no save encodes every record on this thread, and a start stopped soon after has it.
+      const snapshots = this.snapshots;
+      this.schedule?.saveFoldedElsewhere(() => snapshots.saveEncoded(base), messages);
+    }
     this.backlogOnWorker = true;
     return part.seq;
   }

@@ -5,33 +5,17 @@
  * place — follows from the recorded waiters, the lease's expiry and the
  * instant the lock became free, exactly as lease expiry follows from
  * `expiresAt`. The fold, the decider, the runtime's wake-ups and the audit
- * all read the queue through these functions, so they cannot disagree.
+ * all read the queue through these functions, so they cannot disagree. The
+ * waiters are a persistent queue (./waiter-queue.ts): no function here walks
+ * them; each reads the head, a place found by halving, or a count the
+ * queue's indexes keep, so a step costs O(log n) in the queue's length.
  */
+import { WaiterQueue, type LockWaiter } from "./waiter-queue.ts";
 
-/** One place in the queue, as its `LockWaiterQueued` recorded it. */
-export interface LockWaiter {
-  /** Stream sequence of the `LockWaiterQueued`: the place's identity and its order. */
-  readonly seq: number;
-  readonly owner: string;
-  /** The requestId of the request that joined, or null: a retry with it keeps the place. */
-  readonly requestId: string | null;
-  /** When the wait ends (epoch ms); its ISO form is rendered where a reply needs it. */
-  readonly untilMs: number;
-  /** How long this waiter may take to claim the lock once it is head and the lock is free. */
-  readonly claimWindowMs: number;
-  /** When it joined (the event's instant). */
-  readonly joinedAtMs: number;
-  /** The session the acquire waits under while its end is not known to the lock (1.2); absent otherwise. */
-  readonly session?: string;
-}
+export type { LockWaiter } from "./waiter-queue.ts";
 
-/** The queue of every lock nobody waits for: one array, not one per lock. */
-export const NO_WAITERS: readonly LockWaiter[] = Object.freeze([]);
-
-/** `waiters` as a lock keeps them: {@link NO_WAITERS} when empty, so no lock holds an empty array of its own. */
-export function asQueue(waiters: readonly LockWaiter[]): readonly LockWaiter[] {
-  return waiters.length === 0 ? NO_WAITERS : waiters;
-}
+/** The queue of every lock nobody waits for: one, not one per lock. */
+export const NO_WAITERS: WaiterQueue = WaiterQueue.EMPTY;
 
 /** What the queue arithmetic needs of a lock's state. */
 export interface QueueSubject {
@@ -39,8 +23,8 @@ export interface QueueSubject {
   /** When the lock became free, while it has no lease (0: never held). */
   readonly freedAtMs: number;
   /** Waiters in the order they joined, those that may still matter. */
-  readonly waiters: readonly LockWaiter[];
-  /** When `waiters[0]` became head. */
+  readonly waiters: WaiterQueue;
+  /** When `waiters.head` became head. */
   readonly headSinceMs: number;
 }
 
@@ -71,7 +55,10 @@ export function advanceQueue<S extends QueueSubject>(subject: S, now: number): S
   let headSince = subject.headSinceMs;
   let left = 0;
   while (left < waiters.length) {
-    const waiter = waiters[left]!;
+    // Waiters whose `until` (and join) are not after headSince would each leave the head at once: skipped by the index.
+    if (headSince <= now) left = waiters.firstAfter(left, headSince);
+    const waiter = waiters.at(left);
+    if (waiter === undefined) break;
     headSince = Math.max(headSince, waiter.joinedAtMs);
     const leaves = leavesHeadAt(waiter, headSince, free);
     if (leaves > now) break;
@@ -79,10 +66,10 @@ export function advanceQueue<S extends QueueSubject>(subject: S, now: number): S
     left++;
   }
   if (left === 0 && headSince === subject.headSinceMs) return subject;
-  const next = waiters[left];
+  const next = waiters.at(left);
   return {
     ...subject,
-    waiters: asQueue(waiters.slice(left)),
+    waiters: waiters.dropFront(left),
     headSinceMs: next === undefined ? headSince : Math.max(headSince, next.joinedAtMs),
   };
 }
@@ -95,26 +82,33 @@ export interface QueueView {
   readonly headMayClaim: boolean;
   /** When the head leaves the head (its window ends or its `until` passes), if nothing happens. */
   readonly headLeavesAtMs: number;
-  /** Waiters still in the queue at `now` (not granted, `until` not passed, place not lost), in order. */
+  /** How many waiters are still in the queue at `now` (not granted, `until` not passed, place not lost): counted by the queue's index. */
+  readonly liveCount: number;
+  /** The waiters still in the queue at `now`, in order: a walk, for tools and tests (a request reads {@link liveCount}). */
   readonly live: readonly LockWaiter[];
-  /** The recorded waiters from the head on, `live` ones and those whose `until` passed behind the head. */
-  readonly waiting: readonly LockWaiter[];
+  /** The recorded waiters from the head on, live ones and those whose `until` passed behind the head. */
+  readonly waiting: WaiterQueue;
 }
 
-/** The queue of `subject` at `now`; `live` is filtered only when read (most decisions need the head alone). */
+const NO_VIEW: QueueView = { head: null, headMayClaim: false, headLeavesAtMs: 0, liveCount: 0, live: [], waiting: NO_WAITERS };
+
+/** The queue of `subject` at `now`; the live waiters are counted or listed only when read (most decisions need the head alone). */
 export function queueAt(subject: QueueSubject, now: number): QueueView {
   const at = advanceQueue(subject, now);
-  const head = at.waiters[0] ?? null;
-  if (head === null) return { head: null, headMayClaim: false, headLeavesAtMs: 0, live: NO_WAITERS, waiting: NO_WAITERS };
+  const head = at.waiters.head;
+  if (head === undefined) return NO_VIEW;
   const free = freeFrom(at);
-  let live: readonly LockWaiter[] | undefined;
+  let liveCount: number | undefined;
   return {
     head,
     headMayClaim: free <= now,
     headLeavesAtMs: leavesHeadAt(head, at.headSinceMs, free),
     waiting: at.waiters,
+    get liveCount() {
+      return (liveCount ??= at.waiters.waitingAt(now));
+    },
     get live() {
-      return (live ??= at.waiters.filter((w) => w.untilMs > now));
+      return at.waiters.toArray().filter((w) => w.untilMs > now);
     },
   };
 }
@@ -125,15 +119,8 @@ export function queueAt(subject: QueueSubject, now: number): QueueView {
  */
 export function livePlace(subject: QueueSubject, now: number, seq: number): LockWaiter | undefined {
   const { waiters } = advanceQueue(subject, now);
-  let lo = 0;
-  let hi = waiters.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (waiters[mid]!.seq < seq) lo = mid + 1;
-    else hi = mid;
-  }
-  const found = waiters[lo];
-  return found !== undefined && found.seq === seq && found.untilMs > now ? found : undefined;
+  const found = waiters.at(waiters.indexOfSeq(seq));
+  return found !== undefined && found.untilMs > now ? found : undefined;
 }
 
 /**
@@ -143,7 +130,7 @@ export function livePlace(subject: QueueSubject, now: number, seq: number): Lock
  */
 export function liveCountFrom(subject: QueueSubject, now: number, n: number): number | undefined {
   if (subject.waiters.length < n) return undefined;
-  const live = queueAt(subject, now).live.length;
+  const live = queueAt(subject, now).liveCount;
   return live >= n ? live : undefined;
 }
 

@@ -10,12 +10,13 @@
  */
 import { instantMs } from "../events/index.ts";
 import { OPEN_END, type LockState } from "./lock.ts";
-import { asQueue, type LockWaiter } from "./lock-queue.ts";
+import type { LockWaiter } from "./lock-queue.ts";
+import { WaiterQueue } from "./waiter-queue.ts";
 import { sessionEndMs, type SessionLookup } from "./session.ts";
 
 /** Does the lock's state wait on any session's end (its lease's or a waiter's)? */
 export function refersToSessions(state: LockState): boolean {
-  return state.lease?.session !== undefined || state.waiters.some((w) => w.session !== undefined);
+  return state.lease?.session !== undefined || state.waiters.sessionWaiters > 0;
 }
 
 /** The sessions whose ends a lock event recorded, applied to the state before the event is folded. */
@@ -50,7 +51,9 @@ export function resolveSessions(
  * a session lease ends then, and a session waiter's wait ends then at the
  * latest. `live` marks a reading for one decision (the lease takes the
  * session's TTL, and waiters keep their session); otherwise the ends are
- * final and the state no longer refers to those sessions.
+ * final and the state no longer refers to those sessions. A queue with no
+ * session waiter (counted without a walk) is left as it is; one with some is
+ * rebuilt, a walk of the queue.
  */
 function withSessionEnds(state: LockState, endOf: (id: string, fallback: number) => number | undefined, live = false): LockState {
   let { lease } = state;
@@ -59,6 +62,7 @@ function withSessionEnds(state: LockState, endOf: (id: string, fallback: number)
     if (end !== undefined) lease = { ...lease, expiresAtMs: end };
   }
   let changed = lease !== state.lease;
+  if (state.waiters.sessionWaiters === 0) return changed ? { ...state, lease } : state;
   const waiters = state.waiters.map((w): LockWaiter => {
     if (w.session === undefined) return w;
     const end = endOf(w.session, w.untilMs);
@@ -70,5 +74,6 @@ function withSessionEnds(state: LockState, endOf: (id: string, fallback: number)
     const { session: _ended, ...rest } = bounded;
     return rest;
   });
-  return changed ? { ...state, lease, waiters: asQueue(waiters) } : state;
+  // A reading for one decision is let go after it: its queue keeps no indexes.
+  return changed ? { ...state, lease, waiters: WaiterQueue.from(waiters, live) } : state;
 }

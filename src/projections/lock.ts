@@ -5,7 +5,8 @@
  */
 import type { HistoryEntry, LockEvent, RecordedEvent } from "../events/index.ts";
 import { isUnparsable, instantMs } from "../events/index.ts";
-import { advanceQueue, asQueue, NO_WAITERS, type LockWaiter } from "./lock-queue.ts";
+import { advanceQueue, NO_WAITERS, type LockWaiter } from "./lock-queue.ts";
+import { WaiterQueue } from "./waiter-queue.ts";
 import type { LockLease as ContractLockLease } from "../contract/messages.ts";
 
 /**
@@ -51,10 +52,26 @@ export interface LockState {
   readonly corrupt: string | null;
   /** When the lock became free, while `lease` is null (0: never held). */
   readonly freedAtMs: number;
-  /** The wait queue as of the last event (src/projections/lock-queue.ts reads it at any instant). */
-  readonly waiters: readonly LockWaiter[];
-  /** When `waiters[0]` became head. */
+  /** The wait queue as of the last event (src/projections/lock-queue.ts reads it at any instant): persistent, shared with the lock's earlier states. */
+  readonly waiters: WaiterQueue;
+  /** When `waiters.head` became head. */
   readonly headSinceMs: number;
+}
+
+/**
+ * A lock's state as a snapshot gives it back: snapshots keep the queue as a
+ * plain array of waiters (the form every fold version 5 snapshot has), made
+ * a queue again here.
+ */
+export function reviveLockState(state: LockState): LockState {
+  // A snapshot's queue is an array: iterable as a queue is, and read as one here.
+  const waiters: unknown = state.waiters;
+  return waiters instanceof WaiterQueue ? state : { ...state, waiters: WaiterQueue.from(waiters as readonly LockWaiter[]) };
+}
+
+/** A lock's state as a snapshot keeps it: its queue as a plain array ({@link reviveLockState} reads it back). */
+export function persistedLockState(state: LockState): LockState {
+  return { ...state, waiters: state.waiters.toArray() } as unknown as LockState;
 }
 
 /** The state of a lock with no history. */
@@ -113,7 +130,7 @@ export function applyWaiterQueued(before: LockState, entry: RecordedEvent<LockEv
     joinedAtMs: atMs,
     ...(d.session === undefined ? {} : { session: d.session }),
   };
-  return { ...state, waiters: [...state.waiters, waiter], headSinceMs: state.waiters.length === 0 ? atMs : state.headSinceMs };
+  return { ...state, waiters: state.waiters.push(waiter), headSinceMs: state.waiters.length === 0 ? atMs : state.headSinceMs };
 }
 
 /** Does this `LockAcquired` break the generation rule (each acquisition the one after the highest so far)? */
@@ -128,8 +145,9 @@ export function applyAcquired(before: LockState, entry: RecordedEvent<LockEvent>
   const state = advanceQueue(before, atMs);
   const d = event.data;
   const seq = entry.seq;
-  const place = d.waiterSeq === undefined ? -1 : state.waiters.findIndex((w) => w.seq === d.waiterSeq);
-  const waiters = place < 0 ? state.waiters : asQueue(state.waiters.filter((_, i) => i !== place));
+  const place = d.waiterSeq === undefined ? -1 : state.waiters.indexOfSeq(d.waiterSeq);
+  // The decider grants only the head (its place leaves by moving the queue's start); another place is taken out by a copy.
+  const waiters = state.waiters.without(place);
   const headSinceMs = place === 0 ? atMs : state.headSinceMs;
   const corrupt = acquiredBreaks(state, entry)
     ? `LockAcquired at sequence ${seq} has generation ${d.generation}, expected ${state.generation + 1}`

@@ -76,21 +76,40 @@ const RECORDS_PER_FRAME = 2048;
 
 /** Encodes a part a frame at a time, yielding to other work between frames; returns its bytes and digest. */
 export async function encodePart(part: SnapshotPart): Promise<{ bytes: Uint8Array; sha256: string }> {
-  const frames: Buffer[] = [];
-  const hash = createHash("sha256");
-  const add = (value: unknown) => {
+  return (await encodePartWithReplies(part, [part.replies]))[0]!;
+}
+
+/**
+ * `part` encoded once for each set of `replies`, each what
+ * {@link encodePart} gives for `part` with those replies; the records, which
+ * are most of it, are serialized once for all (a start's backlog worker
+ * answers every reply it kept, and hands over a base snapshot with the
+ * latest few).
+ */
+export async function encodePartWithReplies(
+  part: SnapshotPart,
+  replies: readonly (readonly SnapshotReply[])[],
+): Promise<{ bytes: Uint8Array; sha256: string }[]> {
+  const frame = (value: unknown): Buffer[] => {
     const body = serialize(value);
     const length = Buffer.alloc(4);
     length.writeUInt32BE(body.length);
-    frames.push(length, body);
-    hash.update(length).update(body);
+    return [length, body];
   };
-  add({ format: MANIFEST_FORMAT, seq: part.seq, replies: part.replies, extras: part.extras, records: part.records.length });
+  const recordFrames: Buffer[] = [];
   for (let i = 0; i < part.records.length; i += RECORDS_PER_FRAME) {
     if (i > 0) await yieldToOthers();
-    add(part.records.slice(i, i + RECORDS_PER_FRAME));
+    recordFrames.push(...frame(part.records.slice(i, i + RECORDS_PER_FRAME)));
   }
-  return { bytes: Buffer.concat(frames), sha256: hash.digest("hex") };
+  return replies.map((r) => {
+    const frames = [
+      ...frame({ format: MANIFEST_FORMAT, seq: part.seq, replies: r, extras: part.extras, records: part.records.length }),
+      ...recordFrames,
+    ];
+    const hash = createHash("sha256");
+    for (const f of frames) hash.update(f);
+    return { bytes: Buffer.concat(frames), sha256: hash.digest("hex") };
+  });
 }
 
 /** Decodes a part checked against its manifest entry; a reason when it does not fit. */
@@ -213,13 +232,19 @@ export async function writePart(
   part: SnapshotPart,
 ): Promise<SnapshotManifest> {
   const { bytes, sha256 } = await encodePart(part);
-  await store.put(partName(head.kind, name), bytes);
-  const manifest: SnapshotManifest = {
-    format: MANIFEST_FORMAT,
-    ...head,
-    seq: part.seq,
-    parts: [...before, { name, seq: part.seq, bytes: bytes.length, sha256, records: part.records.length }],
-  };
+  return writeEncodedPart(store, head, before, { name, seq: part.seq, bytes: bytes.length, sha256, records: part.records.length }, bytes);
+}
+
+/** Writes a part encoded already (`entry` names and describes `bytes`), then the manifest listing `before` and it. */
+export async function writeEncodedPart(
+  store: ProjectionSnapshotStore,
+  head: Pick<SnapshotManifest, "kind" | "foldVersion" | "takenAt">,
+  before: readonly ManifestPart[],
+  entry: ManifestPart,
+  bytes: Uint8Array,
+): Promise<SnapshotManifest> {
+  await store.put(partName(head.kind, entry.name), bytes);
+  const manifest: SnapshotManifest = { format: MANIFEST_FORMAT, ...head, seq: entry.seq, parts: [...before, entry] };
   await store.put(manifestName(head.kind), encodeManifest(manifest));
   return manifest;
 }

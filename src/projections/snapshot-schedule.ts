@@ -51,6 +51,27 @@ export class SnapshotSchedule {
     this.sinceSnapshot += count;
   }
 
+  /**
+   * Saves with `save` what `count` events folded elsewhere made, encoded
+   * elsewhere too (a start's backlog, by its worker), even before the start
+   * caught up (it encodes nothing here); should it fail, or another save be
+   * under way, those events are due again.
+   */
+  saveFoldedElsewhere(save: () => Promise<number>, count: number): void {
+    const { kind, logger } = this.options;
+    if (this.saving !== undefined) return this.foldedElsewhere(count);
+    this.lastSnapshotAt = this.now();
+    this.saving = save()
+      .then(
+        (bytes) => logger.debug({ kind, bytes }, "projection snapshot saved (the backlog worker's)"),
+        (err: Error) => {
+          this.sinceSnapshot += count;
+          logger.warn({ err, kind }, "projection snapshot not saved; a later start folds more of the stream");
+        },
+      )
+      .finally(() => (this.saving = undefined));
+  }
+
   /** Saves when the interval made a snapshot due (called periodically). */
   tick(): void {
     if (this.due()) void this.save();

@@ -189,6 +189,8 @@ function subjectSets(prefix: string) {
     `$O.${s.projectionBucket}.>`,
     "$JS.API.INFO",
     "$JS.API.STREAM.NAMES",
+    // Which account this user is in: `--principals nats-request-info` refuses to start in the global account.
+    "$SYS.REQ.USER.INFO",
     ...[events, s.commandStream, objStream].flatMap(ownStream),
     // Replacing a snapshot object purges its old chunks (the event stream denies purges itself).
     `$JS.API.STREAM.PURGE.${objStream}`,

@@ -14,6 +14,7 @@ import { MicroService } from "../api/index.ts";
 import { endpointServer, type CommandObserver } from "../api/serve-endpoint.ts";
 import { replyConfinement } from "../api/reply-confinement.ts";
 import { principalOf } from "../api/principals.ts";
+import { accountOf, principalSourceProblem } from "../api/principal-source.ts";
 import { Operators } from "../contract/operators.ts";
 import { CommandConsumer } from "../api/command-consumer.ts";
 import type { KindContext, KindModule } from "./kind-module.ts";
@@ -96,6 +97,9 @@ function inboxPrefixOf(nc: NatsConnection): string | undefined {
 /** The kinds every instance serves. */
 const KIND_MODULES: readonly ((ctx: KindContext) => KindModule)[] = [lockModule, proxyModule, routeModule];
 
+/** How long the server is given to say which account the service runs in (it answers in about a millisecond). */
+const ACCOUNT_LOOK_MS = 1000;
+
 /** Deadline of each call to the server outside a request (stream and bucket setup, follower reads). */
 const OP_TIMEOUT_MS = 5000;
 
@@ -105,6 +109,11 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
   const appendNc = options.appendNc ?? nc;
   const clock = options.clock ?? systemClock;
   const subjects = new Subjects(config.prefix);
+  if (config.principals === "nats-request-info" && config.principalSourceCheck) {
+    // The appending user may ask (nats-config grants it); a server that does not say is warned about, not refused.
+    const warning = principalSourceProblem(await accountOf(appendNc, ACCOUNT_LOOK_MS));
+    if (warning !== undefined) logger.warn(warning);
+  }
   const log = await JetStreamEventLog.open(appendNc, {
     stream: subjects.eventStream,
     subjects: subjects.allEvents,

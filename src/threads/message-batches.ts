@@ -10,9 +10,11 @@ export const BATCH_MESSAGES = 4096;
 /**
  * Messages in stream order, packed: message i has sequence `seqs[i]`, stored
  * time `times[i]` (epoch ms), messages still to come after it `pendings[i]`,
- * subject number `subjectIds[i]`, payload `bytes[ends[i-1] ?? 0 .. ends[i]]`
- * and, when the reader read it, message id `msgIds[i]` ("" for none). The
- * buffers are transferred, not copied.
+ * subject number `subjectIds[i]`, payload `bytes[idEnds[i-1] ?? 0 .. ends[i]]`
+ * and, when the reader asked for it, its message id: the ASCII bytes
+ * `bytes[ends[i] .. idEnds[i]]` where the message gave them without a
+ * header parse (src/events/msg-id-header.ts), else `msgIds[i]` ("" for
+ * none). The buffers are transferred, not copied.
  *
  * Subjects are numbered in the order they first appear, and each is sent
  * once: `newSubjects` are the subjects numbered from this batch on, in
@@ -28,6 +30,7 @@ export interface FoldBatch {
   readonly times: ArrayBuffer;
   readonly pendings: ArrayBuffer;
   readonly ends: ArrayBuffer;
+  readonly idEnds: ArrayBuffer;
   readonly bytes: ArrayBuffer;
   readonly subjectIds: ArrayBuffer;
   readonly msgIds: readonly string[] | undefined;
@@ -42,6 +45,7 @@ export class BatchPacker {
   private times = new Float64Array(BATCH_MESSAGES);
   private pendings = new Float64Array(BATCH_MESSAGES);
   private ends = new Uint32Array(BATCH_MESSAGES);
+  private idEnds = new Uint32Array(BATCH_MESSAGES);
   private subjectIds = new Int32Array(BATCH_MESSAGES);
   private msgIds: string[] | undefined;
   /** Every subject numbered so far (see FoldBatch), at most `maxSubjects` before the numbering starts again. */
@@ -58,22 +62,23 @@ export class BatchPacker {
     this.bytes = new Uint8Array(bytesHint);
   }
 
-  /** Adds one message, with its message id when the reader read one; true when the batch is full. */
-  add(m: StoredMessage, msgId?: string): boolean {
-    const size = m.payload.length;
-    if (this.used + size > this.bytes.length) {
-      const grown = new Uint8Array(Math.max(this.bytes.length * 2, this.used + size));
-      grown.set(this.bytes.subarray(0, this.used));
-      this.bytes = grown;
-    }
-    this.bytes.set(m.payload, this.used);
-    this.used += size;
+  /** Adds one message, with its message id when `withMsgId`; true when the batch is full. */
+  add(m: StoredMessage, withMsgId = false): boolean {
     const i = this.count++;
+    this.copy(m.payload);
+    this.ends[i] = this.used;
+    if (withMsgId) {
+      const idBytes = m.msgIdBytes?.();
+      if (idBytes !== undefined) this.copy(idBytes);
+      else {
+        const msgId = m.msgId;
+        if (msgId !== undefined) (this.msgIds ??= new Array<string>(BATCH_MESSAGES).fill(""))[i] = msgId;
+      }
+    }
+    this.idEnds[i] = this.used;
     this.seqs[i] = m.seq;
     this.times[i] = m.time;
     this.pendings[i] = m.pending ?? 0;
-    this.ends[i] = this.used;
-    if (msgId !== undefined) (this.msgIds ??= new Array<string>(BATCH_MESSAGES).fill(""))[i] = msgId;
     let id = this.numbered.get(m.subject);
     if (id === undefined) {
       id = this.numbered.size;
@@ -82,6 +87,17 @@ export class BatchPacker {
     }
     this.subjectIds[i] = id;
     return this.count === BATCH_MESSAGES;
+  }
+
+  private copy(bytes: Uint8Array): void {
+    const size = bytes.length;
+    if (this.used + size > this.bytes.length) {
+      const grown = new Uint8Array(Math.max(this.bytes.length * 2, this.used + size));
+      grown.set(this.bytes.subarray(0, this.used));
+      this.bytes = grown;
+    }
+    this.bytes.set(bytes, this.used);
+    this.used += size;
   }
 
   /** The batch so far and the buffers to transfer; starts a new one. */
@@ -93,6 +109,7 @@ export class BatchPacker {
       times: this.times.buffer,
       pendings: this.pendings.buffer,
       ends: this.ends.buffer,
+      idEnds: this.idEnds.buffer,
       bytes: this.bytes.buffer,
       subjectIds: this.subjectIds.buffer,
       msgIds: this.msgIds?.slice(0, this.count),
@@ -108,13 +125,14 @@ export class BatchPacker {
     this.times = new Float64Array(BATCH_MESSAGES);
     this.pendings = new Float64Array(BATCH_MESSAGES);
     this.ends = new Uint32Array(BATCH_MESSAGES);
+    this.idEnds = new Uint32Array(BATCH_MESSAGES);
     this.subjectIds = new Int32Array(BATCH_MESSAGES);
     this.msgIds = undefined;
     this.newSubjects = [];
     this.bytes = new Uint8Array(this.bytesHint);
     this.used = 0;
     this.count = 0;
-    const transfer = [batch.seqs, batch.times, batch.pendings, batch.ends, batch.bytes, batch.subjectIds];
+    const transfer = [batch.seqs, batch.times, batch.pendings, batch.ends, batch.idEnds, batch.bytes, batch.subjectIds];
     return { batch, transfer };
   }
 }
@@ -134,15 +152,18 @@ export class BatchUnpacker {
     }
     for (const subject of batch.newSubjects) this.subjects.push(subject);
     const bytes = new Uint8Array(batch.bytes);
+    const text = Buffer.from(batch.bytes); // a view, for the message ids' ASCII
     const seqs = new Float64Array(batch.seqs);
     const times = new Float64Array(batch.times);
     const pendings = new Float64Array(batch.pendings);
     const ends = new Uint32Array(batch.ends);
+    const idEnds = new Uint32Array(batch.idEnds);
     const subjectIds = new Int32Array(batch.subjectIds);
     const msgIds = batch.msgIds;
     let start = 0;
     for (let i = 0; i < batch.count; i++) {
       const end = ends[i]!;
+      const idEnd = idEnds[i]!;
       const subject = subjectIds[i]!;
       visit(
         {
@@ -151,11 +172,11 @@ export class BatchUnpacker {
           payload: bytes.subarray(start, end),
           time: times[i]!,
           pending: pendings[i]!,
-          msgId: msgIds === undefined || msgIds[i] === "" ? undefined : msgIds[i],
+          msgId: idEnd > end ? text.toString("latin1", end, idEnd) : msgIds === undefined || msgIds[i] === "" ? undefined : msgIds[i],
         },
         subject,
       );
-      start = end;
+      start = idEnd;
     }
   }
 }

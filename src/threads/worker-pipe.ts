@@ -32,8 +32,8 @@ const MAX_SUBJECTS = 1_000_000;
 /** How many payload bytes may wait for the worker before the main thread stops reading (about a second of reading). */
 const MAX_BYTES_IN_FLIGHT = 64 * 1024 * 1024;
 
-/** Hands each message to the pipe: `msgId` when the worker needs it; false stops the read. */
-export type PipeVisitor = (message: StoredMessage, msgId?: string) => boolean;
+/** Hands each message to the pipe, with its message id when `withMsgId` (the worker needs it); false stops the read. */
+export type PipeVisitor = (message: StoredMessage, withMsgId?: boolean) => boolean;
 
 /** A two-thread read. */
 export interface WorkerPipeOptions<Event> {
@@ -95,8 +95,8 @@ export async function pipeToWorker<Done, Event = never>(options: WorkerPipeOptio
   };
   try {
     try {
-      await options.read((m, msgId) => {
-        if (packer.add(m, msgId)) send();
+      await options.read((m, withMsgId) => {
+        if (packer.add(m, withMsgId)) send();
         return true;
       });
       if (packer.count > 0) send();

@@ -46,7 +46,9 @@ export async function attachTool(nc: NatsConnection, subjects: Subjects, url: st
     // A refusal is about this user's rights on this prefix; JetStream itself is there.
     const hint = /permissions violation/i.test(message)
       ? `this user may not read ${subjects.eventStream}: check --prefix, or the user's permissions (leasehold nats-config --prefix ${subjects.prefix})`
-      : "is JetStream enabled?";
+      : /jetstream (is )?not enabled/i.test(message)
+        ? "no JetStream for this user's account: start nats-server with -js, or give the account `jetstream: enabled`"
+        : "is JetStream enabled?";
     throw new ToolConnectionError(`cannot open the event stream ${subjects.eventStream} on ${url}: ${message} (${hint})`, { cause: e });
   }
 }

@@ -296,7 +296,7 @@ export function replayView(fold: StreamFold, atMs: number, filter: ReplayFilter 
           recorded,
           generation: l.generation,
           corrupt: l.corrupt,
-          waiters: queueAt(l, atMs).live.length,
+          waiters: queueAt(l, atMs).liveCount,
           ...byOf(l.lease ?? {}),
         };
       });

@@ -113,9 +113,23 @@ export interface LocalServe {
 
 /** Starts `leasehold serve` in a new folder on a free port, waits until it serves, and stops it (SIGTERM) after the test. */
 export async function startLocalServe(name: string): Promise<LocalServe> {
-  const cwd = tempDir(name);
-  const port = await freePort();
-  const proc = leasehold(["serve", "--nats-port", String(port), "--http", "off", "--log-format", "json"], { cwd });
+  return serveIn(tempDir(name), await freePort());
+}
+
+/**
+ * Stops `serve` (SIGTERM, as Ctrl-C would) and starts it again in the same
+ * folder on the same port, so on the same stream; `env` is the new
+ * process's environment (e.g. a clock moved on).
+ */
+export async function restartLocalServe(serve: LocalServe, env: Record<string, string> = {}): Promise<LocalServe> {
+  serve.proc.child.kill("SIGTERM");
+  const { code } = await serve.proc.exited;
+  expect(code, `serve stopped on SIGTERM:\n${serve.proc.stderr()}`).toBe(0);
+  return serveIn(serve.cwd, Number(new URL(serve.url).port), env);
+}
+
+async function serveIn(cwd: string, port: number, env: Record<string, string> = {}): Promise<LocalServe> {
+  const proc = leasehold(["serve", "--nats-port", String(port), "--http", "off", "--log-format", "json"], { cwd, env });
   defer(async () => {
     proc.child.kill("SIGTERM");
     await proc.exited;

@@ -59,7 +59,7 @@ describe("serve's start-up checks", () => {
     expect(failures).toEqual([]);
   }, 120_000);
 
-  it("says a server has no JetStream, and how to turn it on, in one line", async () => {
+  it("says a server has no JetStream, and how to turn it on, in one line (serve and the tools)", async () => {
     const port = await freePort();
     const server = spawn(await natsServerBinary(), ["-a", "127.0.0.1", "-p", String(port)], { stdio: "ignore" });
     defer(() => {
@@ -69,6 +69,11 @@ describe("serve's start-up checks", () => {
     const url = `nats://127.0.0.1:${port}`;
     const line = await oneLineFailure(leasehold(["serve", "--nats", url]), url);
     expect(line).toMatch(new RegExp(`^leasehold serve: NATS at ${url} has no JetStream .*start nats-server with -js`));
+    // The tools that read the stream say the same.
+    for (const tool of ["status", "tail", "replay", "audit"]) {
+      const toolLine = await oneLineFailure(leasehold([tool, "--nats", url]), url);
+      expect(toolLine).toMatch(new RegExp(`^leasehold ${tool}: .*no JetStream for this user's account: start nats-server with -js`));
+    }
   }, 60_000);
 
   it("tells a second instance without the service's credentials the command that joins", async () => {

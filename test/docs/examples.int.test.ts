@@ -1,8 +1,12 @@
 /**
- * examples/conversation-router.ts tells the story docs/client.md prints for
- * it on a stream that has seen other work (a route holding a lease on one of
- * its hosts, the README's hosts), and again when run a second time: the same
- * lines, but for the sequence numbers of its durable commands.
+ * The examples print what docs/client.md shows under each.
+ * examples/conversation-router.ts tells its story on a stream that has seen
+ * other work (a route holding a lease on one of its hosts, the README's
+ * hosts), and again when run a second time: the same lines, but for the
+ * sequence numbers of its durable commands. The lock worker and the proxy
+ * scraper, on a fresh service, print the same lines but for what the clock
+ * decides (how long the keeper held on and noticed the loss, the cooldowns'
+ * ends) and the scraper's run tag, the same on every line.
  */
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -39,5 +43,24 @@ describe("examples/conversation-router.ts", () => {
       expect((await example.exited).code, example.stderr()).toBe(0);
       expect(withoutSeqs(example.stdout()), `run ${round}`).toBe(shown);
     }
+  }, 120_000);
+});
+
+describe("examples/lock-worker.ts and examples/proxy-scraper.ts", () => {
+  it("print what client.md shows, but for the clock's figures and the run's tag", async () => {
+    const { url } = await startLocalServe("examples");
+    const env = { LEASEHOLD_NATS: url, NATS_URL: url };
+    const runExample = async (file: string) => {
+      const example = run(process.execPath, ["--import", "tsx", join(ROOT, "examples", file)], { env });
+      expect((await example.exited).code, example.stderr()).toBe(0);
+      return example.stdout();
+    };
+    const timings = (text: string) => text.replace(/(still holds it after|onLost after) \d+ ms/g, "$1 <n> ms");
+    expect(timings(await runExample("lock-worker.ts"))).toBe(timings(documented("### A worker that takes a lock")));
+    const scraped = await runExample("proxy-scraper.ts");
+    const shown = documented("### A scraper that leases proxies");
+    const tag = (text: string) => /^registered ([0-9a-z]+)-fast/.exec(text)?.[1] ?? "no tag";
+    const instants = (text: string) => text.replace(/\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z/g, "<instant>");
+    expect(instants(scraped)).toBe(instants(shown.replaceAll(`${tag(shown)}-`, `${tag(scraped)}-`)));
   }, 120_000);
 });

@@ -58,6 +58,30 @@ describe("JetStreamEventLog stream", () => {
     expect(info.config.deny_purge).toBe(true);
   });
 
+  it("gives a scanned message's id as its header's bytes, the same as the id the headers give", async () => {
+    const opened = await openLog();
+    cleanup = opened.cleanup;
+    const subject = `${opened.subjects.prefix}.events.lock.a`;
+    const msgIds = ["t.events.lock.a|acquire|0123456789abcdef|req-1", "with space", "naïve"];
+    for (const [i, msgId] of msgIds.entries())
+      await opened.log.append(subject, new TextEncoder().encode(`{"n":${i}}`), { expectedLastSubjectSeq: i, msgId });
+    const seen: [string | undefined, string | undefined][] = [];
+    await opened.log.scan(
+      { filter: subject },
+      (m) => {
+        const bytes = m.msgIdBytes?.();
+        seen.push([m.msgId, bytes === undefined ? undefined : Buffer.from(bytes).toString("latin1")]);
+      },
+      10_000,
+    );
+    // Plain ASCII is read from the bytes; a space or UTF-8 is left to the client's headers.
+    expect(seen).toEqual([
+      [msgIds[0], msgIds[0]],
+      [msgIds[1], undefined],
+      [msgIds[2], undefined],
+    ]);
+  });
+
   it("opens an existing stream without changing it, so a second instance can share it", async () => {
     const first = await openLog();
     cleanup = first.cleanup;

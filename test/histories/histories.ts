@@ -22,6 +22,7 @@ import { decodeEvent, isUnparsable } from "../../src/events/index.ts";
 import { type ActorKind } from "../../src/contract/subjects.ts";
 import { decodeToken } from "../../src/contract/subject-token.ts";
 import { LeaseMap } from "../../src/projections/lease-map.ts";
+import { WaiterQueue } from "../../src/projections/waiter-queue.ts";
 
 /** The folds' settings a history was recorded with. */
 export type FoldSettings = Pick<ServiceConfig, "lockTtlMs" | "maxTtlMs" | "cooldownMs" | "cooldownBackoff" | "maxCooldownMs" | "routeIdleMs">;
@@ -64,11 +65,13 @@ export function logicOf(kind: ActorKind, s: FoldSettings): ActorLogic<unknown, C
 /**
  * A state as plain JSON, the same whatever order maps and sets were filled
  * in: maps become objects (or arrays of entries for non-string keys) with
- * sorted keys, sets sorted arrays.
+ * sorted keys, sets sorted arrays, a lock's queue the array of its waiters.
  */
 export function canonical(value: unknown): unknown {
   // A route's lease map is a map of leases, however it is stored.
   if (value instanceof LeaseMap) return canonical(new Map(value));
+  // A lock's wait queue is its waiters in order, however it is stored.
+  if (value instanceof WaiterQueue) return canonical([...value]);
   if (value instanceof Map) {
     const entries = [...value.entries()].map(([k, v]) => [k, canonical(v)] as const);
     if (entries.every(([k]) => typeof k === "string")) {

@@ -564,12 +564,13 @@ describe("replay", () => {
           compared.set(outcome, (compared.get(outcome) ?? 0) + 1);
         },
       ),
-      { numRuns: 300 },
+      { numRuns: 1200 },
     );
-    // Both refusals that depend on a live lease were among the decisions compared.
+    // Both refusals that depend on a live lease were among the decisions compared. At 300 runs each came
+    // about 7 times and fewer than 5 once in 40 runs of the test; at 1,200 a shortfall is out of reach.
     expect(compared.get("LEASE_EXISTS") ?? 0).toBeGreaterThanOrEqual(5);
     expect(compared.get("CORRUPT") ?? 0).toBeGreaterThanOrEqual(5);
-  });
+  }, 30_000);
 });
 
 describe("decideLock purity", () => {

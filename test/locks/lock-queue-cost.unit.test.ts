@@ -3,7 +3,9 @@
  * src/app/parked-waiters.ts), counted in index entries and parked requests
  * read, not timed: with 100 or 10,000 requests parked on one lock, an event
  * of that lock (a renewal, a join, a handover) reads the same few entries
- * and wakes only the request whose turn it is; and `--max-waiters` refuses a
+ * and wakes only the request whose turn it is, and the lock's fold and
+ * decisions take the log n growth of the queue's own steps
+ * (src/projections/waiter-index.ts, `queueWork`); and `--max-waiters` refuses a
  * join past its bound with TOO_MANY_WAITERS, appending nothing.
  */
 import { pino } from "pino";
@@ -15,6 +17,7 @@ import { Subjects } from "../../src/contract/subjects.ts";
 import { MemoryEventLog } from "../../src/events/memory-event-log.ts";
 import { lockLogic } from "../../src/logic/lock/logic.ts";
 import type { LockSettings } from "../../src/logic/lock/commands.ts";
+import { queueWork } from "../../src/projections/waiter-index.ts";
 import { DEFAULT_SETTINGS, T0 } from "../support/lock-given.ts";
 
 const logger = pino({ level: "silent" });
@@ -41,9 +44,10 @@ async function lockWithWaiters(settings: LockSettings = DEFAULT_SETTINGS) {
   };
   const readsOf = async (event: () => Promise<unknown>) => {
     reads.length = 0;
+    const steps = queueWork.steps;
     await event();
     await vi.advanceTimersByTimeAsync(0);
-    return reads.reduce((a, b) => a + b, 0);
+    return { entries: reads.reduce((a, b) => a + b, 0), steps: queueWork.steps - steps };
   };
   return { log, runtime, waiters, answers, join, settle, readsOf };
 }
@@ -78,9 +82,14 @@ describe("a lock's wait queue", () => {
   it("reads as many entries per event with 10,000 requests parked as with 100", async () => {
     const small = await costsWith(100);
     const large = await costsWith(10_000);
-    expect(large).toEqual(small);
+    const entries = (c: typeof small) => Object.values(c).map((r) => r.entries);
+    expect(entries(large)).toEqual(entries(small));
     // A look reads the lock and the head: a handful of entries, not the queue.
-    for (const reads of Object.values(large)) expect(reads).toBeLessThanOrEqual(4);
+    for (const reads of entries(large)) expect(reads).toBeLessThanOrEqual(4);
+    // The fold and decisions behind each event: index steps growing as log n (x2 from 100 to 10,000), not n (x100).
+    for (const [event, { steps }] of Object.entries(large)) {
+      expect(steps, event).toBeLessThanOrEqual(2 * small[event as keyof typeof small].steps);
+    }
   }, 60_000);
 
   it("refuses a join past --max-waiters with TOO_MANY_WAITERS, appends nothing, and counts only live waiters", async () => {

@@ -3,7 +3,8 @@
  * (`getPersistedSnapshot`): a lock held by an owner with a waiter queued,
  * serialized as a snapshot keeps it, is what XState's own `createActor`
  * restores the lock statechart from (the same state node, the same context),
- * and revives to the very state that was saved; the data kinds' persisted
+ * and revives to the very state that was saved (its queue, kept as a plain
+ * array of waiters, a queue again); the data kinds' persisted
  * snapshots restore through XState too.
  */
 import { describe, expect, it } from "vitest";
@@ -16,6 +17,7 @@ import { lockMachine, lockStateValue } from "../../src/logic/lock/machine.ts";
 import type { LockSettings } from "../../src/logic/lock/commands.ts";
 import { proxyLogic, proxyMachineLogic } from "../../src/logic/proxy/logic.ts";
 import type { LockState } from "../../src/projections/lock.ts";
+import { NO_WAITERS } from "../../src/projections/lock-queue.ts";
 
 const SETTINGS: LockSettings = { lockTtlMs: 1000, maxTtlMs: 5000, claimWindowMs: 200 };
 const T0 = Date.parse("2026-12-04T00:00:00.000Z");
@@ -39,11 +41,21 @@ describe("projection snapshots as XState's persisted snapshots", () => {
     expect(state.waiters).toHaveLength(1);
 
     const persisted = logic.serializeState!(state) as { status: string; value: string; context: LockState };
-    expect(persisted).toMatchObject({ status: "active", value: lockStateValue(state), context: state });
+    // The queue is kept as a plain array of its waiters.
+    const context = { ...state, waiters: [...state.waiters] };
+    expect(persisted).toMatchObject({ status: "active", value: lockStateValue(state), context });
     const restored = createActor(lockMachine(SETTINGS), { snapshot: persisted as never, input: { id: "x" } }).getSnapshot();
     expect(restored.value).toBe("held");
-    expect(restored.context).toEqual(state);
-    expect(logic.reviveState!(structuredClone(persisted) as unknown as LockState)).toEqual(state);
+    expect(restored.context).toEqual(context);
+    const revived = logic.reviveState!(structuredClone(persisted) as unknown as LockState);
+    expect(revived).toEqual(state);
+    // Revived, the queue is a queue again: its waiter found by seq, and counted at an instant.
+    expect(revived.waiters.at(revived.waiters.indexOfSeq(2))?.owner).toBe("b");
+    expect([revived.waiters.waitingAt(T0 + 10), revived.waiters.waitingAt(T0 + 5010)]).toEqual([1, 0]);
+    // A lock nobody waits for revives to the one shared empty queue.
+    const free = step(logic, logic.initialState("y"), { op: "acquire", owner: "a", ttlMs: 1000 }, T0, 1);
+    const revivedFree = logic.reviveState!(structuredClone<unknown>(logic.serializeState!(free)) as LockState);
+    expect(revivedFree.waiters).toBe(NO_WAITERS);
   });
 
   it("a proxy (fromTransition): XState restores its context, and it revives to the saved state", () => {

@@ -10,7 +10,7 @@
 import { Writable } from "node:stream";
 import fc from "fast-check";
 import { pino, type Logger } from "pino";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import type { NatsConnection } from "@nats-io/nats-core";
 import { JetStreamEventLog, MemoryEventLog, type EventLog } from "../../src/events/index.ts";
 import { Subjects } from "../../src/contract/subjects.ts";
@@ -161,10 +161,18 @@ describe("a start's backlog folded on a worker thread", { timeout: 120_000 }, ()
       });
       expect(lines.filter((l) => (l.level as number) >= 40)).toEqual([]);
       expect(p.replies.entries).toBeGreaterThanOrEqual(3);
-      // Taken in as a snapshot would be: the first save after the start is a base of every record.
-      await p.saveSnapshot();
+      // Taken in as a snapshot would be, and saved at once as the base the worker encoded: every record, no save asked for.
+      await vi.waitFor(async () => {
+        const saved = await readSnapshot(store, "lock", logic.foldVersion);
+        expect(typeof saved === "object" && saved.manifest.parts.map((part) => part.records)).toEqual([40]);
+      });
       const saved = await readSnapshot(store, "lock", logic.foldVersion);
-      expect(typeof saved === "object" && saved.manifest.parts.map((part) => part.records)).toEqual([40]);
+      // The latest replies, as a base this thread saves keeps them.
+      expect(typeof saved === "object" && saved.parts[0]!.replies.length).toBe(p.replies.entries);
+      // Nothing changed since: the next save is an empty delta on that base.
+      await p.saveSnapshot();
+      const next = await readSnapshot(store, "lock", logic.foldVersion);
+      expect(typeof next === "object" && next.manifest.parts.map((part) => part.records)).toEqual([40, 0]);
       await p.stop();
     }
   });

@@ -95,7 +95,9 @@ describe("KindProjection", () => {
     const store = new MemoryProjectionSnapshotStore();
     const first = projection(log, store);
     await first.start();
-    const records = [...first.entries()].map(([id, state]) => [id, state, first.record(id).seq, first.record(id).atMs] as const);
+    const records = [...first.entries()].map(
+      ([id, state]) => [id, logic.serializeState!(state), first.record(id).seq, first.record(id).atMs] as const,
+    );
     await first.stop();
     store.saved.clear();
     const whole = { format: "leasehold.projection.v2", kind: "lock", foldVersion: logic.foldVersion, seq: 6, takenAt: "" } as const;

@@ -13,6 +13,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { headers as natsHeaders, type NatsConnection } from "@nats-io/nats-core";
 import { jetstreamManager } from "@nats-io/jetstream";
 import { Subjects } from "../../src/contract/subjects.ts";
+import { PrincipalSourceError } from "../../src/api/principal-source.ts";
 import { connectNats, startTestService, uniquePrefix, type TestService } from "../support/nats.ts";
 
 const ALICE = { acc: "clients", user: "alice" };
@@ -40,7 +41,8 @@ async function as(
 
 async function setUp(overrides: Parameters<typeof startTestService>[1]) {
   const prefix = uniquePrefix();
-  const service = await startTestService(prefix, overrides);
+  // The test writes Nats-Request-Info itself on a server without accounts, standing in for the import.
+  const service = await startTestService(prefix, { principalSourceCheck: false, ...overrides });
   const nc = await connectNats();
   open.push(service, nc);
   return { prefix, nc };
@@ -140,5 +142,18 @@ describe("principals", () => {
     expect(await as(nc, prefix, BOB, "lock.release", { name: "l", etag: (acquired.lease as { etag: string }).etag })).toEqual({});
     expect(await as(nc, prefix, BOB, "lock.reset", { name: "l" })).toEqual({});
     expect(await eventsBy(nc, prefix)).toEqual(["LockAcquired -", "LockReleased -", "LockReset -"]);
+  });
+
+  it("refuse to start in the global account, where every Nats-Request-Info is a client's", async () => {
+    // This test server has no accounts: its users are in $G, where no request crosses a service import.
+    const prefix = uniquePrefix();
+    const started = startTestService(prefix, { principals: "nats-request-info" });
+    await expect(started).rejects.toThrow(PrincipalSourceError);
+    await expect(started).rejects.toThrow(/global account \(\$G\).*--layout accounts/);
+    // Nothing was created: the check comes before the streams.
+    const nc = await connectNats();
+    open.push(nc);
+    const jsm = await jetstreamManager(nc);
+    await expect(jsm.streams.info(new Subjects(prefix).eventStream)).rejects.toThrow(/stream not found/);
   });
 });

@@ -131,11 +131,10 @@ export function decideClaim(state: LockState, command: ClaimLock, now: number, t
   return available(state, queue, now) ? grant(state, command.owner, terms) : leaseExists(state, queue, now, waitedMs);
 }
 
-/** The live place a request with this requestId and owner joined, if any (read without copying the queue). */
+/** The live place a request with this requestId and owner joined, if any (found through the queue's index by requestId). */
 function placeJoinedBy(queue: QueueView, requestId: string, owner: string, now: number): LockWaiter | undefined {
   if (queue.head === null) return undefined;
-  for (const w of queue.waiting) if (w.requestId === requestId && w.owner === owner && w.untilMs > now) return w;
-  return undefined;
+  return queue.waiting.joinedBy(requestId, owner, now);
 }
 
 /** Free for an acquire without a place: no live lease and nobody waiting. */

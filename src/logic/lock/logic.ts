@@ -5,7 +5,15 @@ import type { ActorLogic } from "../actor-logic.ts";
 import type { Decision } from "../decision.ts";
 import { compileFlatMachine } from "../flat-machine.ts";
 import { fromXState } from "../kind-logic.ts";
-import { initialLockState, leaseOf, leaseView, type LockLease, type LockState } from "../../projections/lock.ts";
+import {
+  initialLockState,
+  leaseOf,
+  leaseView,
+  persistedLockState,
+  reviveLockState,
+  type LockLease,
+  type LockState,
+} from "../../projections/lock.ts";
 import { lockMachine, lockStateValue, type LockMachineEvent } from "./machine.ts";
 import type { LockCommand, LockSettings } from "./commands.ts";
 import { isWaitingReply, waitingReply } from "./waiting-reply.ts";
@@ -53,10 +61,13 @@ function lockStatechart(settings: LockSettings): ActorLogic<LockState, LockComma
     // write's sequence and its expiry in ms, not the etag and ISO strings derived from them; a waiter keeps no
     // `until` string.
     // 5: ids decode exactly (a snapshot from an older fold may hold two ids under one key).
+    // The queue is a persistent structure in memory and a plain array of waiters in a snapshot, as in version 5.
     foldVersion: 5,
     logic,
     snapshotOf: logic.snapshotOf,
     initialState: initialLockState,
+    persistedContext: persistedLockState,
+    reviveState: reviveLockState,
     eventTypes: LOCK_EVENT_TYPES,
     replyFor: (state, recorded) => lockReply(state.name, state.lease, recorded),
     lateReply: {

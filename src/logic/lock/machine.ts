@@ -103,7 +103,7 @@ export function lockMachine(settings: LockSettings) {
           const live = context.lease !== null && context.lease.expiresAtMs > e.now;
           return {
             outcome: "reply",
-            reply: { lease: live ? leaseView(context.name, context.lease) : null, waiters: queueAt(context, e.now).live.length },
+            reply: { lease: live ? leaseView(context.name, context.lease) : null, waiters: queueAt(context, e.now).liveCount },
           };
         }),
       ),

@@ -1,7 +1,7 @@
 /** The audit's lock rules: one holder at a time, generations that count up by one, and the wait queue's order. */
 import { instantMs, isLockEvent } from "../../events/index.ts";
 import { leaseExpiresAt, type LockState } from "../../projections/index.ts";
-import { queueAt } from "../../projections/lock-queue.ts";
+import { livePlace, queueAt } from "../../projections/lock-queue.ts";
 import { applySessionEnds } from "../../projections/lock-sessions.ts";
 import { sessionLiveAt } from "../../projections/session.ts";
 import { cell } from "../table.ts";
@@ -60,7 +60,7 @@ export const lockRules: KindRules<LockRule> = {
                 "lock-queue-order",
                 `acquired by ${cell(d.owner)} while waiter ${cell(queue.head.owner)} (queued at sequence ${queue.head.seq}) was in its claim window until ${iso(queue.headLeavesAtMs)}`,
               );
-            } else if (d.waiterSeq !== undefined && !queue.live.some((w) => w.seq === d.waiterSeq)) {
+            } else if (d.waiterSeq !== undefined && livePlace(before, atMs, d.waiterSeq) === undefined) {
               report("lock-queue-order", `granted to the place queued at sequence ${d.waiterSeq}, which is not in the queue`);
             }
             if (held !== null && held.expiresAtMs > atMs) {
