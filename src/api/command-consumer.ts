@@ -31,10 +31,9 @@ import { replyHeaders, toResponse, type EndpointResponse } from "./replies.ts";
 import { badRequest } from "../contract/errors.ts";
 import type { ServeEndpoint, Served } from "./serve-endpoint.ts";
 import type { RefusedReply, ReplyGuard } from "./reply-confinement.ts";
-import { pause, withDeadline } from "../events/index.ts";
+import { OP_TIMEOUT_MS, pause, withDeadline } from "../events/index.ts";
 
 /** Deadline of each call that sets up the subscription. */
-const OP_TIMEOUT_MS = 5000;
 
 /** The durable consumer every instance shares. */
 export const COMMAND_CONSUMER = "leasehold-commands";

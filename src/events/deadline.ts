@@ -5,6 +5,9 @@
  */
 import { LogUnavailableError } from "./event-log.ts";
 
+/** Deadline of each call to the server outside a request (stream and bucket setup, follower looks), unless told otherwise. */
+export const OP_TIMEOUT_MS = 5000;
+
 /**
  * Resolves as `work` does, or rejects with a {@link LogUnavailableError} once
  * `timeoutMs` has passed. `ambiguous` says whether work that timed out may

@@ -26,7 +26,7 @@ import { AppendPipe, AppendRefusedError } from "./append-pipe.ts";
 import { followStream } from "./jetstream-follower.ts";
 import { scanStream } from "./jetstream-scan.ts";
 import { plainMsgIdOf } from "./msg-id-header.ts";
-import { withDeadline } from "./deadline.ts";
+import { OP_TIMEOUT_MS, withDeadline } from "./deadline.ts";
 import { storedMillis } from "./stored-time.ts";
 import { INSUFFICIENT_RESOURCES, StoreSpaceWatch } from "./store-space.ts";
 import { leaderHoldsQuorum } from "./leader-lease.ts";
@@ -88,13 +88,13 @@ export class JetStreamEventLog implements EventLog {
     this.js = jsm.jetstream();
     this.pipe = new AppendPipe(nc);
     this.sequenceBeforeDuplicates = !serverBelow(nc.info?.version, 2, 11);
-    this.appendTimeoutMs = options.appendTimeoutMs ?? 5000;
-    this.opTimeoutMs = options.opTimeoutMs ?? 5000;
+    this.appendTimeoutMs = options.appendTimeoutMs ?? OP_TIMEOUT_MS;
+    this.opTimeoutMs = options.opTimeoutMs ?? OP_TIMEOUT_MS;
   }
 
   /** Connects to the stream, creating it when missing (and widening nothing that exists). */
   static async open(nc: NatsConnection, options: JetStreamEventLogOptions): Promise<JetStreamEventLog> {
-    const jsm = await jetstreamManager(nc, { timeout: options.opTimeoutMs ?? 5000 });
+    const jsm = await jetstreamManager(nc, { timeout: options.opTimeoutMs ?? OP_TIMEOUT_MS });
     const config = {
       name: options.stream,
       subjects: [options.subjects],
@@ -115,7 +115,7 @@ export class JetStreamEventLog implements EventLog {
 
   /** Opens the log without creating anything (read-only tools). */
   static async attach(nc: NatsConnection, options: JetStreamEventLogOptions): Promise<JetStreamEventLog> {
-    const jsm = await jetstreamManager(nc, { timeout: options.opTimeoutMs ?? 5000 });
+    const jsm = await jetstreamManager(nc, { timeout: options.opTimeoutMs ?? OP_TIMEOUT_MS });
     const info = await jsm.streams.info(options.stream);
     return new JetStreamEventLog(nc, jsm, options, info.config.num_replicas);
   }

@@ -22,6 +22,7 @@ import {
   type RestoredSnapshot,
 } from "./projection-snapshots.ts";
 import type { ReplyMemory } from "./reply-memory.ts";
+import type { ProjectionRecord } from "./kind-fold.ts";
 import type { EncodedPart } from "./backlog-job.ts";
 import type { ProjectionSnapshotStore } from "./snapshot-stores.ts";
 
@@ -41,13 +42,6 @@ export class ChangeTrackedMap<K, V> extends Map<K, V> {
     if (this.tracking) this.changed.add(key);
     return super.set(key, value);
   }
-}
-
-/** One record as the projection keeps it. */
-export interface KeptRecord<State> {
-  readonly state: State;
-  readonly seq: number;
-  readonly atMs: number;
 }
 
 /** What the snapshots need of the kind's fold. */
@@ -73,7 +67,7 @@ export interface SnapshotCompaction {
 export interface IncrementalSnapshotsOptions<State> {
   readonly store: ProjectionSnapshotStore;
   readonly fold: SnapshotFold<State>;
-  readonly records: ChangeTrackedMap<string, KeptRecord<State>>;
+  readonly records: ChangeTrackedMap<string, ProjectionRecord<State>>;
   readonly replies: ReplyMemory;
   readonly extras: ReadonlyMap<string, { save(): unknown; restore(data: unknown): void }>;
   readonly logger: Logger;
@@ -83,7 +77,7 @@ export interface IncrementalSnapshotsOptions<State> {
 /** What a part is applied to: a projection's records, replies and extras. */
 export interface PartTarget<State> {
   readonly fold: SnapshotFold<State>;
-  readonly records: ChangeTrackedMap<string, KeptRecord<State>>;
+  readonly records: ChangeTrackedMap<string, ProjectionRecord<State>>;
   readonly replies: ReplyMemory;
   readonly extras: ReadonlyMap<string, { restore(data: unknown): void }>;
 }
@@ -102,7 +96,7 @@ export function applyParts<State>(parts: readonly SnapshotPart[], target: PartTa
 
 /** The records of `ids` as a part carries them. */
 export function recordsOf<State>(
-  records: ReadonlyMap<string, KeptRecord<State>>,
+  records: ReadonlyMap<string, ProjectionRecord<State>>,
   ids: Iterable<string>,
   fold: SnapshotFold<State>,
 ): SnapshotRecord[] {

@@ -13,7 +13,7 @@
  * with a LogUnavailableError at their deadline.
  */
 import type { Logger } from "pino";
-import type { EventLog, RecordedEvent } from "../events/index.ts";
+import { OP_TIMEOUT_MS, type EventLog, type RecordedEvent } from "../events/index.ts";
 import { type ActorKind } from "../contract/subjects.ts";
 import { FOREIGN_EVENT_WARNING, FoldStore } from "./fold-store.ts";
 import { FreshnessLooks } from "./follow/freshness-looks.ts";
@@ -93,7 +93,7 @@ export class KindProjection<State> {
   constructor(private readonly options: KindProjectionOptions<State>) {
     const { fold, log, filter, logger } = options;
     this.kind = fold.kind;
-    const opTimeoutMs = options.opTimeoutMs ?? 5000;
+    const opTimeoutMs = options.opTimeoutMs ?? OP_TIMEOUT_MS;
     this.store = new FoldStore({
       ...{ fold, replies: options.replies, now: options.now ?? Date.now },
       onForeign: (foreign) => logger.warn({ kind: fold.kind, ...foreign }, FOREIGN_EVENT_WARNING),
@@ -323,7 +323,7 @@ export class KindProjection<State> {
     const { log, filter, fold, logger, backlogWorker: worker } = this.options;
     const extrasBuilt = [...this.extras.keys()].every((name) => fold.backlogExtras?.[name] !== undefined);
     if (worker === undefined || log.scan === undefined || !extrasBuilt) return 0;
-    const opTimeoutMs = this.options.opTimeoutMs ?? 5000;
+    const opTimeoutMs = this.options.opTimeoutMs ?? OP_TIMEOUT_MS;
     const toSeq = await patiently("reading the stream's last sequence", () => log.lastSubjectSeq(filter, opTimeoutMs));
     if (toSeq < (worker.minSeq ?? BACKLOG_WORKER_MIN_SEQ)) return 0;
     const folded = await foldBacklogInWorker({

@@ -18,7 +18,7 @@ import { accountOf, principalSourceProblem } from "../api/principal-source.ts";
 import { Operators } from "../contract/operators.ts";
 import { CommandConsumer } from "../api/command-consumer.ts";
 import type { KindContext, KindModule } from "./kind-module.ts";
-import { JetStreamEventLog, withDeadline, type EventLog } from "../events/index.ts";
+import { JetStreamEventLog, OP_TIMEOUT_MS, withDeadline, type EventLog } from "../events/index.ts";
 import { ACTOR_KINDS, SERVICE_NAME, Subjects, type ActorKind } from "../contract/subjects.ts";
 import { ObjectProjectionSnapshotStore } from "../projections/index.ts";
 import { HostLoads } from "../projections/host-loads.ts";
@@ -99,9 +99,6 @@ const KIND_MODULES: readonly ((ctx: KindContext) => KindModule)[] = [lockModule,
 
 /** How long the server is given to say which account the service runs in (it answers in about a millisecond). */
 const ACCOUNT_LOOK_MS = 1000;
-
-/** Deadline of each call to the server outside a request (stream and bucket setup, follower reads). */
-const OP_TIMEOUT_MS = 5000;
 
 /** Starts one service instance. */
 export async function startService(options: StartServiceOptions): Promise<RunningService> {

@@ -7,7 +7,7 @@
  */
 import { describe, expect, it } from "vitest";
 import type { NatsConnection } from "@nats-io/nats-core";
-import { CHOOSER_NAMES } from "../../src/logic/route/chooser.ts";
+import { ROUTE_CHOOSER_NAMES } from "../../src/contract/route-choosers.ts";
 import { auditStream, type Violation } from "../../src/tools/index.ts";
 import { uniquePrefix } from "../support/nats.ts";
 import { dataOf, eventsOfKind, failed, ok, routeClient, useRouteServices } from "../support/route-fixtures.ts";
@@ -18,7 +18,7 @@ const CLIENTS = 12;
 const ROUTES_PER_CLIENT = 4;
 const CAPS = { h1: 3, h2: 2 } as const;
 
-describe.each(CHOOSER_NAMES)("host capacity with the %s chooser, two instances", (routeChooser) => {
+describe.each(ROUTE_CHOOSER_NAMES)("host capacity with the %s chooser, two instances", (routeChooser) => {
   it("never places more new leases on a host than its maxLeases, and answers NO_HOST with full once every candidate is full", async () => {
     const prefix = uniquePrefix();
     const a = await h.service(prefix, { routeChooser });

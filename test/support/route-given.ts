@@ -6,7 +6,8 @@
  */
 import type { HistoryEntry, RouteEvent } from "../../src/events/index.ts";
 import { decideRoute } from "../../src/logic/route/decide.ts";
-import { chooserNamed, type ChooserName } from "../../src/logic/route/chooser.ts";
+import { chooserNamed } from "../../src/logic/route/chooser.ts";
+import type { RouteChooserName } from "../../src/contract/route-choosers.ts";
 import type { AcquireRoute, RouteCommand, RouteSettings } from "../../src/logic/route/commands.ts";
 import { evolveRoute, initialRouteState, type RouteState } from "../../src/projections/route.ts";
 import type { HostHealth } from "../../src/projections/host.ts";
@@ -21,7 +22,7 @@ export const ROUTE = "chat/eu";
 export const IDLE_MS = 60_000;
 
 /** Route settings with the given chooser. */
-export function settingsWith(chooser: ChooserName = "least-loaded", routeIdleMs = IDLE_MS): RouteSettings {
+export function settingsWith(chooser: RouteChooserName = "least-loaded", routeIdleMs = IDLE_MS): RouteSettings {
   return { routeIdleMs, chooser: chooserNamed(chooser) };
 }
 

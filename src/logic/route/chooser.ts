@@ -5,7 +5,7 @@
  * the command was sent), so a route decision is replayable.
  */
 import { hash } from "node:crypto";
-import { ROUTE_CHOOSER_NAMES, type RouteChooserName } from "../../contract/route-choosers.ts";
+import type { RouteChooserName } from "../../contract/route-choosers.ts";
 
 /** A conversation key. */
 export interface PlacementKey {
@@ -14,14 +14,9 @@ export interface PlacementKey {
   readonly model: string;
 }
 
-/** The choosers `--route-chooser` selects. */
-export const CHOOSER_NAMES = ROUTE_CHOOSER_NAMES;
-/** One of {@link CHOOSER_NAMES}. */
-export type ChooserName = RouteChooserName;
-
 /** Picks a host for a new lease. */
 export interface RouteChooser {
-  readonly name: ChooserName;
+  readonly name: RouteChooserName;
   /** Whether {@link RouteChooser.choose} reads `loads` (so callers can skip computing them). */
   readonly needsLoads: boolean;
   /**
@@ -209,7 +204,7 @@ export interface ChooserOptions {
 }
 
 /** The chooser a configuration names. */
-export function chooserNamed(name: ChooserName, options: ChooserOptions = {}): RouteChooser {
+export function chooserNamed(name: RouteChooserName, options: ChooserOptions = {}): RouteChooser {
   switch (name) {
     case "rendezvous":
       return rendezvousChooser;
