@@ -38,7 +38,12 @@ describe("a follower of a replicated stream", () => {
       replicas,
     });
     const subject = `${subjects.prefix}.events.lock.a`;
-    await log.append(subject, new TextEncoder().encode("{}"), { expectedLastSubjectSeq: 0, msgId: "one" });
+    // A stream just created on a cluster may not yet be reachable from the server this connection is on: the
+    // append is then refused with "no stream answers" (nothing stored), and is sent again; its message id keeps it one.
+    await vi.waitFor(() => log.append(subject, new TextEncoder().encode("{}"), { expectedLastSubjectSeq: 0, msgId: "one" }), {
+      timeout: 10_000,
+      interval: 50,
+    });
     const seen: number[] = [];
     const following = await log.follow(1, (m) => seen.push(m.seq));
     try {
