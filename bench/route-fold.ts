@@ -11,7 +11,7 @@
  */
 import { parseArgs } from "node:util";
 import { evolveRoute, initialRouteState, type RouteState } from "../src/projections/route.ts";
-import type { HistoryEntry } from "../src/events/index.ts";
+import type { HistoryEntry } from "../src/events/envelope.ts";
 
 const { values } = parseArgs({
   options: { leases: { type: "string", default: "10,1000,10000" }, events: { type: "string", default: "2000" } },

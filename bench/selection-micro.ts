@@ -9,11 +9,13 @@
  *   npx tsx bench/selection-micro.ts [--ms 3000] [--concurrency 64] [--only proxies|routes|rank|place]
  */
 import { pino } from "pino";
-import { ActorRuntime, systemClock, type TurnResult } from "../src/actors/index.ts";
+import { ActorRuntime } from "../src/actors/actor-runtime.ts";
+import { systemClock } from "../src/actors/clock.ts";
+import { type TurnResult } from "../src/actors/turn-result.ts";
 import { proxyModule } from "../src/service/proxy-module.ts";
 import { routeModule } from "../src/service/route-module.ts";
 import { resolveConfig } from "../src/config.ts";
-import { MemoryEventLog } from "../src/events/index.ts";
+import { MemoryEventLog } from "../src/events/memory-event-log.ts";
 import { Subjects } from "../src/contract/subjects.ts";
 import type { KindContext, KindModule } from "../src/service/kind-module.ts";
 import { considerProxies, rankProxies } from "../src/logic/proxy/select.ts";

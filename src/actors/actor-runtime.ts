@@ -9,17 +9,13 @@
  */
 import type { Logger } from "pino";
 import { nuid } from "@nats-io/nats-core";
-import {
-  encodeEvent,
-  requestMsgId,
-  type AppendResult,
-  type EventEnvelope,
-  type EventLog,
-  type RecordedEvent,
-  instantMs,
-} from "../events/index.ts";
+import { encodeEvent, type EventEnvelope, type RecordedEvent } from "../events/envelope.ts";
+import { requestMsgId, type AppendResult, type EventLog } from "../events/event-log.ts";
+import { instantMs } from "../events/instant.ts";
 import { type ActorKind, type Subjects } from "../contract/subjects.ts";
-import { KindProjection, type ProjectionRecord, type ProjectionSnapshotStore } from "../projections/index.ts";
+import { KindProjection } from "../projections/kind-projection.ts";
+import { type ProjectionRecord } from "../projections/kind-fold.ts";
+import { type ProjectionSnapshotStore } from "../projections/snapshot-stores.ts";
 import type { ActorLogic, Command } from "../logic/actor-logic.ts";
 import type { Clock } from "./clock.ts";
 import type { Decision } from "../logic/decision.ts";

@@ -31,7 +31,7 @@ import { replyHeaders, toResponse, type EndpointResponse } from "./replies.ts";
 import { badRequest } from "../contract/errors.ts";
 import type { ServeEndpoint, Served } from "./serve-endpoint.ts";
 import type { RefusedReply, ReplyGuard } from "./reply-confinement.ts";
-import { OP_TIMEOUT_MS, pause, withDeadline } from "../events/index.ts";
+import { OP_TIMEOUT_MS, pause, withDeadline } from "../events/deadline.ts";
 
 /** Deadline of each call that sets up the subscription. */
 

@@ -3,7 +3,7 @@
  * an application command waits for take only the time its deadline leaves.
  */
 import type { ActorRuntime } from "../actors/actor-runtime.ts";
-import { LogUnavailableError } from "../events/index.ts";
+import { LogUnavailableError } from "../events/event-log.ts";
 
 /** What can be caught up with the stream within a timeout (a projection or a read model). */
 export interface Freshness {

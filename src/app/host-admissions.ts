@@ -9,10 +9,15 @@
  * moved past that place, the lease is either among the host's active leases
  * or never will be.
  */
-import { unavailable, type ActorRuntime, type Arrival, type Clock, type TurnResult } from "../actors/index.ts";
-import type { AdmitLease, LapseAdmission } from "../logic/index.ts";
+import { unavailable, type TurnResult } from "../actors/turn-result.ts";
+import { type ActorRuntime, type Arrival } from "../actors/actor-runtime.ts";
+import { type Clock } from "../actors/clock.ts";
+import type { AdmitLease } from "../logic/host/commands.ts";
+import type { LapseAdmission } from "../logic/route/commands.ts";
 import { freshBy } from "./deadlines.ts";
-import type { HostState, HostTable, RouteTable } from "../projections/index.ts";
+import type { HostState } from "../projections/host.ts";
+import type { HostTable } from "../projections/host-table.ts";
+import type { RouteTable } from "../projections/route-table.ts";
 
 /** What an admission request came to. */
 export type AdmissionOutcome =

@@ -21,7 +21,7 @@ import type { Logger } from "pino";
 import type { ActorRuntime, Arrival } from "../actors/actor-runtime.ts";
 import type { Clock } from "../actors/clock.ts";
 import { unavailable, type TurnResult } from "../actors/turn-result.ts";
-import type { KindProjection } from "../projections/index.ts";
+import type { KindProjection } from "../projections/kind-projection.ts";
 import type { LockState } from "../projections/lock.ts";
 import { livePlace, nextQueueChangeAt, queueAt } from "../projections/lock-queue.ts";
 import { resolveSessions } from "../projections/lock-sessions.ts";

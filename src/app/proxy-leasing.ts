@@ -14,7 +14,7 @@
  * stream's order: they reach their actor through the read model, not
  * straight into a mailbox, so nothing else would keep that order.
  */
-import type { ProxyStats } from "../events/index.ts";
+import type { ProxyStats } from "../events/proxy-events.ts";
 import type { ActorRuntime, Arrival } from "../actors/actor-runtime.ts";
 import type { TurnResult } from "../actors/turn-result.ts";
 import type { Clock } from "../actors/clock.ts";

@@ -6,19 +6,15 @@
  * metrics their answer without a scrape ever waiting on NATS.
  */
 import type { Logger } from "pino";
-import { decodeEvent, isUnparsable, type EventLog, type Following, type StoredMessage } from "../events/index.ts";
+import { decodeEvent, isUnparsable } from "../events/envelope.ts";
+import { type EventLog, type Following, type StoredMessage } from "../events/event-log.ts";
 import { type ActorKind, type Subjects } from "../contract/subjects.ts";
-import {
-  activeCooldowns,
-  activeLeases,
-  compareNames,
-  resolveSessions,
-  type HostState,
-  type LockState,
-  type ProxyState,
-  type RouteState,
-  type SessionState,
-} from "../projections/index.ts";
+import { activeCooldowns, activeLeases, compareNames, type ProxyState } from "../projections/proxy.ts";
+import { resolveSessions } from "../projections/lock-sessions.ts";
+import { type HostState } from "../projections/host.ts";
+import { type LockState } from "../projections/lock.ts";
+import { type RouteState } from "../projections/route.ts";
+import { type SessionState } from "../projections/session.ts";
 import { actorOfSubject } from "../tools/stream-fold.ts";
 import type { ServiceStates, StateMap } from "./service-states.ts";
 import { withDeadline } from "../events/deadline.ts";

@@ -3,8 +3,8 @@
  * state, evolve, fold version, and how to answer a command from the event it
  * recorded — also a repeated `requestId`'s answer) and its pure decider.
  */
-import type { EventEnvelope } from "../events/index.ts";
-import type { KindFold } from "../projections/index.ts";
+import type { EventEnvelope } from "../events/envelope.ts";
+import type { KindFold } from "../projections/kind-fold.ts";
 import type { Decision } from "./decision.ts";
 
 /** A command as the runtime sees it: an operation name plus its fields. */

@@ -5,7 +5,7 @@
  * entry is folded.
  */
 import { fromTransition, type ActorSystem } from "xstate";
-import type { EventEnvelope, HistoryEntry } from "../events/index.ts";
+import type { EventEnvelope, HistoryEntry } from "../events/envelope.ts";
 import type { Command } from "./actor-logic.ts";
 import type { Decision } from "./decision.ts";
 import { isRecordedEntry, type DecidedEvent, type KindEvent } from "./kind-logic.ts";

@@ -4,7 +4,7 @@
  * decision out.
  */
 import type { ErrorCode, Rejection } from "../contract/errors.ts";
-import type { EventEnvelope } from "../events/index.ts";
+import type { EventEnvelope } from "../events/envelope.ts";
 
 /** A decision to record one event of the union `E`: its type and the data that type carries. */
 export type Append<E extends EventEnvelope = EventEnvelope> = E extends EventEnvelope

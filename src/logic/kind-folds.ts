@@ -8,7 +8,12 @@
 import type { ActorKind } from "../contract/subjects.ts";
 import type { RouteChooserName } from "../contract/route-choosers.ts";
 import type { ActorLogic } from "./actor-logic.ts";
-import { chooserNamed, hostLogic, lockLogic, proxyLogic, routeLogic, sessionLogic } from "./index.ts";
+import { chooserNamed } from "./route/chooser.ts";
+import { hostLogic } from "./host/logic.ts";
+import { lockLogic } from "./lock/logic.ts";
+import { proxyLogic } from "./proxy/logic.ts";
+import { routeLogic } from "./route/logic.ts";
+import { sessionLogic } from "./session/logic.ts";
 
 /** The settings every kind's logic is built from (a service's configuration has them all). */
 export type KindFoldSettings = Parameters<typeof lockLogic>[0] &

@@ -14,7 +14,7 @@
  * request.
  */
 import type { EventObject } from "xstate";
-import { isUnparsable, type EventEnvelope, type HistoryEntry, type RecordedEvent } from "../events/index.ts";
+import { isUnparsable, type EventEnvelope, type HistoryEntry, type RecordedEvent } from "../events/envelope.ts";
 import type { ActorLogic, Command } from "./actor-logic.ts";
 import type { Decision } from "./decision.ts";
 

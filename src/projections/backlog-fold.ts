@@ -17,7 +17,7 @@
  * eviction in a map of 100,000 message ids per event cost 3.4 of the 20
  * seconds the fold of 1,000,000 events took.
  */
-import type { StoredMessage } from "../events/index.ts";
+import type { StoredMessage } from "../events/event-log.ts";
 import { FoldStore, ForeignEvents, idOfSubject, type RecordSink } from "./fold-store.ts";
 import { recordsOf } from "./incremental-snapshots.ts";
 import type { BacklogExtra, KindFold, ProjectionRecord } from "./kind-fold.ts";

@@ -8,7 +8,7 @@
  * slower of reading and folding rather than their sum.
  */
 import type { Logger } from "pino";
-import type { EventLog, StoredMessage } from "../events/index.ts";
+import type { EventLog, StoredMessage } from "../events/event-log.ts";
 import { pipeToWorker } from "../threads/worker-pipe.ts";
 import type { BacklogAnswer, BacklogJob, EncodedPart } from "./backlog-job.ts";
 import { FOREIGN_EVENT_WARNING } from "./fold-store.ts";

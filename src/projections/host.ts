@@ -4,8 +4,10 @@
  * Shared by the host actor, the host table the route endpoints read, and
  * `host.list`.
  */
-import type { HistoryEntry } from "../events/index.ts";
-import { isHostEvent, isUnparsable, instantMs } from "../events/index.ts";
+import type { HistoryEntry } from "../events/envelope.ts";
+import { isHostEvent } from "../events/host-events.ts";
+import { isUnparsable } from "../events/envelope.ts";
+import { instantMs } from "../events/instant.ts";
 
 /** What placement needs to know of a host. */
 export interface HostHealth {

@@ -3,8 +3,10 @@
  * Shared by the lock actor (hydration), the read endpoints and the tools, so
  * none of them can disagree about what a history means.
  */
-import type { HistoryEntry, LockEvent, RecordedEvent } from "../events/index.ts";
-import { isUnparsable, instantMs } from "../events/index.ts";
+import type { HistoryEntry, RecordedEvent } from "../events/envelope.ts";
+import type { LockEvent } from "../events/lock-events.ts";
+import { isUnparsable } from "../events/envelope.ts";
+import { instantMs } from "../events/instant.ts";
 import { advanceQueue, NO_WAITERS, type LockWaiter } from "./lock-queue.ts";
 import { WaiterQueue } from "./waiter-queue.ts";
 import type { LockLease as ContractLockLease } from "../contract/messages.ts";

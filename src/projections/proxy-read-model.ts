@@ -6,8 +6,10 @@
  * proxies, so its idempotency cannot rest on one actor's memory), and the
  * selection index (proxies classified and ordered as selection sees them).
  */
-import type { HistoryEntry } from "../events/index.ts";
-import { isProxyEvent, isUnparsable, instantMs } from "../events/index.ts";
+import type { HistoryEntry } from "../events/envelope.ts";
+import { isProxyEvent } from "../events/proxy-events.ts";
+import { isUnparsable } from "../events/envelope.ts";
+import { instantMs } from "../events/instant.ts";
 import type { KindProjection } from "./kind-projection.ts";
 import { ProjectedReadModel } from "./read-model.ts";
 import { ProxySelectionIndex } from "./proxy-selection-index.ts";

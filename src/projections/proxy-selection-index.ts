@@ -19,7 +19,7 @@
  * (members, counts, ordered eligible set) built on first use and maintained
  * from then on; the least recently used views beyond {@link MAX_VIEWS} go.
  */
-import type { ProxyStats } from "../events/index.ts";
+import type { ProxyStats } from "../events/proxy-events.ts";
 import { compareNames, GLOBAL_COOLDOWN, labelsMatch, type ProxyRegistration, type ProxyState } from "./proxy.ts";
 import { SortedChunks } from "./sorted-chunks.ts";
 

@@ -9,8 +9,11 @@
  * `now <= expiresAt + retention` (the seed's sweep drops it only once
  * `now > expiresAt + retention`). Nothing here depends on when memory is pruned.
  */
-import type { HistoryEntry, ProxyLeaseGranted, ProxyStats } from "../events/index.ts";
-import { isProxyEvent, isUnparsable, instantMs } from "../events/index.ts";
+import type { HistoryEntry } from "../events/envelope.ts";
+import type { ProxyLeaseGranted, ProxyStats } from "../events/proxy-events.ts";
+import { isProxyEvent } from "../events/proxy-events.ts";
+import { isUnparsable } from "../events/envelope.ts";
+import { instantMs } from "../events/instant.ts";
 import type { ProxyInfo } from "../contract/messages.ts";
 
 /** What a registration says about a proxy. */

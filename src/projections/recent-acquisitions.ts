@@ -5,7 +5,9 @@
  * backlog worker from the same grants, so a first start folds proxies off
  * the main thread as it does every other kind.
  */
-import { instantMs, isProxyEvent, isUnparsable, type HistoryEntry } from "../events/index.ts";
+import { instantMs } from "../events/instant.ts";
+import { isProxyEvent } from "../events/proxy-events.ts";
+import { isUnparsable, type HistoryEntry } from "../events/envelope.ts";
 import type { BacklogExtra } from "./kind-fold.ts";
 import { acquireReplyOf, type ProxyAcquireReply } from "./proxy.ts";
 

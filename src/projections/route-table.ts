@@ -3,7 +3,7 @@
  * by the route {@link KindProjection}, with an index of active leases per host (the
  * least-loaded chooser's loads and `host.list`'s `active`).
  */
-import type { HistoryEntry } from "../events/index.ts";
+import type { HistoryEntry } from "../events/envelope.ts";
 import type { KindProjection } from "./kind-projection.ts";
 import { HostLoadOrder } from "./host-load-order.ts";
 import { LeaseMap } from "./lease-map.ts";

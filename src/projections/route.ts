@@ -4,8 +4,10 @@
  * (hydration), the read endpoints (`route.get`, `route.snapshot`), the load
  * index and the idle sweep.
  */
-import type { HistoryEntry } from "../events/index.ts";
-import { isRouteEvent, isUnparsable, instantMs } from "../events/index.ts";
+import type { HistoryEntry } from "../events/envelope.ts";
+import { isRouteEvent } from "../events/route-events.ts";
+import { isUnparsable } from "../events/envelope.ts";
+import { instantMs } from "../events/instant.ts";
 import { LeaseMap } from "./lease-map.ts";
 
 /** One conversation's placement within a route. */

@@ -4,8 +4,10 @@
  * (`expiresAt`, or when it was closed), never a timer, as for a lock's lease.
  * Shared by the session actor, the session table locks read, and the tools.
  */
-import type { HistoryEntry } from "../events/index.ts";
-import { instantMs, isSessionEvent, isUnparsable } from "../events/index.ts";
+import type { HistoryEntry } from "../events/envelope.ts";
+import { instantMs } from "../events/instant.ts";
+import { isSessionEvent } from "../events/session-events.ts";
+import { isUnparsable } from "../events/envelope.ts";
 import type { Session } from "../contract/messages.ts";
 
 /** One session's state; a session never opened has `opened: false`. */

@@ -6,7 +6,7 @@ import type { Logger } from "pino";
 import type { ActorRuntime } from "../actors/actor-runtime.ts";
 import type { Clock } from "../actors/clock.ts";
 import type { Endpoint } from "../api/endpoint.ts";
-import type { EventLog } from "../events/index.ts";
+import type { EventLog } from "../events/event-log.ts";
 import type { Subjects } from "../contract/subjects.ts";
 import type { ServiceConfig } from "../config.ts";
 import type { HostLoads } from "../projections/host-loads.ts";

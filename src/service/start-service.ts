@@ -6,11 +6,12 @@
  */
 import type { Msg, NatsConnection } from "@nats-io/nats-core";
 import type { Logger } from "pino";
-import { ActorRuntime, systemClock, type Clock } from "../actors/index.ts";
+import { ActorRuntime } from "../actors/actor-runtime.ts";
+import { systemClock, type Clock } from "../actors/clock.ts";
 import { lockModule } from "./lock-module.ts";
 import { routeModule } from "./route-module.ts";
 import { proxyModule } from "./proxy-module.ts";
-import { MicroService } from "../api/index.ts";
+import { MicroService } from "../api/micro-service.ts";
 import { endpointServer, type CommandObserver } from "../api/serve-endpoint.ts";
 import { replyConfinement } from "../api/reply-confinement.ts";
 import { principalOf } from "../api/principals.ts";
@@ -18,9 +19,11 @@ import { accountOf, principalSourceProblem } from "../api/principal-source.ts";
 import { Operators } from "../contract/operators.ts";
 import { CommandConsumer } from "../api/command-consumer.ts";
 import type { KindContext, KindModule } from "./kind-module.ts";
-import { JetStreamEventLog, OP_TIMEOUT_MS, withDeadline, type EventLog } from "../events/index.ts";
+import { JetStreamEventLog } from "../events/jetstream-event-log.ts";
+import { OP_TIMEOUT_MS, withDeadline } from "../events/deadline.ts";
+import { type EventLog } from "../events/event-log.ts";
 import { ACTOR_KINDS, SERVICE_NAME, Subjects, type ActorKind } from "../contract/subjects.ts";
-import { ObjectProjectionSnapshotStore } from "../projections/index.ts";
+import { ObjectProjectionSnapshotStore } from "../projections/snapshot-stores.ts";
 import { HostLoads } from "../projections/host-loads.ts";
 import { followHostLoads } from "./host-load-feed.ts";
 import { secureIds } from "./secure-ids.ts";

@@ -6,18 +6,11 @@
  * is live at T iff `expiresAt > T`, a proxy lease active iff `T < expiresAt`,
  * a cooldown iff `T < untilAt`.
  */
-import type { StoredMessage } from "../events/index.ts";
+import type { StoredMessage } from "../events/event-log.ts";
 import type { ActorKind, Subjects } from "../contract/subjects.ts";
-import {
-  compareCodeUnits,
-  leaseView,
-  proxyView,
-  routeLeaseView,
-  sortedLeases,
-  type LeaseView,
-  type ProxyView,
-  type RouteLeaseView,
-} from "../projections/index.ts";
+import { compareCodeUnits, routeLeaseView, sortedLeases, type RouteLeaseView } from "../projections/route.ts";
+import { leaseView, type LeaseView } from "../projections/lock.ts";
+import { proxyView, type ProxyView } from "../projections/proxy.ts";
 import { queueAt } from "../projections/lock-queue.ts";
 import { resolveSessions } from "../projections/lock-sessions.ts";
 import { OPEN_END } from "../projections/lock.ts";

@@ -3,10 +3,16 @@
  * (src/logic) as the service's actors and projections run it, so replay and
  * audit cannot disagree with the service about what a history means.
  */
-import { decodeEvent, isUnparsable, type HistoryEntry, type StoredMessage } from "../events/index.ts";
+import { decodeEvent, isUnparsable, type HistoryEntry } from "../events/envelope.ts";
+import { type StoredMessage } from "../events/event-log.ts";
 import { ACTOR_KINDS, type ActorKind, type Subjects } from "../contract/subjects.ts";
 import { decodeToken } from "../contract/subject-token.ts";
-import type { KindFold, HostState, LockState, ProxyState, RouteState, SessionState } from "../projections/index.ts";
+import type { KindFold } from "../projections/kind-fold.ts";
+import type { HostState } from "../projections/host.ts";
+import type { LockState } from "../projections/lock.ts";
+import type { ProxyState } from "../projections/proxy.ts";
+import type { RouteState } from "../projections/route.ts";
+import type { SessionState } from "../projections/session.ts";
 import { kindFolds } from "../logic/kind-folds.ts";
 import { DEFAULTS } from "../config.ts";
 

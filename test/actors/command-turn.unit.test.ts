@@ -7,15 +7,9 @@
  * whose step never ends.
  */
 import { describe, expect, it, vi } from "vitest";
-import {
-  baseMsgId,
-  LogUnavailableError,
-  WrongLastSequenceError,
-  encodeEvent,
-  type AppendResult,
-  type EventEnvelope,
-} from "../../src/events/index.ts";
-import type { ProjectionRecord } from "../../src/projections/index.ts";
+import { baseMsgId, LogUnavailableError, WrongLastSequenceError, type AppendResult } from "../../src/events/event-log.ts";
+import { encodeEvent, type EventEnvelope } from "../../src/events/envelope.ts";
+import type { ProjectionRecord } from "../../src/projections/kind-fold.ts";
 import { lockLogic } from "../../src/logic/lock/logic.ts";
 import type { LockCommand } from "../../src/logic/lock/commands.ts";
 import { runTurn, type AppendInput, type TurnPorts } from "../../src/actors/command-turn.ts";

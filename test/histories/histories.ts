@@ -18,7 +18,7 @@ import { chooserNamed } from "../../src/logic/route/chooser.ts";
 import { routeLogic } from "../../src/logic/route/logic.ts";
 import { sessionLogic } from "../../src/logic/session/logic.ts";
 import type { ServiceConfig } from "../../src/config.ts";
-import { decodeEvent, isUnparsable } from "../../src/events/index.ts";
+import { decodeEvent, isUnparsable } from "../../src/events/envelope.ts";
 import { type ActorKind } from "../../src/contract/subjects.ts";
 import { decodeToken } from "../../src/contract/subject-token.ts";
 import { LeaseMap } from "../../src/projections/lease-map.ts";

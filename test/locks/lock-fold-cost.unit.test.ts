@@ -11,7 +11,7 @@
  * session, a few walks and no index built for that one reading.
  */
 import { describe, expect, it } from "vitest";
-import { decodeEvent, encodeEvent, type EventEnvelope, type HistoryEntry } from "../../src/events/index.ts";
+import { decodeEvent, encodeEvent, type EventEnvelope, type HistoryEntry } from "../../src/events/envelope.ts";
 import type { LockCommand, LockSettings } from "../../src/logic/lock/commands.ts";
 import { lockLogic } from "../../src/logic/lock/logic.ts";
 import { leaseEtag, type LockState } from "../../src/projections/lock.ts";

@@ -7,7 +7,7 @@
 import { describe, expect, it } from "vitest";
 import { initialLockState } from "../../src/projections/lock.ts";
 import { evolveLock } from "../../src/logic/lock/logic.ts";
-import type { HistoryEntry } from "../../src/events/index.ts";
+import type { HistoryEntry } from "../../src/events/envelope.ts";
 import { iso, LOCK, lockEvent, T0 } from "../support/lock-given.ts";
 
 const S = 1000;

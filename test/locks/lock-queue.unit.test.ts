@@ -7,7 +7,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { queueAt, nextQueueChangeAt } from "../../src/projections/lock-queue.ts";
-import type { HistoryEntry } from "../../src/events/index.ts";
+import type { HistoryEntry } from "../../src/events/envelope.ts";
 import { acquired, givenLock, iso, LOCK, lockEvent, released, renewed, T0 } from "../support/lock-given.ts";
 
 const S = 1000;

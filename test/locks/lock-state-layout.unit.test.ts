@@ -10,7 +10,7 @@ import { evolveLock } from "../../src/logic/lock/logic.ts";
 import { etagOf, initialLockState, leaseView, type LockState } from "../../src/projections/lock.ts";
 import { NO_WAITERS } from "../../src/projections/lock-queue.ts";
 import { applySessionEnds } from "../../src/projections/lock-sessions.ts";
-import type { HistoryEntry } from "../../src/events/index.ts";
+import type { HistoryEntry } from "../../src/events/envelope.ts";
 import { iso, LOCK, lockEvent, T0 } from "../support/lock-given.ts";
 
 const S = 1000;

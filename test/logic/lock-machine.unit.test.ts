@@ -11,14 +11,14 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { createActor, type AnyMachineSnapshot, type EventObject } from "xstate";
-import { encodeEvent, decodeEvent, type EventEnvelope, type HistoryEntry } from "../../src/events/index.ts";
+import { encodeEvent, decodeEvent, type EventEnvelope, type HistoryEntry } from "../../src/events/envelope.ts";
 import { compileFlatMachine } from "../../src/logic/flat-machine.ts";
 import { lockMachine, lockStateValue, type LockMachineEvent } from "../../src/logic/lock/machine.ts";
 import type { LockCommand, LockSettings } from "../../src/logic/lock/commands.ts";
 import type { DecidedEvent } from "../../src/logic/kind-logic.ts";
 import { recordedEventOf } from "../../src/logic/kind-logic.ts";
 import { etagOf, initialLockState, leaseEtag, type LockState } from "../../src/projections/lock.ts";
-import { lockEventSchemas } from "../../src/events/index.ts";
+import { lockEventSchemas } from "../../src/events/lock-events.ts";
 
 const SETTINGS: LockSettings = { lockTtlMs: 1000, maxTtlMs: 5000, claimWindowMs: 200 };
 const T0 = Date.parse("2026-12-04T00:00:00.000Z");

@@ -9,7 +9,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { createActor } from "xstate";
-import { encodeEvent, decodeEvent, type EventEnvelope, type HistoryEntry } from "../../src/events/index.ts";
+import { encodeEvent, decodeEvent, type EventEnvelope, type HistoryEntry } from "../../src/events/envelope.ts";
 import type { ActorLogic } from "../../src/logic/actor-logic.ts";
 import type { Command } from "../../src/logic/actor-logic.ts";
 import { lockLogic } from "../../src/logic/lock/logic.ts";

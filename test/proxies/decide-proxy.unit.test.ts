@@ -9,7 +9,7 @@ import { describe, expect, it } from "vitest";
 import { decideProxy } from "../../src/logic/proxy/decide.ts";
 import type { ProxyCommand } from "../../src/logic/proxy/commands.ts";
 import { activeCooldowns, activeLeases, evolveProxy, initialProxyState, pruneProxy } from "../../src/projections/proxy.ts";
-import type { HistoryEntry } from "../../src/events/index.ts";
+import type { HistoryEntry } from "../../src/events/envelope.ts";
 import {
   COOLDOWN_MS,
   cooledDown,

@@ -25,7 +25,7 @@ import {
   zeroStats,
   type ProxyState,
 } from "../../src/projections/proxy.ts";
-import type { HistoryEntry } from "../../src/events/index.ts";
+import type { HistoryEntry } from "../../src/events/envelope.ts";
 import { specEvent } from "../support/event-builders.ts";
 import { granted, iso, PROXY, proxyEvent, registered, releasedLease, removed, T0 } from "../support/proxy-given.ts";
 

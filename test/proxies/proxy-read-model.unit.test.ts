@@ -4,7 +4,7 @@
  * before it called (that look may miss a write acknowledged just before).
  */
 import { describe, expect, it } from "vitest";
-import { MemoryEventLog } from "../../src/events/index.ts";
+import { MemoryEventLog } from "../../src/events/memory-event-log.ts";
 import { Subjects } from "../../src/contract/subjects.ts";
 import { ProxyReadModel } from "../../src/projections/proxy-read-model.ts";
 import { proxyLogic } from "../../src/logic/proxy/logic.ts";

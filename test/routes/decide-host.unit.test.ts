@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { decideHost } from "../../src/logic/host/decide.ts";
-import type { HistoryEntry } from "../../src/events/index.ts";
+import type { HistoryEntry } from "../../src/events/envelope.ts";
 import { evolveHost, initialHostState, type HostState } from "../../src/projections/host.ts";
 import { T0 } from "../support/route-given.ts";
 

@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { LAPSE_ADMISSION_AFTER_MS } from "../../src/app/host-admissions.ts";
-import { encodeEvent } from "../../src/events/index.ts";
+import { encodeEvent } from "../../src/events/envelope.ts";
 import { startRouteHarness } from "../support/route-harness.ts";
 
 describe("a stuck host admission", () => {

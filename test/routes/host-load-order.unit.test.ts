@@ -5,7 +5,8 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { encodeEvent, MemoryEventLog } from "../../src/events/index.ts";
+import { encodeEvent } from "../../src/events/envelope.ts";
+import { MemoryEventLog } from "../../src/events/memory-event-log.ts";
 import { Subjects } from "../../src/contract/subjects.ts";
 import { chooserNamed } from "../../src/logic/route/chooser.ts";
 import { routeLogic } from "../../src/logic/route/logic.ts";

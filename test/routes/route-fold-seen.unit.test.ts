@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { evolveRoute, initialRouteState } from "../../src/projections/route.ts";
-import type { HistoryEntry } from "../../src/events/index.ts";
+import type { HistoryEntry } from "../../src/events/envelope.ts";
 import { placed, routeEvent, seen, T0, touched } from "../support/route-given.ts";
 
 const fold = (history: readonly HistoryEntry[]) => history.reduce(evolveRoute, initialRouteState("r"));

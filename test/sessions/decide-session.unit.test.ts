@@ -5,7 +5,8 @@
  * (and recording the end it saw pass, so that its fold agrees).
  */
 import { describe, expect, it } from "vitest";
-import { decideSession, type SessionCommand, type SessionSettings } from "../../src/logic/session/index.ts";
+import { decideSession } from "../../src/logic/session/decide.ts";
+import { type SessionCommand, type SessionSettings } from "../../src/logic/session/commands.ts";
 import { evolveSession, initialSessionState, type SessionLookup, type SessionState } from "../../src/projections/session.ts";
 import { thenOf } from "../support/decider-spec.ts";
 import { specEvent } from "../support/event-builders.ts";

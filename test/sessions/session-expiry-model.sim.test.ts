@@ -11,9 +11,11 @@
  */
 import { describe, expect, it } from "vitest";
 import fc from "fast-check";
-import { lockLogic, type LockCommand, type LockSettings } from "../../src/logic/lock/index.ts";
-import { sessionLogic, type SessionCommand } from "../../src/logic/session/index.ts";
-import { decodeEvent, encodeEvent, isUnparsable, type EventEnvelope } from "../../src/events/index.ts";
+import { lockLogic } from "../../src/logic/lock/logic.ts";
+import { type LockCommand, type LockSettings } from "../../src/logic/lock/commands.ts";
+import { sessionLogic } from "../../src/logic/session/logic.ts";
+import { type SessionCommand } from "../../src/logic/session/commands.ts";
+import { decodeEvent, encodeEvent, isUnparsable, type EventEnvelope } from "../../src/events/envelope.ts";
 import type { ActorKind } from "../../src/contract/subjects.ts";
 import type { LockState } from "../../src/projections/lock.ts";
 import type { SessionLookup, SessionState } from "../../src/projections/session.ts";

@@ -4,7 +4,8 @@
  * encode/decode, so only events the stream would accept can be given) and
  * host tables.
  */
-import type { HistoryEntry, RouteEvent } from "../../src/events/index.ts";
+import type { HistoryEntry } from "../../src/events/envelope.ts";
+import type { RouteEvent } from "../../src/events/route-events.ts";
 import { decideRoute } from "../../src/logic/route/decide.ts";
 import { chooserNamed } from "../../src/logic/route/chooser.ts";
 import type { RouteChooserName } from "../../src/contract/route-choosers.ts";

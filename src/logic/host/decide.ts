@@ -4,7 +4,7 @@
  * lease onto a capped host while it has room.
  */
 import { type Decision, recorder, reject, replyOnly } from "../decision.ts";
-import type { HostEvent } from "../../events/index.ts";
+import type { HostEvent } from "../../events/host-events.ts";
 import type { HostState } from "../../projections/host.ts";
 import type { AdmitLease, HostCommand } from "./commands.ts";
 

@@ -1,6 +1,7 @@
 /** The host actor's logic: XState `fromTransition` logic over the host decider and the host fold. */
 import type { ActorLogic } from "../actor-logic.ts";
-import { hostEventSchemas, type HostEvent, type RecordedEvent } from "../../events/index.ts";
+import { hostEventSchemas, type HostEvent } from "../../events/host-events.ts";
+import { type RecordedEvent } from "../../events/envelope.ts";
 import { evolveHost, initialHostState, type HostState } from "../../projections/host.ts";
 import { decideAndFold } from "../data-logic.ts";
 import { fromXState, transitionSnapshotOf } from "../kind-logic.ts";

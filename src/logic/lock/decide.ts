@@ -6,7 +6,7 @@
  * while a head waiter's claim window is open, the lock counts as held by it.
  */
 import { type Decision, recorder, reject, replyOnly } from "../decision.ts";
-import type { LockEvent } from "../../events/index.ts";
+import type { LockEvent } from "../../events/lock-events.ts";
 import { leaseExpiresAt, type LockState } from "../../projections/lock.ts";
 
 import { liveCountFrom, livePlace, queueAt, type LockWaiter, type QueueView } from "../../projections/lock-queue.ts";

@@ -1,5 +1,7 @@
 /** The lock actor's logic: the lock's statechart, run from its own transition table (src/logic/flat-machine.ts). */
-import { instantMs, isUnparsable, lockEventSchemas, type HistoryEntry, type LockEvent, type RecordedEvent } from "../../events/index.ts";
+import { instantMs } from "../../events/instant.ts";
+import { isUnparsable, type HistoryEntry, type RecordedEvent } from "../../events/envelope.ts";
+import { lockEventSchemas, type LockEvent } from "../../events/lock-events.ts";
 import { applySessionEnds, resolveSessions } from "../../projections/lock-sessions.ts";
 import type { ActorLogic } from "../actor-logic.ts";
 import type { Decision } from "../decision.ts";

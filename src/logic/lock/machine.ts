@@ -14,7 +14,8 @@
  * shows this machine as a diagram generated from it (`npm run diagrams`).
  */
 import { assign, emit, setup } from "xstate";
-import type { LockEvent, RecordedEvent } from "../../events/index.ts";
+import type { LockEvent } from "../../events/lock-events.ts";
+import type { RecordedEvent } from "../../events/envelope.ts";
 import {
   acquiredBreaks,
   applyAcquired,

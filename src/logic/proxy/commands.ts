@@ -1,5 +1,5 @@
 /** The commands a proxy actor takes (docs/protocol.md, Proxies), already validated. */
-import type { ProxyStats } from "../../events/index.ts";
+import type { ProxyStats } from "../../events/proxy-events.ts";
 
 /** Register the proxy, or replace its registration (a removed proxy comes back). */
 export interface RegisterProxy {

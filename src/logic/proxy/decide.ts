@@ -6,7 +6,7 @@
  * selector asked for on stale loads is refused rather than over the cap.
  */
 import { type Decision, recorder, reject, replyOnly } from "../decision.ts";
-import type { ProxyEvent } from "../../events/index.ts";
+import type { ProxyEvent } from "../../events/proxy-events.ts";
 import { activeLeases, inCooldown, labelsMatch, resolvableLease, sameLabels, type ProxyState } from "../../projections/proxy.ts";
 import { cooldownLength, type GrantRefusal, type ProxyCommand, type ProxySettings } from "./commands.ts";
 

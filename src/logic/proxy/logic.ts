@@ -1,6 +1,7 @@
 /** The proxy actor's logic: XState `fromTransition` logic over the proxy decider and the proxy fold. */
 import type { ActorLogic } from "../actor-logic.ts";
-import { isProxyEvent, proxyEventSchemas, type ProxyEvent, type RecordedEvent } from "../../events/index.ts";
+import { isProxyEvent, proxyEventSchemas, type ProxyEvent } from "../../events/proxy-events.ts";
+import { type RecordedEvent } from "../../events/envelope.ts";
 import { decideAndFold } from "../data-logic.ts";
 import { fromXState, transitionSnapshotOf } from "../kind-logic.ts";
 import { proxyBacklogExtras } from "../../projections/recent-acquisitions.ts";

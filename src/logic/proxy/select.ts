@@ -3,7 +3,7 @@
  * proxies' states at an instant: which proxies are considered, how each is
  * counted in `stats`, and the order in which eligible ones are asked.
  */
-import type { ProxyStats } from "../../events/index.ts";
+import type { ProxyStats } from "../../events/proxy-events.ts";
 import { activeLeases, compareNames, inCooldown, labelsMatch, type ProxyRegistration, type ProxyState } from "../../projections/proxy.ts";
 
 /** A registered proxy as selection sees it. */

@@ -19,7 +19,7 @@
  * and `from` set to that host.
  */
 import { type Decision, recorder, reject, replyOnly } from "../decision.ts";
-import type { RouteEvent } from "../../events/index.ts";
+import type { RouteEvent } from "../../events/route-events.ts";
 import { leaseKey, sortedLeases, type RouteLease, type RouteState } from "../../projections/route.ts";
 import type { LoadedHost } from "../../projections/host-load-order.ts";
 import { leastLoadedChooser } from "./chooser.ts";

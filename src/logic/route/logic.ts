@@ -1,6 +1,7 @@
 /** The route actor's logic: XState `fromTransition` logic over the route decider and the route fold. */
 import type { ActorLogic } from "../actor-logic.ts";
-import { isRouteEvent, routeEventSchemas, type RecordedEvent, type RouteEvent } from "../../events/index.ts";
+import { isRouteEvent, routeEventSchemas, type RouteEvent } from "../../events/route-events.ts";
+import { type RecordedEvent } from "../../events/envelope.ts";
 import { decideAndFold } from "../data-logic.ts";
 import { fromXState, transitionSnapshotOf } from "../kind-logic.ts";
 import { evolveRoute, initialRouteState, leaseKey, reviveRouteState, type RouteState } from "../../projections/route.ts";

@@ -4,7 +4,7 @@
  * NO_SESSION to both.
  */
 import { type Decision, recorder, reject, replyOnly } from "../decision.ts";
-import type { SessionEvent } from "../../events/index.ts";
+import type { SessionEvent } from "../../events/session-events.ts";
 import { sessionLiveAt, sessionView, type SessionState } from "../../projections/session.ts";
 import type { OpenSession, SessionCommand, SessionSettings } from "./commands.ts";
 

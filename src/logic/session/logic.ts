@@ -1,6 +1,6 @@
 /** The session actor's logic: XState `fromTransition` logic over the session decider and the session fold. */
 import type { ActorLogic } from "../actor-logic.ts";
-import { sessionEventSchemas, type SessionEvent } from "../../events/index.ts";
+import { sessionEventSchemas, type SessionEvent } from "../../events/session-events.ts";
 import { evolveSession, initialSessionState, sessionView, type SessionState } from "../../projections/session.ts";
 import { decideAndFold } from "../data-logic.ts";
 import { fromXState, transitionSnapshotOf } from "../kind-logic.ts";

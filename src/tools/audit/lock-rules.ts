@@ -1,6 +1,7 @@
 /** The audit's lock rules: one holder at a time, generations that count up by one, and the wait queue's order. */
-import { instantMs, isLockEvent } from "../../events/index.ts";
-import { leaseExpiresAt, type LockState } from "../../projections/index.ts";
+import { instantMs } from "../../events/instant.ts";
+import { isLockEvent } from "../../events/lock-events.ts";
+import { leaseExpiresAt, type LockState } from "../../projections/lock.ts";
 import { livePlace, queueAt } from "../../projections/lock-queue.ts";
 import { applySessionEnds } from "../../projections/lock-sessions.ts";
 import { sessionLiveAt } from "../../projections/session.ts";

@@ -1,6 +1,6 @@
 /** The audit's session rules: a session is opened once, and nothing keeps or closes it once it has ended. */
-import { isSessionEvent } from "../../events/index.ts";
-import type { SessionState } from "../../projections/index.ts";
+import { isSessionEvent } from "../../events/session-events.ts";
+import type { SessionState } from "../../projections/session.ts";
 import { sessionLiveAt } from "../../projections/session.ts";
 import { iso } from "../time.ts";
 import type { KindRules } from "./kind-rules.ts";
