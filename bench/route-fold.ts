@@ -10,7 +10,7 @@
  *   npx tsx bench/route-fold.ts [--leases 10,1000,10000] [--events 2000]
  */
 import { parseArgs } from "node:util";
-import { evolveRoute, initialRouteState, type RouteState } from "../src/projections/route.ts";
+import { evolveRoute, initialRouteState, type RouteState } from "../src/route/state.ts";
 import type { HistoryEntry } from "../src/events/envelope.ts";
 
 const { values } = parseArgs({

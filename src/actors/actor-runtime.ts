@@ -16,18 +16,18 @@ import { type ActorKind, type Subjects } from "../contract/subjects.ts";
 import { KindProjection } from "../projections/kind-projection.ts";
 import { type ProjectionRecord } from "../projections/kind-fold.ts";
 import { type ProjectionSnapshotStore } from "../projections/snapshot-stores.ts";
-import type { ActorLogic, Command } from "../logic/actor-logic.ts";
+import type { ActorLogic, Command } from "./actor-logic.ts";
 import type { Clock } from "./clock.ts";
-import type { Decision } from "../logic/decision.ts";
+import type { Decision } from "./decision.ts";
 import { runTurn, timedOut, type AppendInput, type EncodedEvent, type PendingCommand, type TurnPorts } from "./command-turn.ts";
 import { TurnDeadlines } from "./turn-deadlines.ts";
 import { AppendDoubt } from "./append-doubt.ts";
 import { isInDoubt, isUnavailable, unavailable, type TurnResult } from "./turn-result.ts";
 import { IdsInDoubt } from "./ids-in-doubt.ts";
-import type { KindFoldSettings } from "../logic/kind-folds.ts";
+import type { KindFoldSettings } from "../service/kind-folds.ts";
 
 /** The module that folds a start's backlog on a worker thread. */
-const BACKLOG_WORKER = new URL("./backlog-worker.ts", import.meta.url);
+const BACKLOG_WORKER = new URL("../service/backlog-worker.ts", import.meta.url);
 
 /** What the runtime reports as it works (metrics hook in here). */
 export interface RuntimeObserver {
@@ -79,7 +79,7 @@ export interface Arrival {
    * however long ago.
    */
   readonly requestedAt?: number | undefined;
-  /** What tells this request from another that reuses its `requestId` (src/api/request-fingerprint.ts). */
+  /** What tells this request from another that reuses its `requestId` (src/transport/request-fingerprint.ts). */
   readonly fingerprint?: string | undefined;
   /** Who sent it, as NATS says (`""`: unknown). */
   readonly principal?: string | undefined;

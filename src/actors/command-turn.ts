@@ -19,8 +19,8 @@
 import { LogUnavailableError, msgIdVariant, WrongLastSequenceError, type AppendResult } from "../events/event-log.ts";
 import { type EventEnvelope } from "../events/envelope.ts";
 import type { ProjectionRecord } from "../projections/kind-fold.ts";
-import type { Command } from "../logic/actor-logic.ts";
-import type { Decision } from "../logic/decision.ts";
+import type { Command } from "./actor-logic.ts";
+import type { Decision } from "./decision.ts";
 import { AppendDoubt } from "./append-doubt.ts";
 import { inDoubt, unavailable, type TurnResult } from "./turn-result.ts";
 import { forbidden } from "../contract/errors.ts";

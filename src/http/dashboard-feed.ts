@@ -9,17 +9,17 @@ import type { Logger } from "pino";
 import { decodeEvent, isUnparsable } from "../events/envelope.ts";
 import { type EventLog, type Following, type StoredMessage } from "../events/event-log.ts";
 import { type ActorKind, type Subjects } from "../contract/subjects.ts";
-import { activeCooldowns, activeLeases, compareNames, type ProxyState } from "../projections/proxy.ts";
-import { resolveSessions } from "../projections/lock-sessions.ts";
-import { type HostState } from "../projections/host.ts";
-import { type LockState } from "../projections/lock.ts";
-import { type RouteState } from "../projections/route.ts";
-import { type SessionState } from "../projections/session.ts";
+import { activeCooldowns, activeLeases, compareNames, type ProxyState } from "../proxy/state.ts";
+import { resolveSessions } from "../lock/session-waiters.ts";
+import { type HostState } from "../host/state.ts";
+import { type LockState } from "../lock/state.ts";
+import { type RouteState } from "../route/state.ts";
+import { type SessionState } from "../session/state.ts";
 import { actorOfSubject } from "../tools/stream-fold.ts";
 import type { ServiceStates, StateMap } from "./service-states.ts";
 import { withDeadline } from "../events/deadline.ts";
-import { queueAt } from "../projections/lock-queue.ts";
-import { sessionEndMs, sessionLiveAt, type SessionLookup } from "../projections/session.ts";
+import { queueAt } from "../lock/queue.ts";
+import { sessionEndMs, sessionLiveAt, type SessionLookup } from "../session/state.ts";
 
 /** A lock as the dashboard lists it (held and unexpired, or corrupt). */
 export interface LockRow {

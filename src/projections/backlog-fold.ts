@@ -1,5 +1,5 @@
 /**
- * The fold a start's backlog worker runs (src/actors/backlog-worker.ts),
+ * The fold a start's backlog worker runs (src/service/backlog-worker.ts),
  * without the thread: messages in stream order, each with its subject's
  * number from the batch (see src/threads/message-batches.ts), folded with a
  * {@link FoldStore}'s own fold, and answered as one snapshot part.

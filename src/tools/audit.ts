@@ -7,25 +7,25 @@
  * "at that instant" for cross-actor rules (host health) means at that point
  * of the stream, which totally orders every actor's events.
  */
-import { hostEventSchemas } from "../events/host-events.ts";
+import { hostEventSchemas } from "../host/events.ts";
 import { isUnparsable, type EventEnvelope } from "../events/envelope.ts";
-import { lockEventSchemas } from "../events/lock-events.ts";
-import { proxyEventSchemas } from "../events/proxy-events.ts";
-import { routeEventSchemas } from "../events/route-events.ts";
-import { sessionEventSchemas } from "../events/session-events.ts";
+import { lockEventSchemas } from "../lock/events.ts";
+import { proxyEventSchemas } from "../proxy/events.ts";
+import { routeEventSchemas } from "../route/events.ts";
+import { sessionEventSchemas } from "../session/events.ts";
 import { type StoredMessage } from "../events/event-log.ts";
 import { instantMs } from "../events/instant.ts";
 import { ACTOR_KINDS, type ActorKind, type Subjects } from "../contract/subjects.ts";
-import { compareCodeUnits } from "../projections/route.ts";
+import { compareCodeUnits } from "../route/state.ts";
 import { StreamFold, type ActorRef } from "./stream-fold.ts";
 import { iso } from "./time.ts";
 import type { StreamSource } from "./stream-reader.ts";
 import type { AuditScope, KindChecker, KindRules } from "./audit/kind-rules.ts";
-import { hostRules } from "./audit/host-rules.ts";
-import { lockRules } from "./audit/lock-rules.ts";
-import { proxyRules } from "./audit/proxy-rules.ts";
-import { routeRules } from "./audit/route-rules.ts";
-import { sessionRules } from "./audit/session-rules.ts";
+import { hostRules } from "../host/audit-rules.ts";
+import { lockRules } from "../lock/audit-rules.ts";
+import { proxyRules } from "../proxy/audit-rules.ts";
+import { routeRules } from "../route/audit-rules.ts";
+import { sessionRules } from "../session/audit-rules.ts";
 import { HOLDER_PRINCIPAL_RULE, holderPrincipalBreach, type IsOperator } from "./audit/holder-principal.ts";
 import { Operators } from "../contract/operators.ts";
 

@@ -8,13 +8,13 @@
  */
 import type { StoredMessage } from "../events/event-log.ts";
 import type { ActorKind, Subjects } from "../contract/subjects.ts";
-import { compareCodeUnits, routeLeaseView, sortedLeases, type RouteLeaseView } from "../projections/route.ts";
-import { leaseView, type LeaseView } from "../projections/lock.ts";
-import { proxyView, type ProxyView } from "../projections/proxy.ts";
-import { queueAt } from "../projections/lock-queue.ts";
-import { resolveSessions } from "../projections/lock-sessions.ts";
-import { OPEN_END } from "../projections/lock.ts";
-import { sessionLiveAt, type SessionLookup } from "../projections/session.ts";
+import { compareCodeUnits, routeLeaseView, sortedLeases, type RouteLeaseView } from "../route/state.ts";
+import { leaseView, type LeaseView } from "../lock/state.ts";
+import { proxyView, type ProxyView } from "../proxy/state.ts";
+import { queueAt } from "../lock/queue.ts";
+import { resolveSessions } from "../lock/session-waiters.ts";
+import { OPEN_END } from "../lock/state.ts";
+import { sessionLiveAt, type SessionLookup } from "../session/state.ts";
 import { StreamFold } from "./stream-fold.ts";
 import type { StreamSource } from "./stream-reader.ts";
 import { iso } from "./time.ts";

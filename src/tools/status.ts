@@ -8,8 +8,8 @@
 import type { NatsConnection } from "@nats-io/nats-core";
 import type { EventLog } from "../events/event-log.ts";
 import type { Subjects } from "../contract/subjects.ts";
-import type { ProxyView } from "../projections/proxy.ts";
-import type { RouteLeaseView } from "../projections/route.ts";
+import type { ProxyView } from "../proxy/state.ts";
+import type { RouteLeaseView } from "../route/state.ts";
 import { ToolConnectionError } from "./errors.ts";
 import { foldStream, replayView, type HostReplayView } from "./replay.ts";
 import { holderCell, labelsText } from "./replay-render.ts";

@@ -8,15 +8,15 @@ import { type StoredMessage } from "../events/event-log.ts";
 import { ACTOR_KINDS, type ActorKind, type Subjects } from "../contract/subjects.ts";
 import { decodeToken } from "../contract/subject-token.ts";
 import type { KindFold } from "../projections/kind-fold.ts";
-import type { HostState } from "../projections/host.ts";
-import type { LockState } from "../projections/lock.ts";
-import type { ProxyState } from "../projections/proxy.ts";
-import type { RouteState } from "../projections/route.ts";
-import type { SessionState } from "../projections/session.ts";
-import { kindFolds } from "../logic/kind-folds.ts";
+import type { HostState } from "../host/state.ts";
+import type { LockState } from "../lock/state.ts";
+import type { ProxyState } from "../proxy/state.ts";
+import type { RouteState } from "../route/state.ts";
+import type { SessionState } from "../session/state.ts";
+import { kindFolds } from "../service/kind-folds.ts";
 import { DEFAULTS } from "../config.ts";
 
-/** Each kind's fold, with the defaults completing the logic's arguments (folding reads no setting: src/logic/kind-folds.ts). */
+/** Each kind's fold, with the defaults completing the logic's arguments (folding reads no setting: src/service/kind-folds.ts). */
 export const KIND_FOLDS = kindFolds(DEFAULTS);
 
 /** How many subjects' actors {@link StreamFold.actorOf} remembers at most. */

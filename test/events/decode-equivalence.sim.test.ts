@@ -12,10 +12,10 @@ import { beforeAll, describe, expect, it } from "vitest";
 import type { z } from "zod";
 import { compileSchema } from "../../src/events/compiled-schemas.ts";
 import { decodeEvent, decodeParsed, encodeEvent, type EventEnvelope } from "../../src/events/envelope.ts";
-import { hostEventSchemas } from "../../src/events/host-events.ts";
-import { lockEventSchemas } from "../../src/events/lock-events.ts";
-import { proxyEventSchemas } from "../../src/events/proxy-events.ts";
-import { routeEventSchemas } from "../../src/events/route-events.ts";
+import { hostEventSchemas } from "../../src/host/events.ts";
+import { lockEventSchemas } from "../../src/lock/events.ts";
+import { proxyEventSchemas } from "../../src/proxy/events.ts";
+import { routeEventSchemas } from "../../src/route/events.ts";
 import { simulateWorkload } from "../tools/support/workload.ts";
 
 const DATA_SCHEMAS: Readonly<Record<string, z.ZodType>> = {

@@ -8,7 +8,7 @@
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { Objm } from "@nats-io/obj";
-import { lockLogic } from "../../src/logic/lock/logic.ts";
+import { lockLogic } from "../../src/lock/logic.ts";
 import { encodeProjectionSnapshot } from "../../src/projections/legacy-snapshots.ts";
 import { ObjectProjectionSnapshotStore } from "../../src/projections/snapshot-stores.ts";
 import { readSnapshot, writePart, type RestoredSnapshot } from "../../src/projections/projection-snapshots.ts";

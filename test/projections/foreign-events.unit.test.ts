@@ -13,8 +13,8 @@ import { BacklogFold } from "../../src/projections/backlog-fold.ts";
 import { FoldStore, type ForeignEvent } from "../../src/projections/fold-store.ts";
 import { recordsOf } from "../../src/projections/incremental-snapshots.ts";
 import { type KindFold } from "../../src/projections/kind-fold.ts";
-import { lockLogic } from "../../src/logic/lock/logic.ts";
-import type { LockState } from "../../src/projections/lock.ts";
+import { lockLogic } from "../../src/lock/logic.ts";
+import type { LockState } from "../../src/lock/state.ts";
 import { DEFAULT_SETTINGS, T0 } from "../support/lock-given.ts";
 import { LockWriter } from "../support/lock-writer.ts";
 

@@ -13,8 +13,8 @@ import { ChangeTrackedMap, type SnapshotCompaction } from "../../src/projections
 import { KindProjection } from "../../src/projections/kind-projection.ts";
 import { MemoryProjectionSnapshotStore } from "../../src/projections/snapshot-stores.ts";
 import { readSnapshot, type RestoredSnapshot } from "../../src/projections/projection-snapshots.ts";
-import { lockLogic } from "../../src/logic/lock/logic.ts";
-import type { LockState } from "../../src/projections/lock.ts";
+import { lockLogic } from "../../src/lock/logic.ts";
+import type { LockState } from "../../src/lock/state.ts";
 import { DEFAULT_SETTINGS } from "../support/lock-given.ts";
 import { LockWriter as Writer } from "../support/lock-writer.ts";
 

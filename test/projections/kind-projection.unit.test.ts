@@ -13,8 +13,8 @@ import { encodeProjectionSnapshot } from "../../src/projections/legacy-snapshots
 import { KindProjection } from "../../src/projections/kind-projection.ts";
 import { manifestName, partName, readSnapshot, type RestoredSnapshot, type SnapshotManifest } from "../../src/projections/projection-snapshots.ts";
 import { MemoryProjectionSnapshotStore, type ProjectionSnapshotStore } from "../../src/projections/snapshot-stores.ts";
-import { lockLogic } from "../../src/logic/lock/logic.ts";
-import type { LockState } from "../../src/projections/lock.ts";
+import { lockLogic } from "../../src/lock/logic.ts";
+import type { LockState } from "../../src/lock/state.ts";
 import { DEFAULT_SETTINGS, T0 } from "../support/lock-given.ts";
 import { withCaughtUp } from "../support/projections.ts";
 

@@ -24,7 +24,7 @@ import {
   sameLabels,
   zeroStats,
   type ProxyState,
-} from "../../src/projections/proxy.ts";
+} from "../../src/proxy/state.ts";
 import type { HistoryEntry } from "../../src/events/envelope.ts";
 import { specEvent } from "../support/event-builders.ts";
 import { granted, iso, PROXY, proxyEvent, registered, releasedLease, removed, T0 } from "../support/proxy-given.ts";

@@ -4,7 +4,7 @@
  * already there, and an event that names none leaves it as it was.
  */
 import { describe, expect, it } from "vitest";
-import { evolveRoute, initialRouteState } from "../../src/projections/route.ts";
+import { evolveRoute, initialRouteState } from "../../src/route/state.ts";
 import type { HistoryEntry } from "../../src/events/envelope.ts";
 import { placed, routeEvent, seen, T0, touched } from "../support/route-given.ts";
 

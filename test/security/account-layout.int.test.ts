@@ -13,7 +13,7 @@ import type { NatsConnection } from "@nats-io/nats-core";
 import { headers as natsHeaders } from "@nats-io/nats-core";
 import { jetstream, jetstreamManager } from "@nats-io/jetstream";
 import { Subjects } from "../../src/contract/subjects.ts";
-import { REPLY_TO_HEADER } from "../../src/api/command-consumer.ts";
+import { REPLY_TO_HEADER } from "../../src/transport/command-consumer.ts";
 import { JetStreamEventLog } from "../../src/events/jetstream-event-log.ts";
 import { auditStream } from "../../src/tools/audit.ts";
 import { appendUserOf, inboxPrefixOf, serviceFlagsOf, serviceUserOf, type NatsConfigOptions } from "../../src/security/nats-permissions.ts";

@@ -3,7 +3,7 @@
  * in order and reports each instant (a grant's `at`) where the proxy held
  * more unexpired, unreleased leases than its maxLeases at that instant.
  */
-import type { ProxyEvent } from "../../src/events/proxy-events.ts";
+import type { ProxyEvent } from "../../src/proxy/events.ts";
 import type { RecordedEvent } from "../../src/events/envelope.ts";
 
 /** One instant where a proxy held more leases than its cap. */

@@ -7,7 +7,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { encodeEvent, type EventEnvelope } from "../../src/events/envelope.ts";
-import { type LockEvent } from "../../src/events/lock-events.ts";
+import { type LockEvent } from "../../src/lock/events.ts";
 import { auditStream, type Violation } from "../../src/tools/audit.ts";
 import { simulateWorkload } from "./support/workload.ts";
 

@@ -7,9 +7,9 @@
  * answers "who released my lock?" and catches a doctored stream.
  */
 import type { EventEnvelope } from "../../events/envelope.ts";
-import type { LockState } from "../../projections/lock.ts";
-import type { ProxyState } from "../../projections/proxy.ts";
-import type { SessionState } from "../../projections/session.ts";
+import type { LockState } from "../../lock/state.ts";
+import type { ProxyState } from "../../proxy/state.ts";
+import type { SessionState } from "../../session/state.ts";
 import type { StreamFold } from "../stream-fold.ts";
 import { cell } from "../table.ts";
 import { actsFor } from "../../contract/operators.ts";
