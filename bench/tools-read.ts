@@ -135,7 +135,10 @@ async function main(): Promise<void> {
     // --dist: the worker reads run the built dist/ (`npm run build` first), whose worker starts without tsx.
     const built = async <T>(file: string): Promise<T> => (await import(join(import.meta.dirname, "../dist/tools", file))) as T;
     const worker = settings.dist
-      ? { ...(await built<typeof workerRead>("worker-read.js")), natsSource: (await built<{ natsSource: typeof natsSource }>("stream-reader.js")).natsSource }
+      ? {
+          ...(await built<typeof workerRead>("worker-read.js")),
+          natsSource: (await built<{ natsSource: typeof natsSource }>("stream-reader.js")).natsSource,
+        }
       : { ...workerRead, natsSource };
     const machine = machineInfo(nc.info?.version ?? "unknown");
     const log = await JetStreamEventLog.open(nc, { stream: subjects.eventStream, subjects: subjects.allEvents, dedupWindowMs: 120_000 });

@@ -24,10 +24,7 @@ import { TurnDeadlines } from "./turn-deadlines.ts";
 import { AppendDoubt } from "./append-doubt.ts";
 import { isInDoubt, isUnavailable, unavailable, type TurnResult } from "./turn-result.ts";
 import { IdsInDoubt } from "./ids-in-doubt.ts";
-import type { KindFoldSettings } from "../service/kind-folds.ts";
-
-/** The module that folds a start's backlog on a worker thread. */
-const BACKLOG_WORKER = new URL("../service/backlog-worker.ts", import.meta.url);
+import type { BacklogWorker } from "../projections/kind-projection.ts";
 
 /** What the runtime reports as it works (metrics hook in here). */
 export interface RuntimeObserver {
@@ -52,14 +49,11 @@ export interface ActorRuntimeOptions {
   /** Save a projection snapshot after this many events (default 10,000). */
   readonly snapshotEvery?: number;
   /**
-   * The settings the kinds' logic was built from: given them, a start with no
-   * snapshot folds a long backlog on a worker thread (backlog-worker.ts),
-   * which builds the same logic from them; without, every start folds on
-   * this thread.
+   * The worker that folds a start's long backlog when there is no snapshot
+   * (its module builds the kinds' logic from `settings`, as the service
+   * did); without it, every start folds on this thread.
    */
-  readonly foldSettings?: KindFoldSettings;
-  /** A backlog is folded on the worker from this stream sequence of the kind's last event on (default 100,000). */
-  readonly backlogWorkerMinSeq?: number;
+  readonly backlogWorker?: BacklogWorker;
   /** How long a command may take from arrival to answer before it is answered UNAVAILABLE (default 3000 ms). */
   readonly requestTimeoutMs?: number;
   /** Deadline of each look at the stream by a projection (default 5000 ms). */
@@ -139,7 +133,7 @@ export class ActorRuntime {
 
   /** Makes a kind of actor available and returns its projection (start it before serving). */
   register<S, C extends Command, E extends EventEnvelope>(logic: ActorLogic<S, C, E>): KindProjection<S> {
-    const { log, subjects, logger, foldSettings } = this.options;
+    const { log, subjects, logger, backlogWorker } = this.options;
     const erased = logic as unknown as ActorLogic<unknown, Command>;
     const projection = new KindProjection<unknown>({
       log,
@@ -151,7 +145,7 @@ export class ActorRuntime {
       opTimeoutMs: this.options.opTimeoutMs,
       readTimeoutMs: this.requestTimeoutMs,
       replies: { horizonMs: 2 * this.options.dedupWindowMs },
-      backlogWorker: foldSettings && { entry: BACKLOG_WORKER, settings: foldSettings, minSeq: this.options.backlogWorkerMinSeq },
+      backlogWorker,
     });
     const ports = this.portsFor(logic.kind, erased, projection);
     this.kinds.set(logic.kind, { logic: erased, projection, ports });

@@ -4,7 +4,7 @@
  * host's place current as leases come and go, so a placement reads the first
  * few hosts instead of looking up the load of every candidate.
  */
-import { compareCodeUnits } from "../route/state.ts";
+import { compareCodeUnits } from "../contract/code-units.ts";
 import { SortedChunks } from "../projections/sorted-chunks.ts";
 
 /** A host's place in the order. */

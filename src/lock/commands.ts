@@ -1,5 +1,5 @@
 /** The commands a lock actor takes (docs/protocol.md, Locks), already validated. */
-import type { SessionLookup } from "../session/state.ts";
+import type { SessionLookup } from "../session/index.ts";
 
 /**
  * What every lock command may carry: the session table as the application

@@ -10,7 +10,7 @@ import type { LockEvent } from "./events.ts";
 import { leaseExpiresAt, type LockState } from "./state.ts";
 
 import { liveCountFrom, livePlace, queueAt, type LockWaiter, type QueueView } from "./queue.ts";
-import { sessionLiveAt, type SessionState } from "../session/state.ts";
+import { sessionLiveAt, type SessionState } from "../session/index.ts";
 import {
   DEFAULT_CLAIM_WINDOW_MS,
   type AcquireLock,

@@ -7,15 +7,7 @@ import type { ActorLogic } from "../actors/actor-logic.ts";
 import type { Decision } from "../actors/decision.ts";
 import { compileFlatMachine } from "../actors/flat-machine.ts";
 import { fromXState } from "../actors/kind-logic.ts";
-import {
-  initialLockState,
-  leaseOf,
-  leaseView,
-  persistedLockState,
-  reviveLockState,
-  type LockLease,
-  type LockState,
-} from "./state.ts";
+import { initialLockState, leaseOf, leaseView, persistedLockState, reviveLockState, type LockLease, type LockState } from "./state.ts";
 import { lockMachine, lockStateValue, type LockMachineEvent } from "./machine.ts";
 import type { LockCommand, LockSettings } from "./commands.ts";
 import { isWaitingReply, waitingReply } from "./waiting-reply.ts";

@@ -6,10 +6,12 @@
 import { LockWaiters } from "./waiters.ts";
 import { LockTurns } from "./turns.ts";
 import { freshBy } from "../actors/deadlines.ts";
-import { SessionTable } from "../session/table.ts";
+import { SessionTable } from "../session/index.ts";
 import { lockLogic } from "./logic.ts";
-import { sessionLogic } from "../session/logic.ts";
-import { lockEndpoints, sessionEndpoints } from "../service/endpoints.ts";
+import { sessionHolding } from "./state.ts";
+import { sessionLogic } from "../session/index.ts";
+import { lockEndpoints } from "./endpoints.ts";
+import { sessionEndpoints } from "../session/index.ts";
 import type { KindContext, KindModule } from "../transport/kind-module.ts";
 
 /** Registers the lock actors with the runtime and returns the lock endpoints. */
@@ -24,7 +26,7 @@ export function lockModule(ctx: KindContext): KindModule {
     }),
   );
   const sessions = runtime.register(sessionLogic({ lockTtlMs: config.lockTtlMs, maxTtlMs: config.maxTtlMs }));
-  const table = new SessionTable(sessions, projection);
+  const table = new SessionTable(sessions, projection, sessionHolding);
   const turns = new LockTurns(runtime, projection, table);
   const waiters = new LockWaiters({ runtime, projection, clock: ctx.clock, logger: ctx.logger, turns });
   // The locks a live session holds: read once the lock projection has caught up, within the request's deadline.

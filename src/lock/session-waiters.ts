@@ -12,7 +12,7 @@ import { instantMs } from "../events/instant.ts";
 import { OPEN_END, type LockState } from "./state.ts";
 import type { LockWaiter } from "./queue.ts";
 import { WaiterQueue } from "./waiter-queue.ts";
-import { sessionEndMs, type SessionLookup } from "../session/state.ts";
+import { sessionEndMs, type SessionLookup } from "../session/index.ts";
 
 /** Does the lock's state wait on any session's end (its lease's or a waiter's)? */
 export function refersToSessions(state: LockState): boolean {

@@ -43,6 +43,11 @@ export interface LockLease {
  */
 export const OPEN_END = Number.MAX_SAFE_INTEGER;
 
+/** The session the lock's lease hangs on while the lock's history does not know that session's end; undefined otherwise. */
+export function sessionHolding(state: LockState): string | undefined {
+  return state.lease?.session !== undefined && state.lease.expiresAtMs === OPEN_END ? state.lease.session : undefined;
+}
+
 /** One lock's state. */
 export interface LockState {
   readonly name: string;

@@ -12,7 +12,7 @@ import type { LockCommand } from "./commands.ts";
 import type { KindProjection } from "../projections/kind-projection.ts";
 import type { LockState } from "./state.ts";
 import { refersToSessions } from "./session-waiters.ts";
-import type { SessionTable } from "../session/table.ts";
+import type { SessionTable } from "../session/index.ts";
 import { freshBy } from "../actors/deadlines.ts";
 
 /** Runs lock commands with the session table. */
@@ -21,7 +21,7 @@ export class LockTurns {
     private readonly runtime: ActorRuntime,
     private readonly locks: KindProjection<LockState>,
     /** The sessions; without them (no session kind), commands run as they are. */
-    readonly sessions?: SessionTable,
+    readonly sessions?: SessionTable<LockState>,
   ) {}
 
   /** One turn of the lock actor `name`. */

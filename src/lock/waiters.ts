@@ -25,7 +25,7 @@ import type { KindProjection } from "../projections/kind-projection.ts";
 import type { LockState } from "./state.ts";
 import { livePlace, nextQueueChangeAt, queueAt } from "./queue.ts";
 import { resolveSessions } from "./session-waiters.ts";
-import { sessionEndMs } from "../session/state.ts";
+import { sessionEndMs } from "../session/index.ts";
 import type { AcquireLock, ClaimLock } from "./commands.ts";
 import { isWaitingReply } from "./waiting-reply.ts";
 import { LockTurns } from "./turns.ts";

@@ -1,6 +1,6 @@
 /** The proxy kind in a service instance: its actors, read model, leasing, endpoints and sweep. */
 import { proxyLogic } from "./logic.ts";
-import { proxyEndpoints } from "../service/endpoints.ts";
+import { proxyEndpoints } from "./endpoints.ts";
 import { ProxyLeasing } from "./leasing.ts";
 import { ProxyReadModel } from "./read-model.ts";
 import type { KindContext, KindModule } from "../transport/kind-module.ts";

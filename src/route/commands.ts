@@ -3,8 +3,8 @@
  * Whatever a decision needs from outside the route (host health, loads) is
  * carried in the command, so the decider stays pure and replayable.
  */
-import type { HostHealth } from "../host/state.ts";
-import type { LoadedHost } from "../host/load-order.ts";
+import type { HostHealth } from "../host/index.ts";
+import type { LoadedHost } from "../host/index.ts";
 import type { RouteChooser } from "./chooser.ts";
 
 /** Place `(fp, model)` or reuse its lease, in the seed's order: pin, lease, inherit, choose. */

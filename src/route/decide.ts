@@ -21,7 +21,7 @@
 import { type Decision, recorder, reject, replyOnly } from "../actors/decision.ts";
 import type { RouteEvent } from "./events.ts";
 import { leaseKey, sortedLeases, type RouteLease, type RouteState } from "./state.ts";
-import type { LoadedHost } from "../host/load-order.ts";
+import type { LoadedHost } from "../host/index.ts";
 import { leastLoadedChooser } from "./chooser.ts";
 import { SeenLists } from "./seen-lists.ts";
 import { touchEveryMs, type AcquireRoute, type AdmissionNeeded, type RouteCommand, type RouteSettings } from "./commands.ts";

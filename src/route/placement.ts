@@ -14,20 +14,14 @@
  */
 import type { ActorRuntime, Arrival } from "../actors/actor-runtime.ts";
 import type { Clock } from "../actors/clock.ts";
-import {
-  isAdmissionNeeded,
-  type AcquireRoute,
-  type GrantedAdmission,
-  type RecordSeen,
-  type RouteCommand,
-} from "./commands.ts";
+import { isAdmissionNeeded, type AcquireRoute, type GrantedAdmission, type RecordSeen, type RouteCommand } from "./commands.ts";
 
 import { unavailable, unavailableAfter, type TurnResult } from "../actors/turn-result.ts";
-import type { HostLoads } from "../host/loads.ts";
-import type { HostTable } from "../host/table.ts";
+import type { HostLoads } from "../host/index.ts";
+import type { HostTable } from "../host/index.ts";
 import type { RouteTable } from "./table.ts";
 import { freshBy } from "../actors/deadlines.ts";
-import { HostAdmissions } from "../host/admissions.ts";
+import { HostAdmissions } from "./host-admissions.ts";
 import { KeyedSequencer } from "../actors/keyed-sequencer.ts";
 
 /** A validated `route.acquire` request. */

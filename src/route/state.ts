@@ -5,6 +5,7 @@
  * index and the idle sweep.
  */
 import type { HistoryEntry } from "../events/envelope.ts";
+import { compareCodeUnits } from "../contract/code-units.ts";
 import { isRouteEvent } from "./events.ts";
 import { isUnparsable } from "../events/envelope.ts";
 import { instantMs } from "../events/instant.ts";
@@ -184,11 +185,6 @@ function without(leases: LeaseMap<RouteLease>, keys: readonly { fp: string; mode
  */
 export function reviveRouteState(state: RouteState): RouteState {
   return state.leases instanceof LeaseMap ? state : { ...state, leases: LeaseMap.revive<RouteLease>(state.leases) };
-}
-
-/** Compares strings by UTF-16 code units, as JS `<` does (the contract's sort order). */
-export function compareCodeUnits(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
 }
 
 /** Orders leases by fp, then model. */

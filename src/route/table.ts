@@ -5,7 +5,7 @@
  */
 import type { HistoryEntry } from "../events/envelope.ts";
 import type { KindProjection } from "../projections/kind-projection.ts";
-import { HostLoadOrder } from "../host/load-order.ts";
+import { HostLoadOrder } from "../host/index.ts";
 import { LeaseMap } from "./lease-map.ts";
 import { ProjectedReadModel } from "../projections/read-model.ts";
 import { countLeaseMoves, type RouteLease, type RouteState } from "./state.ts";

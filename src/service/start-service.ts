@@ -98,7 +98,8 @@ function inboxPrefixOf(nc: NatsConnection): string | undefined {
 }
 
 /** The kinds every instance serves. */
-const KIND_MODULES: readonly ((ctx: KindContext) => KindModule)[] = [lockModule, proxyModule, routeModule];
+/** The module that folds a start's backlog on a worker thread. */
+const BACKLOG_WORKER = new URL("./backlog-worker.ts", import.meta.url);
 
 /** How long the server is given to say which account the service runs in (it answers in about a millisecond). */
 const ACCOUNT_LOOK_MS = 1000;
@@ -131,8 +132,7 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
     dedupWindowMs: config.dedupWindowMs,
     snapshots,
     // The worker that folds a long backlog at start builds the kinds' logic from the same settings.
-    foldSettings: config,
-    backlogWorkerMinSeq: options.backlogWorkerMinSeq,
+    backlogWorker: { entry: BACKLOG_WORKER, settings: config, minSeq: options.backlogWorkerMinSeq },
     requestTimeoutMs: config.requestTimeoutMs,
     opTimeoutMs: OP_TIMEOUT_MS,
     observer: observer && {
@@ -146,8 +146,8 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
   const hostLoads = new HostLoads(config.loadStaleMs, clock, { maxUnknown: config.maxUnknownLoads });
   const loadFeed = followHostLoads(nc, subjects, hostLoads, logger);
   await withDeadline(nc.flush(), OP_TIMEOUT_MS, "subscribe to host loads");
-  const ctx: KindContext = { runtime, log, subjects, config, clock, logger, newId: options.newId ?? secureIds(), hostLoads };
-  const modules = KIND_MODULES.map((make) => make(ctx));
+  const ctx: KindContext = { runtime, log, subjects, config, clock, logger, newId: options.newId ?? secureIds() };
+  const modules: KindModule[] = [lockModule(ctx), proxyModule(ctx), routeModule(ctx, hostLoads)];
   const startedAt = performance.now();
   await Promise.all(modules.map(async (module) => module.start?.()));
   logger.info(

@@ -4,21 +4,28 @@
  * read (src/lock/session-waiters.ts), and the locks each holds.
  */
 import type { KindProjection } from "../projections/kind-projection.ts";
-import type { LockState } from "../lock/state.ts";
-import { OPEN_END } from "../lock/state.ts";
 import { ProjectedReadModel } from "../projections/read-model.ts";
-import { compareCodeUnits } from "../route/state.ts";
+import { compareCodeUnits } from "../contract/code-units.ts";
 import type { SessionLookup, SessionState } from "./state.ts";
 
 /** Follows the session events of one prefix, and the session leases of the lock events. */
-export class SessionTable extends ProjectedReadModel<SessionState> implements SessionLookup {
+export class SessionTable<Lock = unknown> extends ProjectedReadModel<SessionState> implements SessionLookup {
   /** Locks whose lease hangs on each session while the lock's history does not know the session's end. */
   private readonly held = new Map<string, Set<string>>();
   /** The session each such lock's lease hangs on. */
   private readonly sessionOfLock = new Map<string, string>();
   private readonly endListeners: ((id: string) => void)[] = [];
 
-  constructor(projection: KindProjection<SessionState>, locks: KindProjection<LockState>) {
+  /**
+   * `sessionHolding` names the session a lock's lease hangs on while the
+   * lock's history does not know the session's end (the lock kind says; it
+   * sits above sessions).
+   */
+  constructor(
+    projection: KindProjection<SessionState>,
+    locks: KindProjection<Lock>,
+    private readonly sessionHolding: (lock: Lock) => string | undefined,
+  ) {
     super(projection);
     projection.onFold((id, state) => {
       if (state.closedAtMs !== null) for (const listener of this.endListeners) listener(id);
@@ -52,8 +59,8 @@ export class SessionTable extends ProjectedReadModel<SessionState> implements Se
     return [...(this.held.get(id) ?? [])].sort(compareCodeUnits);
   }
 
-  private noteLock(name: string, state: LockState): void {
-    const session = state.lease?.session !== undefined && state.lease.expiresAtMs === OPEN_END ? state.lease.session : undefined;
+  private noteLock(name: string, state: Lock): void {
+    const session = this.sessionHolding(state);
     const before = this.sessionOfLock.get(name);
     if (before === session) return;
     if (before !== undefined) {

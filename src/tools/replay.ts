@@ -8,7 +8,8 @@
  */
 import type { StoredMessage } from "../events/event-log.ts";
 import type { ActorKind, Subjects } from "../contract/subjects.ts";
-import { compareCodeUnits, routeLeaseView, sortedLeases, type RouteLeaseView } from "../route/state.ts";
+import { routeLeaseView, sortedLeases, type RouteLeaseView } from "../route/state.ts";
+import { compareCodeUnits } from "../contract/code-units.ts";
 import { leaseView, type LeaseView } from "../lock/state.ts";
 import { proxyView, type ProxyView } from "../proxy/state.ts";
 import { queueAt } from "../lock/queue.ts";

@@ -1,7 +1,7 @@
 /**
  * The whole stream folded into every actor's state, with each kind's logic
- * (src/logic) as the service's actors and projections run it, so replay and
- * audit cannot disagree with the service about what a history means.
+ * as the service's actors and projections run it, so replay and audit cannot
+ * disagree with the service about what a history means.
  */
 import { decodeEvent, isUnparsable, type HistoryEntry } from "../events/envelope.ts";
 import { type StoredMessage } from "../events/event-log.ts";

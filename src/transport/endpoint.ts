@@ -40,6 +40,11 @@ export interface Delivery {
   readonly mayOperate?: boolean;
 }
 
+/** Marks an endpoint that only reads. */
+export const READS = { reads: true } as const;
+/** Marks an op only `--operators` may call when it is set (docs/protocol.md, "Principals"). */
+export const OPERATOR_OP = { operatorOp: true } as const;
+
 /** What a handler does with a valid request. */
 export type Handler<Req> = (request: Req, arrival: Arrival) => Promise<TurnResult>;
 

@@ -9,7 +9,6 @@ import type { Endpoint } from "./endpoint.ts";
 import type { EventLog } from "../events/event-log.ts";
 import type { Subjects } from "../contract/subjects.ts";
 import type { ServiceConfig } from "../config.ts";
-import type { HostLoads } from "../host/loads.ts";
 
 /** What every kind module is given by the service. */
 export interface KindContext {
@@ -21,8 +20,6 @@ export interface KindContext {
   readonly logger: Logger;
   /** Unguessable ids (CSPRNG in production; seeded in simulations). */
   readonly newId: () => string;
-  /** The loads hosts publish, fed from NATS by the service (not events); absent in simulations, where every load is unknown. */
-  readonly hostLoads?: HostLoads;
 }
 
 /** One kind's contribution to a service instance. */

@@ -91,7 +91,8 @@ function repositoryMarkdown(): string[] {
     cwd: ROOT,
     encoding: "utf8",
   });
-  return out.split("\0").filter((f) => f !== "" && existsSync(join(ROOT, f)));
+  // bench/results/ records what was measured, in the tree of its day: its paths are history, not references.
+  return out.split("\0").filter((f) => f !== "" && !f.startsWith("bench/results/") && existsSync(join(ROOT, f)));
 }
 
 /** Paths git ignores (generated output such as bench/results/): cited as where a command writes, not as code. */

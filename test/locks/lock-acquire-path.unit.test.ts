@@ -10,7 +10,7 @@ import { describe, expect, it, vi } from "vitest";
 import { ActorRuntime } from "../../src/actors/actor-runtime.ts";
 import { ManualClock } from "../../src/actors/clock.ts";
 import type { TurnResult } from "../../src/actors/turn-result.ts";
-import { lockEndpoints } from "../../src/service/endpoints.ts";
+import { lockEndpoints } from "../../src/lock/endpoints.ts";
 import { LockWaiters } from "../../src/lock/waiters.ts";
 import { Subjects } from "../../src/contract/subjects.ts";
 import { MemoryEventLog } from "../../src/events/memory-event-log.ts";

@@ -11,7 +11,13 @@ import { MemoryEventLog } from "../../src/events/memory-event-log.ts";
 import { Subjects } from "../../src/contract/subjects.ts";
 import { encodeProjectionSnapshot } from "../../src/projections/legacy-snapshots.ts";
 import { KindProjection } from "../../src/projections/kind-projection.ts";
-import { manifestName, partName, readSnapshot, type RestoredSnapshot, type SnapshotManifest } from "../../src/projections/projection-snapshots.ts";
+import {
+  manifestName,
+  partName,
+  readSnapshot,
+  type RestoredSnapshot,
+  type SnapshotManifest,
+} from "../../src/projections/projection-snapshots.ts";
 import { MemoryProjectionSnapshotStore, type ProjectionSnapshotStore } from "../../src/projections/snapshot-stores.ts";
 import { lockLogic } from "../../src/lock/logic.ts";
 import type { LockState } from "../../src/lock/state.ts";

@@ -1,7 +1,15 @@
 /** The tools' instants, durations and positions, and the search for the first message at or after an instant. */
 import { describe, expect, it } from "vitest";
 import { MemoryEventLog } from "../../src/events/memory-event-log.ts";
-import { firstSeqAtOrAfter, formatDuration, parseCount, parseDuration, parseInstant, parsePosition, parseSince } from "../../src/tools/time.ts";
+import {
+  firstSeqAtOrAfter,
+  formatDuration,
+  parseCount,
+  parseDuration,
+  parseInstant,
+  parsePosition,
+  parseSince,
+} from "../../src/tools/time.ts";
 import { ToolUsageError } from "../../src/tools/errors.ts";
 
 describe("tool time parsing", () => {

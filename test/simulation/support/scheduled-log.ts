@@ -11,7 +11,17 @@
  * turn's own deadline ends). A crashed instance's view answers nothing again.
  */
 import type { Scheduler } from "fast-check";
-import { LogUnavailableError, WrongLastSequenceError, type AppendOptions, type AppendResult, type EventLog, type FollowOptions, type Following, type StoredMessage, type StreamRange } from "../../../src/events/event-log.ts";
+import {
+  LogUnavailableError,
+  WrongLastSequenceError,
+  type AppendOptions,
+  type AppendResult,
+  type EventLog,
+  type FollowOptions,
+  type Following,
+  type StoredMessage,
+  type StreamRange,
+} from "../../../src/events/event-log.ts";
 import { type MemoryEventLog } from "../../../src/events/memory-event-log.ts";
 
 /** What happens to one append. */

@@ -1,9 +1,9 @@
 /** The audit's session rules: a session is opened once, and nothing keeps or closes it once it has ended. */
-import { isSessionEvent } from "./events.ts";
-import type { SessionState } from "./state.ts";
-import { sessionLiveAt } from "./state.ts";
-import { iso } from "../tools/time.ts";
-import type { KindRules } from "../tools/audit/kind-rules.ts";
+import { isSessionEvent } from "../../session/events.ts";
+import type { SessionState } from "../../session/state.ts";
+import { sessionLiveAt } from "../../session/state.ts";
+import { iso } from "../time.ts";
+import type { KindRules } from "./kind-rules.ts";
 
 const RULES = {
   "session-after-end":

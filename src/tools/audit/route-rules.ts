@@ -1,9 +1,9 @@
 /** The audit's route rules: one host per conversation key, placements on healthy hosts within pins and caps, leases that exist. */
-import { isRouteEvent } from "./events.ts";
-import { type HistoryEntry } from "../events/envelope.ts";
-import { countLeaseMoves, leaseKey, type RouteState } from "./state.ts";
-import { cell } from "../tools/table.ts";
-import { keyText, type AuditScope, type KindRules, type Report } from "../tools/audit/kind-rules.ts";
+import { isRouteEvent } from "../../route/events.ts";
+import { type HistoryEntry } from "../../events/envelope.ts";
+import { countLeaseMoves, leaseKey, type RouteState } from "../../route/state.ts";
+import { cell } from "../table.ts";
+import { keyText, type AuditScope, type KindRules, type Report } from "./kind-rules.ts";
 
 const RULES = {
   "route-key-on-two-hosts":

@@ -1,7 +1,7 @@
 /** The audit's host rules: a capped host admits a new lease only while it has room. */
-import { isHostEvent } from "./events.ts";
-import type { HostState } from "./state.ts";
-import { keyText, type KindRules } from "../tools/audit/kind-rules.ts";
+import { isHostEvent } from "../../host/events.ts";
+import type { HostState } from "../../host/state.ts";
+import { keyText, type KindRules } from "./kind-rules.ts";
 
 const RULES = {
   "host-admitted-when-full":

@@ -12,12 +12,12 @@
 import { unavailable, type TurnResult } from "../actors/turn-result.ts";
 import { type ActorRuntime, type Arrival } from "../actors/actor-runtime.ts";
 import { type Clock } from "../actors/clock.ts";
-import type { AdmitLease } from "./commands.ts";
-import type { LapseAdmission } from "../route/commands.ts";
+import type { AdmitLease } from "../host/index.ts";
+import type { LapseAdmission } from "./commands.ts";
 import { freshBy } from "../actors/deadlines.ts";
-import type { HostState } from "./state.ts";
-import type { HostTable } from "./table.ts";
-import type { RouteTable } from "../route/table.ts";
+import type { HostState } from "../host/index.ts";
+import type { HostTable } from "../host/index.ts";
+import type { RouteTable } from "./table.ts";
 
 /** What an admission request came to. */
 export type AdmissionOutcome =

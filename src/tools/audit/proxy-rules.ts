@@ -1,9 +1,9 @@
 /** The audit's proxy rules: grants within capacity, health, registration and cooldowns; lease ids granted once and resolved. */
-import { instantMs } from "../events/instant.ts";
-import { isProxyEvent } from "./events.ts";
-import { activeLeases, inCooldown, pruneProxy, resolvableLease, type ProxyState } from "./state.ts";
-import { cell } from "../tools/table.ts";
-import type { KindRules } from "../tools/audit/kind-rules.ts";
+import { instantMs } from "../../events/instant.ts";
+import { isProxyEvent } from "../../proxy/events.ts";
+import { activeLeases, inCooldown, pruneProxy, resolvableLease, type ProxyState } from "../../proxy/state.ts";
+import { cell } from "../table.ts";
+import type { KindRules } from "./kind-rules.ts";
 
 const RULES = {
   "proxy-over-capacity": "a grant never leaves a proxy with more unexpired leases than its maxLeases (at the grant's instant)",

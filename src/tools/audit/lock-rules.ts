@@ -1,13 +1,13 @@
 /** The audit's lock rules: one holder at a time, generations that count up by one, and the wait queue's order. */
-import { instantMs } from "../events/instant.ts";
-import { isLockEvent } from "./events.ts";
-import { leaseExpiresAt, type LockState } from "./state.ts";
-import { livePlace, queueAt } from "./queue.ts";
-import { applySessionEnds } from "./session-waiters.ts";
-import { sessionLiveAt } from "../session/state.ts";
-import { cell } from "../tools/table.ts";
-import { iso } from "../tools/time.ts";
-import type { KindRules, Report } from "../tools/audit/kind-rules.ts";
+import { instantMs } from "../../events/instant.ts";
+import { isLockEvent } from "../../lock/events.ts";
+import { leaseExpiresAt, type LockState } from "../../lock/state.ts";
+import { livePlace, queueAt } from "../../lock/queue.ts";
+import { applySessionEnds } from "../../lock/session-waiters.ts";
+import { sessionLiveAt } from "../../session/state.ts";
+import { cell } from "../table.ts";
+import { iso } from "../time.ts";
+import type { KindRules, Report } from "./kind-rules.ts";
 
 const RULES = {
   "lock-two-holders": "a lock is never acquired while its lease is unexpired (at the acquisition's instant): never two unexpired holders",
