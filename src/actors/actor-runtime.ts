@@ -12,19 +12,14 @@ import { nuid } from "@nats-io/nats-core";
 import { encodeEvent, type EventEnvelope, type RecordedEvent } from "../events/envelope.ts";
 import { requestMsgId, type AppendResult, type EventLog } from "../events/event-log.ts";
 import { instantMs } from "../events/instant.ts";
-import { type ActorKind, type Subjects } from "../contract/subjects.ts";
-import { KindProjection } from "../projections/kind-projection.ts";
-import { type ProjectionRecord } from "../projections/kind-fold.ts";
-import { type ProjectionSnapshotStore } from "../projections/snapshot-stores.ts";
-import type { ActorLogic, Command } from "./actor-logic.ts";
+import type { ActorKind, Subjects } from "../contract/subjects.ts";
+import { KindProjection, type BacklogWorker } from "../projections/kind-projection.ts";
+import type { ProjectionRecord } from "../projections/kind-fold.ts";
+import type { ProjectionSnapshotStore } from "../projections/snapshot-stores.ts";
+import type { ActorLogic, Command, Decision } from "./kind-logic.ts";
 import type { Clock } from "./clock.ts";
-import type { Decision } from "./decision.ts";
 import { runTurn, timedOut, type AppendInput, type EncodedEvent, type PendingCommand, type TurnPorts } from "./command-turn.ts";
-import { TurnDeadlines } from "./turn-deadlines.ts";
-import { AppendDoubt } from "./append-doubt.ts";
-import { isInDoubt, isUnavailable, unavailable, type TurnResult } from "./turn-result.ts";
-import { IdsInDoubt } from "./ids-in-doubt.ts";
-import type { BacklogWorker } from "../projections/kind-projection.ts";
+import { AppendDoubt, isInDoubt, isUnavailable, unavailable, type TurnResult } from "./command-turn.ts";
 
 /** What the runtime reports as it works (metrics hook in here). */
 export interface RuntimeObserver {
@@ -432,4 +427,122 @@ function encode(
 /** A proxy grant's message id is the kind's, not the proxy's: one requestId is one grant, whichever proxy takes it. */
 function sharesMsgIdAcrossIds(kind: ActorKind, command: Command): boolean {
   return kind === "proxy" && command.op === "grant";
+}
+
+/**
+ * The bound on every turn as a whole, with one timer for the whole runtime
+ * instead of one per request. Each step of a turn is given the time left,
+ * but a step that does not keep its own deadline (a log whose append never
+ * answers) must not hold the answer: past its deadline a turn is answered
+ * UNAVAILABLE by the sweep, and its actor's mailbox moves on.
+ *
+ * Deadlines are swept every `resolutionMs`, so an abandoned turn is answered
+ * at most that long after its deadline; turns that keep their steps' own
+ * deadlines (every real one) answer on time by themselves.
+ */
+
+/** A turn being bounded: `expire` answers it (once) when its deadline passes. */
+export interface BoundedTurn {
+  readonly deadline: number;
+  expire(): void;
+}
+
+/** Settings of {@link TurnDeadlines}. */
+export interface TurnDeadlinesOptions {
+  /** The timer clock deadlines are measured on. */
+  readonly monotonic: () => number;
+  /** How often deadlines are swept while any turn runs (default 100 ms). */
+  readonly resolutionMs?: number;
+}
+
+/** Answers turns past their deadline, with one shared timer that runs only while turns do. */
+export class TurnDeadlines {
+  private readonly turns = new Set<BoundedTurn>();
+  private timer: NodeJS.Timeout | undefined;
+  private readonly resolutionMs: number;
+
+  constructor(private readonly options: TurnDeadlinesOptions) {
+    this.resolutionMs = options.resolutionMs ?? 100;
+  }
+
+  /** Starts bounding `turn`; call {@link done} when it answered. */
+  add(turn: BoundedTurn): void {
+    this.turns.add(turn);
+    if (this.timer === undefined) {
+      this.timer = setInterval(() => this.sweep(), this.resolutionMs);
+      this.timer.unref();
+    }
+  }
+
+  /** `turn` answered by itself. */
+  done(turn: BoundedTurn): void {
+    this.turns.delete(turn);
+    if (this.turns.size === 0) this.stopTimer();
+  }
+
+  /** Turns being bounded now. */
+  get size(): number {
+    return this.turns.size;
+  }
+
+  private sweep(): void {
+    const now = this.options.monotonic();
+    for (const turn of this.turns) {
+      if (turn.deadline > now) continue;
+      this.turns.delete(turn);
+      turn.expire();
+    }
+    if (this.turns.size === 0) this.stopTimer();
+  }
+
+  private stopTimer(): void {
+    clearInterval(this.timer);
+    this.timer = undefined;
+  }
+}
+
+/**
+ * Message ids this instance left in doubt, with the actor whose subject the
+ * doubtful append went to: a turn that ended without knowing whether its
+ * event was stored. A proxy grant's id is shared by every proxy, so when a
+ * retry of that request meets JetStream's "duplicate at sequence 0" on
+ * another proxy, the copy the stream holds may be the earlier attempt's,
+ * still able to land there; the retry must then not work around it with a
+ * variant id (two grants of one request). On the same proxy it may: the
+ * expected subject sequence lets at most one of the two land. Remembered for
+ * JetStream's duplicate window, bounded in count.
+ */
+export class IdsInDoubt {
+  /** msgId → the actor it was left in doubt on and when it is forgotten (timer clock), in the order noted. */
+  private readonly until = new Map<string, { readonly id: string; readonly until: number }>();
+
+  constructor(
+    private readonly windowMs: number,
+    private readonly maxIds = 10_000,
+  ) {}
+
+  /** `msgId`'s turn on actor `id` ended in doubt at `now`. */
+  note(msgId: string, id: string, now: number): void {
+    this.until.delete(msgId);
+    this.until.set(msgId, { id, until: now + this.windowMs });
+    this.forgetExpired(now);
+    if (this.until.size > this.maxIds) this.until.delete(this.until.keys().next().value!);
+  }
+
+  /** The actor a turn of `msgId` ended in doubt on, within the window before `now`. */
+  on(msgId: string, now: number): string | undefined {
+    const entry = this.until.get(msgId);
+    return entry !== undefined && entry.until > now ? entry.id : undefined;
+  }
+
+  get size(): number {
+    return this.until.size;
+  }
+
+  private forgetExpired(now: number): void {
+    for (const [msgId, { until }] of this.until) {
+      if (until > now) return;
+      this.until.delete(msgId);
+    }
+  }
 }

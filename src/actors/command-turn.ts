@@ -17,13 +17,10 @@
  * timer here: it is arithmetic on the decision's instant.
  */
 import { LogUnavailableError, msgIdVariant, WrongLastSequenceError, type AppendResult } from "../events/event-log.ts";
-import { type EventEnvelope } from "../events/envelope.ts";
+import type { EventEnvelope } from "../events/envelope.ts";
 import type { ProjectionRecord } from "../projections/kind-fold.ts";
-import type { Command } from "./actor-logic.ts";
-import type { Decision } from "./decision.ts";
-import { AppendDoubt } from "./append-doubt.ts";
-import { inDoubt, unavailable, type TurnResult } from "./turn-result.ts";
-import { forbidden } from "../contract/errors.ts";
+import type { Command, Decision } from "./kind-logic.ts";
+import { forbidden, type Rejection } from "../contract/errors.ts";
 import { actsFor } from "../contract/operators.ts";
 
 /** One command waiting for, or taking, its turn. */
@@ -271,4 +268,123 @@ function failed(error: unknown, leftMs: number, doubt: AppendDoubt): TurnResult 
   if (leftMs <= 0) return timedOut(doubt);
   const cause = error instanceof Error ? error.message : String(error);
   return doubt.open ? inDoubt(cause, 250) : unavailable(cause, 250);
+}
+
+/*
+ * How a turn ends: a reply, a contract refusal, or — retryable — the event
+ * stream could not be used in time. The last one is told apart from a
+ * refusal by `unavailable`, which carries how soon a retry makes sense; the
+ * wire sees it as the contract's `UNAVAILABLE`, and the durable command
+ * consumer naks with that delay. When the turn's own event may still be
+ * stored, it is marked in doubt and a request gets no answer at all.
+ */
+
+/** Why a turn could not finish, and when to try again. */
+export interface Unavailable {
+  readonly cause: string;
+  readonly retryAfterMs: number;
+  /**
+   * The turn's own event may still be stored (src/actors/append-doubt.ts):
+   * the contract's `UNAVAILABLE` ("nothing was changed") would not be true,
+   * so a request gets no answer and its client's timeout stands for "not
+   * known"; a retry with the same requestId learns the outcome.
+   */
+  readonly inDoubt?: true;
+}
+
+/** How a turn ended. */
+export type TurnResult =
+  | { readonly ok: true; readonly reply: unknown }
+  | { readonly ok: false; readonly rejection: Rejection; readonly unavailable?: Unavailable };
+
+/** The retryable outcome: nothing was changed (see {@link inDoubt} for when that is not known). */
+export function unavailable(cause: string, retryAfterMs: number): TurnResult {
+  return {
+    ok: false,
+    rejection: { code: "UNAVAILABLE", message: `the event stream could not be used in time: ${cause}` },
+    unavailable: { cause, retryAfterMs },
+  };
+}
+
+/** The outcome when the turn's own event may still be stored: not to be answered as "nothing was changed". */
+export function inDoubt(cause: string, retryAfterMs: number): TurnResult {
+  return {
+    ok: false,
+    rejection: { code: "UNAVAILABLE", message: `the outcome is not known: ${cause}; retry with the same requestId` },
+    unavailable: { cause, retryAfterMs, inDoubt: true },
+  };
+}
+
+/** Is `result` a turn whose own event may still be stored? */
+export function isInDoubt(result: TurnResult): boolean {
+  return !result.ok && result.unavailable?.inDoubt === true;
+}
+
+/** How soon a client may retry after a read of the stream failed. */
+const READ_RETRY_AFTER_MS = 500;
+
+/**
+ * The retryable outcome for a step that threw: a read of the stream that
+ * failed or missed its deadline (the only way code below the api throws).
+ */
+export function unavailableAfter(error: unknown): TurnResult {
+  return unavailable(error instanceof Error ? error.message : String(error), READ_RETRY_AFTER_MS);
+}
+
+/** Is `result` the retryable outcome (whoever built it)? */
+export function isUnavailable(result: TurnResult): boolean {
+  return !result.ok && result.rejection.code === "UNAVAILABLE";
+}
+
+/**
+ * Whether a turn has an append out whose fate it does not know. The
+ * contract's `UNAVAILABLE` says "nothing was changed", so a turn may only
+ * answer it while no event of its own can still land: an append in flight,
+ * or one whose acknowledgement was lost (a timeout, or a duplicate that
+ * JetStream has not stored yet), may be stored later — after a partition
+ * heals, the leader that took it can still commit it.
+ *
+ * A lost append carried the expected subject sequence it was decided on, so
+ * it can only ever land right after that sequence. Once the actor's subject
+ * is known to have moved past it, and the turn's own event is not what moved
+ * it, the lost append can never be stored and the doubt is settled.
+ */
+export class AppendDoubt {
+  /** The expected subject sequence of an append whose acknowledgement was lost. */
+  private lostAt: number | undefined;
+  /** The expected subject sequence of the append last sent. */
+  private pendingAt = 0;
+  private inFlight = false;
+
+  /** Whether an answer of "nothing was changed" could be wrong now. */
+  get open(): boolean {
+    return this.inFlight || this.lostAt !== undefined;
+  }
+
+  /** An append with expected subject sequence `expectedSeq` is sent. */
+  sent(expectedSeq: number): void {
+    this.inFlight = true;
+    this.pendingAt = expectedSeq;
+  }
+
+  /** The append got an answer that says whether it was stored (acknowledged, or refused by the stream). */
+  answered(): void {
+    this.inFlight = false;
+  }
+
+  /** The append got no answer that says whether it was stored: it may still land after `expectedSeq`. */
+  lost(): void {
+    this.inFlight = false;
+    // A turn only sends again on the sequence a lost append expected, or on a later one once that one is settled.
+    this.lostAt ??= this.pendingAt;
+  }
+
+  /**
+   * The actor's subject is known to end at `subjectSeq` and the turn's own
+   * event is not among what was folded: a lost append that expected an
+   * earlier sequence can no longer be stored.
+   */
+  settledUpTo(subjectSeq: number): void {
+    if (this.lostAt !== undefined && subjectSeq > this.lostAt) this.lostAt = undefined;
+  }
 }

@@ -4,8 +4,7 @@
  * denied). Appends carry `Nats-Expected-Last-Subject-Sequence` and
  * `Nats-Msg-Id`; the stream is the arbiter of "one writer per actor".
  */
-import type { NatsConnection } from "@nats-io/nats-core";
-import { nanos } from "@nats-io/nats-core";
+import { type NatsConnection, nanos } from "@nats-io/nats-core";
 import {
   DeliverPolicy,
   DiscardPolicy,
@@ -20,15 +19,23 @@ import {
   type StreamConfig,
   type StreamInfo,
 } from "@nats-io/jetstream";
-import type { AppendOptions, AppendResult, EventLog, FollowOptions, Following, StoredMessage, StreamRange } from "./event-log.ts";
-import { LogUnavailableError, WrongLastSequenceError } from "./event-log.ts";
+import {
+  type AppendOptions,
+  type AppendResult,
+  type EventLog,
+  type FollowOptions,
+  type Following,
+  type StoredMessage,
+  type StreamRange,
+  LogUnavailableError,
+  WrongLastSequenceError,
+} from "./event-log.ts";
 import { AppendPipe, AppendRefusedError } from "./append-pipe.ts";
 import { followStream } from "./jetstream-follower.ts";
 import { scanStream } from "./jetstream-scan.ts";
 import { plainMsgIdOf } from "./msg-id-header.ts";
 import { OP_TIMEOUT_MS, withDeadline } from "./deadline.ts";
 import { storedMillis } from "./stored-time.ts";
-import { INSUFFICIENT_RESOURCES, StoreSpaceWatch } from "./store-space.ts";
 import { leaderHoldsQuorum } from "./leader-lease.ts";
 import { whileClusterForms } from "./stream-placement.ts";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -288,4 +295,46 @@ function serverBelow(version: string | undefined, major: number, minor: number):
   if (m === null) return false;
   const [vMajor, vMinor] = [Number(m[1]), Number(m[2])];
   return vMajor < major || (vMajor === major && vMinor < minor);
+}
+
+/**
+ * Whether the event stream's store has lately refused appends for lack of
+ * space (JetStream's "insufficient resources": the server's `max_file_store`
+ * or the disk is full). `/readyz` reads it. No probe can tell that space came
+ * back without writing, so an accepted append clears it at once, and a
+ * refusal counts only for a while: an instance that nobody writes to goes
+ * back to ready, and the next refused append marks it again (an orchestrator
+ * that took every instance out of rotation would otherwise never see one
+ * recover).
+ */
+
+/** JetStream's API error code for a store at its limits. */
+export const INSUFFICIENT_RESOURCES = 10023;
+
+/** How long one refusal keeps the store counted as full, ms. */
+export const STORE_FULL_FOR_MS = 10_000;
+
+/** Tracks the store's last refusal; time is a monotonic clock (injected in tests). */
+export class StoreSpaceWatch {
+  private refusedAt: number | undefined;
+
+  constructor(
+    private readonly now: () => number = () => performance.now(),
+    private readonly fullForMs: number = STORE_FULL_FOR_MS,
+  ) {}
+
+  /** An append was refused for lack of space. */
+  refused(): void {
+    this.refusedAt = this.now();
+  }
+
+  /** An append was stored: there is space again. */
+  accepted(): void {
+    this.refusedAt = undefined;
+  }
+
+  /** True while the last refusal is recent and no append has been stored since. */
+  get full(): boolean {
+    return this.refusedAt !== undefined && this.now() - this.refusedAt < this.fullForMs;
+  }
 }

@@ -1,9 +1,9 @@
 /** The host actor's logic: XState `fromTransition` logic over the host decider and the host fold. */
-import type { ActorLogic } from "../actors/actor-logic.ts";
+import type { ActorLogic } from "../actors/kind-logic.ts";
 import { hostEventSchemas, type HostEvent } from "./events.ts";
 import { type RecordedEvent } from "../events/envelope.ts";
 import { evolveHost, initialHostState, type HostState } from "./state.ts";
-import { decideAndFold } from "../actors/data-logic.ts";
+import { decideAndFold } from "../actors/kind-logic.ts";
 import { fromXState, transitionSnapshotOf } from "../actors/kind-logic.ts";
 import type { HostCommand } from "./commands.ts";
 import { decideHost } from "./decide.ts";

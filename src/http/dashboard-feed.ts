@@ -18,7 +18,7 @@ import { type SessionState } from "../session/state.ts";
 import { actorOfSubject } from "../tools/stream-fold.ts";
 import type { ServiceStates, StateMap } from "./service-states.ts";
 import { withDeadline } from "../events/deadline.ts";
-import { queueAt } from "../lock/queue.ts";
+import { queueAt } from "../lock/state.ts";
 import { sessionEndMs, sessionLiveAt, type SessionLookup } from "../session/state.ts";
 
 /** A lock as the dashboard lists it (held and unexpired, or corrupt). */

@@ -4,7 +4,7 @@
  * their decisions read, and endpoints.
  */
 import { LockWaiters } from "./waiters.ts";
-import { LockTurns } from "./turns.ts";
+import { LockTurns } from "./endpoints.ts";
 import { freshBy } from "../actors/deadlines.ts";
 import { SessionTable } from "../session/index.ts";
 import { lockLogic } from "./logic.ts";

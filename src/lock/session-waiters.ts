@@ -10,7 +10,7 @@
  */
 import { instantMs } from "../events/instant.ts";
 import { OPEN_END, type LockState } from "./state.ts";
-import type { LockWaiter } from "./queue.ts";
+import type { LockWaiter } from "./state.ts";
 import { WaiterQueue } from "./waiter-queue.ts";
 import { sessionEndMs, type SessionLookup } from "../session/index.ts";
 

@@ -20,15 +20,15 @@
 import type { Logger } from "pino";
 import type { ActorRuntime, Arrival } from "../actors/actor-runtime.ts";
 import type { Clock } from "../actors/clock.ts";
-import { unavailable, type TurnResult } from "../actors/turn-result.ts";
+import { unavailable, type TurnResult } from "../actors/command-turn.ts";
 import type { KindProjection } from "../projections/kind-projection.ts";
 import type { LockState } from "./state.ts";
-import { livePlace, nextQueueChangeAt, queueAt } from "./queue.ts";
+import { livePlace, nextQueueChangeAt, queueAt } from "./state.ts";
 import { resolveSessions } from "./session-waiters.ts";
 import { sessionEndMs } from "../session/index.ts";
 import type { AcquireLock, ClaimLock } from "./commands.ts";
-import { isWaitingReply } from "./waiting-reply.ts";
-import { LockTurns } from "./turns.ts";
+import { isWaitingReply } from "./logic.ts";
+import { LockTurns } from "./endpoints.ts";
 import { ParkedWaiters, type Parked } from "./parked-waiters.ts";
 
 /** Settings of {@link LockWaiters}. */

@@ -21,7 +21,7 @@ import {
   type SnapshotRecord,
   type RestoredSnapshot,
 } from "./projection-snapshots.ts";
-import type { ReplyMemory } from "./reply-memory.ts";
+import type { ReplyMemory } from "./fold-store.ts";
 import type { ProjectionRecord } from "./kind-fold.ts";
 import type { EncodedPart } from "./backlog-job.ts";
 import type { ProjectionSnapshotStore } from "./snapshot-stores.ts";

@@ -1,8 +1,8 @@
 /** The proxy actor's logic: XState `fromTransition` logic over the proxy decider and the proxy fold. */
-import type { ActorLogic } from "../actors/actor-logic.ts";
+import type { ActorLogic } from "../actors/kind-logic.ts";
 import { isProxyEvent, proxyEventSchemas, type ProxyEvent } from "./events.ts";
 import { type RecordedEvent } from "../events/envelope.ts";
-import { decideAndFold } from "../actors/data-logic.ts";
+import { decideAndFold } from "../actors/kind-logic.ts";
 import { fromXState, transitionSnapshotOf } from "../actors/kind-logic.ts";
 import { proxyBacklogExtras } from "./recent-acquisitions.ts";
 import { acquireReplyOf, evolveProxy, initialProxyState, type ProxyState } from "./state.ts";

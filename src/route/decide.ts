@@ -18,7 +18,7 @@
  * A lease that sat on an unhealthy host is replaced with reason `unhealthy`
  * and `from` set to that host.
  */
-import { type Decision, recorder, reject, replyOnly } from "../actors/decision.ts";
+import { type Decision, recorder, reject, replyOnly } from "../actors/kind-logic.ts";
 import type { RouteEvent } from "./events.ts";
 import { leaseKey, sortedLeases, type RouteLease, type RouteState } from "./state.ts";
 import type { LoadedHost } from "../host/index.ts";

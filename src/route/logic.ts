@@ -1,8 +1,8 @@
 /** The route actor's logic: XState `fromTransition` logic over the route decider and the route fold. */
-import type { ActorLogic } from "../actors/actor-logic.ts";
+import type { ActorLogic } from "../actors/kind-logic.ts";
 import { isRouteEvent, routeEventSchemas, type RouteEvent } from "./events.ts";
 import { type RecordedEvent } from "../events/envelope.ts";
-import { decideAndFold } from "../actors/data-logic.ts";
+import { decideAndFold } from "../actors/kind-logic.ts";
 import { fromXState, transitionSnapshotOf } from "../actors/kind-logic.ts";
 import { evolveRoute, initialRouteState, leaseKey, reviveRouteState, type RouteState } from "./state.ts";
 import type { RouteCommand, RouteSettings } from "./commands.ts";

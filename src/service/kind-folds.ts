@@ -7,7 +7,7 @@
  */
 import type { ActorKind } from "../contract/subjects.ts";
 import type { RouteChooserName } from "../contract/route-choosers.ts";
-import type { ActorLogic } from "../actors/actor-logic.ts";
+import type { ActorLogic } from "../actors/kind-logic.ts";
 import { chooserNamed } from "../route/chooser.ts";
 import { hostLogic } from "../host/logic.ts";
 import { lockLogic } from "../lock/logic.ts";

@@ -1,8 +1,8 @@
 /** The session actor's logic: XState `fromTransition` logic over the session decider and the session fold. */
-import type { ActorLogic } from "../actors/actor-logic.ts";
+import type { ActorLogic } from "../actors/kind-logic.ts";
 import { sessionEventSchemas, type SessionEvent } from "./events.ts";
 import { evolveSession, initialSessionState, sessionView, type SessionState } from "./state.ts";
-import { decideAndFold } from "../actors/data-logic.ts";
+import { decideAndFold } from "../actors/kind-logic.ts";
 import { fromXState, transitionSnapshotOf } from "../actors/kind-logic.ts";
 import type { SessionCommand, SessionSettings } from "./commands.ts";
 import { decideSession } from "./decide.ts";

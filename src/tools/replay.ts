@@ -12,7 +12,7 @@ import { routeLeaseView, sortedLeases, type RouteLeaseView } from "../route/stat
 import { compareCodeUnits } from "../contract/code-units.ts";
 import { leaseView, type LeaseView } from "../lock/state.ts";
 import { proxyView, type ProxyView } from "../proxy/state.ts";
-import { queueAt } from "../lock/queue.ts";
+import { queueAt } from "../lock/state.ts";
 import { resolveSessions } from "../lock/session-waiters.ts";
 import { OPEN_END } from "../lock/state.ts";
 import { sessionLiveAt, type SessionLookup } from "../session/state.ts";

@@ -6,7 +6,7 @@
 import { decodeEvent, isUnparsable, type HistoryEntry } from "../events/envelope.ts";
 import { type StoredMessage } from "../events/event-log.ts";
 import { ACTOR_KINDS, type ActorKind, type Subjects } from "../contract/subjects.ts";
-import { decodeToken } from "../contract/subject-token.ts";
+import { decodeToken } from "../contract/subjects.ts";
 import type { KindFold } from "../projections/kind-fold.ts";
 import type { HostState } from "../host/state.ts";
 import type { LockState } from "../lock/state.ts";

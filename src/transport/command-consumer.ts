@@ -24,13 +24,13 @@ import {
   type JsMsg,
 } from "@nats-io/jetstream";
 import type { Logger } from "pino";
-import { isUnavailable } from "../actors/turn-result.ts";
+import { isUnavailable } from "../actors/command-turn.ts";
 import type { Subjects } from "../contract/subjects.ts";
 import type { Endpoint } from "./endpoint.ts";
-import { replyHeaders, toResponse, type EndpointResponse } from "./replies.ts";
+import { replyHeaders, toResponse, type EndpointResponse } from "./micro-service.ts";
 import { badRequest } from "../contract/errors.ts";
-import type { ServeEndpoint, Served } from "./serve-endpoint.ts";
-import type { RefusedReply, ReplyGuard } from "./reply-confinement.ts";
+import type { ServeEndpoint, Served } from "./endpoint.ts";
+import type { RefusedReply, ReplyGuard } from "./micro-service.ts";
 import { OP_TIMEOUT_MS, pause, withDeadline } from "../events/deadline.ts";
 
 /** Deadline of each call that sets up the subscription. */

@@ -13,9 +13,9 @@ import type { ProjectionRecord } from "../../src/projections/kind-fold.ts";
 import { lockLogic } from "../../src/lock/logic.ts";
 import type { LockCommand } from "../../src/lock/commands.ts";
 import { runTurn, type AppendInput, type TurnPorts } from "../../src/actors/command-turn.ts";
-import { TurnDeadlines } from "../../src/actors/turn-deadlines.ts";
-import { isInDoubt, type TurnResult } from "../../src/actors/turn-result.ts";
-import type { Decision } from "../../src/actors/decision.ts";
+import { TurnDeadlines } from "../../src/actors/actor-runtime.ts";
+import { isInDoubt, type TurnResult } from "../../src/actors/command-turn.ts";
+import type { Decision } from "../../src/actors/kind-logic.ts";
 import { DEFAULT_SETTINGS, T0 } from "../support/lock-given.ts";
 
 const logic = lockLogic(DEFAULT_SETTINGS);

@@ -1,6 +1,6 @@
 /** The ids an instance left in doubt: where, kept for the window, the oldest dropped past the bound. */
 import { describe, expect, it } from "vitest";
-import { IdsInDoubt } from "../../src/actors/ids-in-doubt.ts";
+import { IdsInDoubt } from "../../src/actors/actor-runtime.ts";
 
 describe("IdsInDoubt", () => {
   it("keeps an id and the actor it was left on for the window from its last note, then forgets it", () => {

@@ -7,10 +7,10 @@
 import { pino } from "pino";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { inDoubt, unavailable } from "../../src/actors/turn-result.ts";
+import { inDoubt, unavailable } from "../../src/actors/command-turn.ts";
 import { answer, endpoint, type Endpoint } from "../../src/transport/endpoint.ts";
-import { endpointServer } from "../../src/transport/serve-endpoint.ts";
-import { requestBase, requiredId } from "../../src/transport/validation.ts";
+import { endpointServer } from "../../src/transport/endpoint.ts";
+import { requestBase, requiredId } from "../../src/transport/endpoint.ts";
 
 const body = (o: unknown) => new TextEncoder().encode(JSON.stringify(o));
 const schema = requestBase.extend({ name: requiredId, n: z.number().int().optional() });

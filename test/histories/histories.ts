@@ -10,7 +10,7 @@
  */
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import type { ActorLogic, Command } from "../../src/actors/actor-logic.ts";
+import type { ActorLogic, Command } from "../../src/actors/kind-logic.ts";
 import { hostLogic } from "../../src/host/logic.ts";
 import { lockLogic } from "../../src/lock/logic.ts";
 import { proxyLogic } from "../../src/proxy/logic.ts";
@@ -20,7 +20,7 @@ import { sessionLogic } from "../../src/session/logic.ts";
 import type { ServiceConfig } from "../../src/config.ts";
 import { decodeEvent, isUnparsable } from "../../src/events/envelope.ts";
 import { type ActorKind } from "../../src/contract/subjects.ts";
-import { decodeToken } from "../../src/contract/subject-token.ts";
+import { decodeToken } from "../../src/contract/subjects.ts";
 import { LeaseMap } from "../../src/route/lease-map.ts";
 import { WaiterQueue } from "../../src/lock/waiter-queue.ts";
 

@@ -16,7 +16,7 @@ import { describe, expect, it } from "vitest";
 import fc from "fast-check";
 import { decideLock, lockLogic } from "../../src/lock/logic.ts";
 import { type LockCommand, type LockSettings } from "../../src/lock/commands.ts";
-import { isWaitingReply } from "../../src/lock/waiting-reply.ts";
+import { isWaitingReply } from "../../src/lock/logic.ts";
 import { decodeEvent, encodeEvent, isUnparsable, type EventEnvelope } from "../../src/events/envelope.ts";
 import { etagOf, initialLockState, type LockState } from "../../src/lock/state.ts";
 import { evolveLock } from "../../src/lock/logic.ts";

@@ -10,7 +10,7 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { advanceQueue, freeFrom, leavesHeadAt, livePlace, queueAt, type QueueSubject } from "../../src/lock/queue.ts";
+import { advanceQueue, freeFrom, leavesHeadAt, livePlace, queueAt, type QueueSubject } from "../../src/lock/state.ts";
 import { INDEXED_FROM, WaiterQueue, type LockWaiter } from "../../src/lock/waiter-queue.ts";
 
 const T0 = Date.parse("2026-12-04T00:00:00.000Z");

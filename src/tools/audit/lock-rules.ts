@@ -2,7 +2,7 @@
 import { instantMs } from "../../events/instant.ts";
 import { isLockEvent } from "../../lock/events.ts";
 import { leaseExpiresAt, type LockState } from "../../lock/state.ts";
-import { livePlace, queueAt } from "../../lock/queue.ts";
+import { livePlace, queueAt } from "../../lock/state.ts";
 import { applySessionEnds } from "../../lock/session-waiters.ts";
 import { sessionLiveAt } from "../../session/state.ts";
 import { cell } from "../table.ts";

@@ -5,8 +5,8 @@
  * writer's append options); the turn that never times out replaces the turn
  * machine's deadline (see turn-timeout.mutant.sim.test.ts).
  */
-import type { ActorLogic, Command } from "../../../src/actors/actor-logic.ts";
-import type { Decision } from "../../../src/actors/decision.ts";
+import type { ActorLogic, Command } from "../../../src/actors/kind-logic.ts";
+import type { Decision } from "../../../src/actors/kind-logic.ts";
 import type { EventEnvelope } from "../../../src/events/envelope.ts";
 import type { ProxyState } from "../../../src/proxy/state.ts";
 import type { LogicMutation, Mutation } from "./sim-cluster.ts";
