@@ -143,3 +143,44 @@ const utf8Encoder = new TextEncoder();
 export function encodeEvent(event: EventEnvelope): Uint8Array {
   return utf8Encoder.encode(JSON.stringify(event));
 }
+
+/**
+ * The message id a request's event is appended with:
+ * `<subject>|<op>|<fingerprint>|<requestId>` (a repeated request gets the
+ * same one, so JetStream stores it once; the fingerprint tells it from
+ * another request reusing its requestId), or a unique id for a request
+ * without a `requestId`.
+ */
+export function requestMsgId(subject: string, op: string, requestId: string, fingerprint = ""): string {
+  return fingerprint === "" ? `${subject}|${op}|${requestId}` : `${subject}|${op}|${fingerprint}|${requestId}`;
+}
+
+/** A request's id and fingerprint, read back from the message id of its event; undefined for an id without them. */
+export function requestOfMsgId(msgId: string): { readonly requestId: string; readonly fingerprint: string } | undefined {
+  const first = msgId.indexOf("|");
+  const second = first < 0 ? -1 : msgId.indexOf("|", first + 1);
+  const third = second < 0 ? -1 : msgId.indexOf("|", second + 1);
+  if (third !== second + 17) return undefined;
+  const fingerprint = msgId.slice(second + 1, third);
+  return /^[0-9a-f]{16}$/.test(fingerprint) ? { requestId: msgId.slice(third + 1), fingerprint } : undefined;
+}
+
+/**
+ * A variant of `msgId` for the `n`-th new attempt of the same request, used
+ * when JetStream says the id was seen but the stream holds no event with it
+ * (a proposal lost in a leader change stays in the duplicate window). The
+ * expected-sequence check still lets at most one of the variants be stored.
+ */
+export function msgIdVariant(msgId: string, n: number): string {
+  const base = baseMsgId(msgId);
+  const bar = base.indexOf("|");
+  if (bar < 0) return `${base}#${n}`;
+  const second = base.indexOf("|", bar + 1);
+  return `${base.slice(0, second)}#${n}${base.slice(second)}`;
+}
+
+/** The message id a variant stands for (itself when it is not a variant). */
+export function baseMsgId(msgId: string): string {
+  if (!msgId.includes("#")) return msgId; // not a variant: no pattern to run (the fold asks once per event)
+  return msgId.includes("|") ? msgId.replace(/^([^|]*\|[^|#]*)#\d+\|/, "$1|") : msgId.replace(/#\d+$/, "");
+}

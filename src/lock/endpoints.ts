@@ -4,11 +4,11 @@ import { OPERATOR_OP, READS, endpoint, refuse, type Endpoint, positiveMs, reques
 import type { LockWaiters } from "./waiters.ts";
 import { z } from "zod";
 import type { ActorRuntime, Arrival } from "../actors/actor-runtime.ts";
-import { unavailableAfter, type TurnResult } from "../actors/command-turn.ts";
+import { unavailableAfter, type TurnResult } from "../actors/actor-runtime.ts";
 import type { LockCommand } from "./commands.ts";
 import type { KindProjection } from "../projections/kind-projection.ts";
 import type { LockState } from "./state.ts";
-import { refersToSessions } from "./session-waiters.ts";
+import { refersToSessions } from "./state.ts";
 import type { SessionTable } from "../session/index.ts";
 import { freshBy } from "../actors/deadlines.ts";
 

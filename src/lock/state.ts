@@ -152,7 +152,7 @@ export function applyAcquired(before: LockState, entry: RecordedEvent<LockEvent>
   const seq = entry.seq;
   const place = d.waiterSeq === undefined ? -1 : state.waiters.indexOfSeq(d.waiterSeq);
   // The decider grants only the head (its place leaves by moving the queue's start); another place is taken out by a copy.
-  const waiters = state.waiters.without(place);
+  const waiters = place < 0 ? state.waiters : state.waiters.without(place);
   const headSinceMs = place === 0 ? atMs : state.headSinceMs;
   const corrupt = acquiredBreaks(state, entry)
     ? `LockAcquired at sequence ${seq} has generation ${d.generation}, expected ${state.generation + 1}`
@@ -259,6 +259,11 @@ export type { LockWaiter } from "./waiter-queue.ts";
 /** The queue of every lock nobody waits for: one, not one per lock. */
 export const NO_WAITERS: WaiterQueue = WaiterQueue.EMPTY;
 
+/** Does the lock's state wait on any session's end (its lease's or a waiter's)? */
+export function refersToSessions(state: LockState): boolean {
+  return state.lease?.session !== undefined || (state.waiters !== NO_WAITERS && state.waiters.sessionWaiters > 0);
+}
+
 /** What the queue arithmetic needs of a lock's state. */
 export interface QueueSubject {
   readonly lease: { readonly expiresAtMs: number } | null;
@@ -293,6 +298,8 @@ export function leavesHeadAt(waiter: LockWaiter, headSince: number, free: number
  */
 export function advanceQueue<S extends QueueSubject>(subject: S, now: number): S {
   const { waiters } = subject;
+  // Most locks have nobody waiting: nothing to advance, and the queue is not asked.
+  if (waiters === NO_WAITERS) return subject;
   const free = freeFrom(subject);
   let headSince = subject.headSinceMs;
   let left = 0;
@@ -337,6 +344,7 @@ const NO_VIEW: QueueView = { head: null, headMayClaim: false, headLeavesAtMs: 0,
 /** The queue of `subject` at `now`; the live waiters are counted or listed only when read (most decisions need the head alone). */
 export function queueAt(subject: QueueSubject, now: number): QueueView {
   const at = advanceQueue(subject, now);
+  if (at.waiters === NO_WAITERS) return NO_VIEW;
   const head = at.waiters.head;
   if (head === undefined) return NO_VIEW;
   const free = freeFrom(at);

@@ -20,7 +20,7 @@
 import type { Logger } from "pino";
 import type { ActorRuntime, Arrival } from "../actors/actor-runtime.ts";
 import type { Clock } from "../actors/clock.ts";
-import { unavailable, type TurnResult } from "../actors/command-turn.ts";
+import { unavailable, type TurnResult } from "../actors/actor-runtime.ts";
 import type { KindProjection } from "../projections/kind-projection.ts";
 import type { LockState } from "./state.ts";
 import { livePlace, nextQueueChangeAt, queueAt } from "./state.ts";
@@ -80,12 +80,13 @@ export class LockWaiters {
   private readonly turns: LockTurns;
   private parkedCount = 0;
   private stopping = false;
+  /** Unregisters the fold listener that rouses parked requests; set only while some lock has them. */
+  private stopWatching: (() => void) | undefined;
 
   constructor(private readonly options: LockWaitersOptions) {
     this.monotonic = options.monotonic ?? (() => performance.now());
     this.recheckMs = options.recheckMs ?? 1000;
     this.turns = options.turns ?? new LockTurns(options.runtime, options.projection);
-    options.projection.onFold((name) => this.locks.get(name)?.lookSoon());
     this.turns.sessions?.onClose((id) => {
       for (const p of this.bySession.get(id) ?? []) p.rouse();
       // A lock the session held is free: its head may be parked here.
@@ -184,6 +185,8 @@ export class LockWaiters {
         count: this.options.count,
       });
       this.locks.set(name, lock);
+      // A lock's fold rouses its parked requests; with none parked anywhere, folds run nothing here.
+      this.stopWatching ??= this.options.projection.onFold((folded) => this.locks.get(folded)?.lookSoon());
     }
     const parked = lock.add(w);
     this.parkedCount++;
@@ -202,6 +205,10 @@ export class LockWaiters {
     if (lock.size === 0) {
       lock.close();
       this.locks.delete(name);
+      if (this.locks.size === 0) {
+        this.stopWatching?.();
+        this.stopWatching = undefined;
+      }
     }
     const session = parked.waiting.session;
     if (session === undefined) return;

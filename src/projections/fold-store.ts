@@ -6,11 +6,12 @@
  * (an append that passed the expected-sequence check cannot have skipped
  * anything on its subject).
  */
-import { baseMsgId, type StoredMessage, requestOfMsgId } from "../events/event-log.ts";
+import { type StoredMessage } from "../events/event-log.ts";
+import { baseMsgId } from "../events/envelope.ts";
+import { requestOfMsgId } from "../events/envelope.ts";
 import { decodeEvent, isUnparsable, type HistoryEntry, type RecordedEvent } from "../events/envelope.ts";
 import { instantMs } from "../events/instant.ts";
 import { decodeToken } from "../contract/subjects.ts";
-import { ChangeTrackedMap } from "./incremental-snapshots.ts";
 import type { FoldListener, KindFold, ProjectionRecord } from "./kind-fold.ts";
 
 /** Settings of a {@link FoldStore}. */
@@ -78,9 +79,13 @@ export class FoldStore<State> {
     this.replies = new ReplyMemory(options.replies, render, { tail: options.replyTail });
   }
 
-  /** Registers a listener called after every folded entry. */
-  onFold(listener: FoldListener<State>): void {
+  /** Registers a listener called after every folded entry; returns what unregisters it. */
+  onFold(listener: FoldListener<State>): () => void {
     this.listeners.push(listener);
+    return () => {
+      const i = this.listeners.indexOf(listener);
+      if (i >= 0) this.listeners.splice(i, 1);
+    };
   }
 
   /** One id's record (the initial state at sequence 0 when it has no events). */
@@ -540,5 +545,23 @@ export class WatchedReplies {
   /** Stops watching `msgId`. */
   unwatch(msgId: string): void {
     this.watched.delete(msgId);
+  }
+}
+
+/**
+ * A Map that notes every key set since its `changed` was last cleared (the
+ * ids a delta must carry), unless told not to: a start's backlog worker
+ * answers all its records at once and writes no delta.
+ */
+export class ChangeTrackedMap<K, V> extends Map<K, V> {
+  readonly changed = new Set<K>();
+  private readonly tracking: boolean;
+  constructor(tracking = true) {
+    super();
+    this.tracking = tracking;
+  }
+  override set(key: K, value: V): this {
+    if (this.tracking) this.changed.add(key);
+    return super.set(key, value);
   }
 }

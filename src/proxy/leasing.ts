@@ -16,7 +16,7 @@
  */
 import type { ProxyStats } from "./events.ts";
 import type { ActorRuntime, Arrival } from "../actors/actor-runtime.ts";
-import type { TurnResult } from "../actors/command-turn.ts";
+import type { TurnResult } from "../actors/actor-runtime.ts";
 import type { Clock } from "../actors/clock.ts";
 import type { Rejection } from "../contract/errors.ts";
 import type { ProxyReadModel } from "./read-model.ts";
@@ -24,8 +24,8 @@ import type { ProxyAcquireReply } from "./state.ts";
 import { GRANT_REFUSED, refusalOf } from "./decide.ts";
 import type { GrantProxyLease, ProxyCommand, ReportProxyLease } from "./commands.ts";
 import { considerProxies, rankProxies, type Ranking } from "./select.ts";
-import { unavailableAfter } from "../actors/command-turn.ts";
-import { reused } from "../actors/command-turn.ts";
+import { unavailableAfter } from "../actors/actor-runtime.ts";
+import { reused } from "../actors/actor-runtime.ts";
 import { freshBy } from "../actors/deadlines.ts";
 import { KeyedSequencer } from "../actors/keyed-sequencer.ts";
 

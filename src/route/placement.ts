@@ -16,7 +16,7 @@ import type { ActorRuntime, Arrival } from "../actors/actor-runtime.ts";
 import type { Clock } from "../actors/clock.ts";
 import { isAdmissionNeeded, type AcquireRoute, type GrantedAdmission, type RecordSeen, type RouteCommand } from "./commands.ts";
 
-import { unavailable, unavailableAfter, type TurnResult } from "../actors/command-turn.ts";
+import { unavailable, unavailableAfter, type TurnResult } from "../actors/actor-runtime.ts";
 import type { HostLoads } from "../host/index.ts";
 import type { HostTable } from "../host/index.ts";
 import type { RouteTable } from "./table.ts";

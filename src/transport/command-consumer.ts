@@ -24,7 +24,7 @@ import {
   type JsMsg,
 } from "@nats-io/jetstream";
 import type { Logger } from "pino";
-import { isUnavailable } from "../actors/command-turn.ts";
+import { isUnavailable } from "../actors/actor-runtime.ts";
 import type { Subjects } from "../contract/subjects.ts";
 import type { Endpoint } from "./endpoint.ts";
 import { replyHeaders, toResponse, type EndpointResponse } from "./micro-service.ts";

@@ -7,11 +7,13 @@
 import { z } from "zod";
 import type { Arrival } from "../actors/actor-runtime.ts";
 import { type Rejection, badRequest, forbidden, unauthenticated } from "../contract/errors.ts";
-import { unavailableAfter, type TurnResult, isInDoubt, isUnavailable } from "../actors/command-turn.ts";
+import { unavailableAfter, type TurnResult, isInDoubt, isUnavailable } from "../actors/actor-runtime.ts";
 import { IdListTails } from "./id-list-tails.ts";
 import { createHash } from "node:crypto";
 import type { Logger } from "pino";
-import { toResponse, type EndpointResponse } from "./micro-service.ts";
+import { toResponse, type EndpointResponse, type MicroService } from "./micro-service.ts";
+import type { Subjects } from "../contract/subjects.ts";
+import { principalOf, type PrincipalSource } from "./principals.ts";
 import { Operators } from "../contract/operators.ts";
 
 /** One `<kind>.<op>` endpoint, ready to serve. */
@@ -414,16 +416,18 @@ export interface EndpointServerOptions {
 export function endpointServer(options: EndpointServerOptions): ServeEndpoint {
   const { logger, observer, unavailableLogPeriodMs = 5000, requirePrincipal = false } = options;
   const operators = options.operators ?? new Operators([]);
+  // Without --operators anyone may call operator ops, and nobody without a principal is one: no lookup per request.
+  const open = operators.open;
   const warnUnavailable = throttledWarn(logger, "answered UNAVAILABLE", unavailableLogPeriodMs);
   const warnInDoubt = throttledWarn(logger, "left unanswered: the command's event may still be stored", unavailableLogPeriodMs);
   return async (endpoint, data, delivery = {}) => {
     const started = performance.now();
     const principal = delivery.principal ?? "";
-    const operator = operators.includes(principal);
+    const operator = principal !== "" && !open && operators.includes(principal);
     const result: TurnResult =
       requirePrincipal && principal === ""
         ? { ok: false, rejection: unauthenticated() }
-        : await endpoint.run(data, { requestedAt: delivery.requestedAt, principal, operator, mayOperate: operator || operators.open });
+        : await endpoint.run(data, { requestedAt: delivery.requestedAt, principal, operator, mayOperate: operator || open });
     observer?.commandFinished(endpoint.kind, endpoint.op, outcomeOf(result), (performance.now() - started) / 1000);
     if (!result.ok && isInDoubt(result)) warnInDoubt(endpoint.kind, endpoint.op, result.rejection.message);
     else if (!result.ok && isUnavailable(result)) warnUnavailable(endpoint.kind, endpoint.op, result.rejection.message);
@@ -462,3 +466,31 @@ function throttledWarn(logger: Logger, msg: string, periodMs: number): (kind: st
     suppressed = 0;
   };
 }
+
+/**
+ * Mounts every endpoint on the NATS service, each kind's in its group
+ * (`<prefix>.v1.<kind>`): a request's bytes go straight to `serve`, with the
+ * principal its headers prove when the deployment says the server writes
+ * them (`principals`), else none.
+ */
+export function mountEndpoints(
+  micro: MicroService,
+  subjects: Subjects,
+  endpoints: readonly Endpoint[],
+  serve: ServeEndpoint,
+  principals: PrincipalSource,
+): void {
+  const groups = new Map<string, ReturnType<MicroService["addGroup"]>>();
+  for (const endpoint of endpoints) {
+    let group = groups.get(endpoint.kind);
+    if (group === undefined) groups.set(endpoint.kind, (group = micro.addGroup(subjects.commandGroup(endpoint.kind))));
+    group.addEndpoint(
+      endpoint.op,
+      principals === "off"
+        ? async (data) => (await serve(endpoint, data, NO_PRINCIPAL)).response
+        : async (data, msg) => (await serve(endpoint, data, { principal: principalOf(msg.headers, principals) })).response,
+    );
+  }
+}
+
+const NO_PRINCIPAL: Delivery = { principal: "" };

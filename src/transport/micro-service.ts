@@ -10,7 +10,7 @@
  */
 import { type Msg, type NatsConnection, type Subscription, nuid, headers as natsHeaders, type MsgHdrs } from "@nats-io/nats-core";
 import { ERROR_MESSAGE_HEADER, ERROR_STATUS_HEADER, STATUS, errorBody } from "../contract/errors.ts";
-import type { TurnResult } from "../actors/command-turn.ts";
+import type { TurnResult } from "../actors/actor-runtime.ts";
 import type { Logger } from "pino";
 
 /** Identity of a service. */

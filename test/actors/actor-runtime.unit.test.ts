@@ -14,7 +14,7 @@ import {
 import { MemoryEventLog } from "../../src/events/memory-event-log.ts";
 import { Subjects } from "../../src/contract/subjects.ts";
 import { ActorRuntime } from "../../src/actors/actor-runtime.ts";
-import { isInDoubt, type TurnResult } from "../../src/actors/command-turn.ts";
+import { isInDoubt, type TurnResult } from "../../src/actors/actor-runtime.ts";
 import { ManualClock } from "../../src/actors/clock.ts";
 import type { LockCommand } from "../../src/lock/commands.ts";
 import { lockLogic } from "../../src/lock/logic.ts";

@@ -11,7 +11,7 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import type { TurnResult } from "../../src/actors/command-turn.ts";
+import type { TurnResult } from "../../src/actors/actor-runtime.ts";
 import { decodeEvent, isUnparsable } from "../../src/events/envelope.ts";
 import { MemoryEventLog } from "../../src/events/memory-event-log.ts";
 import { MemoryProjectionSnapshotStore } from "../../src/projections/snapshot-stores.ts";

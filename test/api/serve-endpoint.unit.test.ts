@@ -7,7 +7,7 @@
 import { pino } from "pino";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { inDoubt, unavailable } from "../../src/actors/command-turn.ts";
+import { inDoubt, unavailable } from "../../src/actors/actor-runtime.ts";
 import { answer, endpoint, type Endpoint } from "../../src/transport/endpoint.ts";
 import { endpointServer } from "../../src/transport/endpoint.ts";
 import { requestBase, requiredId } from "../../src/transport/endpoint.ts";

@@ -9,7 +9,7 @@ import { pino } from "pino";
 import { describe, expect, it, vi } from "vitest";
 import { ActorRuntime } from "../../src/actors/actor-runtime.ts";
 import { ManualClock } from "../../src/actors/clock.ts";
-import type { TurnResult } from "../../src/actors/command-turn.ts";
+import type { TurnResult } from "../../src/actors/actor-runtime.ts";
 import { lockEndpoints } from "../../src/lock/endpoints.ts";
 import { LockWaiters } from "../../src/lock/waiters.ts";
 import { Subjects } from "../../src/contract/subjects.ts";

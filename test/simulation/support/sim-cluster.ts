@@ -14,7 +14,7 @@ import { vi } from "vitest";
 import type { Scheduler } from "fast-check";
 import { ActorRuntime } from "../../../src/actors/actor-runtime.ts";
 import { type Clock } from "../../../src/actors/clock.ts";
-import { type TurnResult } from "../../../src/actors/command-turn.ts";
+import { type TurnResult } from "../../../src/actors/actor-runtime.ts";
 import type { ActorLogic, Command } from "../../../src/actors/kind-logic.ts";
 import { lockModule } from "../../../src/lock/module.ts";
 import { proxyModule } from "../../../src/proxy/module.ts";
