@@ -12,7 +12,7 @@ import { decideHost } from "./decide.ts";
 export function hostLogic(): ActorLogic<HostState, HostCommand> {
   return fromXState({
     kind: "host",
-    // 2: the state holds the capacity and the open admissions (1.1).
+    // 2: the state holds the capacity and the open admissions.
     // 3: snapshots keep XState's persisted snapshot of each state (src/actors/kind-logic.ts, persistence).
     // 4: ids decode exactly (a snapshot from an older fold may hold two ids under one key).
     foldVersion: 4,

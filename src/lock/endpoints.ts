@@ -77,7 +77,7 @@ export const lockRequests = {
 };
 
 /*
- * Lock commands as the application carries them out (1.2 sessions): each
+ * Lock commands as the application carries them out (with sessions): each
  * turn of a lock's actor carries the session table, so that its decision
  * reads the ends of the sessions its lease and waiters hang on as data and
  * stays pure, as a route's decision reads the host table. The table is first

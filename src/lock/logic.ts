@@ -1,6 +1,6 @@
 /** The lock actor's logic: the lock's statechart, run from its own transition table (src/actors/flat-machine.ts). */
 import { instantMs } from "../events/instant.ts";
-import { isUnparsable, type HistoryEntry, type RecordedEvent } from "../events/envelope.ts";
+import { isUnparsable, type RecordedEvent } from "../events/envelope.ts";
 import { lockEventSchemas, type LockEvent } from "./events.ts";
 import { applySessionEnds, resolveSessions } from "./session-waiters.ts";
 import {
@@ -49,14 +49,6 @@ import { liveCountFrom, livePlace, queueAt, type LockWaiter, type QueueView } fr
 import { sessionLiveAt, type SessionState } from "../session/index.ts";
 import { assign, emit, setup } from "xstate";
 
-/** The lock statechart under `settings`, as XState actor logic the runtime runs without an interpreter. */
-export function lockMachineLogic(settings: LockSettings) {
-  return compileFlatMachine<LockState, LockMachineEvent, { readonly id: string }>(lockMachine(settings), {
-    valueOf: lockStateValue,
-    initialContext: (input) => initialLockState(input.id),
-  });
-}
-
 /**
  * Builds the lock actor logic for the given server settings: the statechart,
  * deciding on the lock's state with its sessions' ends read from the
@@ -64,7 +56,7 @@ export function lockMachineLogic(settings: LockSettings) {
  * with the ends its events recorded (src/lock/session-waiters.ts).
  */
 export function lockLogic(settings: LockSettings): ActorLogic<LockState, LockCommand, LockEvent> {
-  const machine = lockStatechart(settings);
+  const machine = statechartLogic(settings);
   return {
     ...machine,
     decide(state, command, now) {
@@ -81,12 +73,15 @@ export function lockLogic(settings: LockSettings): ActorLogic<LockState, LockCom
   };
 }
 
-/** The statechart as the kind's logic, before its sessions are read. */
-function lockStatechart(settings: LockSettings): ActorLogic<LockState, LockCommand, LockEvent> {
-  const logic = lockMachineLogic(settings);
+/** The statechart (run from its own transition table, without an interpreter) as the kind's logic, before its sessions are read. */
+function statechartLogic(settings: LockSettings): ActorLogic<LockState, LockCommand, LockEvent> {
+  const logic = compileFlatMachine<LockState, LockMachineEvent, { readonly id: string }>(lockMachine(settings), {
+    valueOf: lockStateValue,
+    initialContext: (input) => initialLockState(input.id),
+  });
   const xstate = fromXState<LockState, LockCommand, LockEvent, ReturnType<typeof logic.snapshotOf>>({
     kind: "lock",
-    // 2: the state holds the wait queue (waiters, headSinceMs, freedAtMs). Sessions (1.2) add optional fields
+    // 2: the state holds the wait queue (waiters, headSinceMs, freedAtMs). Sessions add optional fields
     // only, absent from every earlier state. 3: snapshots keep XState's persisted snapshot of each lock, not
     // the bare state, so a version 2 snapshot is set aside and the stream folded once more. 4: a lease keeps its
     // write's sequence and its expiry in ms, not the etag and ISO strings derived from them; a waiter keeps no
@@ -158,37 +153,11 @@ function lockReply(name: string, lease: LockLease | null, recorded: RecordedEven
   return {};
 }
 
-/**
- * Folds one history entry into a lock's state: the statechart's transition on
- * the recorded event. Folding reads no server setting (settings shape
- * decisions only), so any settings give this same fold.
- */
-export function evolveLock(state: LockState, entry: HistoryEntry): LockState {
-  return FOLD.evolve(state, entry);
-}
-
-const FOLD = lockLogic({ lockTtlMs: 1, maxTtlMs: 1 });
-
-/** Decides one lock command: one transition of the lock's statechart (src/lock/machine.ts). */
-export function decideLock(state: LockState, command: LockCommand, now: number, settings: LockSettings): Decision<LockEvent> {
-  return logicFor(settings).decide(state, command, now);
-}
-
-const logics = new WeakMap<LockSettings, ActorLogic<LockState, LockCommand, LockEvent>>();
-function logicFor(settings: LockSettings): ActorLogic<LockState, LockCommand, LockEvent> {
-  let logic = logics.get(settings);
-  if (logic === undefined) {
-    logic = lockLogic(settings);
-    logics.set(settings, logic);
-  }
-  return logic;
-}
-
 /*
  * The lock's decisions: docs/protocol.md's Locks rules as pure functions of
  * the lock's state, the command and the server's instant, which the lock's
- * statechart (./machine.ts) picks among by its state and guards. The wait
- * queue is part of the state and read at `now` (src/lock/queue.ts):
+ * statechart (below) picks among by its state and guards. The wait
+ * queue is part of the state and read at `now` (src/lock/state.ts):
  * while a head waiter's claim window is open, the lock counts as held by it.
  */
 

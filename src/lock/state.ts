@@ -25,7 +25,7 @@ export interface LockLease {
   readonly ttlMs: number;
   /** {@link OPEN_END} while the lease hangs on a session whose end the lock's history does not know yet. */
   readonly expiresAtMs: number;
-  /** The session the lease hangs on (1.2); absent for a lease of its own. */
+  /** The session the lease hangs on; absent for a lease of its own. */
   readonly session?: string;
   /** A session lease's expiry as its grant wrote it: its `expiresAt` while its end is {@link OPEN_END}. */
   readonly grantedUntilMs?: number;

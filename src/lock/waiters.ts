@@ -13,7 +13,7 @@
  * which decides from the same state and appends its `LockAcquired`. Every
  * wait is bounded by the request's `waitMs` (on the clock, and on the timer
  * clock in case the clock jumps back), plus one request timeout for the
- * last turn. Under sessions (1.2) the lock's state is read with its
+ * last turn. Under sessions the lock's state is read with its
  * sessions' ends; a session's close wakes the requests parked under it and
  * looks at every lock with parked requests (a lock it held is free).
  */

@@ -24,7 +24,7 @@ export function routeLogic(settings: RouteSettings): ActorLogic<RouteState, Rout
     replyFor: (state, recorded) => {
       const event = recorded.event;
       if (isRouteEvent(event) && event.type === "RouteLeaseTouched") {
-        // A reuse on a pinned route answers the pin (the seed's rule).
+        // A reuse on a pinned route answers the pin (the contract's rule).
         const host = state.pinned !== "" ? state.pinned : (state.leases.get(leaseKey(event.data.fp, event.data.model))?.host ?? "");
         return { host, reused: true };
       }

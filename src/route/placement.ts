@@ -47,7 +47,7 @@ export class RoutePlacement {
     private readonly hosts: HostTable,
     private readonly routes: RouteTable,
     clock: Clock,
-    /** The loads hosts publish (1.2); without it every load is unknown. */
+    /** The loads hosts publish; without it every load is unknown. */
     private readonly hostLoads?: HostLoads,
   ) {
     this.admissions = new HostAdmissions(runtime, hosts, routes, clock);

@@ -51,7 +51,7 @@ export interface LockReplayView {
   readonly by?: string;
 }
 
-/** A session as of the replay instant (1.2). */
+/** A session as of the replay instant. */
 export interface SessionReplayView {
   readonly id: string;
   readonly owner: string;
@@ -113,7 +113,7 @@ export interface ReplayView {
   readonly routes?: RouteReplayView[];
   /** Locks with any history, by name. */
   readonly locks?: LockReplayView[];
-  /** Sessions ever opened, by id (1.2). */
+  /** Sessions ever opened, by id. */
   readonly sessions?: SessionReplayView[];
 }
 

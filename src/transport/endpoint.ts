@@ -114,7 +114,7 @@ export function answer(reply: unknown): TurnResult {
 
 /*
  * Input rules shared by every endpoint (docs/protocol.md, "Limits"): body size,
- * UTF-8, JSON object, no field the op does not define (1.2 strict bodies),
+ * UTF-8, JSON object, no field the op does not define (strict bodies),
  * identifiers of at most 256 UTF-8 bytes that are valid Unicode, and the
  * optional `requestId`.
  */
