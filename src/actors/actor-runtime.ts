@@ -11,7 +11,7 @@ import type { Logger } from "pino";
 import { nuid } from "@nats-io/nats-core";
 import { encodeEvent, type EventEnvelope, type RecordedEvent, requestMsgId, msgIdVariant } from "../events/envelope.ts";
 import { type AppendResult, type EventLog, LogUnavailableError, WrongLastSequenceError } from "../events/event-log.ts";
-import { instantMs } from "../events/instant.ts";
+import { instantMs } from "../events/envelope.ts";
 import type { ActorKind, Subjects } from "../contract/subjects.ts";
 import { KindProjection, type BacklogWorker } from "../projections/kind-projection.ts";
 import type { ProjectionRecord } from "../projections/kind-fold.ts";

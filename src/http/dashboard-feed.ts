@@ -6,7 +6,8 @@
  * metrics their answer without a scrape ever waiting on NATS.
  */
 import type { Logger } from "pino";
-import { decodeEvent, isUnparsable } from "../events/envelope.ts";
+import { isUnparsable } from "../events/envelope.ts";
+import { decodeEvent } from "../events/decode.ts";
 import { type EventLog, type Following, type StoredMessage } from "../events/event-log.ts";
 import { type ActorKind, type Subjects } from "../contract/subjects.ts";
 import { activeCooldowns, activeLeases, compareNames, type ProxyState } from "../proxy/state.ts";

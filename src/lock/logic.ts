@@ -1,5 +1,5 @@
 /** The lock actor's logic: the lock's statechart, run from its own transition table (src/actors/flat-machine.ts). */
-import { instantMs } from "../events/instant.ts";
+import { instantMs } from "../events/envelope.ts";
 import { isUnparsable, type RecordedEvent } from "../events/envelope.ts";
 import { lockEventSchemas, type LockEvent } from "./events.ts";
 import { applySessionEnds, resolveSessions } from "./session-waiters.ts";

@@ -8,7 +8,7 @@
  * session table, and records those that have passed, so every later fold of
  * the lock's history reaches the same state.
  */
-import { instantMs } from "../events/instant.ts";
+import { instantMs } from "../events/envelope.ts";
 import { OPEN_END, type LockState } from "./state.ts";
 import type { LockWaiter } from "./state.ts";
 import { WaiterQueue } from "./waiter-queue.ts";

@@ -5,7 +5,7 @@
  */
 import { type HistoryEntry, type RecordedEvent, isUnparsable } from "../events/envelope.ts";
 import type { LockEvent } from "./events.ts";
-import { instantMs } from "../events/instant.ts";
+import { instantMs } from "../events/envelope.ts";
 import { WaiterQueue, type LockWaiter } from "./waiter-queue.ts";
 import type { LockLease as ContractLockLease } from "../contract/messages.ts";
 

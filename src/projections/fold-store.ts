@@ -9,8 +9,9 @@
 import { type StoredMessage } from "../events/event-log.ts";
 import { baseMsgId } from "../events/envelope.ts";
 import { requestOfMsgId } from "../events/envelope.ts";
-import { decodeEvent, isUnparsable, type HistoryEntry, type RecordedEvent } from "../events/envelope.ts";
-import { instantMs } from "../events/instant.ts";
+import { isUnparsable, type HistoryEntry, type RecordedEvent } from "../events/envelope.ts";
+import { decodeEvent } from "../events/decode.ts";
+import { instantMs } from "../events/envelope.ts";
 import { decodeToken } from "../contract/subjects.ts";
 import type { FoldListener, KindFold, ProjectionRecord } from "./kind-fold.ts";
 

@@ -13,7 +13,7 @@ import type { HistoryEntry } from "../events/envelope.ts";
 import type { ProxyLeaseGranted, ProxyStats } from "./events.ts";
 import { isProxyEvent } from "./events.ts";
 import { isUnparsable } from "../events/envelope.ts";
-import { instantMs } from "../events/instant.ts";
+import { instantMs } from "../events/envelope.ts";
 import type { ProxyInfo } from "../contract/messages.ts";
 
 /** What a registration says about a proxy. */

@@ -14,7 +14,7 @@ import { proxyEventSchemas } from "../proxy/events.ts";
 import { routeEventSchemas } from "../route/events.ts";
 import { sessionEventSchemas } from "../session/events.ts";
 import { type StoredMessage } from "../events/event-log.ts";
-import { instantMs } from "../events/instant.ts";
+import { instantMs } from "../events/envelope.ts";
 import { ACTOR_KINDS, type ActorKind, type Subjects } from "../contract/subjects.ts";
 import { compareCodeUnits } from "../contract/code-units.ts";
 import { StreamFold, type ActorRef } from "./stream-fold.ts";

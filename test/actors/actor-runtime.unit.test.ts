@@ -1,6 +1,7 @@
 import { pino } from "pino";
 import { describe, expect, it, vi } from "vitest";
-import { decodeEvent, encodeEvent, isUnparsable, type EventEnvelope, type RecordedEvent } from "../../src/events/envelope.ts";
+import { encodeEvent, isUnparsable, type EventEnvelope, type RecordedEvent } from "../../src/events/envelope.ts";
+import { decodeEvent } from "../../src/events/decode.ts";
 import {
   LogUnavailableError,
   type AppendOptions,

@@ -12,7 +12,8 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { TurnResult } from "../../src/actors/actor-runtime.ts";
-import { decodeEvent, isUnparsable } from "../../src/events/envelope.ts";
+import { isUnparsable } from "../../src/events/envelope.ts";
+import { decodeEvent } from "../../src/events/decode.ts";
 import { MemoryEventLog } from "../../src/events/memory-event-log.ts";
 import { MemoryProjectionSnapshotStore } from "../../src/projections/snapshot-stores.ts";
 import { startSimService, type SimService } from "../tools/support/sim-service.ts";

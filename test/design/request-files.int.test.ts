@@ -24,7 +24,7 @@ const TRIALS = 5;
 
 interface ScriptCoverage {
   readonly url: string;
-  readonly functions: readonly { readonly ranges: readonly { readonly count: number }[] }[];
+  readonly functions: readonly { readonly functionName: string; readonly ranges: readonly { readonly count: number }[] }[];
 }
 
 let svc: TestService;
@@ -42,9 +42,10 @@ async function filesRun(): Promise<Set<string>> {
     const path = script.url.startsWith("file://") ? fileURLToPath(script.url) : script.url;
     if (!path.startsWith(SRC)) continue;
     if (script.functions.some((f) => (f.ranges[0]?.count ?? 0) > 0)) files.add(path.slice(SRC.length));
-    if (process.env.REQUEST_FILES_DEBUG)
-      for (const f of script.functions as unknown as { functionName: string; ranges: { count: number }[] }[])
-        if ((f.ranges[0]?.count ?? 0) > 0) console.log("FN", path.slice(SRC.length), f.functionName, f.ranges[0]!.count);
+    // REQUEST_FILES_FUNCTIONS=1 also prints the functions that ran, to see what a new file on the path does there.
+    if (process.env.REQUEST_FILES_FUNCTIONS === "1") {
+      for (const f of script.functions) if ((f.ranges[0]?.count ?? 0) > 0) console.log(`  ${path.slice(SRC.length)} ${f.functionName}`);
+    }
   }
   return files;
 }

@@ -11,7 +11,8 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { createActor, type AnyMachineSnapshot, type EventObject } from "xstate";
-import { encodeEvent, decodeEvent, type EventEnvelope, type HistoryEntry } from "../../src/events/envelope.ts";
+import { encodeEvent, type EventEnvelope, type HistoryEntry } from "../../src/events/envelope.ts";
+import { decodeEvent } from "../../src/events/decode.ts";
 import { compileFlatMachine } from "../../src/actors/kind-logic.ts";
 import { lockMachine, lockStateValue, type LockMachineEvent } from "../../src/lock/logic.ts";
 import type { LockCommand, LockSettings } from "../../src/lock/commands.ts";

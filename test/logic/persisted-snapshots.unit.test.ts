@@ -9,7 +9,8 @@
  */
 import { describe, expect, it } from "vitest";
 import { createActor } from "xstate";
-import { encodeEvent, decodeEvent, type EventEnvelope, type HistoryEntry } from "../../src/events/envelope.ts";
+import { encodeEvent, type EventEnvelope, type HistoryEntry } from "../../src/events/envelope.ts";
+import { decodeEvent } from "../../src/events/decode.ts";
 import type { ActorLogic } from "../../src/actors/kind-logic.ts";
 import type { Command } from "../../src/actors/kind-logic.ts";
 import { lockLogic } from "../../src/lock/logic.ts";
