@@ -4,7 +4,7 @@
  * is a mailbox per id (commands decided in arrival order, one at a time)
  * over the state its kind's projection holds, and exists only while it has
  * commands, so memory follows live state, not traffic. A command's turn is
- * plain bounded code (src/actors/command-turn.ts) around the kind's pure
+ * plain bounded code (src/actors/actor-runtime.ts) around the kind's pure
  * logic: no interpreter, invoked actor or timer per request.
  */
 import type { Logger } from "pino";
@@ -68,7 +68,7 @@ export interface Arrival {
    * however long ago.
    */
   readonly requestedAt?: number | undefined;
-  /** What tells this request from another that reuses its `requestId` (src/transport/request-fingerprint.ts). */
+  /** What tells this request from another that reuses its `requestId` (src/transport/endpoint.ts). */
   readonly fingerprint?: string | undefined;
   /** Who sent it, as NATS says (`""`: unknown). */
   readonly principal?: string | undefined;
@@ -246,7 +246,7 @@ export class ActorRuntime {
 
   /**
    * The id a command of `kind` with `requestId` was last left in doubt on by
-   * this instance (src/actors/ids-in-doubt.ts): a retry should go there first.
+   * this instance (src/actors/actor-runtime.ts): a retry should go there first.
    */
   inDoubtOn(kind: ActorKind, command: Command, requestId: string, fingerprint?: string): string | undefined {
     // Nearly always none is in doubt: then no id is built on the request path.
@@ -559,10 +559,10 @@ export class IdsInDoubt {
  *                                       └ something newer ─► decide
  *
  * Every step is given the time the command has left; the runtime bounds the
- * turn as a whole as well (src/actors/turn-deadlines.ts), so a step that
+ * turn as a whole as well (src/actors/actor-runtime.ts), so a step that
  * ignores its own deadline cannot hold the answer. A turn that gives up
  * while an append of its own may still be stored answers "in doubt", never
- * the contract's "nothing was changed" (src/actors/append-doubt.ts). Lease expiry is never a
+ * the contract's "nothing was changed" (src/actors/actor-runtime.ts). Lease expiry is never a
  * timer here: it is arithmetic on the decision's instant.
  */
 
@@ -628,7 +628,7 @@ export interface TurnPorts {
   encode(id: string, decision: Decision, now: number, requestId: string | undefined, by: string | undefined): EncodedEvent;
   /** Applies this turn's own acknowledged event to the projection and returns the reply it owes. */
   applyOwn(id: string, base: ProjectionRecord<unknown>, event: EncodedEvent, seq: number, msgId: string): unknown;
-  /** The actor an earlier turn of this instance with `msgId` ended in doubt on (src/actors/ids-in-doubt.ts). */
+  /** The actor an earlier turn of this instance with `msgId` ended in doubt on (src/actors/actor-runtime.ts). */
   inDoubtOn(msgId: string): string | undefined;
   /** Where this turn's own event was found in the stream (by any folder), with its reply. */
   replyRecordedFor(msgId: string): { reply: unknown } | undefined;
@@ -827,7 +827,7 @@ export interface Unavailable {
   readonly cause: string;
   readonly retryAfterMs: number;
   /**
-   * The turn's own event may still be stored (src/actors/append-doubt.ts):
+   * The turn's own event may still be stored (src/actors/actor-runtime.ts):
    * the contract's `UNAVAILABLE` ("nothing was changed") would not be true,
    * so a request gets no answer and its client's timeout stands for "not
    * known"; a retry with the same requestId learns the outcome.

@@ -346,7 +346,7 @@ export function wholeContext<F extends (...args: never[]) => object>(assignment:
 function compileTable(machine: AnyStateMachine): Table {
   const root = machine.root;
   const refuse = (what: string): never => {
-    throw new Error(`machine ${machine.id} is not flat: ${what} (src/actors/flat-machine.ts runs only the flat subset)`);
+    throw new Error(`machine ${machine.id} is not flat: ${what} (src/actors/kind-logic.ts runs only the flat subset)`);
   };
   if (root.entry.length > 0 || root.exit.length > 0 || root.always !== undefined || root.invoke.length > 0 || root.after.length > 0) {
     refuse("the root has entry, exit, always, after or invoke");

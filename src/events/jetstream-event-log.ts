@@ -82,7 +82,7 @@ export class JetStreamEventLog implements EventLog {
   private readonly js: JetStreamClient;
   private readonly appendTimeoutMs: number;
   private readonly opTimeoutMs: number;
-  /** Appends share one reply inbox (src/events/append-pipe.ts). */
+  /** Appends share one reply inbox (src/events/jetstream-event-log.ts). */
   private readonly pipe: AppendPipe;
   /** Whether the server may refuse a stored message's retry by its sequence rather than call it a duplicate (2.11 and later, or unknown). */
   private readonly sequenceBeforeDuplicates: boolean;

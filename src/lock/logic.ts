@@ -1,4 +1,4 @@
-/** The lock actor's logic: the lock's statechart, run from its own transition table (src/actors/flat-machine.ts). */
+/** The lock actor's logic: the lock's statechart, run from its own transition table (src/actors/kind-logic.ts). */
 import { instantMs } from "../events/envelope.ts";
 import { isUnparsable, type RecordedEvent } from "../events/envelope.ts";
 import { lockEventSchemas, type LockEvent } from "./events.ts";
@@ -365,7 +365,7 @@ export function ttlTooLong(ttlMs: number, maxTtlMs: number): Decision<LockEvent>
  *
  * `held` means a lease is recorded; whether it is live is arithmetic on the
  * decision's instant (`expiresAt`), never a timer, and so is the wait queue
- * (src/lock/queue.ts). The order of checks is the contract's:
+ * (src/lock/state.ts). The order of checks is the contract's:
  * TTL ceiling, then CORRUPT, then the state's own checks. docs/locks.md
  * shows this machine as a diagram generated from it (`npm run diagrams`).
  */
@@ -391,7 +391,7 @@ export function lockMachine(settings: LockSettings) {
     });
   const recorded = (event: LockMachineEvent) => (event as RecordedEntryEvent).entry as RecordedEvent<LockEvent>;
   const command = <Op extends LockCommand["op"]>(event: LockMachineEvent) => event as Command<Op>;
-  // A fold's assign returns the whole next state (src/actors/flat-machine.ts, wholeContext).
+  // A fold's assign returns the whole next state (src/actors/kind-logic.ts, wholeContext).
   const whole = (fold: (args: { context: LockState; event: LockMachineEvent }) => LockState) => wholeContext(fold);
   return setup({
     types: {

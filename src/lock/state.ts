@@ -57,7 +57,7 @@ export interface LockState {
   readonly corrupt: string | null;
   /** When the lock became free, while `lease` is null (0: never held). */
   readonly freedAtMs: number;
-  /** The wait queue as of the last event (src/lock/queue.ts reads it at any instant): persistent, shared with the lock's earlier states. */
+  /** The wait queue as of the last event (src/lock/state.ts reads it at any instant): persistent, shared with the lock's earlier states. */
   readonly waiters: WaiterQueue;
   /** When `waiters.head` became head. */
   readonly headSinceMs: number;
@@ -104,7 +104,7 @@ export function leaseExpiresAt(l: LockLease): string {
 
 /*
  * The lock's fold, one step per event type. The lock's XState statechart
- * (src/lock/machine.ts) composes them: which step applies, and which
+ * (src/lock/logic.ts) composes them: which step applies, and which
  * state the lock is in after it, is the machine's to say, so there is no
  * second dispatch here. Entries that break the lock's invariants mark it
  * corrupt; each step first brings the queue to the event's instant.

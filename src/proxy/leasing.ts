@@ -173,7 +173,7 @@ export class ProxyLeasing {
     const asked = new Set<string>();
     let page = first.eligible;
     // A retry of a grant this instance left in doubt goes to that proxy first, where the expected sequence lets
-    // only one of the two land (anywhere else the stream's duplicate window holds it: src/actors/ids-in-doubt.ts).
+    // only one of the two land (anywhere else the stream's duplicate window holds it: src/actors/actor-runtime.ts).
     const doubtful = requestId === undefined ? undefined : this.runtime.inDoubtOn("proxy", { op: "grant" }, requestId, fingerprint);
     if (doubtful !== undefined && (request.candidates === undefined || request.candidates.includes(doubtful)))
       page = [doubtful, ...page.filter((name) => name !== doubtful)];

@@ -229,7 +229,7 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
       activeActors: () => runtime.activeByKind(),
       readModelLag: () => perKind((kind) => runtime.projection(kind).lag),
       foldedSeq: () => Math.max(0, ...runtime.projections().map((p) => p.seq)),
-      // A store that refuses appends for lack of space makes the instance unready (src/events/store-space.ts).
+      // A store that refuses appends for lack of space makes the instance unready (src/events/jetstream-event-log.ts).
       ready: () => !stopping && !log.storeSpace.full,
     },
     async stop(timeoutMs = 10_000) {

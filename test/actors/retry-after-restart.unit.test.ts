@@ -6,7 +6,7 @@
  * `requestId`, to a service started again over the same stream: folding it
  * whole, from the snapshots a stop left and the stream after them, and from
  * the snapshots alone. The fold remembers most replies by their event and
- * renders them only when a retry asks (src/projections/reply-memory.ts);
+ * renders them only when a retry asks (src/projections/fold-store.ts);
  * each start here takes that path.
  */
 import fc from "fast-check";

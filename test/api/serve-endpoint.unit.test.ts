@@ -1,5 +1,5 @@
 /**
- * The one way in (src/transport/serve-endpoint.ts): a command is validated once,
+ * The one way in (src/transport/endpoint.ts): a command is validated once,
  * counted with its outcome, and answered in wire terms, whether it came as a
  * request or as a durable command; a durable command's body is parsed once
  * and must carry a requestId.

@@ -5,10 +5,10 @@
  * file is declared in that file. A symbol is named with its file in one of
  * these forms, so that a rename fails here instead of leaving the docs behind:
  *
- *   `src/transport/serve-endpoint.ts#endpointServer`   (a member: `src/x.ts#Class.method`)
- *   `endpointServer` in `src/transport/serve-endpoint.ts`
- *   `src/transport/serve-endpoint.ts`'s `endpointServer`
- *   `src/transport/serve-endpoint.ts` — `endpointServer` ...   (a step of a walkthrough)
+ *   `src/transport/endpoint.ts#endpointServer`   (a member: `src/x.ts#Class.method`)
+ *   `endpointServer` in `src/transport/endpoint.ts`
+ *   `src/transport/endpoint.ts`'s `endpointServer`
+ *   `src/transport/endpoint.ts` — `endpointServer` ...   (a step of a walkthrough)
  *
  * A walkthrough wrapped in `<!-- walkthrough: <what> -->` and
  * `<!-- /walkthrough -->` must also name each of its source files with the

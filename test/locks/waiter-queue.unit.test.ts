@@ -203,7 +203,7 @@ describe("the lock's persistent wait queue", () => {
   });
 });
 
-/** The queue arithmetic on arrays, as src/lock/queue.ts did it before the queue was indexed: the model. */
+/** The queue arithmetic on arrays, as src/lock/state.ts did it before the queue was indexed: the model. */
 function arrayAdvance(
   subject: Omit<QueueSubject, "waiters"> & { readonly waiters: readonly LockWaiter[] },
   now: number,

@@ -1,5 +1,5 @@
 /**
- * The lock's statechart as the runtime runs it (src/actors/flat-machine.ts)
+ * The lock's statechart as the runtime runs it (src/actors/kind-logic.ts)
  * against XState's own `machine.transition`, over paths fast-check generates:
  * commands at rising instants, the events those commands decided folded back
  * as the stream would record them, and events that break the history
