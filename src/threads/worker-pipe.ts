@@ -71,7 +71,8 @@ export interface WorkersPipeOptions<Event> extends Omit<WorkerPipeOptions<Event>
   /** What each worker is to do (its `workerData.job`): one worker per job. */
   readonly jobs: readonly unknown[];
   /**
-   * Which worker (an index into `jobs`) folds a message. Each worker sees
+   * Which worker (an index into `jobs`) folds a message; asked once per
+   * message, in stream order, with more than one worker. Each worker sees
    * its messages in stream order; the pipe keeps no order between workers.
    */
   readonly laneOf: (message: StoredMessage) => number;

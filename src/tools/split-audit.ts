@@ -27,6 +27,15 @@ const LANE_OF_KIND: Readonly<Record<ActorKind, 0 | 1>> = { lock: 0, session: 0, 
 /** How many lanes a split audit has. */
 export const AUDIT_LANES = 2;
 
+/**
+ * The audit splits its checks from this many cores on. On two, the read is
+ * CPU-bound as a whole: the NATS client's thread, the server and the checks
+ * already fill both cores, and a second worker only adds its start and the
+ * merge (about 0.5 CPU s on 1,000,000 events; bench/README.md, "audit
+ * headroom").
+ */
+export const SPLIT_FROM_CORES = 3;
+
 /** Each kind's lane by the kind's first letter (the kinds' initials differ). */
 const LANE_OF_INITIAL = new Uint8Array(128);
 for (const kind of ACTOR_KINDS) LANE_OF_INITIAL[kind.charCodeAt(0)] = LANE_OF_KIND[kind];
@@ -85,8 +94,8 @@ export class SplitAuditMerge {
     this.every = options.progressEvery ?? 10_000;
   }
 
-  /** Told of each message handed to the lanes, in stream order. */
-  visit(message: StoredMessage): void {
+  /** Told of each message handed to the lanes, in stream order; answers the message's lane. */
+  visit(message: StoredMessage): number {
     const read = ++this.read;
     if (this.start.reports(message)) {
       if (this.reportFrom === Infinity) this.reportFrom = read;
@@ -99,8 +108,10 @@ export class SplitAuditMerge {
       stretch = { base: read - 1, lanes: new Uint8Array(BATCH_MESSAGES), count: 0, progress: [] };
       this.stretches.push(stretch);
     }
-    stretch.lanes[stretch.count++] = this.laneOf(message);
+    const lane = this.laneOf(message);
+    stretch.lanes[stretch.count++] = lane;
     if (this.options.onProgress !== undefined && read % this.every === 0) stretch.progress.push({ read, seq: message.seq });
+    return lane;
   }
 
   /** Told of what lane `lane` found in its next batch (in the pipe's order). */

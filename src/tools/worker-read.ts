@@ -4,8 +4,8 @@
  * worker thread (fold-worker.ts, through src/threads/worker-pipe.ts), which
  * decodes, folds and checks them with the same code as the one-thread path
  * ({@link replaySource}, {@link auditSource}), so the answers are the same.
- * The audit's checks are split over two workers by kind (split-audit.ts):
- * one worker was busy for the whole read, and the slowest thread.
+ * On three cores or more the audit's checks are split over two workers by
+ * kind (split-audit.ts): one worker is busy for the whole read.
  */
 import type { StoredMessage } from "../events/event-log.ts";
 import type { Subjects } from "../contract/subjects.ts";
@@ -13,7 +13,8 @@ import type { AuditOptions, AuditSummary } from "./audit.ts";
 import type { ReplayFilter, ReplayRange, ReplayView } from "./replay.ts";
 import type { StreamSource } from "./stream-reader.ts";
 import { pipeToWorkers } from "../threads/worker-pipe.ts";
-import { AUDIT_LANES, SplitAuditMerge, auditLaneOf } from "./split-audit.ts";
+import { availableParallelism } from "node:os";
+import { AUDIT_LANES, SPLIT_FROM_CORES, SplitAuditMerge } from "./split-audit.ts";
 import type { WorkerEvent, WorkerJob } from "./worker-protocol.ts";
 
 /** The worker's module. */
@@ -47,10 +48,11 @@ export async function replayInWorker(
 }
 
 /**
- * What {@link auditSource} answers, with the checks on worker threads: by
- * default split over two workers by kind (split-audit.ts), or on one with
- * `split: false`; `onViolation` and `onProgress` are called on this thread,
- * in stream order, a batch behind the read.
+ * What {@link auditSource} answers, with the checks on worker threads: split
+ * over two workers by kind (split-audit.ts) with `split`, on one without;
+ * by default split on a machine of {@link SPLIT_FROM_CORES} cores or more.
+ * `onViolation` and `onProgress` are called on this thread, in stream order,
+ * a batch behind the read.
  */
 export async function auditInWorker(
   source: StreamSource,
@@ -61,7 +63,7 @@ export async function auditInWorker(
 ): Promise<AuditSummary> {
   const { onViolation, onProgress, ...settings } = options;
   const bounds = { toSeq: options.toSeq, toTime: options.toTime };
-  if (workerOptions.split === false) {
+  if (!(workerOptions.split ?? availableParallelism() >= SPLIT_FROM_CORES)) {
     const job: WorkerJob = { tool: "audit", prefix: subjects.prefix, options: settings, progress: onProgress !== undefined };
     const [summary] = await readInWorkers<AuditSummary>(source, bounds, [job], onMessage, workerOptions, (events) => {
       for (const e of events) {
@@ -79,15 +81,12 @@ export async function auditInWorker(
     source,
     bounds,
     Array.from({ length: AUDIT_LANES }, () => job),
-    (m) => {
-      merge.visit(m);
-      onMessage?.(m);
-    },
+    onMessage,
     workerOptions,
     (events, lane) => {
       for (const e of events) if ("lane" in e) merge.laneFound(lane, e.lane);
     },
-    auditLaneOf(subjects),
+    (m) => merge.visit(m),
   );
   return merge.summary(lanes);
 }

@@ -107,7 +107,7 @@ describe("the audit split over two workers", () => {
             toSeq: range.toSeq ?? undefined,
           };
           const one = await reportOf((source, o) => auditSource(source, subjects, o), log, options);
-          const split = await reportOf((source, o) => auditInWorker(source, subjects, o), log, options);
+          const split = await reportOf((source, o) => auditInWorker(source, subjects, o, undefined, { split: true }), log, options);
           const oneWorker = await reportOf((source, o) => auditInWorker(source, subjects, o, undefined, { split: false }), log, options);
           expect(one.summary.violations, JSON.stringify(range)).toBeGreaterThan(0);
           expect(split.reported).toEqual(one.reported);
