@@ -233,18 +233,17 @@ export class Auditor {
       checked: this.checked,
       firstSeq: this.firstChecked,
       lastSeq: this.lastChecked,
-      actors: {
-        proxy: states.proxy.size,
-        host: states.host.size,
-        route: states.route.size,
-        lock: states.lock.size,
-        session: states.session.size,
-      },
+      actors: actorCounts((kind) => states[kind].size),
       byRule: Object.fromEntries([...this.byRule].sort(([a], [b]) => compareCodeUnits(a, b))),
       violations: this.violations,
       elapsedMs: Date.now() - this.started,
     };
   }
+}
+
+/** Actors by kind, in the order every summary lists them (the --json output's text). */
+export function actorCounts(count: (kind: ActorKind) => number): Record<ActorKind, number> {
+  return { proxy: count("proxy"), host: count("host"), route: count("route"), lock: count("lock"), session: count("session") };
 }
 
 /**

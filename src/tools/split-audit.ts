@@ -14,7 +14,7 @@ import { ACTOR_KINDS, type ActorKind, type Subjects } from "../contract/subjects
 import type { StoredMessage } from "../events/event-log.ts";
 import { compareCodeUnits } from "../contract/code-units.ts";
 import { BATCH_MESSAGES } from "../threads/message-batches.ts";
-import { ReportingStart, type AuditOptions, type AuditRule, type AuditSummary, type Violation } from "./audit.ts";
+import { actorCounts, ReportingStart, type AuditOptions, type AuditRule, type AuditSummary, type Violation } from "./audit.ts";
 import type { LaneFindings } from "./worker-protocol.ts";
 
 /**
@@ -161,20 +161,12 @@ export class SplitAuditMerge {
   /** The audit's summary, given every lane's own (whose actors are of its kinds only). */
   summary(lanes: readonly AuditSummary[]): AuditSummary {
     if (this.stretches.length > 0) throw new Error("a split audit was summed up before every lane answered");
-    const actorsOf = (kind: ActorKind) => lanes.reduce((sum, l) => sum + l.actors[kind], 0);
     return {
       read: this.read,
       checked: this.checked,
       firstSeq: this.firstChecked,
       lastSeq: this.lastChecked,
-      // In the order one auditor's summary lists them (the --json output is the same text).
-      actors: {
-        proxy: actorsOf("proxy"),
-        host: actorsOf("host"),
-        route: actorsOf("route"),
-        lock: actorsOf("lock"),
-        session: actorsOf("session"),
-      },
+      actors: actorCounts((kind) => lanes.reduce((sum, l) => sum + l.actors[kind], 0)),
       byRule: Object.fromEntries([...this.byRule].sort(([a], [b]) => compareCodeUnits(a, b))),
       violations: this.violations,
       elapsedMs: Date.now() - this.started,
