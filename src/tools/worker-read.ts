@@ -5,7 +5,8 @@
  * decodes, folds and checks them with the same code as the one-thread path
  * ({@link replaySource}, {@link auditSource}), so the answers are the same.
  * On three cores or more the audit's checks are split over two workers by
- * kind (split-audit.ts): one worker is busy for the whole read.
+ * kind (split-audit.ts): one worker alone is the busiest thread of the read,
+ * and a spare core can take half its work.
  */
 import type { StoredMessage } from "../events/event-log.ts";
 import type { Subjects } from "../contract/subjects.ts";
