@@ -7,6 +7,7 @@
  * timer that happens to fire during one of them (a sweep, a follower's
  * heartbeat) is not taken for the request's path.
  */
+import { readFileSync } from "node:fs";
 import { Session } from "node:inspector/promises";
 import { fileURLToPath } from "node:url";
 import type { NatsConnection } from "@nats-io/nats-core";
@@ -54,6 +55,13 @@ async function acquire(): Promise<void> {
   const body = { name: `req-files-${n++}`, owner: "o", ttlMs: 20_000, requestId: `r-${n}` };
   const reply = await client.request(`${prefix}.v1.lock.acquire`, encoder.encode(JSON.stringify(body)), { timeout: 5_000 });
   expect(reply.json<{ lease?: unknown }>().lease, reply.string()).toBeDefined();
+}
+
+/** The files of src/ that docs/design.md's walkthrough of `lock.acquire` names, sorted. */
+function walkedFiles(): string[] {
+  const design = readFileSync(new URL("../../docs/design.md", import.meta.url), "utf8");
+  const walk = /<!-- walkthrough: lock\.acquire -->([\s\S]*?)<!-- \/walkthrough -->/.exec(design)?.[1] ?? "";
+  return [...new Set([...walk.matchAll(/`src\/([\w/.-]+\.ts)#/g)].map((m) => m[1]!))].sort();
 }
 
 /** Replies to durable commands, in order of arrival. */
@@ -117,6 +125,8 @@ describe("one warm lock.acquire", () => {
     const files = await filesOfOneRequest(acquire);
     console.log(`lock.acquire runs code in ${files.length} files:\n  ${files.join("\n  ")}`);
     expect(files.length, files.join(", ")).toBeLessThanOrEqual(MAX_REQUEST_FILES);
+    // docs/design.md walks these files, no more and no fewer.
+    expect(walkedFiles(), "docs/design.md's walkthrough of lock.acquire").toEqual(files);
   });
 
   it(`as a durable command runs code in at most ${MAX_DURABLE_FILES} files of src/`, async () => {
