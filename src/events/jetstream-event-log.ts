@@ -17,7 +17,6 @@ import {
   type JetStreamManager,
   type JsMsg,
   type StreamConfig,
-  type StreamInfo,
   type Consumer,
   type ConsumerMessages,
   type ConsumerNotification,
@@ -58,19 +57,24 @@ export interface JetStreamEventLogOptions {
   readonly placeTimeoutMs?: number;
 }
 
-/** The stream's info, creating it as `config` says when there is none. */
-async function lookOrCreate(jsm: JetStreamManager, config: Partial<StreamConfig> & { name: string }): Promise<StreamInfo> {
+/**
+ * What `look` finds, created by `create` when JetStream says it is not there
+ * (a stream or a consumer); when another instance created it between the
+ * look and the create, what it created.
+ */
+export async function lookOrCreate<T>(look: () => Promise<T>, create: () => Promise<T>): Promise<T> {
   try {
-    return await jsm.streams.info(config.name);
+    return await look();
   } catch (e) {
-    if (!(e instanceof JetStreamApiError && e.code === JetStreamApiCodes.StreamNotFound)) throw e;
+    const notFound =
+      e instanceof JetStreamApiError && (e.code === JetStreamApiCodes.StreamNotFound || e.code === JetStreamApiCodes.ConsumerNotFound);
+    if (!notFound) throw e;
   }
   try {
-    return await jsm.streams.add(config);
-  } catch (addError) {
-    // Another instance may have created it between our look and our add.
-    return await jsm.streams.info(config.name).catch(() => {
-      throw addError;
+    return await create();
+  } catch (createError) {
+    return await look().catch(() => {
+      throw createError;
     });
   }
 }
@@ -118,7 +122,14 @@ export class JetStreamEventLog implements EventLog {
     } satisfies Partial<StreamConfig>;
     // A cluster started with the service may not place the stream's replicas for a moment.
     const patience = { timeoutMs: options.placeTimeoutMs ?? 30_000, now: () => performance.now(), sleep };
-    const info = await whileClusterForms(() => lookOrCreate(jsm, config), patience);
+    const info = await whileClusterForms(
+      () =>
+        lookOrCreate(
+          () => jsm.streams.info(config.name),
+          () => jsm.streams.add(config),
+        ),
+      patience,
+    );
     return new JetStreamEventLog(nc, jsm, options, info.config.num_replicas);
   }
 

@@ -1,4 +1,6 @@
 /** The route actor's logic: XState `fromTransition` logic over the route decider and the route fold. */
+import { chooserNamed } from "./chooser.ts";
+import type { RouteChooserName } from "../contract/route-choosers.ts";
 import type { ActorLogic } from "../actors/kind-logic.ts";
 import { isRouteEvent, routeEventSchemas, type RouteEvent } from "./events.ts";
 import { type RecordedEvent } from "../events/envelope.ts";
@@ -66,3 +68,12 @@ function routeEventReply(recorded: RecordedEvent): unknown {
 }
 
 const ROUTE_EVENT_TYPES: ReadonlySet<string> = new Set(Object.keys(routeEventSchemas));
+
+/** The settings a service's configuration gives route placement: its idle expiry and its chooser, built once from its name. */
+export function routeSettingsOf(config: {
+  readonly routeIdleMs: number;
+  readonly routeChooser: RouteChooserName;
+  readonly hashBalanceFactor?: number | undefined;
+}): RouteSettings {
+  return { routeIdleMs: config.routeIdleMs, chooser: chooserNamed(config.routeChooser, { hashBalanceFactor: config.hashBalanceFactor }) };
+}
