@@ -16,7 +16,7 @@ import type { ActorKind, Subjects } from "../contract/subjects.ts";
 import { KindProjection, type BacklogWorker } from "../projections/kind-projection.ts";
 import type { ProjectionRecord } from "../projections/kind-fold.ts";
 import type { ProjectionSnapshotStore } from "../projections/snapshot-stores.ts";
-import type { ActorLogic, Command, Decision } from "./kind-logic.ts";
+import type { KindLogic, Command, Decision } from "./kind-logic.ts";
 import type { Clock } from "./clock.ts";
 import { forbidden, type Rejection } from "../contract/errors.ts";
 import { actsFor } from "../contract/operators.ts";
@@ -97,7 +97,7 @@ interface Mailbox {
 }
 
 interface KindRuntime {
-  readonly logic: ActorLogic<unknown, Command>;
+  readonly logic: KindLogic<unknown, Command>;
   readonly projection: KindProjection<unknown>;
   readonly ports: TurnPorts;
 }
@@ -127,9 +127,9 @@ export class ActorRuntime {
   }
 
   /** Makes a kind of actor available and returns its projection (start it before serving). */
-  register<S, C extends Command, E extends EventEnvelope>(logic: ActorLogic<S, C, E>): KindProjection<S> {
+  register<S, C extends Command, E extends EventEnvelope>(logic: KindLogic<S, C, E>): KindProjection<S> {
     const { log, subjects, logger, backlogWorker } = this.options;
-    const erased = logic as unknown as ActorLogic<unknown, Command>;
+    const erased = logic as unknown as KindLogic<unknown, Command>;
     const projection = new KindProjection<unknown>({
       log,
       filter: subjects.eventsOfKind(logic.kind),
@@ -341,7 +341,7 @@ export class ActorRuntime {
     for (const w of this.idleWaiters.splice(0)) w();
   }
 
-  private portsFor(kind: ActorKind, logic: ActorLogic<unknown, Command>, projection: KindProjection<unknown>): TurnPorts {
+  private portsFor(kind: ActorKind, logic: KindLogic<unknown, Command>, projection: KindProjection<unknown>): TurnPorts {
     const { clock, dedupWindowMs, subjects } = this.options;
     return {
       now: () => clock.now(),

@@ -44,18 +44,18 @@ export interface DecidedEvent<E extends EventEnvelope = EventEnvelope> {
 /** The event a kind's logic takes. */
 export type KindEvent<C extends Command = Command> = CommandEvent<C> | RecordedEntryEvent;
 
-/** The transition a kind's logic offers, as XState's `ActorLogic.transition` has it (snapshot, event, scope with `emit`). */
+/** The transition a kind's logic offers, as XState's `KindLogic.transition` has it (snapshot, event, scope with `emit`). */
 export interface TransitionLogic<Snap extends { readonly context: unknown }> {
   transition(snapshot: Snap, event: never, scope: { emit(event: never): void }): Snap;
   /** The same transition from context to context, where the logic offers it (a flat machine): no snapshot objects made. */
   transitionContext?(context: Snap["context"], event: never, scope: { emit(event: never): void }): Snap["context"];
-  /** XState's `ActorLogic.getPersistedSnapshot`: when given, projection snapshots keep this form of each state. */
+  /** XState's `KindLogic.getPersistedSnapshot`: when given, projection snapshots keep this form of each state. */
   getPersistedSnapshot?(snapshot: Snap): unknown;
 }
 
-/** How to build a kind's {@link ActorLogic} from its XState logic. */
+/** How to build a kind's {@link KindLogic} from its XState logic. */
 export interface FromXStateOptions<State, Snap extends { readonly context: State }> {
-  readonly kind: ActorLogic<State, Command>["kind"];
+  readonly kind: KindLogic<State, Command>["kind"];
   readonly foldVersion: number;
   readonly logic: TransitionLogic<Snap>;
   /** The snapshot whose context is `state` (the runtime and projections keep contexts). */
@@ -63,9 +63,9 @@ export interface FromXStateOptions<State, Snap extends { readonly context: State
   readonly initialState: (id: string) => State;
   /** Event types the kind writes; any other is given to the logic as `"foreign"`. */
   readonly eventTypes: ReadonlySet<string>;
-  readonly replyFor: ActorLogic<State, Command>["replyFor"];
-  readonly lateReply?: ActorLogic<State, Command>["lateReply"];
-  readonly reviveState?: ActorLogic<State, Command>["reviveState"];
+  readonly replyFor: KindLogic<State, Command>["replyFor"];
+  readonly lateReply?: KindLogic<State, Command>["lateReply"];
+  readonly reviveState?: KindLogic<State, Command>["reviveState"];
   /** The state as its persisted snapshot keeps it, when that differs from the state in memory (`reviveState` reads it back). */
   readonly persistedContext?: (state: State) => State;
 }
@@ -73,7 +73,7 @@ export interface FromXStateOptions<State, Snap extends { readonly context: State
 /** The kind's logic as the runtime and the projections use it: decide and evolve are each one transition. */
 export function fromXState<State, C extends Command, E extends EventEnvelope, Snap extends { readonly context: State }>(
   options: FromXStateOptions<State, Snap>,
-): ActorLogic<State, C, E> {
+): KindLogic<State, C, E> {
   const { logic, snapshotOf, eventTypes } = options;
   // The one scope of this kind: a transition's emitted decision lands here (transitions are synchronous and never nest).
   let decided: Decision<E> | undefined;
@@ -118,7 +118,7 @@ export function fromXState<State, C extends Command, E extends EventEnvelope, Sn
  */
 function persistence<State, Snap extends { readonly context: State }>(
   options: FromXStateOptions<State, Snap>,
-): Pick<ActorLogic<State, Command>, "serializeState" | "reviveState"> {
+): Pick<KindLogic<State, Command>, "serializeState" | "reviveState"> {
   const { logic, snapshotOf, reviveState, persistedContext } = options;
   if (logic.getPersistedSnapshot === undefined) return reviveState === undefined ? {} : { reviveState };
   const persisted = logic.getPersistedSnapshot.bind(logic);
@@ -225,9 +225,9 @@ export interface FlatSnapshot<TContext> {
   readonly context: TContext;
 }
 
-/** The parts of XState's `ActorLogic` interface a flat machine implements. */
+/** The parts of XState's `KindLogic` interface a flat machine implements. */
 export interface FlatMachineLogic<TContext, TEvent extends EventObject, TInput> {
-  /** XState's `ActorLogic.transition`: the next snapshot; emitted events go to `scope.emit`. */
+  /** XState's `KindLogic.transition`: the next snapshot; emitted events go to `scope.emit`. */
   transition(snapshot: FlatSnapshot<TContext>, event: TEvent, scope: Pick<ActorScope<never, TEvent>, "emit">): FlatSnapshot<TContext>;
   /**
    * The same transition from context to context, for callers that keep
@@ -235,9 +235,9 @@ export interface FlatMachineLogic<TContext, TEvent extends EventObject, TInput> 
    * or out, which a fold of a million events would make and drop twice each.
    */
   transitionContext(context: TContext, event: TEvent, scope: Pick<ActorScope<never, TEvent>, "emit">): TContext;
-  /** XState's `ActorLogic.getInitialSnapshot`. */
+  /** XState's `KindLogic.getInitialSnapshot`. */
   getInitialSnapshot(scope: unknown, input: TInput): FlatSnapshot<TContext>;
-  /** XState's `ActorLogic.getPersistedSnapshot`: the form XState's own machine restores from. */
+  /** XState's `KindLogic.getPersistedSnapshot`: the form XState's own machine restores from. */
   getPersistedSnapshot(snapshot: FlatSnapshot<TContext>): PersistedFlatSnapshot<TContext>;
   /** The snapshot of a context, its state read from the context (the runtime keeps contexts only). */
   readonly snapshotOf: (context: TContext) => FlatSnapshot<TContext>;
@@ -440,7 +440,7 @@ export interface Command {
 }
 
 /** The pure parts of one kind of actor; `E` is the kind's event union. */
-export interface ActorLogic<State, Cmd extends Command, E extends EventEnvelope = EventEnvelope> extends KindFold<State> {
+export interface KindLogic<State, Cmd extends Command, E extends EventEnvelope = EventEnvelope> extends KindFold<State> {
   /** Decides one command at instant `now` (epoch ms). */
   decide(state: State, command: Cmd, now: number): Decision<E>;
   /**

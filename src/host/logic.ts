@@ -1,5 +1,5 @@
 /** The host actor's logic: XState `fromTransition` logic over the host decider and the host fold. */
-import type { ActorLogic } from "../actors/kind-logic.ts";
+import type { KindLogic } from "../actors/kind-logic.ts";
 import { hostEventSchemas, type HostEvent } from "./events.ts";
 import { type RecordedEvent } from "../events/envelope.ts";
 import { evolveHost, initialHostState, type HostState } from "./state.ts";
@@ -9,7 +9,7 @@ import type { HostCommand } from "./commands.ts";
 import { decideHost } from "./decide.ts";
 
 /** The host actor logic (hosts have no server settings). */
-export function hostLogic(): ActorLogic<HostState, HostCommand> {
+export function hostLogic(): KindLogic<HostState, HostCommand> {
   return fromXState({
     kind: "host",
     // 2: the state holds the capacity and the open admissions.

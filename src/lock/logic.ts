@@ -4,7 +4,7 @@ import { isUnparsable, type RecordedEvent } from "../events/envelope.ts";
 import { lockEventSchemas, type LockEvent } from "./events.ts";
 import { applySessionEnds, resolveSessions } from "./session-waiters.ts";
 import {
-  type ActorLogic,
+  type KindLogic,
   type Decision,
   compileFlatMachine,
   fromXState,
@@ -55,7 +55,7 @@ import { assign, emit, setup } from "xstate";
  * command's session table (and recording those that passed), and folding
  * with the ends its events recorded (src/lock/session-waiters.ts).
  */
-export function lockLogic(settings: LockSettings): ActorLogic<LockState, LockCommand, LockEvent> {
+export function lockLogic(settings: LockSettings): KindLogic<LockState, LockCommand, LockEvent> {
   const machine = statechartLogic(settings);
   return {
     ...machine,
@@ -74,7 +74,7 @@ export function lockLogic(settings: LockSettings): ActorLogic<LockState, LockCom
 }
 
 /** The statechart (run from its own transition table, without an interpreter) as the kind's logic, before its sessions are read. */
-function statechartLogic(settings: LockSettings): ActorLogic<LockState, LockCommand, LockEvent> {
+function statechartLogic(settings: LockSettings): KindLogic<LockState, LockCommand, LockEvent> {
   const logic = compileFlatMachine<LockState, LockMachineEvent, { readonly id: string }>(lockMachine(settings), {
     valueOf: lockStateValue,
     initialContext: (input) => initialLockState(input.id),

@@ -1,7 +1,7 @@
 /** The route actor's logic: XState `fromTransition` logic over the route decider and the route fold. */
 import { chooserNamed } from "./chooser.ts";
 import type { RouteChooserName } from "../contract/route-choosers.ts";
-import type { ActorLogic } from "../actors/kind-logic.ts";
+import type { KindLogic } from "../actors/kind-logic.ts";
 import { isRouteEvent, routeEventSchemas, type RouteEvent } from "./events.ts";
 import { type RecordedEvent } from "../events/envelope.ts";
 import { decideAndFold } from "../actors/kind-logic.ts";
@@ -11,7 +11,7 @@ import type { RouteCommand, RouteSettings } from "./commands.ts";
 import { decideRoute } from "./decide.ts";
 
 /** Builds the route actor logic for the given server settings. */
-export function routeLogic(settings: RouteSettings): ActorLogic<RouteState, RouteCommand> {
+export function routeLogic(settings: RouteSettings): KindLogic<RouteState, RouteCommand> {
   return fromXState({
     kind: "route",
     // 2: the state holds the route's last sequence (host admissions are bound to it).

@@ -7,7 +7,7 @@
  */
 import type { ActorKind } from "../contract/subjects.ts";
 import type { RouteChooserName } from "../contract/route-choosers.ts";
-import type { ActorLogic } from "../actors/kind-logic.ts";
+import type { KindLogic } from "../actors/kind-logic.ts";
 import { hostLogic } from "../host/logic.ts";
 import { lockLogic } from "../lock/logic.ts";
 import { proxyLogic } from "../proxy/logic.ts";
@@ -31,5 +31,5 @@ export function kindFolds(settings: KindFoldSettings) {
     host: hostLogic(),
     route: routeLogic(routeSettingsOf(settings)),
     session: sessionLogic(settings),
-  } satisfies { readonly [K in ActorKind]: Pick<ActorLogic<unknown, never>, "initialState" | "evolve" | "replyFor" | "foldVersion"> };
+  } satisfies { readonly [K in ActorKind]: Pick<KindLogic<unknown, never>, "initialState" | "evolve" | "replyFor" | "foldVersion"> };
 }

@@ -10,7 +10,7 @@
  */
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import type { ActorLogic, Command } from "../../src/actors/kind-logic.ts";
+import type { KindLogic, Command } from "../../src/actors/kind-logic.ts";
 import { hostLogic } from "../../src/host/logic.ts";
 import { lockLogic } from "../../src/lock/logic.ts";
 import { proxyLogic } from "../../src/proxy/logic.ts";
@@ -49,7 +49,7 @@ export interface HistoryLine {
 }
 
 /** The kind's logic, as the service builds it from its settings. */
-export function logicOf(kind: ActorKind, s: FoldSettings): ActorLogic<unknown, Command> {
+export function logicOf(kind: ActorKind, s: FoldSettings): KindLogic<unknown, Command> {
   const logic =
     kind === "lock"
       ? lockLogic({ lockTtlMs: s.lockTtlMs, maxTtlMs: s.maxTtlMs })

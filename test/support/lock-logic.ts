@@ -4,7 +4,7 @@
  * any settings (folding reads none; settings shape decisions only).
  */
 import type { HistoryEntry } from "../../src/events/envelope.ts";
-import type { Decision, ActorLogic } from "../../src/actors/kind-logic.ts";
+import type { Decision, KindLogic } from "../../src/actors/kind-logic.ts";
 import type { LockCommand, LockSettings } from "../../src/lock/commands.ts";
 import type { LockEvent } from "../../src/lock/events.ts";
 import { lockLogic } from "../../src/lock/logic.ts";
@@ -17,7 +17,7 @@ export function evolveLock(state: LockState, entry: HistoryEntry): LockState {
   return FOLD.evolve(state, entry);
 }
 
-const logics = new WeakMap<LockSettings, ActorLogic<LockState, LockCommand, LockEvent>>();
+const logics = new WeakMap<LockSettings, KindLogic<LockState, LockCommand, LockEvent>>();
 
 /** Decides one lock command under `settings` (the logic built once per settings object). */
 export function decideLock(state: LockState, command: LockCommand, now: number, settings: LockSettings): Decision<LockEvent> {
