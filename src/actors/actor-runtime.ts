@@ -26,7 +26,7 @@ import type { Decision } from "../logic/decision.ts";
 import { runTurn, timedOut, type AppendInput, type EncodedEvent, type PendingCommand, type TurnPorts } from "./command-turn.ts";
 import { TurnDeadlines } from "./turn-deadlines.ts";
 import { AppendDoubt } from "./append-doubt.ts";
-import { isInDoubt, isUnavailable, unavailable, type TurnResult } from "./turn-result.ts";
+import { isUnavailable, unavailable, type TurnResult } from "./turn-result.ts";
 import { IdsInDoubt } from "./ids-in-doubt.ts";
 import type { KindFoldSettings } from "../logic/kind-folds.ts";
 
@@ -122,7 +122,7 @@ export class ActorRuntime {
   private readonly kinds = new Map<ActorKind, KindRuntime>();
   private readonly mailboxes = new Map<string, Mailbox>();
   private readonly deadlines: TurnDeadlines;
-  /** Requests whose turn ended not knowing whether its event was stored (for a retry's duplicate at sequence 0). */
+  /** Copies of ids shared by a kind's actors this instance sent, and where they may still land (for a retry's duplicate at sequence 0). */
   private readonly idsInDoubt: IdsInDoubt;
   private readonly maxAttempts: number;
   private readonly requestTimeoutMs: number;
@@ -250,8 +250,6 @@ export class ActorRuntime {
       this.deadlines.add(turn);
       void runTurn(ports, id, pending, doubt).then((result) => {
         this.deadlines.done(turn);
-        // Only an id shared by the kind's actors is ever looked up (a retry's duplicate at sequence 0 elsewhere).
-        if (pending.msgIdSharedByKind === true && isInDoubt(result)) this.idsInDoubt.note(pending.msgId, id, this.monotonic());
         if (answered) return;
         answered = true;
         resolve(result);
@@ -260,8 +258,9 @@ export class ActorRuntime {
   }
 
   /**
-   * The id a command of `kind` with `requestId` was last left in doubt on by
-   * this instance (src/actors/ids-in-doubt.ts): a retry should go there first.
+   * An id where a command of `kind` with `requestId` sent by this instance
+   * may still be stored (src/actors/ids-in-doubt.ts): a retry should go
+   * there first.
    */
   inDoubtOn(kind: ActorKind, command: Command, requestId: string, fingerprint?: string): string | undefined {
     // Nearly always none is in doubt: then no id is built on the request path.
@@ -378,7 +377,9 @@ export class ActorRuntime {
         projection.applyOwn(id, recorded, stateAfter, instantMs(event.envelope.at), reply);
         return reply;
       },
-      inDoubtOn: (msgId) => this.idsInDoubt.on(msgId, this.monotonic()),
+      copyOpened: (msgId, id) => this.idsInDoubt.opened(msgId, id, this.monotonic()),
+      copyClosed: (msgId, id, inDoubt) => this.idsInDoubt.closed(msgId, id, inDoubt, this.monotonic()),
+      openCopyElsewhere: (msgId, id) => this.idsInDoubt.on(msgId, this.monotonic(), id),
       replyRecordedFor: (msgId) => projection.replyRecordedFor(msgId) ?? projection.remembered(msgId),
       watch: (msgId) => projection.watch(msgId),
       unwatch: (msgId) => projection.unwatch(msgId),

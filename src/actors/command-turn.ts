@@ -87,8 +87,15 @@ export interface TurnPorts {
   encode(id: string, decision: Decision, now: number, requestId: string | undefined, by: string | undefined): EncodedEvent;
   /** Applies this turn's own acknowledged event to the projection and returns the reply it owes. */
   applyOwn(id: string, base: ProjectionRecord<unknown>, event: EncodedEvent, seq: number, msgId: string): unknown;
-  /** The actor an earlier turn of this instance with `msgId` ended in doubt on (src/actors/ids-in-doubt.ts). */
-  inDoubtOn(msgId: string): string | undefined;
+  /**
+   * A turn on `id` sends its first copy of a shared `msgId`; whether this
+   * instance sent one before (src/actors/ids-in-doubt.ts).
+   */
+  copyOpened(msgId: string, id: string): boolean;
+  /** That turn ended; its copy may still be stored when `inDoubt`. */
+  copyClosed(msgId: string, id: string, inDoubt: boolean): void;
+  /** An actor other than `id` where a copy of the shared `msgId` this instance sent may still be stored. */
+  openCopyElsewhere(msgId: string, id: string): string | undefined;
   /** Where this turn's own event was found in the stream (by any folder), with its reply. */
   replyRecordedFor(msgId: string): { reply: unknown } | undefined;
   watch(msgId: string): void;
@@ -125,6 +132,11 @@ export async function runTurn(ports: TurnPorts, id: string, pending: PendingComm
   let lostAcks = 0;
   let msgId = pending.msgId;
   let watching = false;
+  // A shared id: whether this turn has sent a copy (then it tells the instance when it ends), and whether this
+  // instance had sent one before the append in flight (else a copy the stream holds is another instance's).
+  const shared = pending.msgIdSharedByKind === true;
+  let opened = false;
+  let sentEarlier = false;
   try {
     for (;;) {
       if (left() <= 0) return timedOut(doubt);
@@ -178,6 +190,9 @@ export async function runTurn(ports: TurnPorts, id: string, pending: PendingComm
       let waitSeq = 0;
       let duplicate = false;
       for (;;) {
+        const ours = sentEarlier || (shared && !opened && ports.copyOpened(pending.msgId, id));
+        opened ||= shared;
+        sentEarlier = true;
         doubt.sent(base.seq);
         try {
           const ack = await ports.append({
@@ -195,10 +210,13 @@ export async function runTurn(ports: TurnPorts, id: string, pending: PendingComm
           // cluster) one that was refused after the id was taken, which stays a duplicate for the stream's window.
           doubt.answered();
           if (ack.seq === 0) {
-            // A copy left in doubt on another actor's subject: no expected sequence there keeps a variant from landing too.
-            const elsewhere = pending.msgIdSharedByKind === true ? ports.inDoubtOn(pending.msgId) : undefined;
-            if (elsewhere !== undefined && elsewhere !== id)
-              return inDoubt(`an event with this requestId may still be stored for ${elsewhere}`, 250);
+            if (shared) {
+              // A copy on another actor's subject, or another instance's anywhere: no expected sequence keeps a variant
+              // here from landing beside it. Only where every copy went through this actor may one of them land.
+              const elsewhere = ports.openCopyElsewhere(pending.msgId, id);
+              if (elsewhere !== undefined) return inDoubt(`an event with this requestId may still be stored for ${elsewhere}`, 250);
+              if (!ours) return inDoubt("an event with this requestId sent by another instance may still be stored", 250);
+            }
             doubt.lost();
           }
           waitSeq = ack.seq;
@@ -238,6 +256,7 @@ export async function runTurn(ports: TurnPorts, id: string, pending: PendingComm
     return failed(error, left(), doubt);
   } finally {
     if (watching) ports.unwatch(pending.msgId);
+    if (opened) ports.copyClosed(pending.msgId, id, doubt.open);
   }
 }
 

@@ -1,45 +1,81 @@
 /**
- * Message ids this instance left in doubt, with the actor whose subject the
- * doubtful append went to: a turn that ended without knowing whether its
- * event was stored. A proxy grant's id is shared by every proxy, so when a
- * retry of that request meets JetStream's "duplicate at sequence 0" on
- * another proxy, the copy the stream holds may be the earlier attempt's,
- * still able to land there; the retry must then not work around it with a
- * variant id (two grants of one request). On the same proxy it may: the
- * expected subject sequence lets at most one of the two land. Remembered for
- * JetStream's duplicate window, bounded in count.
+ * The copies of message ids shared by a kind's actors (a proxy grant's) that
+ * this instance sent: on which actors a copy may still land (its turn is
+ * still running, or ended without knowing whether it was stored), and which
+ * ids it sent at all. A retry that meets JetStream's "duplicate at sequence
+ * 0" for such an id may append under a variant only where no other copy can
+ * land beside it: on the actor its own copies went to, where the expected
+ * subject sequence lets at most one of them be stored, and only when the
+ * copy the stream holds is one of this instance's. A copy left on another
+ * actor, or one this instance never sent (another instance's, in flight or
+ * held by a leader), could be stored too: two grants of one request.
+ * Remembered for JetStream's duplicate window, bounded in count; forgetting
+ * only makes a retry wait in doubt.
  */
 export class IdsInDoubt {
-  /** msgId → the actor it was left in doubt on and when it is forgotten (timer clock), in the order noted. */
-  private readonly until = new Map<string, { readonly id: string; readonly until: number }>();
+  /** msgId → per actor, the turns still sending copies there and until when a copy left in doubt there may land (timer clock). */
+  private readonly open = new Map<string, Map<string, { turns: number; doubtUntil: number }>>();
+  /** msgId → until when it counts as sent by this instance (timer clock), in the order first sent. */
+  private readonly sent = new Map<string, number>();
 
   constructor(
     private readonly windowMs: number,
     private readonly maxIds = 10_000,
   ) {}
 
-  /** `msgId`'s turn on actor `id` ended in doubt at `now`. */
-  note(msgId: string, id: string, now: number): void {
-    this.until.delete(msgId);
-    this.until.set(msgId, { id, until: now + this.windowMs });
-    this.forgetExpired(now);
-    if (this.until.size > this.maxIds) this.until.delete(this.until.keys().next().value!);
+  /** A turn on actor `id` is about to send its first copy of `msgId` at `now`; whether this instance sent one before. */
+  opened(msgId: string, id: string, now: number): boolean {
+    const before = this.sentHere(msgId, now);
+    this.sent.delete(msgId);
+    this.sent.set(msgId, now + this.windowMs);
+    const actors = this.open.get(msgId) ?? new Map<string, { turns: number; doubtUntil: number }>();
+    const entry = actors.get(id);
+    actors.set(id, { turns: (entry?.turns ?? 0) + 1, doubtUntil: entry?.doubtUntil ?? 0 });
+    this.open.delete(msgId);
+    this.open.set(msgId, actors);
+    this.forget(now);
+    return before;
   }
 
-  /** The actor a turn of `msgId` ended in doubt on, within the window before `now`. */
-  on(msgId: string, now: number): string | undefined {
-    const entry = this.until.get(msgId);
-    return entry !== undefined && entry.until > now ? entry.id : undefined;
+  /** That turn ended at `now`; when `inDoubt`, a copy it sent may still be stored on `id` within the window. */
+  closed(msgId: string, id: string, inDoubt: boolean, now: number): void {
+    const actors = this.open.get(msgId);
+    const entry = actors?.get(id);
+    if (actors === undefined || entry === undefined) return;
+    const doubtUntil = inDoubt ? now + this.windowMs : entry.doubtUntil;
+    if (entry.turns <= 1 && doubtUntil <= now) actors.delete(id);
+    else actors.set(id, { turns: entry.turns - 1, doubtUntil });
+    if (actors.size === 0) this.open.delete(msgId);
   }
 
+  /** An actor other than `except` where a copy of `msgId` this instance sent may still land at `now`. */
+  on(msgId: string, now: number, except?: string): string | undefined {
+    for (const [id, { turns, doubtUntil }] of this.open.get(msgId) ?? []) {
+      if (id !== except && (turns > 0 || doubtUntil > now)) return id;
+    }
+    return undefined;
+  }
+
+  /** Whether this instance sent a copy of `msgId` within the window before `now`. */
+  sentHere(msgId: string, now: number): boolean {
+    return (this.sent.get(msgId) ?? 0) > now;
+  }
+
+  /** How many ids have a copy that may still land (0: nothing to look up). */
   get size(): number {
-    return this.until.size;
+    return this.open.size;
   }
 
-  private forgetExpired(now: number): void {
-    for (const [msgId, { until }] of this.until) {
-      if (until > now) return;
-      this.until.delete(msgId);
+  private forget(now: number): void {
+    for (const [msgId, until] of this.sent) {
+      if (until > now && this.sent.size <= this.maxIds) break;
+      this.sent.delete(msgId);
+    }
+    for (const [msgId, actors] of this.open) {
+      for (const [id, { turns, doubtUntil }] of actors) if (turns === 0 && doubtUntil <= now) actors.delete(id);
+      if (actors.size === 0) this.open.delete(msgId);
+      else if (this.open.size <= this.maxIds) break;
+      else this.open.delete(msgId);
     }
   }
 }

@@ -48,7 +48,10 @@ function fixture() {
   const verifies: Step<CatchUp, void>[] = [];
   const catchUps: Step<CatchUp, void>[] = [];
   const watched = new Set<string>();
+  /** Shared ids this instance sent before, and the actor where a copy of one may still land. */
+  const sentHere = new Set<string>();
   const inDoubtOn = new Map<string, string>();
+  const closed: { msgId: string; id: string; inDoubt: boolean }[] = [];
   const step = <I, O>(calls: Step<I, O>[], input: I, timeoutMs: number) =>
     new Promise<O>((resolve, reject) => calls.push({ input, timeoutMs, resolve, reject }));
   const ports: TurnPorts = {
@@ -71,7 +74,13 @@ function fixture() {
       records.set(id, { state, seq, atMs: T0 });
       return logic.replyFor(state, recorded);
     },
-    inDoubtOn: (msgId) => inDoubtOn.get(msgId),
+    copyOpened: (msgId) => {
+      const before = sentHere.has(msgId);
+      sentHere.add(msgId);
+      return before;
+    },
+    copyClosed: (msgId, id, inDoubt) => closed.push({ msgId, id, inDoubt }),
+    openCopyElsewhere: (msgId, id) => (inDoubtOn.get(msgId) === id ? undefined : inDoubtOn.get(msgId)),
     replyRecordedFor: (msgId) => found.get(msgId),
     watch: (msgId) => watched.add(msgId),
     unwatch: (msgId) => watched.delete(msgId),
@@ -90,7 +99,7 @@ function fixture() {
       deadline: mono + TIMEOUT_MS,
     });
   const advance = (ms: number) => (mono += ms);
-  return { records, found, appends, verifies, catchUps, watched, inDoubtOn, ports, send, advance };
+  return { records, found, appends, verifies, catchUps, watched, sentHere, inDoubtOn, closed, ports, send, advance };
 }
 
 /** Lock x's state after bob acquired it at stream sequence `seq`. */
@@ -276,21 +285,29 @@ describe("a turn with an append whose fate it does not know", () => {
     return runTurn(f.ports, "x", pending);
   };
 
-  it("answers in doubt at once a shared id's duplicate at sequence 0 when an earlier turn left it in doubt on another actor", async () => {
+  it.each([
+    ["an earlier turn of this instance left it in doubt on another actor", "y"],
+    ["this instance never sent it (another instance's copy, on any actor)", undefined],
+  ])("answers in doubt at once a shared id's duplicate at sequence 0 when %s", async (_, leftOn) => {
     const f = fixture();
-    f.inDoubtOn.set("m-shared", "y");
+    if (leftOn !== undefined) {
+      f.sentHere.add("m-shared");
+      f.inDoubtOn.set("m-shared", leftOn);
+    }
     const result = sharedGrant(f);
     await settle();
     f.appends[0]!.resolve({ seq: 0, duplicate: true });
     expect(isInDoubt(await result)).toBe(true);
     expect(f.appends).toHaveLength(1);
+    expect(f.closed).toEqual([{ msgId: "m-shared", id: "x", inDoubt: false }]);
   });
 
   it.each([
-    ["no doubt behind it (a copy the stream refused)", undefined],
-    ["a doubt left on this same actor, where one of the two can land", "x"],
+    ["only a copy of this instance the stream refused behind it", undefined],
+    ["a doubt of this instance left on this same actor, where one of the two can land", "x"],
   ])("takes a shared id's duplicate at sequence 0 with %s, and appends under a variant", async (_, leftOn) => {
     const f = fixture();
+    f.sentHere.add("m-shared");
     if (leftOn !== undefined) f.inDoubtOn.set("m-shared", leftOn);
     const result = sharedGrant(f);
     await settle();
