@@ -30,11 +30,16 @@ import { PROXY_T0, startProxyHarness, type ProxyHarness } from "../support/proxy
  */
 class LeaderLog extends MemoryEventLog {
   cutOff: string | undefined;
+  /** Runs when an append is answered as a duplicate at sequence 0, before the writer hears of it. */
+  onTaken: (() => Promise<void>) | undefined;
   private readonly taken = new Set<string>();
   private readonly held: { subject: string; payload: Uint8Array; options: AppendOptions }[] = [];
 
   override async append(subject: string, payload: Uint8Array, options: AppendOptions): Promise<AppendResult> {
-    if (this.taken.has(options.msgId)) return { seq: 0, duplicate: true };
+    if (this.taken.has(options.msgId)) {
+      await this.onTaken?.();
+      return { seq: 0, duplicate: true };
+    }
     if (this.cutOff !== undefined && subject.endsWith(this.cutOff)) {
       this.taken.add(options.msgId);
       this.held.push({ subject, payload, options });
@@ -85,6 +90,26 @@ describe("a proxy acquisition retried on another instance while its first grant 
       await log.heal();
       const after = await b.call("acquire", { ttlMs: 60_000, requestId: "r1" });
       expect(after).toMatchObject({ ok: true, reply: { lease: { proxy: "p1" } } });
+      expect(grantsOf(b, "r1")).toEqual(["p1"]);
+    } finally {
+      await a.stop();
+      await b.stop();
+    }
+  });
+
+  it("answers with the first copy's grant when it is stored while the retry looks", async () => {
+    const clock = new ManualClock(PROXY_T0);
+    const log = new LeaderLog({ now: () => clock.now(), dedupWindowMs: 120_000 });
+    const a = await startProxyHarness({ clock, log, newId: () => `a-${Math.random()}` });
+    const b = await startProxyHarness({ clock, log, newId: () => `b-${Math.random()}` });
+    try {
+      expect((await a.call("register", { proxy: "p1", maxLeases: 2, latencyMs: 10 })).ok).toBe(true);
+      expect((await a.call("register", { proxy: "p2", maxLeases: 2, latencyMs: 20 })).ok).toBe(true);
+      log.cutOff = ".p1";
+      expect(isInDoubt(await a.call("acquire", { ttlMs: 60_000, requestId: "r1" }))).toBe(true);
+      expect((await b.call("register", { proxy: "p2", maxLeases: 2, latencyMs: 5 })).ok).toBe(true);
+      log.onTaken = () => log.heal();
+      expect(await b.call("acquire", { ttlMs: 60_000, requestId: "r1" })).toMatchObject({ ok: true, reply: { lease: { proxy: "p1" } } });
       expect(grantsOf(b, "r1")).toEqual(["p1"]);
     } finally {
       await a.stop();
