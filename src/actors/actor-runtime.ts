@@ -378,7 +378,7 @@ export class ActorRuntime {
         return reply;
       },
       copyOpened: (msgId, id) => this.idsInDoubt.opened(msgId, id, this.monotonic()),
-      copyClosed: (msgId, id, inDoubt) => this.idsInDoubt.closed(msgId, id, inDoubt, this.monotonic()),
+      copyClosed: (msgId, id, outcome) => this.idsInDoubt.closed(msgId, id, outcome, this.monotonic()),
       openCopyElsewhere: (msgId, id) => this.idsInDoubt.on(msgId, this.monotonic(), id),
       replyRecordedFor: (msgId) => projection.replyRecordedFor(msgId) ?? projection.remembered(msgId),
       watch: (msgId) => projection.watch(msgId),

@@ -21,7 +21,7 @@ import type { ProjectionRecord } from "../projections/index.ts";
 import type { Command } from "../logic/actor-logic.ts";
 import type { Decision } from "../logic/decision.ts";
 import { AppendDoubt } from "./append-doubt.ts";
-import { inDoubt, unavailable, type TurnResult } from "./turn-result.ts";
+import { inDoubt, isInDoubt, unavailable, type TurnResult } from "./turn-result.ts";
 import { forbidden } from "../contract/errors.ts";
 import { actsFor } from "../contract/operators.ts";
 
@@ -88,12 +88,12 @@ export interface TurnPorts {
   /** Applies this turn's own acknowledged event to the projection and returns the reply it owes. */
   applyOwn(id: string, base: ProjectionRecord<unknown>, event: EncodedEvent, seq: number, msgId: string): unknown;
   /**
-   * A turn on `id` sends its first copy of a shared `msgId`; whether this
-   * instance sent one before (src/actors/ids-in-doubt.ts).
+   * A turn on `id` sends its first copy of a shared `msgId`; whether the
+   * stream took one from this instance before (src/actors/ids-in-doubt.ts).
    */
   copyOpened(msgId: string, id: string): boolean;
-  /** That turn ended; its copy may still be stored when `inDoubt`. */
-  copyClosed(msgId: string, id: string, inDoubt: boolean): void;
+  /** That turn ended: whether the stream took a copy of it, and whether the turn ended in doubt. */
+  copyClosed(msgId: string, id: string, outcome: { readonly taken: boolean; readonly inDoubt: boolean }): void;
   /** An actor other than `id` where a copy of the shared `msgId` this instance sent may still be stored. */
   openCopyElsewhere(msgId: string, id: string): string | undefined;
   /** Where this turn's own event was found in the stream (by any folder), with its reply. */
@@ -126,17 +126,37 @@ export function timedOut(doubt: AppendDoubt): TurnResult {
  * told "nothing was changed" either.
  */
 export async function runTurn(ports: TurnPorts, id: string, pending: PendingCommand, doubt = new AppendDoubt()): Promise<TurnResult> {
+  const copies: Copies = { opened: false, taken: false };
+  const result = await decideAndAppend(ports, id, pending, doubt, copies);
+  // A shared id's copy the stream took from this turn may still be stored only when the turn ends in doubt.
+  if (copies.opened) ports.copyClosed(pending.msgId, id, { taken: copies.taken, inDoubt: isInDoubt(result) });
+  return result;
+}
+
+/** What a turn did with a shared id: whether it sent a copy, and whether the stream took one (not only called it a duplicate). */
+interface Copies {
+  opened: boolean;
+  taken: boolean;
+}
+
+/** The turn itself. */
+async function decideAndAppend(
+  ports: TurnPorts,
+  id: string,
+  pending: PendingCommand,
+  doubt: AppendDoubt,
+  copies: Copies,
+): Promise<TurnResult> {
   const left = (): number => pending.deadline - ports.monotonic();
   if (left() <= 0) return unavailable("the request waited past its deadline for its turn", 0);
   let attempts = 0;
   let lostAcks = 0;
   let msgId = pending.msgId;
   let watching = false;
-  // A shared id: whether this turn has sent a copy (then it tells the instance when it ends), and whether this
-  // instance had sent one before the append in flight (else a copy the stream holds is another instance's).
+  // A shared id: whether the stream took a copy from this instance before this turn (else a copy it holds but
+  // did not store, and no copy of this turn took, is another instance's).
   const shared = pending.msgIdSharedByKind === true;
-  let opened = false;
-  let sentEarlier = false;
+  let takenBefore = false;
   try {
     for (;;) {
       if (left() <= 0) return timedOut(doubt);
@@ -190,9 +210,11 @@ export async function runTurn(ports: TurnPorts, id: string, pending: PendingComm
       let waitSeq = 0;
       let duplicate = false;
       for (;;) {
-        const ours = sentEarlier || (shared && !opened && ports.copyOpened(pending.msgId, id));
-        opened ||= shared;
-        sentEarlier = true;
+        if (shared && !copies.opened) {
+          takenBefore = ports.copyOpened(pending.msgId, id);
+          copies.opened = true;
+        }
+        const ours = takenBefore || copies.taken;
         doubt.sent(base.seq);
         try {
           const ack = await ports.append({
@@ -204,7 +226,10 @@ export async function runTurn(ports: TurnPorts, id: string, pending: PendingComm
             requestId: pending.requestId,
             timeoutMs: Math.max(1, left()),
           });
-          if (!ack.duplicate) return { ok: true, reply: ports.applyOwn(id, base, event, ack.seq, msgId) };
+          if (!ack.duplicate) {
+            copies.taken = true;
+            return { ok: true, reply: ports.applyOwn(id, base, event, ack.seq, msgId) };
+          }
           // Our message id was stored already (a retry after a lost ack): find where, then answer from it.
           // At sequence 0 the leader holds it but has not stored it: a copy still in flight, or (nats-server 2.10 in a
           // cluster) one that was refused after the id was taken, which stays a duplicate for the stream's window.
@@ -224,6 +249,8 @@ export async function runTurn(ports: TurnPorts, id: string, pending: PendingComm
           break;
         } catch (error) {
           // Someone else wrote: wait until the projection has their event, then decide again.
+          // Refused by its expected sequence or left without an answer: the stream may have taken the id.
+          copies.taken ||= error instanceof WrongLastSequenceError || (error instanceof LogUnavailableError && error.ambiguous);
           if (error instanceof WrongLastSequenceError) {
             doubt.answered();
             waitSeq = error.actual ?? 0;
@@ -256,7 +283,6 @@ export async function runTurn(ports: TurnPorts, id: string, pending: PendingComm
     return failed(error, left(), doubt);
   } finally {
     if (watching) ports.unwatch(pending.msgId);
-    if (opened) ports.copyClosed(pending.msgId, id, doubt.open);
   }
 }
 

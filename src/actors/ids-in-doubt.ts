@@ -2,7 +2,7 @@
  * The copies of message ids shared by a kind's actors (a proxy grant's) that
  * this instance sent: on which actors a copy may still land (its turn is
  * still running, or ended without knowing whether it was stored), and which
- * ids it sent at all. A retry that meets JetStream's "duplicate at sequence
+ * ids the stream took a copy of from it. A retry that meets JetStream's "duplicate at sequence
  * 0" for such an id may append under a variant only where no other copy can
  * land beside it: on the actor its own copies went to, where the expected
  * subject sequence lets at most one of them be stored, and only when the
@@ -15,7 +15,7 @@
 export class IdsInDoubt {
   /** msgId → per actor, the turns still sending copies there and until when a copy left in doubt there may land (timer clock). */
   private readonly open = new Map<string, Map<string, { turns: number; doubtUntil: number }>>();
-  /** msgId → until when it counts as sent by this instance (timer clock), in the order first sent. */
+  /** msgId → until when a copy the stream took counts as this instance's (timer clock), in the order last taken. */
   private readonly sent = new Map<string, number>();
 
   constructor(
@@ -23,11 +23,9 @@ export class IdsInDoubt {
     private readonly maxIds = 10_000,
   ) {}
 
-  /** A turn on actor `id` is about to send its first copy of `msgId` at `now`; whether this instance sent one before. */
+  /** A turn on actor `id` is about to send its first copy of `msgId` at `now`; whether the stream took one from this instance before. */
   opened(msgId: string, id: string, now: number): boolean {
     const before = this.sentHere(msgId, now);
-    this.sent.delete(msgId);
-    this.sent.set(msgId, now + this.windowMs);
     const actors = this.open.get(msgId) ?? new Map<string, { turns: number; doubtUntil: number }>();
     const entry = actors.get(id);
     actors.set(id, { turns: (entry?.turns ?? 0) + 1, doubtUntil: entry?.doubtUntil ?? 0 });
@@ -37,8 +35,18 @@ export class IdsInDoubt {
     return before;
   }
 
-  /** That turn ended at `now`; when `inDoubt`, a copy it sent may still be stored on `id` within the window. */
-  closed(msgId: string, id: string, inDoubt: boolean, now: number): void {
+  /**
+   * That turn ended at `now`. `taken`: the stream may have taken a copy it
+   * sent (stored it, refused it by its expected sequence, or left the writer
+   * without an answer), not only called it a duplicate; `inDoubt`: such a
+   * copy may still be stored on `id` within the window.
+   */
+  closed(msgId: string, id: string, outcome: { readonly taken: boolean; readonly inDoubt: boolean }, now: number): void {
+    if (outcome.taken) {
+      this.sent.delete(msgId);
+      this.sent.set(msgId, now + this.windowMs);
+    }
+    const inDoubt = outcome.taken && outcome.inDoubt;
     const actors = this.open.get(msgId);
     const entry = actors?.get(id);
     if (actors === undefined || entry === undefined) return;
@@ -56,7 +64,7 @@ export class IdsInDoubt {
     return undefined;
   }
 
-  /** Whether this instance sent a copy of `msgId` within the window before `now`. */
+  /** Whether the stream took a copy of `msgId` from this instance within the window before `now`. */
   sentHere(msgId: string, now: number): boolean {
     return (this.sent.get(msgId) ?? 0) > now;
   }

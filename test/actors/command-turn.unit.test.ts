@@ -51,7 +51,7 @@ function fixture() {
   /** Shared ids this instance sent before, and the actor where a copy of one may still land. */
   const sentHere = new Set<string>();
   const inDoubtOn = new Map<string, string>();
-  const closed: { msgId: string; id: string; inDoubt: boolean }[] = [];
+  const closed: { msgId: string; id: string; taken: boolean; inDoubt: boolean }[] = [];
   const step = <I, O>(calls: Step<I, O>[], input: I, timeoutMs: number) =>
     new Promise<O>((resolve, reject) => calls.push({ input, timeoutMs, resolve, reject }));
   const ports: TurnPorts = {
@@ -74,12 +74,8 @@ function fixture() {
       records.set(id, { state, seq, atMs: T0 });
       return logic.replyFor(state, recorded);
     },
-    copyOpened: (msgId) => {
-      const before = sentHere.has(msgId);
-      sentHere.add(msgId);
-      return before;
-    },
-    copyClosed: (msgId, id, inDoubt) => closed.push({ msgId, id, inDoubt }),
+    copyOpened: (msgId) => sentHere.has(msgId),
+    copyClosed: (msgId, id, outcome) => closed.push({ msgId, id, ...outcome }),
     openCopyElsewhere: (msgId, id) => (inDoubtOn.get(msgId) === id ? undefined : inDoubtOn.get(msgId)),
     replyRecordedFor: (msgId) => found.get(msgId),
     watch: (msgId) => watched.add(msgId),
@@ -299,7 +295,8 @@ describe("a turn with an append whose fate it does not know", () => {
     f.appends[0]!.resolve({ seq: 0, duplicate: true });
     expect(isInDoubt(await result)).toBe(true);
     expect(f.appends).toHaveLength(1);
-    expect(f.closed).toEqual([{ msgId: "m-shared", id: "x", inDoubt: false }]);
+    // Its own copy was only called a duplicate: nothing of this turn can land.
+    expect(f.closed).toEqual([{ msgId: "m-shared", id: "x", taken: false, inDoubt: true }]);
   });
 
   it.each([
@@ -318,6 +315,24 @@ describe("a turn with an append whose fate it does not know", () => {
     expect(f.appends).toHaveLength(2);
     expect(f.appends[1]!.input.msgId).not.toBe("m-shared");
     f.appends[1]!.resolve({ seq: 1, duplicate: false });
+    expect(await result).toMatchObject({ ok: true, reply: { lease: { owner: "alice" } } });
+    expect(f.closed).toEqual([{ msgId: "m-shared", id: "x", taken: true, inDoubt: false }]);
+  });
+
+  it("takes a shared id's duplicate at sequence 0 after its own first copy went unanswered, and appends under a variant", async () => {
+    const f = fixture();
+    const result = sharedGrant(f);
+    await settle();
+    f.appends[0]!.reject(new LogUnavailableError("timed out", true));
+    await settle();
+    // The same copy again, as after any lost acknowledgement: the leader holds the first one.
+    f.appends[1]!.resolve({ seq: 0, duplicate: true });
+    await settle();
+    f.verifies[0]!.resolve();
+    await settle();
+    expect(f.appends).toHaveLength(3);
+    expect(f.appends[2]!.input.msgId).not.toBe("m-shared");
+    f.appends[2]!.resolve({ seq: 1, duplicate: false });
     expect(await result).toMatchObject({ ok: true, reply: { lease: { owner: "alice" } } });
   });
 
