@@ -15,9 +15,9 @@ import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { connect } from "@nats-io/transport-node";
 import { jetstream } from "@nats-io/jetstream";
-import { JetStreamEventLog } from "../src/events/index.ts";
+import { JetStreamEventLog } from "../src/events/jetstream-event-log.ts";
 import { Subjects } from "../src/contract/subjects.ts";
-import { auditStream } from "../src/tools/index.ts";
+import { auditStream } from "../src/tools/audit.ts";
 import { simulateWorkload } from "../test/tools/support/workload.ts";
 import { machineInfo, markdownTable, median, round, startBenchNats } from "./support.ts";
 

@@ -15,8 +15,8 @@
  */
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
-import { encodeEvent, type EventEnvelope } from "../src/events/index.ts";
-import { lockLogic } from "../src/logic/index.ts";
+import { encodeEvent, type EventEnvelope } from "../src/events/envelope.ts";
+import { lockLogic } from "../src/lock/logic.ts";
 import { DEFAULTS } from "../src/config.ts";
 import { FoldStore } from "../src/projections/fold-store.ts";
 import { Subjects } from "../src/contract/subjects.ts";

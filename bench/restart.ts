@@ -33,7 +33,7 @@ import type { NatsConnection } from "@nats-io/nats-core";
 import { DeliverPolicy, jetstream, jetstreamManager, type JetStreamClient } from "@nats-io/jetstream";
 import { startLocalNatsServer } from "../src/cluster/local-cluster.ts";
 import { encodeEvent } from "../src/events/envelope.ts";
-import type { LockEvent } from "../src/events/lock-events.ts";
+import type { LockEvent } from "../src/lock/events.ts";
 import { JetStreamEventLog } from "../src/events/jetstream-event-log.ts";
 import { Subjects } from "../src/contract/subjects.ts";
 import { requestMsgId } from "../src/events/event-log.ts";

@@ -13,7 +13,7 @@
  *
  *   npx tsx bench/route-choosers.ts [--hosts 8] [--routes 200] [--conversations 20] [--seed 1] [--json]
  */
-import { boundedHashChooser, leastLoadedChooser, rendezvousChooser, type RouteChooser } from "../src/logic/route/chooser.ts";
+import { boundedHashChooser, leastLoadedChooser, rendezvousChooser, type RouteChooser } from "../src/route/chooser.ts";
 import { prng } from "../test/tools/support/workload.ts";
 
 const args = process.argv.slice(2);

@@ -10,8 +10,8 @@
  *   npx tsx bench/route-fold.ts [--leases 10,1000,10000] [--events 2000]
  */
 import { parseArgs } from "node:util";
-import { evolveRoute, initialRouteState, type RouteState } from "../src/projections/route.ts";
-import type { HistoryEntry } from "../src/events/index.ts";
+import { evolveRoute, initialRouteState, type RouteState } from "../src/route/state.ts";
+import type { HistoryEntry } from "../src/events/envelope.ts";
 
 const { values } = parseArgs({
   options: { leases: { type: "string", default: "10,1000,10000" }, events: { type: "string", default: "2000" } },

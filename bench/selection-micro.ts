@@ -9,21 +9,23 @@
  *   npx tsx bench/selection-micro.ts [--ms 3000] [--concurrency 64] [--only proxies|routes|rank|place]
  */
 import { pino } from "pino";
-import { ActorRuntime, systemClock, type TurnResult } from "../src/actors/index.ts";
-import { proxyModule } from "../src/service/proxy-module.ts";
-import { routeModule } from "../src/service/route-module.ts";
+import { ActorRuntime } from "../src/actors/actor-runtime.ts";
+import { systemClock } from "../src/actors/clock.ts";
+import { type TurnResult } from "../src/actors/turn-result.ts";
+import { proxyModule } from "../src/proxy/module.ts";
+import { routeModule } from "../src/route/module.ts";
 import { resolveConfig } from "../src/config.ts";
-import { MemoryEventLog } from "../src/events/index.ts";
+import { MemoryEventLog } from "../src/events/memory-event-log.ts";
 import { Subjects } from "../src/contract/subjects.ts";
-import type { KindContext, KindModule } from "../src/service/kind-module.ts";
-import { considerProxies, rankProxies } from "../src/logic/proxy/select.ts";
-import { ProxySelectionIndex } from "../src/projections/proxy-selection-index.ts";
-import { initialProxyState, type ProxyLease, type ProxyState } from "../src/projections/proxy.ts";
-import { leastLoadedChooser, type RouteChooser } from "../src/logic/route/chooser.ts";
-import type { AcquireRoute, RouteSettings } from "../src/logic/route/commands.ts";
-import { decideRoute } from "../src/logic/route/decide.ts";
-import { HostLoadOrder } from "../src/projections/host-load-order.ts";
-import { initialRouteState } from "../src/projections/route.ts";
+import type { KindContext, KindModule } from "../src/transport/kind-module.ts";
+import { considerProxies, rankProxies } from "../src/proxy/select.ts";
+import { ProxySelectionIndex } from "../src/proxy/selection-index.ts";
+import { initialProxyState, type ProxyLease, type ProxyState } from "../src/proxy/state.ts";
+import { leastLoadedChooser, type RouteChooser } from "../src/route/chooser.ts";
+import type { AcquireRoute, RouteSettings } from "../src/route/commands.ts";
+import { decideRoute } from "../src/route/decide.ts";
+import { HostLoadOrder } from "../src/host/load-order.ts";
+import { initialRouteState } from "../src/route/state.ts";
 
 const args = process.argv.slice(2);
 const arg = (name: string, fallback: string): string => {

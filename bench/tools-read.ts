@@ -33,10 +33,13 @@ import { join } from "node:path";
 import { connect } from "@nats-io/transport-node";
 import { DeliverPolicy, jetstream, jetstreamManager } from "@nats-io/jetstream";
 import { startLocalNatsServer } from "../src/cluster/local-cluster.ts";
-import { encodeEvent, JetStreamEventLog, type EventEnvelope } from "../src/events/index.ts";
+import { encodeEvent, type EventEnvelope } from "../src/events/envelope.ts";
+import { JetStreamEventLog } from "../src/events/jetstream-event-log.ts";
 import { Subjects } from "../src/contract/subjects.ts";
-import * as tools from "../src/tools/index.ts";
-import { auditSource, auditStream, foldSource, foldStream, natsSource } from "../src/tools/index.ts";
+import * as workerRead from "../src/tools/worker-read.ts";
+import { auditSource, auditStream } from "../src/tools/audit.ts";
+import { foldSource, foldStream } from "../src/tools/replay.ts";
+import { natsSource } from "../src/tools/stream-reader.ts";
 import { simulateWorkload, WORKLOAD_SETTINGS } from "../test/tools/support/workload.ts";
 import { machineInfo, markdownTable, median, parseOwnArgs, positiveInt, printJson, round, runBench, UsageError } from "./support.ts";
 
@@ -130,7 +133,13 @@ async function main(): Promise<void> {
     }
     const total = info.state.last_seq;
     // --dist: the worker reads run the built dist/ (`npm run build` first), whose worker starts without tsx.
-    const worker = settings.dist ? ((await import(join(import.meta.dirname, "../dist/tools/index.js"))) as typeof tools) : tools;
+    const built = async <T>(file: string): Promise<T> => (await import(join(import.meta.dirname, "../dist/tools", file))) as T;
+    const worker = settings.dist
+      ? {
+          ...(await built<typeof workerRead>("worker-read.js")),
+          natsSource: (await built<{ natsSource: typeof natsSource }>("stream-reader.js")).natsSource,
+        }
+      : { ...workerRead, natsSource };
     const machine = machineInfo(nc.info?.version ?? "unknown");
     const log = await JetStreamEventLog.open(nc, { stream: subjects.eventStream, subjects: subjects.allEvents, dedupWindowMs: 120_000 });
 

@@ -64,7 +64,7 @@ export interface ServiceConfig {
   readonly requirePrincipal: boolean;
   /**
    * Whether a start with `principals: nats-request-info` first asks the
-   * server which account it runs in and refuses the global account (src/api/principal-source.ts).
+   * server which account it runs in and refuses the global account (src/transport/principal-source.ts).
    * Always on in production; off only in tests that write the header themselves.
    */
   readonly principalSourceCheck: boolean;

@@ -9,29 +9,22 @@
  */
 import type { Logger } from "pino";
 import { nuid } from "@nats-io/nats-core";
-import {
-  encodeEvent,
-  requestMsgId,
-  type AppendResult,
-  type EventEnvelope,
-  type EventLog,
-  type RecordedEvent,
-  instantMs,
-} from "../events/index.ts";
+import { encodeEvent, type EventEnvelope, type RecordedEvent } from "../events/envelope.ts";
+import { requestMsgId, type AppendResult, type EventLog } from "../events/event-log.ts";
+import { instantMs } from "../events/instant.ts";
 import { type ActorKind, type Subjects } from "../contract/subjects.ts";
-import { KindProjection, type ProjectionRecord, type ProjectionSnapshotStore } from "../projections/index.ts";
-import type { ActorLogic, Command } from "../logic/actor-logic.ts";
+import { KindProjection } from "../projections/kind-projection.ts";
+import { type ProjectionRecord } from "../projections/kind-fold.ts";
+import { type ProjectionSnapshotStore } from "../projections/snapshot-stores.ts";
+import type { ActorLogic, Command } from "./actor-logic.ts";
 import type { Clock } from "./clock.ts";
-import type { Decision } from "../logic/decision.ts";
+import type { Decision } from "./decision.ts";
 import { runTurn, timedOut, type AppendInput, type EncodedEvent, type PendingCommand, type TurnPorts } from "./command-turn.ts";
 import { TurnDeadlines } from "./turn-deadlines.ts";
 import { AppendDoubt } from "./append-doubt.ts";
 import { isUnavailable, unavailable, type TurnResult } from "./turn-result.ts";
 import { IdsInDoubt } from "./ids-in-doubt.ts";
-import type { KindFoldSettings } from "../logic/kind-folds.ts";
-
-/** The module that folds a start's backlog on a worker thread. */
-const BACKLOG_WORKER = new URL("./backlog-worker.ts", import.meta.url);
+import type { BacklogWorker } from "../projections/kind-projection.ts";
 
 /** What the runtime reports as it works (metrics hook in here). */
 export interface RuntimeObserver {
@@ -56,14 +49,11 @@ export interface ActorRuntimeOptions {
   /** Save a projection snapshot after this many events (default 10,000). */
   readonly snapshotEvery?: number;
   /**
-   * The settings the kinds' logic was built from: given them, a start with no
-   * snapshot folds a long backlog on a worker thread (backlog-worker.ts),
-   * which builds the same logic from them; without, every start folds on
-   * this thread.
+   * The worker that folds a start's long backlog when there is no snapshot
+   * (its module builds the kinds' logic from `settings`, as the service
+   * did); without it, every start folds on this thread.
    */
-  readonly foldSettings?: KindFoldSettings;
-  /** A backlog is folded on the worker from this stream sequence of the kind's last event on (default 100,000). */
-  readonly backlogWorkerMinSeq?: number;
+  readonly backlogWorker?: BacklogWorker;
   /** How long a command may take from arrival to answer before it is answered UNAVAILABLE (default 3000 ms). */
   readonly requestTimeoutMs?: number;
   /** Deadline of each look at the stream by a projection (default 5000 ms). */
@@ -83,7 +73,7 @@ export interface Arrival {
    * however long ago.
    */
   readonly requestedAt?: number | undefined;
-  /** What tells this request from another that reuses its `requestId` (src/api/request-fingerprint.ts). */
+  /** What tells this request from another that reuses its `requestId` (src/transport/request-fingerprint.ts). */
   readonly fingerprint?: string | undefined;
   /** Who sent it, as NATS says (`""`: unknown). */
   readonly principal?: string | undefined;
@@ -143,7 +133,7 @@ export class ActorRuntime {
 
   /** Makes a kind of actor available and returns its projection (start it before serving). */
   register<S, C extends Command, E extends EventEnvelope>(logic: ActorLogic<S, C, E>): KindProjection<S> {
-    const { log, subjects, logger, foldSettings } = this.options;
+    const { log, subjects, logger, backlogWorker } = this.options;
     const erased = logic as unknown as ActorLogic<unknown, Command>;
     const projection = new KindProjection<unknown>({
       log,
@@ -155,7 +145,7 @@ export class ActorRuntime {
       opTimeoutMs: this.options.opTimeoutMs,
       readTimeoutMs: this.requestTimeoutMs,
       replies: { horizonMs: 2 * this.options.dedupWindowMs },
-      backlogWorker: foldSettings && { entry: BACKLOG_WORKER, settings: foldSettings, minSeq: this.options.backlogWorkerMinSeq },
+      backlogWorker,
     });
     const ports = this.portsFor(logic.kind, erased, projection);
     this.kinds.set(logic.kind, { logic: erased, projection, ports });

@@ -16,10 +16,11 @@
  * the contract's "nothing was changed" (src/actors/append-doubt.ts). Lease expiry is never a
  * timer here: it is arithmetic on the decision's instant.
  */
-import { LogUnavailableError, msgIdVariant, WrongLastSequenceError, type AppendResult, type EventEnvelope } from "../events/index.ts";
-import type { ProjectionRecord } from "../projections/index.ts";
-import type { Command } from "../logic/actor-logic.ts";
-import type { Decision } from "../logic/decision.ts";
+import { LogUnavailableError, msgIdVariant, WrongLastSequenceError, type AppendResult } from "../events/event-log.ts";
+import { type EventEnvelope } from "../events/envelope.ts";
+import type { ProjectionRecord } from "../projections/kind-fold.ts";
+import type { Command } from "./actor-logic.ts";
+import type { Decision } from "./decision.ts";
 import { AppendDoubt } from "./append-doubt.ts";
 import { inDoubt, isInDoubt, unavailable, type TurnResult } from "./turn-result.ts";
 import { forbidden } from "../contract/errors.ts";

@@ -7,19 +7,11 @@
 import { Option, type Command } from "commander";
 import { principalList } from "../contract/operators.ts";
 import { DEFAULTS } from "../config.ts";
-import {
-  AUDIT_RULES,
-  auditInWorker,
-  auditSource,
-  natsSource,
-  cell,
-  parseCount,
-  parsePosition,
-  type AuditOptions,
-  type AuditProgress,
-  type AuditSummary,
-  type Violation,
-} from "../tools/index.ts";
+import { AUDIT_RULES, auditSource, type AuditOptions, type AuditProgress, type AuditSummary, type Violation } from "../tools/audit.ts";
+import { auditInWorker } from "../tools/worker-read.ts";
+import { natsSource } from "../tools/stream-reader.ts";
+import { cell } from "../tools/table.ts";
+import { parseCount, parsePosition } from "../tools/time.ts";
 import { addToolAction } from "./options.ts";
 import { terminalReadProgress } from "./progress.ts";
 import { TOOL_THREADS_HELP, toolsOnTwoThreads, toolThreadsSetting } from "./tool-threads.ts";

@@ -6,7 +6,7 @@
 import { InvalidArgumentError, Option, type Command } from "commander";
 import { DEFAULTS, PRINCIPAL_SOURCES } from "../config.ts";
 import { ROUTE_CHOOSER_NAMES } from "../contract/route-choosers.ts";
-import { attachTool, toolSubjects, type ToolConnection } from "../tools/index.ts";
+import { attachTool, toolSubjects, type ToolConnection } from "../tools/connect.ts";
 import { EXIT, reportFailure } from "./cli-errors.ts";
 import { parseListen } from "../http/server.ts";
 import { addNatsOptions, connectTo, LOCAL_NATS_URL, natsTarget, type ConnectionFlags } from "./connection-options.ts";

@@ -5,8 +5,8 @@
  * cleared once the read is done. The tools read through an EventLog that
  * reports what passes through it, so they need no progress code of their own.
  */
-import type { EventLog, Following, FollowOptions, StoredMessage, StreamRange } from "../events/index.ts";
-import { formatDuration } from "../tools/index.ts";
+import type { EventLog, Following, FollowOptions, StoredMessage, StreamRange } from "../events/event-log.ts";
+import { formatDuration } from "../tools/time.ts";
 
 /** Where progress goes: a terminal's stderr in use; tests pass their own. */
 export interface ProgressSink {

@@ -4,20 +4,13 @@
  * state then, as tables or (`--json`) in the shapes the service answers.
  */
 import { Option, type Command } from "commander";
-import { type StoredMessage } from "../events/index.ts";
+import { type StoredMessage } from "../events/event-log.ts";
 import { ACTOR_KINDS, type ActorKind } from "../contract/subjects.ts";
-import {
-  earlier,
-  natsSource,
-  parseBounds,
-  parseCount,
-  parseInstant,
-  renderReplay,
-  replayInWorker,
-  replaySource,
-  type ReplayRange,
-  type ReplayView,
-} from "../tools/index.ts";
+import { earlier, parseBounds, parseCount, parseInstant } from "../tools/time.ts";
+import { natsSource } from "../tools/stream-reader.ts";
+import { renderReplay } from "../tools/replay-render.ts";
+import { replayInWorker } from "../tools/worker-read.ts";
+import { replaySource, type ReplayRange, type ReplayView } from "../tools/replay.ts";
 import { addToolAction } from "./options.ts";
 import { terminalReadProgress } from "./progress.ts";
 import { TOOL_THREADS_HELP, toolsOnTwoThreads, toolThreadsSetting } from "./tool-threads.ts";

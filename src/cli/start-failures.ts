@@ -7,7 +7,7 @@
 import { join } from "node:path";
 import { DEFAULTS } from "../config.ts";
 import { ConnectFailure, UsageError } from "./cli-errors.ts";
-import { PrincipalSourceError } from "../api/principal-source.ts";
+import { PrincipalSourceError } from "../transport/principal-source.ts";
 import { APPEND_PASSWORD_FILE, APPEND_USER, PASSWORD_FILE, SERVICE_USER } from "./local-nats.ts";
 
 /** What the start was doing: where it connected, as whom and for which prefix. */

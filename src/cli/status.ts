@@ -4,7 +4,8 @@
  * with holder and time left. Exit 2 when no service answers.
  */
 import type { Command } from "commander";
-import { collectStatus, parseCount, renderStatus } from "../tools/index.ts";
+import { collectStatus, renderStatus } from "../tools/status.ts";
+import { parseCount } from "../tools/time.ts";
 import { addToolAction } from "./options.ts";
 import { terminalProgress } from "./progress.ts";
 

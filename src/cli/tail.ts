@@ -5,7 +5,9 @@
  */
 import { Option, type Command } from "commander";
 import { ACTOR_KINDS, type ActorKind } from "../contract/subjects.ts";
-import { parseCount, parseSince, startTail, ToolUsageError, type TailOptions } from "../tools/index.ts";
+import { parseCount, parseSince } from "../tools/time.ts";
+import { startTail, type TailOptions } from "../tools/tail.ts";
+import { ToolUsageError } from "../tools/errors.ts";
 import { addToolAction } from "./options.ts";
 import { terminalProgress } from "./progress.ts";
 

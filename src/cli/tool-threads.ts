@@ -9,7 +9,7 @@
  * choice on a machine whose cores are busy with other work.
  */
 import { availableParallelism } from "node:os";
-import { ToolUsageError } from "../tools/index.ts";
+import { ToolUsageError } from "../tools/errors.ts";
 
 /** Reads of at least this many messages fold on a second thread by default. */
 export const TWO_THREADS_FROM_MESSAGES = 100_000;

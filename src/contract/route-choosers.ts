@@ -1,7 +1,7 @@
 /**
  * The names of the route choosers (docs/protocol.md, Routes): what
  * `--route-chooser` takes and what `RouteLeasePlaced` data names in
- * `chooser`. The choosers themselves are in src/logic/route/chooser.ts.
+ * `chooser`. The choosers themselves are in src/route/chooser.ts.
  */
 
 /** Every chooser's name; the first is the default. */

@@ -5,11 +5,11 @@
  */
 import { z } from "zod";
 import type { ActorKind } from "../contract/subjects.ts";
-import { lockEventSchemas } from "./lock-events.ts";
-import { proxyEventSchemas } from "./proxy-events.ts";
-import { hostEventSchemas } from "./host-events.ts";
-import { routeEventSchemas } from "./route-events.ts";
-import { sessionEventSchemas } from "./session-events.ts";
+import { lockEventSchemas } from "../lock/events.ts";
+import { proxyEventSchemas } from "../proxy/events.ts";
+import { hostEventSchemas } from "../host/events.ts";
+import { routeEventSchemas } from "../route/events.ts";
+import { sessionEventSchemas } from "../session/events.ts";
 import { instant } from "./fields.ts";
 import { compileSchema, type Accepts } from "./compiled-schemas.ts";
 

@@ -6,24 +6,20 @@
  * metrics their answer without a scrape ever waiting on NATS.
  */
 import type { Logger } from "pino";
-import { decodeEvent, isUnparsable, type EventLog, type Following, type StoredMessage } from "../events/index.ts";
+import { decodeEvent, isUnparsable } from "../events/envelope.ts";
+import { type EventLog, type Following, type StoredMessage } from "../events/event-log.ts";
 import { type ActorKind, type Subjects } from "../contract/subjects.ts";
-import {
-  activeCooldowns,
-  activeLeases,
-  compareNames,
-  resolveSessions,
-  type HostState,
-  type LockState,
-  type ProxyState,
-  type RouteState,
-  type SessionState,
-} from "../projections/index.ts";
+import { activeCooldowns, activeLeases, compareNames, type ProxyState } from "../proxy/state.ts";
+import { resolveSessions } from "../lock/session-waiters.ts";
+import { type HostState } from "../host/state.ts";
+import { type LockState } from "../lock/state.ts";
+import { type RouteState } from "../route/state.ts";
+import { type SessionState } from "../session/state.ts";
 import { actorOfSubject } from "../tools/stream-fold.ts";
 import type { ServiceStates, StateMap } from "./service-states.ts";
 import { withDeadline } from "../events/deadline.ts";
-import { queueAt } from "../projections/lock-queue.ts";
-import { sessionEndMs, sessionLiveAt, type SessionLookup } from "../projections/session.ts";
+import { queueAt } from "../lock/queue.ts";
+import { sessionEndMs, sessionLiveAt, type SessionLookup } from "../session/state.ts";
 
 /** A lock as the dashboard lists it (held and unexpired, or corrupt). */
 export interface LockRow {

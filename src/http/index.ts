@@ -4,7 +4,7 @@
  */
 import type { NatsConnection } from "@nats-io/nats-core";
 import type { Logger } from "pino";
-import type { EventLog } from "../events/index.ts";
+import type { EventLog } from "../events/event-log.ts";
 import type { Subjects } from "../contract/subjects.ts";
 import { DashboardFeed, type HostLoadSource } from "./dashboard-feed.ts";
 import { ConnectionWatch, feedMetricsSource } from "./feed-source.ts";

@@ -6,7 +6,11 @@
  * "Idle collection and one fold").
  */
 import type { ActorKind } from "../contract/subjects.ts";
-import type { HostState, LockState, ProxyState, RouteState, SessionState } from "../projections/index.ts";
+import type { HostState } from "../host/state.ts";
+import type { LockState } from "../lock/state.ts";
+import type { ProxyState } from "../proxy/state.ts";
+import type { RouteState } from "../route/state.ts";
+import type { SessionState } from "../session/state.ts";
 
 /** One kind's folded states, read-only. */
 export interface StateMap<S> {

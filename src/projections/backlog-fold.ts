@@ -1,5 +1,5 @@
 /**
- * The fold a start's backlog worker runs (src/actors/backlog-worker.ts),
+ * The fold a start's backlog worker runs (src/service/backlog-worker.ts),
  * without the thread: messages in stream order, each with its subject's
  * number from the batch (see src/threads/message-batches.ts), folded with a
  * {@link FoldStore}'s own fold, and answered as one snapshot part.
@@ -17,7 +17,7 @@
  * eviction in a map of 100,000 message ids per event cost 3.4 of the 20
  * seconds the fold of 1,000,000 events took.
  */
-import type { StoredMessage } from "../events/index.ts";
+import type { StoredMessage } from "../events/event-log.ts";
 import { FoldStore, ForeignEvents, idOfSubject, type RecordSink } from "./fold-store.ts";
 import { recordsOf } from "./incremental-snapshots.ts";
 import type { BacklogExtra, KindFold, ProjectionRecord } from "./kind-fold.ts";

@@ -1,14 +1,14 @@
 /**
  * A start's backlog folded on a worker thread: this thread reads the kind's
  * messages (the NATS client's work, the larger part of a raw read) and
- * hands them over in batches; the worker (src/actors/backlog-worker.ts) decodes and
+ * hands them over in batches; the worker (src/service/backlog-worker.ts) decodes and
  * folds them with the projection's own fold store and answers one snapshot
  * part, which the projection loads as it loads a snapshot. The two threads
  * overlap, so a first start over a long stream takes about as long as the
  * slower of reading and folding rather than their sum.
  */
 import type { Logger } from "pino";
-import type { EventLog, StoredMessage } from "../events/index.ts";
+import type { EventLog, StoredMessage } from "../events/event-log.ts";
 import { pipeToWorker } from "../threads/worker-pipe.ts";
 import type { BacklogAnswer, BacklogJob, EncodedPart } from "./backlog-job.ts";
 import { FOREIGN_EVENT_WARNING } from "./fold-store.ts";
@@ -17,7 +17,7 @@ import type { ReplyMemoryLimits } from "./reply-memory.ts";
 
 /** The backlog a start may fold on a worker, and what it needs to. */
 export interface BacklogRead {
-  /** The worker's module (src/actors/backlog-worker.ts, which knows the kinds' logic). */
+  /** The worker's module (src/service/backlog-worker.ts, which knows the kinds' logic). */
   readonly entry: URL;
   readonly log: EventLog;
   /** The kind's subject filter. */

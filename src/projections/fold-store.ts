@@ -6,15 +6,9 @@
  * (an append that passed the expected-sequence check cannot have skipped
  * anything on its subject).
  */
-import {
-  baseMsgId,
-  decodeEvent,
-  instantMs,
-  isUnparsable,
-  type HistoryEntry,
-  type RecordedEvent,
-  type StoredMessage,
-} from "../events/index.ts";
+import { baseMsgId, type StoredMessage } from "../events/event-log.ts";
+import { decodeEvent, isUnparsable, type HistoryEntry, type RecordedEvent } from "../events/envelope.ts";
+import { instantMs } from "../events/instant.ts";
 import { decodeToken } from "../contract/subject-token.ts";
 import { ChangeTrackedMap } from "./incremental-snapshots.ts";
 import type { FoldListener, KindFold, ProjectionRecord } from "./kind-fold.ts";

@@ -2,7 +2,7 @@
  * What a kind projection is made of, as plain types: the kind's pure fold,
  * the record it keeps per id, and the hooks read models attach to it.
  */
-import type { HistoryEntry, RecordedEvent } from "../events/index.ts";
+import type { HistoryEntry, RecordedEvent } from "../events/envelope.ts";
 import type { ActorKind } from "../contract/subjects.ts";
 
 /** The pure parts of a kind that a projection needs. */

@@ -13,7 +13,9 @@
  * with a LogUnavailableError at their deadline.
  */
 import type { Logger } from "pino";
-import { OP_TIMEOUT_MS, type EventLog, type RecordedEvent } from "../events/index.ts";
+import { OP_TIMEOUT_MS } from "../events/deadline.ts";
+import { type EventLog } from "../events/event-log.ts";
+import { type RecordedEvent } from "../events/envelope.ts";
 import { type ActorKind } from "../contract/subjects.ts";
 import { FOREIGN_EVENT_WARNING, FoldStore } from "./fold-store.ts";
 import { FreshnessLooks } from "./follow/freshness-looks.ts";

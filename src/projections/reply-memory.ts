@@ -9,7 +9,7 @@
  * when a retry (or a snapshot) asks, so folding a stream written moments
  * ago, every reply still owed, costs an entry per event and not a reply.
  */
-import type { RecordedEvent } from "../events/index.ts";
+import type { RecordedEvent } from "../events/envelope.ts";
 import { requestOfMsgId } from "../events/event-log.ts";
 
 /** A reply remembered for one event's message id. */

@@ -20,7 +20,7 @@ import type { NatsConnection } from "@nats-io/nats-core";
 import { headers as natsHeaders } from "@nats-io/nats-core";
 import { Objm, type ObjectStore } from "@nats-io/obj";
 import { jetstreamManager, StorageType, type JetStreamClient, type JetStreamManager, type StoredMsg } from "@nats-io/jetstream";
-import { withDeadline } from "../events/index.ts";
+import { withDeadline } from "../events/deadline.ts";
 import { type ActorKind } from "../contract/subjects.ts";
 
 /** Named blobs of projection snapshots (names are dot-separated subject tokens). */

@@ -6,23 +6,26 @@
  */
 import type { Msg, NatsConnection } from "@nats-io/nats-core";
 import type { Logger } from "pino";
-import { ActorRuntime, systemClock, type Clock } from "../actors/index.ts";
-import { lockModule } from "./lock-module.ts";
-import { routeModule } from "./route-module.ts";
-import { proxyModule } from "./proxy-module.ts";
-import { MicroService } from "../api/index.ts";
-import { endpointServer, type CommandObserver } from "../api/serve-endpoint.ts";
-import { replyConfinement } from "../api/reply-confinement.ts";
-import { principalOf } from "../api/principals.ts";
-import { accountOf, principalSourceProblem } from "../api/principal-source.ts";
+import { ActorRuntime } from "../actors/actor-runtime.ts";
+import { systemClock, type Clock } from "../actors/clock.ts";
+import { lockModule } from "../lock/module.ts";
+import { routeModule } from "../route/module.ts";
+import { proxyModule } from "../proxy/module.ts";
+import { MicroService } from "../transport/micro-service.ts";
+import { endpointServer, type CommandObserver } from "../transport/serve-endpoint.ts";
+import { replyConfinement } from "../transport/reply-confinement.ts";
+import { principalOf } from "../transport/principals.ts";
+import { accountOf, principalSourceProblem } from "../transport/principal-source.ts";
 import { Operators } from "../contract/operators.ts";
-import { CommandConsumer } from "../api/command-consumer.ts";
-import type { KindContext, KindModule } from "./kind-module.ts";
-import { JetStreamEventLog, OP_TIMEOUT_MS, withDeadline, type EventLog } from "../events/index.ts";
+import { CommandConsumer } from "../transport/command-consumer.ts";
+import type { KindContext, KindModule } from "../transport/kind-module.ts";
+import { JetStreamEventLog } from "../events/jetstream-event-log.ts";
+import { OP_TIMEOUT_MS, withDeadline } from "../events/deadline.ts";
+import { type EventLog } from "../events/event-log.ts";
 import { ACTOR_KINDS, SERVICE_NAME, Subjects, type ActorKind } from "../contract/subjects.ts";
-import { ObjectProjectionSnapshotStore } from "../projections/index.ts";
-import { HostLoads } from "../projections/host-loads.ts";
-import { followHostLoads } from "./host-load-feed.ts";
+import { ObjectProjectionSnapshotStore } from "../projections/snapshot-stores.ts";
+import { HostLoads } from "../host/loads.ts";
+import { followHostLoads } from "../host/load-feed.ts";
 import { secureIds } from "./secure-ids.ts";
 import type { ServiceConfig } from "../config.ts";
 import { VERSION } from "../version.ts";
@@ -95,7 +98,8 @@ function inboxPrefixOf(nc: NatsConnection): string | undefined {
 }
 
 /** The kinds every instance serves. */
-const KIND_MODULES: readonly ((ctx: KindContext) => KindModule)[] = [lockModule, proxyModule, routeModule];
+/** The module that folds a start's backlog on a worker thread. */
+const BACKLOG_WORKER = new URL("./backlog-worker.ts", import.meta.url);
 
 /** How long the server is given to say which account the service runs in (it answers in about a millisecond). */
 const ACCOUNT_LOOK_MS = 1000;
@@ -128,8 +132,7 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
     dedupWindowMs: config.dedupWindowMs,
     snapshots,
     // The worker that folds a long backlog at start builds the kinds' logic from the same settings.
-    foldSettings: config,
-    backlogWorkerMinSeq: options.backlogWorkerMinSeq,
+    backlogWorker: { entry: BACKLOG_WORKER, settings: config, minSeq: options.backlogWorkerMinSeq },
     requestTimeoutMs: config.requestTimeoutMs,
     opTimeoutMs: OP_TIMEOUT_MS,
     observer: observer && {
@@ -143,8 +146,8 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
   const hostLoads = new HostLoads(config.loadStaleMs, clock, { maxUnknown: config.maxUnknownLoads });
   const loadFeed = followHostLoads(nc, subjects, hostLoads, logger);
   await withDeadline(nc.flush(), OP_TIMEOUT_MS, "subscribe to host loads");
-  const ctx: KindContext = { runtime, log, subjects, config, clock, logger, newId: options.newId ?? secureIds(), hostLoads };
-  const modules = KIND_MODULES.map((make) => make(ctx));
+  const ctx: KindContext = { runtime, log, subjects, config, clock, logger, newId: options.newId ?? secureIds() };
+  const modules: KindModule[] = [lockModule(ctx), proxyModule(ctx), routeModule(ctx, hostLoads)];
   const startedAt = performance.now();
   await Promise.all(modules.map(async (module) => module.start?.()));
   logger.info(

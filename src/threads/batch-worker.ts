@@ -5,7 +5,7 @@
  * main thread's backpressure waits on), and answers `finish()` at the end.
  */
 import { parentPort, workerData } from "node:worker_threads";
-import type { StoredMessage } from "../events/index.ts";
+import type { StoredMessage } from "../events/event-log.ts";
 import { BatchUnpacker, type FoldBatch } from "./message-batches.ts";
 
 /** Index in the shared counters: batches the worker has folded. */

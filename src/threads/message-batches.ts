@@ -2,7 +2,7 @@
  * Stored messages packed for a worker thread: a batch is a few flat buffers
  * (transferred, not copied) instead of one cloned object per message.
  */
-import type { StoredMessage } from "../events/index.ts";
+import type { StoredMessage } from "../events/event-log.ts";
 
 /** Messages per batch handed to a worker. */
 export const BATCH_MESSAGES = 4096;

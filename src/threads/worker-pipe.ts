@@ -13,7 +13,7 @@
  * worker-bundle.ts). Every wait is bounded: a worker that folds nothing for
  * the stall timeout fails the pipe, and the worker is always terminated.
  */
-import type { StoredMessage } from "../events/index.ts";
+import type { StoredMessage } from "../events/event-log.ts";
 import { BatchPacker } from "./message-batches.ts";
 import { DONE_BATCHES, FAILED, type FromWorker } from "./batch-worker.ts";
 import { startWorker } from "./worker-bundle.ts";

@@ -7,19 +7,16 @@
  * "at that instant" for cross-actor rules (host health) means at that point
  * of the stream, which totally orders every actor's events.
  */
-import {
-  hostEventSchemas,
-  isUnparsable,
-  lockEventSchemas,
-  proxyEventSchemas,
-  routeEventSchemas,
-  sessionEventSchemas,
-  type EventEnvelope,
-  type StoredMessage,
-  instantMs,
-} from "../events/index.ts";
+import { hostEventSchemas } from "../host/events.ts";
+import { isUnparsable, type EventEnvelope } from "../events/envelope.ts";
+import { lockEventSchemas } from "../lock/events.ts";
+import { proxyEventSchemas } from "../proxy/events.ts";
+import { routeEventSchemas } from "../route/events.ts";
+import { sessionEventSchemas } from "../session/events.ts";
+import { type StoredMessage } from "../events/event-log.ts";
+import { instantMs } from "../events/instant.ts";
 import { ACTOR_KINDS, type ActorKind, type Subjects } from "../contract/subjects.ts";
-import { compareCodeUnits } from "../projections/index.ts";
+import { compareCodeUnits } from "../contract/code-units.ts";
 import { StreamFold, type ActorRef } from "./stream-fold.ts";
 import { iso } from "./time.ts";
 import type { StreamSource } from "./stream-reader.ts";

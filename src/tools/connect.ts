@@ -6,7 +6,8 @@
 import type { NatsConnection } from "@nats-io/nats-core";
 import { JetStreamApiCodes, JetStreamApiError } from "@nats-io/jetstream";
 import { DEFAULTS } from "../config.ts";
-import { JetStreamEventLog, type EventLog } from "../events/index.ts";
+import { JetStreamEventLog } from "../events/jetstream-event-log.ts";
+import { type EventLog } from "../events/event-log.ts";
 import { isValidPrefix, Subjects } from "../contract/subjects.ts";
 import { ToolConnectionError, ToolUsageError } from "./errors.ts";
 

@@ -2,7 +2,7 @@
  * `leasehold replay`'s text: the replay view (src/tools/replay.ts) as aligned
  * tables, one section per kind, and the labels cell `status` shares.
  */
-import { compareCodeUnits } from "../projections/index.ts";
+import { compareCodeUnits } from "../contract/code-units.ts";
 import type { ReplayView } from "./replay.ts";
 import { cell, renderTable } from "./table.ts";
 import { formatDuration } from "./time.ts";

@@ -6,22 +6,16 @@
  * is live at T iff `expiresAt > T`, a proxy lease active iff `T < expiresAt`,
  * a cooldown iff `T < untilAt`.
  */
-import type { StoredMessage } from "../events/index.ts";
+import type { StoredMessage } from "../events/event-log.ts";
 import type { ActorKind, Subjects } from "../contract/subjects.ts";
-import {
-  compareCodeUnits,
-  leaseView,
-  proxyView,
-  routeLeaseView,
-  sortedLeases,
-  type LeaseView,
-  type ProxyView,
-  type RouteLeaseView,
-} from "../projections/index.ts";
-import { queueAt } from "../projections/lock-queue.ts";
-import { resolveSessions } from "../projections/lock-sessions.ts";
-import { OPEN_END } from "../projections/lock.ts";
-import { sessionLiveAt, type SessionLookup } from "../projections/session.ts";
+import { routeLeaseView, sortedLeases, type RouteLeaseView } from "../route/state.ts";
+import { compareCodeUnits } from "../contract/code-units.ts";
+import { leaseView, type LeaseView } from "../lock/state.ts";
+import { proxyView, type ProxyView } from "../proxy/state.ts";
+import { queueAt } from "../lock/queue.ts";
+import { resolveSessions } from "../lock/session-waiters.ts";
+import { OPEN_END } from "../lock/state.ts";
+import { sessionLiveAt, type SessionLookup } from "../session/state.ts";
 import { StreamFold } from "./stream-fold.ts";
 import type { StreamSource } from "./stream-reader.ts";
 import { iso } from "./time.ts";

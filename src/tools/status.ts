@@ -6,9 +6,10 @@
  * with the lock projection and shown with their holder and time left.
  */
 import type { NatsConnection } from "@nats-io/nats-core";
-import type { EventLog } from "../events/index.ts";
+import type { EventLog } from "../events/event-log.ts";
 import type { Subjects } from "../contract/subjects.ts";
-import type { ProxyView, RouteLeaseView } from "../projections/index.ts";
+import type { ProxyView } from "../proxy/state.ts";
+import type { RouteLeaseView } from "../route/state.ts";
 import { ToolConnectionError } from "./errors.ts";
 import { foldStream, replayView, type HostReplayView } from "./replay.ts";
 import { holderCell, labelsText } from "./replay-render.ts";

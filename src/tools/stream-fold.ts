@@ -1,16 +1,22 @@
 /**
  * The whole stream folded into every actor's state, with each kind's logic
- * (src/logic) as the service's actors and projections run it, so replay and
- * audit cannot disagree with the service about what a history means.
+ * as the service's actors and projections run it, so replay and audit cannot
+ * disagree with the service about what a history means.
  */
-import { decodeEvent, isUnparsable, type HistoryEntry, type StoredMessage } from "../events/index.ts";
+import { decodeEvent, isUnparsable, type HistoryEntry } from "../events/envelope.ts";
+import { type StoredMessage } from "../events/event-log.ts";
 import { ACTOR_KINDS, type ActorKind, type Subjects } from "../contract/subjects.ts";
 import { decodeToken } from "../contract/subject-token.ts";
-import type { KindFold, HostState, LockState, ProxyState, RouteState, SessionState } from "../projections/index.ts";
-import { kindFolds } from "../logic/kind-folds.ts";
+import type { KindFold } from "../projections/kind-fold.ts";
+import type { HostState } from "../host/state.ts";
+import type { LockState } from "../lock/state.ts";
+import type { ProxyState } from "../proxy/state.ts";
+import type { RouteState } from "../route/state.ts";
+import type { SessionState } from "../session/state.ts";
+import { kindFolds } from "../service/kind-folds.ts";
 import { DEFAULTS } from "../config.ts";
 
-/** Each kind's fold, with the defaults completing the logic's arguments (folding reads no setting: src/logic/kind-folds.ts). */
+/** Each kind's fold, with the defaults completing the logic's arguments (folding reads no setting: src/service/kind-folds.ts). */
 export const KIND_FOLDS = kindFolds(DEFAULTS);
 
 /** How many subjects' actors {@link StreamFold.actorOf} remembers at most. */

@@ -8,7 +8,8 @@
  */
 import type { NatsConnection } from "@nats-io/nats-core";
 import { jetstream } from "@nats-io/jetstream";
-import { storedMillis, type EventLog, type StoredMessage } from "../events/index.ts";
+import { storedMillis } from "../events/stored-time.ts";
+import { type EventLog, type StoredMessage } from "../events/event-log.ts";
 import { scanStream } from "../events/jetstream-scan.ts";
 import { type Subjects } from "../contract/subjects.ts";
 

@@ -4,7 +4,7 @@
  * durations (`500ms`, `30s`, `10m`, `2h`, `1d`), and the search for the first
  * stream message stored at or after an instant.
  */
-import type { EventLog } from "../events/index.ts";
+import type { EventLog } from "../events/event-log.ts";
 import { ToolUsageError } from "./errors.ts";
 
 const DURATION_UNITS: Readonly<Record<string, number>> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };

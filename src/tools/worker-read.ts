@@ -5,7 +5,7 @@
  * decodes, folds and checks them with the same code as the one-thread path
  * ({@link replaySource}, {@link auditSource}), so the answers are the same.
  */
-import type { StoredMessage } from "../events/index.ts";
+import type { StoredMessage } from "../events/event-log.ts";
 import type { Subjects } from "../contract/subjects.ts";
 import type { AuditOptions, AuditSummary } from "./audit.ts";
 import type { ReplayFilter, ReplayRange, ReplayView } from "./replay.ts";

@@ -16,9 +16,9 @@ import { Subjects } from "../../src/contract/subjects.ts";
 import { ActorRuntime } from "../../src/actors/actor-runtime.ts";
 import { isInDoubt, type TurnResult } from "../../src/actors/turn-result.ts";
 import { ManualClock } from "../../src/actors/clock.ts";
-import type { LockCommand } from "../../src/logic/lock/commands.ts";
-import { lockLogic } from "../../src/logic/lock/logic.ts";
-import { etagOf } from "../../src/projections/lock.ts";
+import type { LockCommand } from "../../src/lock/commands.ts";
+import { lockLogic } from "../../src/lock/logic.ts";
+import { etagOf } from "../../src/lock/state.ts";
 import { DEFAULT_SETTINGS, iso, T0 } from "../support/lock-given.ts";
 import { withCaughtUp } from "../support/projections.ts";
 

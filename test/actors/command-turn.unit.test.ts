@@ -7,21 +7,15 @@
  * whose step never ends.
  */
 import { describe, expect, it, vi } from "vitest";
-import {
-  baseMsgId,
-  LogUnavailableError,
-  WrongLastSequenceError,
-  encodeEvent,
-  type AppendResult,
-  type EventEnvelope,
-} from "../../src/events/index.ts";
-import type { ProjectionRecord } from "../../src/projections/index.ts";
-import { lockLogic } from "../../src/logic/lock/logic.ts";
-import type { LockCommand } from "../../src/logic/lock/commands.ts";
+import { baseMsgId, LogUnavailableError, WrongLastSequenceError, type AppendResult } from "../../src/events/event-log.ts";
+import { encodeEvent, type EventEnvelope } from "../../src/events/envelope.ts";
+import type { ProjectionRecord } from "../../src/projections/kind-fold.ts";
+import { lockLogic } from "../../src/lock/logic.ts";
+import type { LockCommand } from "../../src/lock/commands.ts";
 import { runTurn, type AppendInput, type TurnPorts } from "../../src/actors/command-turn.ts";
 import { TurnDeadlines } from "../../src/actors/turn-deadlines.ts";
 import { isInDoubt, type TurnResult } from "../../src/actors/turn-result.ts";
-import type { Decision } from "../../src/logic/decision.ts";
+import type { Decision } from "../../src/actors/decision.ts";
 import { DEFAULT_SETTINGS, T0 } from "../support/lock-given.ts";
 
 const logic = lockLogic(DEFAULT_SETTINGS);

@@ -11,9 +11,10 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import type { TurnResult } from "../../src/actors/index.ts";
-import { decodeEvent, isUnparsable, MemoryEventLog } from "../../src/events/index.ts";
-import { MemoryProjectionSnapshotStore } from "../../src/projections/index.ts";
+import type { TurnResult } from "../../src/actors/turn-result.ts";
+import { decodeEvent, isUnparsable } from "../../src/events/envelope.ts";
+import { MemoryEventLog } from "../../src/events/memory-event-log.ts";
+import { MemoryProjectionSnapshotStore } from "../../src/projections/snapshot-stores.ts";
 import { startSimService, type SimService } from "../tools/support/sim-service.ts";
 
 const LOCKS = ["a", "b", "c"];

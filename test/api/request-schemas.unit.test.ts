@@ -5,9 +5,9 @@
  * every other.
  */
 import { describe, expect, it } from "vitest";
-import { hostRequests } from "../../src/api/host-requests.ts";
-import { lockRequests } from "../../src/api/lock-requests.ts";
-import { parseRequest } from "../../src/api/validation.ts";
+import { hostRequests } from "../../src/host/requests.ts";
+import { lockRequests } from "../../src/lock/requests.ts";
+import { parseRequest } from "../../src/transport/validation.ts";
 
 const body = (o: unknown) => new TextEncoder().encode(JSON.stringify(o));
 

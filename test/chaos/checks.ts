@@ -5,7 +5,7 @@
  */
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { type StoredMessage } from "../../src/events/index.ts";
+import { type StoredMessage } from "../../src/events/event-log.ts";
 import { Subjects } from "../../src/contract/subjects.ts";
 import { chaosLogDir } from "./log-dir.ts";
 import { Auditor, type AuditRule } from "../../src/tools/audit.ts";

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { type StoredMessage } from "../../src/events/index.ts";
+import { type StoredMessage } from "../../src/events/event-log.ts";
 import { Subjects } from "../../src/contract/subjects.ts";
 import { checkRun, checkTimeouts, lockHistory, VerdictBuilder } from "./checks.ts";
 import type { OpRecord, OpResult } from "./history.ts";

@@ -7,7 +7,7 @@
  * must never overlap; the audit cannot see such an overlap when the deciding
  * instance's clock is off, since every event carries that instance's own `at`.
  */
-import type { StoredMessage } from "../../src/events/index.ts";
+import type { StoredMessage } from "../../src/events/event-log.ts";
 import type { VerdictBuilder } from "./checks.ts";
 import type { OpRecord } from "./history.ts";
 

@@ -14,7 +14,7 @@
 import { randomUUID } from "node:crypto";
 import { connect } from "@nats-io/transport-node";
 import { startLocalCluster, type LocalNatsCluster } from "../../src/cluster/local-cluster.ts";
-import { LEADER_LEASE_MS } from "../../src/events/index.ts";
+import { LEADER_LEASE_MS } from "../../src/events/leader-lease.ts";
 import { eventStreamOf } from "../faults/drill.ts";
 import { checkRun, checkTimeouts, VerdictBuilder } from "./checks.ts";
 import type { OpRecord, Outage } from "./history.ts";

@@ -3,7 +3,7 @@
  * SIGTERM (each must exit 0 within 10 s), and turn the records, the stream
  * and the verdict into the report the runner prints and writes as JSON.
  */
-import type { StoredMessage } from "../../src/events/index.ts";
+import type { StoredMessage } from "../../src/events/event-log.ts";
 import type { ChaosCheck, VerdictBuilder } from "./checks.ts";
 import { availability, unservedBreakdown, type OpRecord, type Outage } from "./history.ts";
 import type { ChaosReport, FaultRecord } from "./scenario.ts";

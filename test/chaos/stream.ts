@@ -5,7 +5,7 @@
  */
 import { connect } from "@nats-io/transport-node";
 import { jetstream, jetstreamManager } from "@nats-io/jetstream";
-import type { StoredMessage } from "../../src/events/index.ts";
+import type { StoredMessage } from "../../src/events/event-log.ts";
 
 /** Every message of `stream`, in order; throws when it cannot be read within `timeoutMs`. */
 export async function readWholeStream(servers: readonly string[], stream: string, timeoutMs = 30_000): Promise<StoredMessage[]> {

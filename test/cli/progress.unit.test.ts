@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { ReadProgress, withProgress } from "../../src/cli/progress.ts";
-import { MemoryEventLog } from "../../src/events/index.ts";
+import { MemoryEventLog } from "../../src/events/memory-event-log.ts";
 
 function sink() {
   const writes: string[] = [];

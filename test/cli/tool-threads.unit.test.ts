@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { TWO_THREADS_FROM_MESSAGES, toolsOnTwoThreads, toolThreadsSetting } from "../../src/cli/tool-threads.ts";
-import { ToolUsageError } from "../../src/tools/index.ts";
+import { ToolUsageError } from "../../src/tools/errors.ts";
 
 describe("tool threads", () => {
   it("reads LEASEHOLD_TOOLS_THREADS", () => {

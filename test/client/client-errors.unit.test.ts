@@ -6,7 +6,7 @@
 import { describe, expect, it } from "vitest";
 import { headers } from "@nats-io/nats-core";
 import { ERROR_CODES, STATUS, errorBody } from "../../src/contract/errors.ts";
-import { REPLY_TO_HEADER as SERVER_REPLY_TO } from "../../src/api/command-consumer.ts";
+import { REPLY_TO_HEADER as SERVER_REPLY_TO } from "../../src/transport/command-consumer.ts";
 import {
   ERROR_CLASSES,
   LeaseholdError,

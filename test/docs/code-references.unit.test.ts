@@ -5,10 +5,10 @@
  * file is declared in that file. A symbol is named with its file in one of
  * these forms, so that a rename fails here instead of leaving the docs behind:
  *
- *   `src/api/serve-endpoint.ts#endpointServer`   (a member: `src/x.ts#Class.method`)
- *   `endpointServer` in `src/api/serve-endpoint.ts`
- *   `src/api/serve-endpoint.ts`'s `endpointServer`
- *   `src/api/serve-endpoint.ts` — `endpointServer` ...   (a step of a walkthrough)
+ *   `src/transport/serve-endpoint.ts#endpointServer`   (a member: `src/x.ts#Class.method`)
+ *   `endpointServer` in `src/transport/serve-endpoint.ts`
+ *   `src/transport/serve-endpoint.ts`'s `endpointServer`
+ *   `src/transport/serve-endpoint.ts` — `endpointServer` ...   (a step of a walkthrough)
  *
  * A walkthrough wrapped in `<!-- walkthrough: <what> -->` and
  * `<!-- /walkthrough -->` must also name each of its source files with the
@@ -91,7 +91,8 @@ function repositoryMarkdown(): string[] {
     cwd: ROOT,
     encoding: "utf8",
   });
-  return out.split("\0").filter((f) => f !== "" && existsSync(join(ROOT, f)));
+  // bench/results/ records what was measured, in the tree of its day: its paths are history, not references.
+  return out.split("\0").filter((f) => f !== "" && !f.startsWith("bench/results/") && existsSync(join(ROOT, f)));
 }
 
 /** Paths git ignores (generated output such as bench/results/): cited as where a command writes, not as code. */

@@ -11,16 +11,11 @@ import fc from "fast-check";
 import { beforeAll, describe, expect, it } from "vitest";
 import type { z } from "zod";
 import { compileSchema } from "../../src/events/compiled-schemas.ts";
-import {
-  decodeEvent,
-  decodeParsed,
-  encodeEvent,
-  hostEventSchemas,
-  lockEventSchemas,
-  proxyEventSchemas,
-  routeEventSchemas,
-  type EventEnvelope,
-} from "../../src/events/index.ts";
+import { decodeEvent, decodeParsed, encodeEvent, type EventEnvelope } from "../../src/events/envelope.ts";
+import { hostEventSchemas } from "../../src/host/events.ts";
+import { lockEventSchemas } from "../../src/lock/events.ts";
+import { proxyEventSchemas } from "../../src/proxy/events.ts";
+import { routeEventSchemas } from "../../src/route/events.ts";
 import { simulateWorkload } from "../tools/support/workload.ts";
 
 const DATA_SCHEMAS: Readonly<Record<string, z.ZodType>> = {

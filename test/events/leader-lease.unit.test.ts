@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { leaderHoldsQuorum } from "../../src/events/index.ts";
+import { leaderHoldsQuorum } from "../../src/events/leader-lease.ts";
 
 const peer = (name: string, activeMs: number, offline = false) => ({ name, current: true, offline, active: activeMs * 1e6, lag: 0 });
 

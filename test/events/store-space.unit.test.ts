@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { StoreSpaceWatch } from "../../src/events/index.ts";
+import { StoreSpaceWatch } from "../../src/events/store-space.ts";
 
 describe("StoreSpaceWatch", () => {
   const watchAt = () => {

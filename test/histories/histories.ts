@@ -10,19 +10,19 @@
  */
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import type { ActorLogic, Command } from "../../src/logic/actor-logic.ts";
-import { hostLogic } from "../../src/logic/host/logic.ts";
-import { lockLogic } from "../../src/logic/lock/logic.ts";
-import { proxyLogic } from "../../src/logic/proxy/logic.ts";
-import { chooserNamed } from "../../src/logic/route/chooser.ts";
-import { routeLogic } from "../../src/logic/route/logic.ts";
-import { sessionLogic } from "../../src/logic/session/logic.ts";
+import type { ActorLogic, Command } from "../../src/actors/actor-logic.ts";
+import { hostLogic } from "../../src/host/logic.ts";
+import { lockLogic } from "../../src/lock/logic.ts";
+import { proxyLogic } from "../../src/proxy/logic.ts";
+import { chooserNamed } from "../../src/route/chooser.ts";
+import { routeLogic } from "../../src/route/logic.ts";
+import { sessionLogic } from "../../src/session/logic.ts";
 import type { ServiceConfig } from "../../src/config.ts";
-import { decodeEvent, isUnparsable } from "../../src/events/index.ts";
+import { decodeEvent, isUnparsable } from "../../src/events/envelope.ts";
 import { type ActorKind } from "../../src/contract/subjects.ts";
 import { decodeToken } from "../../src/contract/subject-token.ts";
-import { LeaseMap } from "../../src/projections/lease-map.ts";
-import { WaiterQueue } from "../../src/projections/waiter-queue.ts";
+import { LeaseMap } from "../../src/route/lease-map.ts";
+import { WaiterQueue } from "../../src/lock/waiter-queue.ts";
 
 /** The folds' settings a history was recorded with. */
 export type FoldSettings = Pick<ServiceConfig, "lockTtlMs" | "maxTtlMs" | "cooldownMs" | "cooldownBackoff" | "maxCooldownMs" | "routeIdleMs">;

@@ -8,7 +8,7 @@
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { Subjects } from "../../src/contract/subjects.ts";
-import { collectStatus } from "../../src/tools/index.ts";
+import { collectStatus } from "../../src/tools/status.ts";
 import { call, uniquePrefix } from "../support/nats.ts";
 import { startHttpTestService, type HttpTestService } from "./support/http-service.ts";
 

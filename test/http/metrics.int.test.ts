@@ -5,7 +5,7 @@
  * catches up with a long stream and 200 after, again after a restart.
  */
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { encodeEvent } from "../../src/events/index.ts";
+import { encodeEvent } from "../../src/events/envelope.ts";
 import { Subjects } from "../../src/contract/subjects.ts";
 import { call, startTestService, uniquePrefix, type TestService } from "../support/nats.ts";
 import { ServiceMetrics } from "../../src/http/index.ts";

@@ -47,10 +47,31 @@ describe("layer rules", { timeout: 60_000 }, () => {
     ).toEqual([]);
   });
 
-  it("refuse the domain importing the wire: an actor importing an api endpoint table", async () => {
+  it("refuse the shared runtime importing a kind: an actor importing the lock's endpoint table", async () => {
     expect(
-      await errorsOf("src/actors/probe.ts", 'import { lockEndpoints } from "../api/endpoints.ts";\nexport { lockEndpoints };\n'),
+      await errorsOf("src/actors/probe.ts", 'import { lockEndpoints } from "../lock/endpoints.ts";\nexport { lockEndpoints };\n'),
     ).toEqual(["import-x/no-restricted-paths"]);
+  });
+
+  it("keep kinds apart: a lock uses sessions only through src/session/index.ts, and a session never imports a lock", async () => {
+    expect(
+      await errorsOf("src/lock/probe.ts", 'import { sessionLiveAt } from "../session/state.ts";\nexport { sessionLiveAt };\n'),
+    ).toEqual(["import-x/no-restricted-paths"]);
+    expect(
+      await errorsOf("src/lock/probe.ts", 'import { sessionLiveAt } from "../session/index.ts";\nexport { sessionLiveAt };\n'),
+    ).toEqual([]);
+    expect(await errorsOf("src/session/probe.ts", 'import { lockLogic } from "../lock/logic.ts";\nexport { lockLogic };\n')).toEqual([
+      "import-x/no-restricted-paths",
+    ]);
+  });
+
+  it("let the envelope read each kind's event schemas, and nothing else of a kind", async () => {
+    expect(await errorsOf("src/events/probe.ts", 'import { isLockEvent } from "../lock/events.ts";\nexport { isLockEvent };\n')).toEqual(
+      [],
+    );
+    expect(await errorsOf("src/events/probe.ts", 'import { lockLogic } from "../lock/logic.ts";\nexport { lockLogic };\n')).toEqual([
+      "import-x/no-restricted-paths",
+    ]);
   });
 
   it("refuse the client importing anything but the contract", async () => {
@@ -63,10 +84,10 @@ describe("layer rules", { timeout: 60_000 }, () => {
     expect(await errorsOf("src/client/probe.ts", 'import { STATUS } from "../contract/errors.ts";\nexport { STATUS };\n')).toEqual([]);
   });
 
-  it("let downward imports through: the app layer importing the runtime and a projection", async () => {
+  it("let downward imports through: a kind importing the runtime and a shared projection", async () => {
     const code =
-      'import { ActorRuntime } from "../actors/actor-runtime.ts";\nimport { RouteTable } from "../projections/route-table.ts";\nexport { ActorRuntime, RouteTable };\n';
-    expect(await errorsOf("src/app/probe.ts", code)).toEqual([]);
+      'import { ActorRuntime } from "../actors/actor-runtime.ts";\nimport { ProjectedReadModel } from "../projections/read-model.ts";\nexport { ActorRuntime, ProjectedReadModel };\n';
+    expect(await errorsOf("src/route/probe.ts", code)).toEqual([]);
   });
 
   describe("an import cycle", () => {

@@ -1,10 +1,10 @@
 import fc from "fast-check";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { decodeEvent, encodeEvent, isUnparsable, type EventEnvelope, type HistoryEntry } from "../../src/events/envelope.ts";
-import type { LockCommand, LockSettings } from "../../src/logic/lock/commands.ts";
-import { decideLock } from "../../src/logic/lock/logic.ts";
-import { initialLockState, leaseEtag, type LockState } from "../../src/projections/lock.ts";
-import { evolveLock } from "../../src/logic/lock/logic.ts";
+import type { LockCommand, LockSettings } from "../../src/lock/commands.ts";
+import { decideLock } from "../../src/lock/logic.ts";
+import { initialLockState, leaseEtag, type LockState } from "../../src/lock/state.ts";
+import { evolveLock } from "../../src/lock/logic.ts";
 import {
   acquired,
   DEFAULT_SETTINGS,

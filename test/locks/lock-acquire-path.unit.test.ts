@@ -1,5 +1,5 @@
 /**
- * One way per request (src/api/endpoints.ts#lockEndpoints): a `lock.acquire`
+ * One way per request (src/service/endpoints.ts#lockEndpoints): a `lock.acquire`
  * without `waitMs` is one turn of the lock's actor and never reaches the lock
  * waiters, even when it repeats the `requestId` of an acquire that joined the
  * queue and is parked: its turn finds that place and answers the lock or
@@ -10,13 +10,13 @@ import { describe, expect, it, vi } from "vitest";
 import { ActorRuntime } from "../../src/actors/actor-runtime.ts";
 import { ManualClock } from "../../src/actors/clock.ts";
 import type { TurnResult } from "../../src/actors/turn-result.ts";
-import { lockEndpoints } from "../../src/api/endpoints.ts";
-import { LockWaiters } from "../../src/app/lock-waiters.ts";
+import { lockEndpoints } from "../../src/lock/endpoints.ts";
+import { LockWaiters } from "../../src/lock/waiters.ts";
 import { Subjects } from "../../src/contract/subjects.ts";
 import { MemoryEventLog } from "../../src/events/memory-event-log.ts";
-import { lockLogic } from "../../src/logic/lock/logic.ts";
-import { LockTurns } from "../../src/app/lock-turns.ts";
-import { isWaitingReply } from "../../src/logic/lock/waiting-reply.ts";
+import { lockLogic } from "../../src/lock/logic.ts";
+import { LockTurns } from "../../src/lock/turns.ts";
+import { isWaitingReply } from "../../src/lock/waiting-reply.ts";
 import { DEFAULT_SETTINGS } from "../support/lock-given.ts";
 
 const logger = pino({ level: "silent" });

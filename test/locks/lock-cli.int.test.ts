@@ -8,7 +8,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { describe, expect, inject, it, vi } from "vitest";
 import type { NatsConnection } from "@nats-io/nats-core";
-import { JetStreamEventLog } from "../../src/events/index.ts";
+import { JetStreamEventLog } from "../../src/events/jetstream-event-log.ts";
 import { Subjects } from "../../src/contract/subjects.ts";
 import { uniquePrefix } from "../support/nats.ts";
 import { expectLease, expectOk, lockClient, srvAll, useLockHarness } from "../support/lock-fixtures.ts";

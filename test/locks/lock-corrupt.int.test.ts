@@ -5,7 +5,7 @@
  * generation keeps rising from the highest one in its history.
  */
 import { describe, expect, it } from "vitest";
-import { etagOf } from "../../src/projections/lock.ts";
+import { etagOf } from "../../src/lock/state.ts";
 import { uniquePrefix } from "../support/nats.ts";
 import {
   dataOf,

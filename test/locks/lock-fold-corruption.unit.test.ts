@@ -4,8 +4,8 @@
  * operator reads in the CORRUPT answer before resetting the lock.
  */
 import { describe, expect, it } from "vitest";
-import { initialLockState } from "../../src/projections/lock.ts";
-import { evolveLock } from "../../src/logic/lock/logic.ts";
+import { initialLockState } from "../../src/lock/state.ts";
+import { evolveLock } from "../../src/lock/logic.ts";
 import type { HistoryEntry } from "../../src/events/envelope.ts";
 import { acquired, LOCK, released, renewed, T0, unparsable } from "../support/lock-given.ts";
 

@@ -1,6 +1,6 @@
 /**
  * What a lock's fold and decisions cost per event with a long queue, counted
- * in the queue's own steps (src/projections/waiter-index.ts, `queueWork`:
+ * in the queue's own steps (src/lock/waiter-index.ts, `queueWork`:
  * index nodes visited, heap moves by depth, waiters read or copied), not
  * timed: with 10,000 waiters recorded, a join (its decision under
  * --max-waiters, with a requestId, and its fold), a renewal, a handover to
@@ -11,12 +11,12 @@
  * session, a few walks and no index built for that one reading.
  */
 import { describe, expect, it } from "vitest";
-import { decodeEvent, encodeEvent, type EventEnvelope, type HistoryEntry } from "../../src/events/index.ts";
-import type { LockCommand, LockSettings } from "../../src/logic/lock/commands.ts";
-import { lockLogic } from "../../src/logic/lock/logic.ts";
-import { leaseEtag, type LockState } from "../../src/projections/lock.ts";
-import type { SessionState } from "../../src/projections/session.ts";
-import { queueWork } from "../../src/projections/waiter-index.ts";
+import { decodeEvent, encodeEvent, type EventEnvelope, type HistoryEntry } from "../../src/events/envelope.ts";
+import type { LockCommand, LockSettings } from "../../src/lock/commands.ts";
+import { lockLogic } from "../../src/lock/logic.ts";
+import { leaseEtag, type LockState } from "../../src/lock/state.ts";
+import type { SessionState } from "../../src/session/state.ts";
+import { queueWork } from "../../src/lock/waiter-index.ts";
 import { T0 } from "../support/lock-given.ts";
 
 const SETTINGS: LockSettings = { lockTtlMs: 30_000, maxTtlMs: 60_000, claimWindowMs: 5000, maxWaiters: 20_000 };

@@ -5,9 +5,9 @@
  * joined an empty queue, or when the head before it was granted the lock.
  */
 import { describe, expect, it } from "vitest";
-import { initialLockState } from "../../src/projections/lock.ts";
-import { evolveLock } from "../../src/logic/lock/logic.ts";
-import type { HistoryEntry } from "../../src/events/index.ts";
+import { initialLockState } from "../../src/lock/state.ts";
+import { evolveLock } from "../../src/lock/logic.ts";
+import type { HistoryEntry } from "../../src/events/envelope.ts";
 import { iso, LOCK, lockEvent, T0 } from "../support/lock-given.ts";
 
 const S = 1000;

@@ -1,23 +1,23 @@
 /**
- * What a lock's wait queue costs per event (src/app/lock-waiters.ts,
- * src/app/parked-waiters.ts), counted in index entries and parked requests
+ * What a lock's wait queue costs per event (src/lock/waiters.ts,
+ * src/lock/parked-waiters.ts), counted in index entries and parked requests
  * read, not timed: with 100 or 10,000 requests parked on one lock, an event
  * of that lock (a renewal, a join, a handover) reads the same few entries
  * and wakes only the request whose turn it is, and the lock's fold and
  * decisions take the log n growth of the queue's own steps
- * (src/projections/waiter-index.ts, `queueWork`); and `--max-waiters` refuses a
+ * (src/lock/waiter-index.ts, `queueWork`); and `--max-waiters` refuses a
  * join past its bound with TOO_MANY_WAITERS, appending nothing.
  */
 import { pino } from "pino";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { ActorRuntime } from "../../src/actors/actor-runtime.ts";
 import type { TurnResult } from "../../src/actors/turn-result.ts";
-import { LockWaiters } from "../../src/app/lock-waiters.ts";
+import { LockWaiters } from "../../src/lock/waiters.ts";
 import { Subjects } from "../../src/contract/subjects.ts";
 import { MemoryEventLog } from "../../src/events/memory-event-log.ts";
-import { lockLogic } from "../../src/logic/lock/logic.ts";
-import type { LockSettings } from "../../src/logic/lock/commands.ts";
-import { queueWork } from "../../src/projections/waiter-index.ts";
+import { lockLogic } from "../../src/lock/logic.ts";
+import type { LockSettings } from "../../src/lock/commands.ts";
+import { queueWork } from "../../src/lock/waiter-index.ts";
 import { DEFAULT_SETTINGS, T0 } from "../support/lock-given.ts";
 
 const logger = pino({ level: "silent" });

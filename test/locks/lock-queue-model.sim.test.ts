@@ -14,11 +14,12 @@
  */
 import { describe, expect, it } from "vitest";
 import fc from "fast-check";
-import { decideLock, lockLogic, type LockCommand, type LockSettings } from "../../src/logic/lock/index.ts";
-import { isWaitingReply } from "../../src/logic/lock/waiting-reply.ts";
-import { decodeEvent, encodeEvent, isUnparsable, type EventEnvelope } from "../../src/events/index.ts";
-import { etagOf, initialLockState, type LockState } from "../../src/projections/lock.ts";
-import { evolveLock } from "../../src/logic/lock/logic.ts";
+import { decideLock, lockLogic } from "../../src/lock/logic.ts";
+import { type LockCommand, type LockSettings } from "../../src/lock/commands.ts";
+import { isWaitingReply } from "../../src/lock/waiting-reply.ts";
+import { decodeEvent, encodeEvent, isUnparsable, type EventEnvelope } from "../../src/events/envelope.ts";
+import { etagOf, initialLockState, type LockState } from "../../src/lock/state.ts";
+import { evolveLock } from "../../src/lock/logic.ts";
 import { iso, T0 } from "../support/event-builders.ts";
 
 const NAME = "sim";

@@ -6,8 +6,8 @@
  * a reference model is lock-queue-model.sim.test.ts.
  */
 import { describe, expect, it } from "vitest";
-import { queueAt, nextQueueChangeAt } from "../../src/projections/lock-queue.ts";
-import type { HistoryEntry } from "../../src/events/index.ts";
+import { queueAt, nextQueueChangeAt } from "../../src/lock/queue.ts";
+import type { HistoryEntry } from "../../src/events/envelope.ts";
 import { acquired, givenLock, iso, LOCK, lockEvent, released, renewed, T0 } from "../support/lock-given.ts";
 
 const S = 1000;

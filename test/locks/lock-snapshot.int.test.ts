@@ -8,14 +8,10 @@
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { Objm } from "@nats-io/obj";
-import { lockLogic } from "../../src/logic/lock/logic.ts";
-import {
-  encodeProjectionSnapshot,
-  ObjectProjectionSnapshotStore,
-  readSnapshot,
-  writePart,
-  type RestoredSnapshot,
-} from "../../src/projections/index.ts";
+import { lockLogic } from "../../src/lock/logic.ts";
+import { encodeProjectionSnapshot } from "../../src/projections/legacy-snapshots.ts";
+import { ObjectProjectionSnapshotStore } from "../../src/projections/snapshot-stores.ts";
+import { readSnapshot, writePart, type RestoredSnapshot } from "../../src/projections/projection-snapshots.ts";
 import { call, connectNats, startTestService, uniquePrefix, type TestService } from "../support/nats.ts";
 
 /** The lock projection's fold version, as the service's lock logic declares it. */

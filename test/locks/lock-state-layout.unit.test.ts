@@ -6,11 +6,11 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { evolveLock } from "../../src/logic/lock/logic.ts";
-import { etagOf, initialLockState, leaseView, type LockState } from "../../src/projections/lock.ts";
-import { NO_WAITERS } from "../../src/projections/lock-queue.ts";
-import { applySessionEnds } from "../../src/projections/lock-sessions.ts";
-import type { HistoryEntry } from "../../src/events/index.ts";
+import { evolveLock } from "../../src/lock/logic.ts";
+import { etagOf, initialLockState, leaseView, type LockState } from "../../src/lock/state.ts";
+import { NO_WAITERS } from "../../src/lock/queue.ts";
+import { applySessionEnds } from "../../src/lock/session-waiters.ts";
+import type { HistoryEntry } from "../../src/events/envelope.ts";
 import { iso, LOCK, lockEvent, T0 } from "../support/lock-given.ts";
 
 const S = 1000;

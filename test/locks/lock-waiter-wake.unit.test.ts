@@ -1,5 +1,5 @@
 /**
- * When a parked lock acquire wakes (src/app/lock-waiters.ts): at the lease's
+ * When a parked lock acquire wakes (src/lock/waiters.ts): at the lease's
  * expiry, even when the clock reaches that expiry between the instant the
  * wait is looked at and the instant its wake-up is set. A timer may fire a
  * millisecond before the wall clock shows its instant; a wait that read the
@@ -12,10 +12,10 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { ActorRuntime } from "../../src/actors/actor-runtime.ts";
 import type { Clock } from "../../src/actors/clock.ts";
 import type { TurnResult } from "../../src/actors/turn-result.ts";
-import { LockWaiters } from "../../src/app/lock-waiters.ts";
+import { LockWaiters } from "../../src/lock/waiters.ts";
 import { Subjects } from "../../src/contract/subjects.ts";
 import { MemoryEventLog } from "../../src/events/memory-event-log.ts";
-import { lockLogic } from "../../src/logic/lock/logic.ts";
+import { lockLogic } from "../../src/lock/logic.ts";
 import { DEFAULT_SETTINGS, T0 } from "../support/lock-given.ts";
 
 const logger = pino({ level: "silent" });

@@ -1,5 +1,5 @@
 /**
- * The lock's persistent wait queue (src/projections/waiter-queue.ts) reads
+ * The lock's persistent wait queue (src/lock/waiter-queue.ts) reads
  * as the array it replaced would, over random sequences of joins, head
  * departures and removals from any earlier version (persistence: a version
  * reads the same after a later one appended to the buffer it shares, and a
@@ -10,8 +10,8 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { advanceQueue, freeFrom, leavesHeadAt, livePlace, queueAt, type QueueSubject } from "../../src/projections/lock-queue.ts";
-import { INDEXED_FROM, WaiterQueue, type LockWaiter } from "../../src/projections/waiter-queue.ts";
+import { advanceQueue, freeFrom, leavesHeadAt, livePlace, queueAt, type QueueSubject } from "../../src/lock/queue.ts";
+import { INDEXED_FROM, WaiterQueue, type LockWaiter } from "../../src/lock/waiter-queue.ts";
 
 const T0 = Date.parse("2026-12-04T00:00:00.000Z");
 
@@ -203,7 +203,7 @@ describe("the lock's persistent wait queue", () => {
   });
 });
 
-/** The queue arithmetic on arrays, as src/projections/lock-queue.ts did it before the queue was indexed: the model. */
+/** The queue arithmetic on arrays, as src/lock/queue.ts did it before the queue was indexed: the model. */
 function arrayAdvance(
   subject: Omit<QueueSubject, "waiters"> & { readonly waiters: readonly LockWaiter[] },
   now: number,

@@ -1,5 +1,5 @@
 /**
- * The lock's statechart as the runtime runs it (src/logic/flat-machine.ts)
+ * The lock's statechart as the runtime runs it (src/actors/flat-machine.ts)
  * against XState's own `machine.transition`, over paths fast-check generates:
  * commands at rising instants, the events those commands decided folded back
  * as the stream would record them, and events that break the history
@@ -11,14 +11,14 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { createActor, type AnyMachineSnapshot, type EventObject } from "xstate";
-import { encodeEvent, decodeEvent, type EventEnvelope, type HistoryEntry } from "../../src/events/index.ts";
-import { compileFlatMachine } from "../../src/logic/flat-machine.ts";
-import { lockMachine, lockStateValue, type LockMachineEvent } from "../../src/logic/lock/machine.ts";
-import type { LockCommand, LockSettings } from "../../src/logic/lock/commands.ts";
-import type { DecidedEvent } from "../../src/logic/kind-logic.ts";
-import { recordedEventOf } from "../../src/logic/kind-logic.ts";
-import { etagOf, initialLockState, leaseEtag, type LockState } from "../../src/projections/lock.ts";
-import { lockEventSchemas } from "../../src/events/index.ts";
+import { encodeEvent, decodeEvent, type EventEnvelope, type HistoryEntry } from "../../src/events/envelope.ts";
+import { compileFlatMachine } from "../../src/actors/flat-machine.ts";
+import { lockMachine, lockStateValue, type LockMachineEvent } from "../../src/lock/machine.ts";
+import type { LockCommand, LockSettings } from "../../src/lock/commands.ts";
+import type { DecidedEvent } from "../../src/actors/kind-logic.ts";
+import { recordedEventOf } from "../../src/actors/kind-logic.ts";
+import { etagOf, initialLockState, leaseEtag, type LockState } from "../../src/lock/state.ts";
+import { lockEventSchemas } from "../../src/lock/events.ts";
 
 const SETTINGS: LockSettings = { lockTtlMs: 1000, maxTtlMs: 5000, claimWindowMs: 200 };
 const T0 = Date.parse("2026-12-04T00:00:00.000Z");

@@ -9,15 +9,15 @@
  */
 import { describe, expect, it } from "vitest";
 import { createActor } from "xstate";
-import { encodeEvent, decodeEvent, type EventEnvelope, type HistoryEntry } from "../../src/events/index.ts";
-import type { ActorLogic } from "../../src/logic/actor-logic.ts";
-import type { Command } from "../../src/logic/actor-logic.ts";
-import { lockLogic } from "../../src/logic/lock/logic.ts";
-import { lockMachine, lockStateValue } from "../../src/logic/lock/machine.ts";
-import type { LockSettings } from "../../src/logic/lock/commands.ts";
-import { proxyLogic, proxyMachineLogic } from "../../src/logic/proxy/logic.ts";
-import type { LockState } from "../../src/projections/lock.ts";
-import { NO_WAITERS } from "../../src/projections/lock-queue.ts";
+import { encodeEvent, decodeEvent, type EventEnvelope, type HistoryEntry } from "../../src/events/envelope.ts";
+import type { ActorLogic } from "../../src/actors/actor-logic.ts";
+import type { Command } from "../../src/actors/actor-logic.ts";
+import { lockLogic } from "../../src/lock/logic.ts";
+import { lockMachine, lockStateValue } from "../../src/lock/machine.ts";
+import type { LockSettings } from "../../src/lock/commands.ts";
+import { proxyLogic, proxyMachineLogic } from "../../src/proxy/logic.ts";
+import type { LockState } from "../../src/lock/state.ts";
+import { NO_WAITERS } from "../../src/lock/queue.ts";
 
 const SETTINGS: LockSettings = { lockTtlMs: 1000, maxTtlMs: 5000, claimWindowMs: 200 };
 const T0 = Date.parse("2026-12-04T00:00:00.000Z");

@@ -8,24 +8,23 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { MemoryEventLog, type StoredMessage } from "../../src/events/index.ts";
+import { MemoryEventLog } from "../../src/events/memory-event-log.ts";
+import { type StoredMessage } from "../../src/events/event-log.ts";
 import { Subjects } from "../../src/contract/subjects.ts";
 import { pino } from "pino";
-import {
-  BacklogFold,
-  FoldStore,
-  KindProjection,
-  MemoryProjectionSnapshotStore,
-  ProxyReadModel,
-  readSnapshot,
-  recordsOf,
-  type KindFold,
-  type ProxyState,
-} from "../../src/projections/index.ts";
-import { proxyLogic } from "../../src/logic/proxy/logic.ts";
+import { BacklogFold } from "../../src/projections/backlog-fold.ts";
+import { FoldStore } from "../../src/projections/fold-store.ts";
+import { KindProjection } from "../../src/projections/kind-projection.ts";
+import { MemoryProjectionSnapshotStore } from "../../src/projections/snapshot-stores.ts";
+import { ProxyReadModel } from "../../src/proxy/read-model.ts";
+import { readSnapshot } from "../../src/projections/projection-snapshots.ts";
+import { recordsOf } from "../../src/projections/incremental-snapshots.ts";
+import { type KindFold } from "../../src/projections/kind-fold.ts";
+import { type ProxyState } from "../../src/proxy/state.ts";
+import { proxyLogic } from "../../src/proxy/logic.ts";
 import { startSimService } from "../tools/support/sim-service.ts";
-import { lockLogic } from "../../src/logic/lock/logic.ts";
-import type { LockState } from "../../src/projections/lock.ts";
+import { lockLogic } from "../../src/lock/logic.ts";
+import type { LockState } from "../../src/lock/state.ts";
 import { DEFAULT_SETTINGS, T0 } from "../support/lock-given.ts";
 import { LockWriter } from "../support/lock-writer.ts";
 

@@ -1,6 +1,6 @@
 /**
  * A start with no snapshot folds a long backlog on a worker thread
- * (src/projections/backlog-in-worker.ts, src/actors/backlog-worker.ts). Held
+ * (src/projections/backlog-in-worker.ts, src/service/backlog-worker.ts). Held
  * to the one-thread fold: for any history (unparsable messages included),
  * on the in-memory log and on a real JetStream stream, the records, the
  * remembered replies and the sequence are the same; a worker that cannot
@@ -12,18 +12,23 @@ import fc from "fast-check";
 import { pino, type Logger } from "pino";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { NatsConnection } from "@nats-io/nats-core";
-import { JetStreamEventLog, MemoryEventLog, type EventLog } from "../../src/events/index.ts";
+import { JetStreamEventLog } from "../../src/events/jetstream-event-log.ts";
+import { MemoryEventLog } from "../../src/events/memory-event-log.ts";
+import { type EventLog } from "../../src/events/event-log.ts";
 import { Subjects } from "../../src/contract/subjects.ts";
-import { KindProjection, MemoryProjectionSnapshotStore, readSnapshot, type KindFold } from "../../src/projections/index.ts";
-import { lockLogic } from "../../src/logic/lock/logic.ts";
-import type { LockState } from "../../src/projections/lock.ts";
+import { KindProjection } from "../../src/projections/kind-projection.ts";
+import { MemoryProjectionSnapshotStore } from "../../src/projections/snapshot-stores.ts";
+import { readSnapshot } from "../../src/projections/projection-snapshots.ts";
+import { type KindFold } from "../../src/projections/kind-fold.ts";
+import { lockLogic } from "../../src/lock/logic.ts";
+import type { LockState } from "../../src/lock/state.ts";
 import { DEFAULTS, resolveConfig } from "../../src/config.ts";
 import { startService, type RunningService } from "../../src/service/start-service.ts";
 import { DEFAULT_SETTINGS, T0 } from "../support/lock-given.ts";
 import { LockWriter } from "../support/lock-writer.ts";
 import { call, connectNats, natsUrl, quietLogger, uniquePrefix } from "../support/nats.ts";
 
-const WORKER = { entry: new URL("../../src/actors/backlog-worker.ts", import.meta.url), settings: DEFAULTS, minSeq: 1 };
+const WORKER = { entry: new URL("../../src/service/backlog-worker.ts", import.meta.url), settings: DEFAULTS, minSeq: 1 };
 const NAMES = ["a", "b", "c", "d", "e", "f", "g"];
 const logic = lockLogic(DEFAULT_SETTINGS);
 

@@ -5,11 +5,16 @@
  * next append on that subject is not refused for ever; and it is reported.
  */
 import { describe, expect, it } from "vitest";
-import { MemoryEventLog, encodeEvent, type StoredMessage } from "../../src/events/index.ts";
+import { MemoryEventLog } from "../../src/events/memory-event-log.ts";
+import { encodeEvent } from "../../src/events/envelope.ts";
+import { type StoredMessage } from "../../src/events/event-log.ts";
 import { Subjects } from "../../src/contract/subjects.ts";
-import { BacklogFold, FoldStore, recordsOf, type ForeignEvent, type KindFold } from "../../src/projections/index.ts";
-import { lockLogic } from "../../src/logic/lock/logic.ts";
-import type { LockState } from "../../src/projections/lock.ts";
+import { BacklogFold } from "../../src/projections/backlog-fold.ts";
+import { FoldStore, type ForeignEvent } from "../../src/projections/fold-store.ts";
+import { recordsOf } from "../../src/projections/incremental-snapshots.ts";
+import { type KindFold } from "../../src/projections/kind-fold.ts";
+import { lockLogic } from "../../src/lock/logic.ts";
+import type { LockState } from "../../src/lock/state.ts";
 import { DEFAULT_SETTINGS, T0 } from "../support/lock-given.ts";
 import { LockWriter } from "../support/lock-writer.ts";
 

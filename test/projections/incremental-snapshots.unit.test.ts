@@ -7,18 +7,14 @@
 import fc from "fast-check";
 import { pino } from "pino";
 import { describe, expect, it } from "vitest";
-import { MemoryEventLog } from "../../src/events/index.ts";
+import { MemoryEventLog } from "../../src/events/memory-event-log.ts";
 import { Subjects } from "../../src/contract/subjects.ts";
-import {
-  ChangeTrackedMap,
-  KindProjection,
-  MemoryProjectionSnapshotStore,
-  readSnapshot,
-  type RestoredSnapshot,
-  type SnapshotCompaction,
-} from "../../src/projections/index.ts";
-import { lockLogic } from "../../src/logic/lock/logic.ts";
-import type { LockState } from "../../src/projections/lock.ts";
+import { ChangeTrackedMap, type SnapshotCompaction } from "../../src/projections/incremental-snapshots.ts";
+import { KindProjection } from "../../src/projections/kind-projection.ts";
+import { MemoryProjectionSnapshotStore } from "../../src/projections/snapshot-stores.ts";
+import { readSnapshot, type RestoredSnapshot } from "../../src/projections/projection-snapshots.ts";
+import { lockLogic } from "../../src/lock/logic.ts";
+import type { LockState } from "../../src/lock/state.ts";
 import { DEFAULT_SETTINGS } from "../support/lock-given.ts";
 import { LockWriter as Writer } from "../support/lock-writer.ts";
 

@@ -5,21 +5,22 @@
  */
 import { pino } from "pino";
 import { describe, expect, it, vi } from "vitest";
-import { encodeEvent, LogUnavailableError, MemoryEventLog, type EventEnvelope } from "../../src/events/index.ts";
+import { encodeEvent, type EventEnvelope } from "../../src/events/envelope.ts";
+import { LogUnavailableError } from "../../src/events/event-log.ts";
+import { MemoryEventLog } from "../../src/events/memory-event-log.ts";
 import { Subjects } from "../../src/contract/subjects.ts";
+import { encodeProjectionSnapshot } from "../../src/projections/legacy-snapshots.ts";
+import { KindProjection } from "../../src/projections/kind-projection.ts";
 import {
-  encodeProjectionSnapshot,
-  KindProjection,
   manifestName,
-  MemoryProjectionSnapshotStore,
   partName,
   readSnapshot,
-  type ProjectionSnapshotStore,
   type RestoredSnapshot,
   type SnapshotManifest,
-} from "../../src/projections/index.ts";
-import { lockLogic } from "../../src/logic/lock/logic.ts";
-import type { LockState } from "../../src/projections/lock.ts";
+} from "../../src/projections/projection-snapshots.ts";
+import { MemoryProjectionSnapshotStore, type ProjectionSnapshotStore } from "../../src/projections/snapshot-stores.ts";
+import { lockLogic } from "../../src/lock/logic.ts";
+import type { LockState } from "../../src/lock/state.ts";
 import { DEFAULT_SETTINGS, T0 } from "../support/lock-given.ts";
 import { withCaughtUp } from "../support/projections.ts";
 

@@ -6,9 +6,9 @@
 import { deserialize, serialize } from "node:v8";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { LeaseMap } from "../../src/projections/lease-map.ts";
-import { evolveRoute, initialRouteState, leaseKey, reviveRouteState, type RouteState } from "../../src/projections/route.ts";
-import type { HistoryEntry } from "../../src/events/index.ts";
+import { LeaseMap } from "../../src/route/lease-map.ts";
+import { evolveRoute, initialRouteState, leaseKey, reviveRouteState, type RouteState } from "../../src/route/state.ts";
+import type { HistoryEntry } from "../../src/events/envelope.ts";
 
 type Op = { readonly set: string; readonly value: number } | { readonly remove: readonly string[] };
 

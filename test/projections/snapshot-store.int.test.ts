@@ -8,7 +8,7 @@ import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { NatsConnection } from "@nats-io/nats-core";
 import { jetstreamManager } from "@nats-io/jetstream";
-import { ObjectProjectionSnapshotStore } from "../../src/projections/index.ts";
+import { ObjectProjectionSnapshotStore } from "../../src/projections/snapshot-stores.ts";
 import { connectNats, uniquePrefix } from "../support/nats.ts";
 
 let nc: NatsConnection;

@@ -8,9 +8,9 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { decideProxy } from "../../src/logic/proxy/decide.ts";
-import { cooldownLength, type ProxySettings } from "../../src/logic/proxy/commands.ts";
-import { evolveProxy, initialProxyState, type ProxyState } from "../../src/projections/proxy.ts";
+import { decideProxy } from "../../src/proxy/decide.ts";
+import { cooldownLength, type ProxySettings } from "../../src/proxy/commands.ts";
+import { evolveProxy, initialProxyState, type ProxyState } from "../../src/proxy/state.ts";
 import { granted, registered, PROXY } from "../support/proxy-given.ts";
 import { T0 } from "../support/event-builders.ts";
 

@@ -6,10 +6,10 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { decideProxy } from "../../src/logic/proxy/decide.ts";
-import type { ProxyCommand } from "../../src/logic/proxy/commands.ts";
-import { activeCooldowns, activeLeases, evolveProxy, initialProxyState, pruneProxy } from "../../src/projections/proxy.ts";
-import type { HistoryEntry } from "../../src/events/index.ts";
+import { decideProxy } from "../../src/proxy/decide.ts";
+import type { ProxyCommand } from "../../src/proxy/commands.ts";
+import { activeCooldowns, activeLeases, evolveProxy, initialProxyState, pruneProxy } from "../../src/proxy/state.ts";
+import type { HistoryEntry } from "../../src/events/envelope.ts";
 import {
   COOLDOWN_MS,
   cooledDown,

@@ -24,8 +24,8 @@ import {
   sameLabels,
   zeroStats,
   type ProxyState,
-} from "../../src/projections/proxy.ts";
-import type { HistoryEntry } from "../../src/events/index.ts";
+} from "../../src/proxy/state.ts";
+import type { HistoryEntry } from "../../src/events/envelope.ts";
 import { specEvent } from "../support/event-builders.ts";
 import { granted, iso, PROXY, proxyEvent, registered, releasedLease, removed, T0 } from "../support/proxy-given.ts";
 

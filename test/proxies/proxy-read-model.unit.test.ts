@@ -4,10 +4,10 @@
  * before it called (that look may miss a write acknowledged just before).
  */
 import { describe, expect, it } from "vitest";
-import { MemoryEventLog } from "../../src/events/index.ts";
+import { MemoryEventLog } from "../../src/events/memory-event-log.ts";
 import { Subjects } from "../../src/contract/subjects.ts";
-import { ProxyReadModel } from "../../src/projections/proxy-read-model.ts";
-import { proxyLogic } from "../../src/logic/proxy/logic.ts";
+import { ProxyReadModel } from "../../src/proxy/read-model.ts";
+import { proxyLogic } from "../../src/proxy/logic.ts";
 import { projectionOf, withCaughtUp } from "../support/projections.ts";
 
 /**

@@ -7,8 +7,9 @@
  */
 import { describe, expect, it } from "vitest";
 import { isInDoubt } from "../../src/actors/turn-result.ts";
-import { LogUnavailableError, MemoryEventLog, type AppendOptions, type AppendResult } from "../../src/events/index.ts";
-import { ManualClock } from "../../src/actors/index.ts";
+import { LogUnavailableError, type AppendOptions, type AppendResult } from "../../src/events/event-log.ts";
+import { MemoryEventLog } from "../../src/events/memory-event-log.ts";
+import { ManualClock } from "../../src/actors/clock.ts";
 import { PROXY_T0, startProxyHarness } from "../support/proxy-harness.ts";
 
 /** A log that loses every acknowledgement of appends to subjects ending in `lossy`, while set. */

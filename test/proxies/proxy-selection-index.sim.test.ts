@@ -6,9 +6,9 @@
  */
 import { describe, expect, it } from "vitest";
 import fc from "fast-check";
-import { considerProxies, rankProxies } from "../../src/logic/proxy/select.ts";
-import { ProxySelectionIndex } from "../../src/projections/proxy-selection-index.ts";
-import { initialProxyState, type ProxyState } from "../../src/projections/proxy.ts";
+import { considerProxies, rankProxies } from "../../src/proxy/select.ts";
+import { ProxySelectionIndex } from "../../src/proxy/selection-index.ts";
+import { initialProxyState, type ProxyState } from "../../src/proxy/state.ts";
 
 const NAMES = ["a", "b", "c", "d", "e", "B"];
 const TARGETS = ["", "x", "y"];

@@ -6,8 +6,8 @@
  * rarely lines these up; here they are by hand.
  */
 import { describe, expect, it } from "vitest";
-import { ProxySelectionIndex } from "../../src/projections/proxy-selection-index.ts";
-import { initialProxyState, type ProxyLease, type ProxyState } from "../../src/projections/proxy.ts";
+import { ProxySelectionIndex } from "../../src/proxy/selection-index.ts";
+import { initialProxyState, type ProxyLease, type ProxyState } from "../../src/proxy/state.ts";
 
 const T = 1_000_000;
 

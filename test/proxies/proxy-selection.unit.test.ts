@@ -6,8 +6,10 @@
  * idempotency, restarts, and independence from when the sweep runs.
  */
 import { afterEach, describe, expect, it } from "vitest";
-import { ManualClock, type TurnResult } from "../../src/actors/index.ts";
-import { MemoryEventLog, type AppendOptions, type AppendResult } from "../../src/events/index.ts";
+import { ManualClock } from "../../src/actors/clock.ts";
+import { type TurnResult } from "../../src/actors/turn-result.ts";
+import { MemoryEventLog } from "../../src/events/memory-event-log.ts";
+import { type AppendOptions, type AppendResult } from "../../src/events/event-log.ts";
 import { PROXY_T0, startProxyHarness, type ProxyHarness, type ProxyHarnessOptions } from "../support/proxy-harness.ts";
 
 const S = 1000;

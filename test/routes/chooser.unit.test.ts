@@ -1,7 +1,7 @@
 /** The two choosers behind the RouteChooser interface. */
 import { createHash } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { leastLoadedChooser, rendezvousChooser, rendezvousOver, rendezvousScore, chooserNamed } from "../../src/logic/route/chooser.ts";
+import { leastLoadedChooser, rendezvousChooser, rendezvousOver, rendezvousScore, chooserNamed } from "../../src/route/chooser.ts";
 
 const key = { route: "chat/eu", fp: "conv-1", model: "llama" };
 

@@ -5,9 +5,9 @@
  * then holds.
  */
 import { describe, expect, it } from "vitest";
-import { decideHost } from "../../src/logic/host/decide.ts";
-import type { HistoryEntry } from "../../src/events/index.ts";
-import { evolveHost, initialHostState, type HostState } from "../../src/projections/host.ts";
+import { decideHost } from "../../src/host/decide.ts";
+import type { HistoryEntry } from "../../src/events/envelope.ts";
+import { evolveHost, initialHostState, type HostState } from "../../src/host/state.ts";
 import { T0 } from "../support/route-given.ts";
 
 const FLAGS = [

@@ -5,8 +5,8 @@
  * would have had), and the slot is free again. A fresh one still counts.
  */
 import { describe, expect, it } from "vitest";
-import { LAPSE_ADMISSION_AFTER_MS } from "../../src/app/host-admissions.ts";
-import { encodeEvent } from "../../src/events/index.ts";
+import { LAPSE_ADMISSION_AFTER_MS } from "../../src/route/host-admissions.ts";
+import { encodeEvent } from "../../src/events/envelope.ts";
 import { startRouteHarness } from "../support/route-harness.ts";
 
 describe("a stuck host admission", () => {

@@ -8,7 +8,7 @@
 import { describe, expect, it } from "vitest";
 import type { NatsConnection } from "@nats-io/nats-core";
 import { ROUTE_CHOOSER_NAMES } from "../../src/contract/route-choosers.ts";
-import { auditStream, type Violation } from "../../src/tools/index.ts";
+import { auditStream, type Violation } from "../../src/tools/audit.ts";
 import { uniquePrefix } from "../support/nats.ts";
 import { dataOf, eventsOfKind, failed, ok, routeClient, useRouteServices } from "../support/route-fixtures.ts";
 

@@ -6,11 +6,11 @@
  * unused one by taking that place (lapse).
  */
 import { describe, expect, it } from "vitest";
-import { decideHost, openAdmissions } from "../../src/logic/host/decide.ts";
-import type { AdmitLease } from "../../src/logic/host/commands.ts";
-import type { HistoryEntry } from "../../src/events/index.ts";
-import { evolveHost, initialHostState, type HostHealth, type HostState } from "../../src/projections/host.ts";
-import { HostLoadOrder } from "../../src/projections/host-load-order.ts";
+import { decideHost, openAdmissions } from "../../src/host/decide.ts";
+import type { AdmitLease } from "../../src/host/commands.ts";
+import type { HistoryEntry } from "../../src/events/envelope.ts";
+import { evolveHost, initialHostState, type HostHealth, type HostState } from "../../src/host/state.ts";
+import { HostLoadOrder } from "../../src/host/load-order.ts";
 import { acquire, chosen, givenRoute, placed, seen, settingsWith, T0 } from "../support/route-given.ts";
 import { specEvent } from "../support/event-builders.ts";
 

@@ -5,13 +5,15 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { encodeEvent, MemoryEventLog } from "../../src/events/index.ts";
+import { encodeEvent } from "../../src/events/envelope.ts";
+import { MemoryEventLog } from "../../src/events/memory-event-log.ts";
 import { Subjects } from "../../src/contract/subjects.ts";
-import { chooserNamed } from "../../src/logic/route/chooser.ts";
-import { routeLogic } from "../../src/logic/route/logic.ts";
-import { HostLoadOrder } from "../../src/projections/host-load-order.ts";
-import { compareCodeUnits, leaseKey } from "../../src/projections/route.ts";
-import { RouteTable } from "../../src/projections/route-table.ts";
+import { chooserNamed } from "../../src/route/chooser.ts";
+import { routeLogic } from "../../src/route/logic.ts";
+import { HostLoadOrder } from "../../src/host/load-order.ts";
+import { leaseKey } from "../../src/route/state.ts";
+import { compareCodeUnits } from "../../src/contract/code-units.ts";
+import { RouteTable } from "../../src/route/table.ts";
 import { projectionOf } from "../support/projections.ts";
 import { T0 } from "../support/route-given.ts";
 

@@ -9,7 +9,7 @@
 import { describe, expect, it } from "vitest";
 import { ManualClock } from "../../src/actors/clock.ts";
 import { Subjects } from "../../src/contract/subjects.ts";
-import { HostLoads, loadOfMessage } from "../../src/projections/host-loads.ts";
+import { HostLoads, loadOfMessage } from "../../src/host/loads.ts";
 
 const encoder = new TextEncoder();
 const msg = (text: string) => encoder.encode(text);

@@ -16,7 +16,7 @@ import {
   chooserNamed,
   DEFAULT_HASH_BALANCE_FACTOR,
   leastLoadChooser,
-} from "../../src/logic/route/chooser.ts";
+} from "../../src/route/chooser.ts";
 
 const byCodeUnit = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 

@@ -11,12 +11,12 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { leastLoadedChooser } from "../../src/logic/route/chooser.ts";
-import type { AcquireRoute, RouteCommand, RouteSettings } from "../../src/logic/route/commands.ts";
-import { decideRoute } from "../../src/logic/route/decide.ts";
-import type { HostHealth } from "../../src/projections/host.ts";
-import { HostLoadOrder } from "../../src/projections/host-load-order.ts";
-import { evolveRoute, initialRouteState, type RouteState } from "../../src/projections/route.ts";
+import { leastLoadedChooser } from "../../src/route/chooser.ts";
+import type { AcquireRoute, RouteCommand, RouteSettings } from "../../src/route/commands.ts";
+import { decideRoute } from "../../src/route/decide.ts";
+import type { HostHealth } from "../../src/host/state.ts";
+import { HostLoadOrder } from "../../src/host/load-order.ts";
+import { evolveRoute, initialRouteState, type RouteState } from "../../src/route/state.ts";
 import { IDLE_MS, ROUTE, routeEvent, T0 } from "../support/route-given.ts";
 
 // More hosts than the load order is walked for (64), so a walk can give up and scan.

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "vitest";
 import type { NatsConnection } from "@nats-io/nats-core";
-import type { RecordedEvent } from "../../src/events/index.ts";
+import type { RecordedEvent } from "../../src/events/envelope.ts";
 import { uniquePrefix } from "../support/nats.ts";
 import { dataOf, eventsOfKind, ok, routeClient, useRouteServices, type RouteClient } from "../support/route-fixtures.ts";
 

@@ -4,8 +4,8 @@
  * already there, and an event that names none leaves it as it was.
  */
 import { describe, expect, it } from "vitest";
-import { evolveRoute, initialRouteState } from "../../src/projections/route.ts";
-import type { HistoryEntry } from "../../src/events/index.ts";
+import { evolveRoute, initialRouteState } from "../../src/route/state.ts";
+import type { HistoryEntry } from "../../src/events/envelope.ts";
 import { placed, routeEvent, seen, T0, touched } from "../support/route-given.ts";
 
 const fold = (history: readonly HistoryEntry[]) => history.reduce(evolveRoute, initialRouteState("r"));

@@ -10,8 +10,8 @@
  */
 import { describe, expect, it } from "vitest";
 import fc from "fast-check";
-import type { TurnResult } from "../../src/actors/index.ts";
-import type { RecordedEvent } from "../../src/events/index.ts";
+import type { TurnResult } from "../../src/actors/turn-result.ts";
+import type { RecordedEvent } from "../../src/events/envelope.ts";
 import { RouteReferenceModel, type ModelAcquire, type ModelKey } from "../support/route-reference-model.ts";
 import { startRouteHarness, type RouteHarness } from "../support/route-harness.ts";
 

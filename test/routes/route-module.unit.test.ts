@@ -5,10 +5,10 @@
  * coalesced last use, idle expiry, arrival order, reads and restarts.
  */
 import { afterEach, describe, expect, it } from "vitest";
-import { expireIdleLeases } from "../../src/app/idle-expiry.ts";
-import { RouteTable } from "../../src/projections/route-table.ts";
-import { routeLogic } from "../../src/logic/route/logic.ts";
-import { chooserNamed } from "../../src/logic/route/chooser.ts";
+import { expireIdleLeases } from "../../src/route/idle-expiry.ts";
+import { RouteTable } from "../../src/route/table.ts";
+import { routeLogic } from "../../src/route/logic.ts";
+import { chooserNamed } from "../../src/route/chooser.ts";
 import { projectionOf } from "../support/projections.ts";
 import { codeOf, okReply, startRouteHarness, T0, type RouteHarness, type RouteHarnessOptions } from "../support/route-harness.ts";
 

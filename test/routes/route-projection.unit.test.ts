@@ -5,15 +5,17 @@
  */
 import { describe, expect, it } from "vitest";
 import fc from "fast-check";
-import { decodeEvent, encodeEvent, MemoryEventLog, type HistoryEntry } from "../../src/events/index.ts";
+import { decodeEvent, encodeEvent, type HistoryEntry } from "../../src/events/envelope.ts";
+import { MemoryEventLog } from "../../src/events/memory-event-log.ts";
 import { Subjects } from "../../src/contract/subjects.ts";
-import { evolveHost, initialHostState } from "../../src/projections/host.ts";
-import { HostTable } from "../../src/projections/host-table.ts";
-import { compareCodeUnits, evolveRoute, initialRouteState, leaseKey, sortedLeases } from "../../src/projections/route.ts";
-import { RouteTable } from "../../src/projections/route-table.ts";
-import { routeLogic } from "../../src/logic/route/logic.ts";
-import { hostLogic } from "../../src/logic/host/logic.ts";
-import { chooserNamed } from "../../src/logic/route/chooser.ts";
+import { evolveHost, initialHostState } from "../../src/host/state.ts";
+import { HostTable } from "../../src/host/table.ts";
+import { evolveRoute, initialRouteState, leaseKey, sortedLeases } from "../../src/route/state.ts";
+import { compareCodeUnits } from "../../src/contract/code-units.ts";
+import { RouteTable } from "../../src/route/table.ts";
+import { routeLogic } from "../../src/route/logic.ts";
+import { hostLogic } from "../../src/host/logic.ts";
+import { chooserNamed } from "../../src/route/chooser.ts";
 import { projectionOf } from "../support/projections.ts";
 import { placed, pinned, routeEvent, ROUTE, seen, T0, touched } from "../support/route-given.ts";
 

@@ -1,6 +1,6 @@
 /** The memo of candidate lists known to lie within seen sets. */
 import { describe, expect, it } from "vitest";
-import { SeenLists } from "../../src/logic/route/seen-lists.ts";
+import { SeenLists } from "../../src/route/seen-lists.ts";
 
 describe("SeenLists", () => {
   const seen = new Set(["a", "b", "c"]);

@@ -15,7 +15,7 @@ import { pino } from "pino";
 import { PROJECT_ROOT } from "../../src/cluster/nats-server-binary.ts";
 import { resolveConfig } from "../../src/config.ts";
 import { startService, type RunningService } from "../../src/service/start-service.ts";
-import { JetStreamEventLog } from "../../src/events/index.ts";
+import { JetStreamEventLog } from "../../src/events/jetstream-event-log.ts";
 import { Subjects } from "../../src/contract/subjects.ts";
 import { call } from "../support/nats.ts";
 import { startConfiguredServer, type ConfiguredServer } from "./configured-server.ts";

@@ -13,7 +13,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { headers as natsHeaders, type NatsConnection } from "@nats-io/nats-core";
 import { jetstreamManager } from "@nats-io/jetstream";
 import { Subjects } from "../../src/contract/subjects.ts";
-import { PrincipalSourceError } from "../../src/api/principal-source.ts";
+import { PrincipalSourceError } from "../../src/transport/principal-source.ts";
 import { connectNats, startTestService, uniquePrefix, type TestService } from "../support/nats.ts";
 
 const ALICE = { acc: "clients", user: "alice" };

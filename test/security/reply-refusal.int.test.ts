@@ -17,7 +17,7 @@ import type { NatsConnection } from "@nats-io/nats-core";
 import { headers as natsHeaders } from "@nats-io/nats-core";
 import { jetstream, jetstreamManager, type JetStreamManager } from "@nats-io/jetstream";
 import { Subjects } from "../../src/contract/subjects.ts";
-import { REPLY_TO_HEADER } from "../../src/api/command-consumer.ts";
+import { REPLY_TO_HEADER } from "../../src/transport/command-consumer.ts";
 import { call } from "../support/nats.ts";
 import { defer, freePort, leasehold, tempDir, waitForLog } from "../cli/cli-process.ts";
 import { expectPublishRefused, startLayout, type LayoutServer, type LayoutSource } from "./layout-server.ts";

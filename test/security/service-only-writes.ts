@@ -6,7 +6,7 @@
 import { expect } from "vitest";
 import type { NatsConnection } from "@nats-io/nats-core";
 import { jetstreamManager } from "@nats-io/jetstream";
-import { COMMAND_CONSUMER } from "../../src/api/command-consumer.ts";
+import { COMMAND_CONSUMER } from "../../src/transport/command-consumer.ts";
 import type { Subjects } from "../../src/contract/subjects.ts";
 
 /** One forbidden write: the subject published to and why only the service may. */

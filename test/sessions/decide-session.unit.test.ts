@@ -5,13 +5,14 @@
  * (and recording the end it saw pass, so that its fold agrees).
  */
 import { describe, expect, it } from "vitest";
-import { decideSession, type SessionCommand, type SessionSettings } from "../../src/logic/session/index.ts";
-import { evolveSession, initialSessionState, type SessionLookup, type SessionState } from "../../src/projections/session.ts";
+import { decideSession } from "../../src/session/decide.ts";
+import { type SessionCommand, type SessionSettings } from "../../src/session/commands.ts";
+import { evolveSession, initialSessionState, type SessionLookup, type SessionState } from "../../src/session/state.ts";
 import { thenOf } from "../support/decider-spec.ts";
 import { specEvent } from "../support/event-builders.ts";
 import { givenLock, iso, lockEvent, T0 } from "../support/lock-given.ts";
 import type { HistoryEntry } from "../../src/events/envelope.ts";
-import { leaseEtag, OPEN_END } from "../../src/projections/lock.ts";
+import { leaseEtag, OPEN_END } from "../../src/lock/state.ts";
 
 const S = 1000;
 const SETTINGS: SessionSettings = { lockTtlMs: 10 * S, maxTtlMs: 30 * S };

@@ -11,12 +11,14 @@
  */
 import { describe, expect, it } from "vitest";
 import fc from "fast-check";
-import { lockLogic, type LockCommand, type LockSettings } from "../../src/logic/lock/index.ts";
-import { sessionLogic, type SessionCommand } from "../../src/logic/session/index.ts";
-import { decodeEvent, encodeEvent, isUnparsable, type EventEnvelope } from "../../src/events/index.ts";
+import { lockLogic } from "../../src/lock/logic.ts";
+import { type LockCommand, type LockSettings } from "../../src/lock/commands.ts";
+import { sessionLogic } from "../../src/session/logic.ts";
+import { type SessionCommand } from "../../src/session/commands.ts";
+import { decodeEvent, encodeEvent, isUnparsable, type EventEnvelope } from "../../src/events/envelope.ts";
 import type { ActorKind } from "../../src/contract/subjects.ts";
-import type { LockState } from "../../src/projections/lock.ts";
-import type { SessionLookup, SessionState } from "../../src/projections/session.ts";
+import type { LockState } from "../../src/lock/state.ts";
+import type { SessionLookup, SessionState } from "../../src/session/state.ts";
 import { iso, T0 } from "../support/event-builders.ts";
 
 const SETTINGS: LockSettings = { lockTtlMs: 40, maxTtlMs: 200, claimWindowMs: 20 };

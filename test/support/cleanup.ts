@@ -5,7 +5,7 @@
 import { afterEach } from "vitest";
 import type { NatsConnection } from "@nats-io/nats-core";
 import type { ServiceConfig } from "../../src/config.ts";
-import type { Clock } from "../../src/actors/index.ts";
+import type { Clock } from "../../src/actors/clock.ts";
 import { connectNats, startTestService, type TestService } from "./nats.ts";
 
 /** Registers cleanups that run (last first) after each test of the calling file. */

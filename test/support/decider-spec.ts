@@ -8,8 +8,8 @@
  */
 import { expect } from "vitest";
 import type { ErrorCode } from "../../src/contract/errors.ts";
-import type { Decision } from "../../src/logic/decision.ts";
-import type { EventEnvelope, HistoryEntry } from "../../src/events/index.ts";
+import type { Decision } from "../../src/actors/decision.ts";
+import type { EventEnvelope, HistoryEntry } from "../../src/events/envelope.ts";
 
 /** What a spec expects of a decision of an actor whose events are `E`. */
 export interface Then<E extends EventEnvelope> {

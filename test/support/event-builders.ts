@@ -11,8 +11,8 @@ import {
   type EventEnvelope,
   type HistoryEntry,
   type RecordedEvent,
-  type StoredMessage,
-} from "../../src/events/index.ts";
+} from "../../src/events/envelope.ts";
+import { type StoredMessage } from "../../src/events/event-log.ts";
 import { type ActorKind } from "../../src/contract/subjects.ts";
 
 /** The instant specs and in-memory harnesses start at. */

@@ -3,11 +3,11 @@
  * (test/support/decider-spec.ts), and builders of lock events.
  */
 import type { HistoryEntry, UnparsableRecord } from "../../src/events/envelope.ts";
-import type { LockEvent } from "../../src/events/lock-events.ts";
-import type { LockCommand, LockSettings } from "../../src/logic/lock/commands.ts";
-import { decideLock } from "../../src/logic/lock/logic.ts";
-import { etagOf, initialLockState, type LockState } from "../../src/projections/lock.ts";
-import { evolveLock } from "../../src/logic/lock/logic.ts";
+import type { LockEvent } from "../../src/lock/events.ts";
+import type { LockCommand, LockSettings } from "../../src/lock/commands.ts";
+import { decideLock } from "../../src/lock/logic.ts";
+import { etagOf, initialLockState, type LockState } from "../../src/lock/state.ts";
+import { evolveLock } from "../../src/lock/logic.ts";
 import { deciderSpec, type Then as SpecThen } from "./decider-spec.ts";
 import { iso, specEvent, T0 } from "./event-builders.ts";
 

@@ -1,5 +1,6 @@
 /** Writes lock histories straight to an event log, as the service would: acquire and release in turn, each with its message id. */
-import { encodeEvent, type EventEnvelope, type EventLog } from "../../src/events/index.ts";
+import { encodeEvent, type EventEnvelope } from "../../src/events/envelope.ts";
+import { type EventLog } from "../../src/events/event-log.ts";
 import { Subjects } from "../../src/contract/subjects.ts";
 import { T0 } from "./lock-given.ts";
 

@@ -10,7 +10,7 @@ import type { NatsConnection } from "@nats-io/nats-core";
 import { pino } from "pino";
 import { resolveConfig, type ServiceConfig } from "../../src/config.ts";
 import { startService, type RunningService } from "../../src/service/start-service.ts";
-import type { Clock } from "../../src/actors/index.ts";
+import type { Clock } from "../../src/actors/clock.ts";
 
 /** The URL of the test nats-server. */
 export function natsUrl(): string {

@@ -3,11 +3,11 @@
  * fixtures (the lock and route names are unique per call, so a test can
  * send them to a live service in any order without them refusing each other).
  */
-import { hostRequests } from "../../src/api/host-requests.ts";
-import { lockRequests } from "../../src/api/lock-requests.ts";
-import { proxyRequests } from "../../src/api/proxy-requests.ts";
-import { routeRequests } from "../../src/api/route-requests.ts";
-import { sessionRequests } from "../../src/api/session-requests.ts";
+import { hostRequests } from "../../src/host/requests.ts";
+import { lockRequests } from "../../src/lock/requests.ts";
+import { proxyRequests } from "../../src/proxy/requests.ts";
+import { routeRequests } from "../../src/route/requests.ts";
+import { sessionRequests } from "../../src/session/requests.ts";
 
 /** `<kind>.<op>` → its request schema. */
 export const REQUEST_SCHEMAS = {

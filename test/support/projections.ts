@@ -1,8 +1,9 @@
 /** A kind's projection on its own (no runtime), for read-model tests. */
 import { pino } from "pino";
-import type { EventLog, Following } from "../../src/events/index.ts";
+import type { EventLog, Following } from "../../src/events/event-log.ts";
 import type { Subjects } from "../../src/contract/subjects.ts";
-import { KindProjection, type KindFold } from "../../src/projections/index.ts";
+import { KindProjection } from "../../src/projections/kind-projection.ts";
+import { type KindFold } from "../../src/projections/kind-fold.ts";
 
 /** A projection of `fold`'s kind over `log`, not started. */
 export function projectionOf<S>(log: EventLog, subjects: Subjects, fold: KindFold<S>): KindProjection<S> {

@@ -3,7 +3,8 @@
  * in order and reports each instant (a grant's `at`) where the proxy held
  * more unexpired, unreleased leases than its maxLeases at that instant.
  */
-import type { ProxyEvent, RecordedEvent } from "../../src/events/index.ts";
+import type { ProxyEvent } from "../../src/proxy/events.ts";
+import type { RecordedEvent } from "../../src/events/envelope.ts";
 
 /** One instant where a proxy held more leases than its cap. */
 export interface CapViolation {

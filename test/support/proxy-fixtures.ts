@@ -4,7 +4,8 @@
  * connections, and the proxies' history read back from the stream.
  */
 import type { NatsConnection } from "@nats-io/nats-core";
-import type { EventLog, RecordedEvent } from "../../src/events/index.ts";
+import type { EventLog } from "../../src/events/event-log.ts";
+import type { RecordedEvent } from "../../src/events/envelope.ts";
 import type { Subjects } from "../../src/contract/subjects.ts";
 import { call, type Reply } from "./nats.ts";
 import { useTestServices, type TestServices } from "./cleanup.ts";

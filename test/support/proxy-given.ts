@@ -5,10 +5,10 @@
  */
 import { expect } from "vitest";
 import type { HistoryEntry } from "../../src/events/envelope.ts";
-import type { ProxyEvent } from "../../src/events/proxy-events.ts";
-import type { GrantRefusal, ProxyCommand, ProxySettings } from "../../src/logic/proxy/commands.ts";
-import { decideProxy, refusalOf } from "../../src/logic/proxy/decide.ts";
-import { evolveProxy, initialProxyState, type ProxyState } from "../../src/projections/proxy.ts";
+import type { ProxyEvent } from "../../src/proxy/events.ts";
+import type { GrantRefusal, ProxyCommand, ProxySettings } from "../../src/proxy/commands.ts";
+import { decideProxy, refusalOf } from "../../src/proxy/decide.ts";
+import { evolveProxy, initialProxyState, type ProxyState } from "../../src/proxy/state.ts";
 import { deciderSpec, type Then as SpecThen } from "./decider-spec.ts";
 import { iso, specEvent, T0 } from "./event-builders.ts";
 

@@ -6,14 +6,16 @@
  * as a service restart on the same stream would.
  */
 import { pino } from "pino";
-import { ActorRuntime, ManualClock } from "../../src/actors/index.ts";
-import { proxyModule, type ProxyModule } from "../../src/service/proxy-module.ts";
-import type { TurnResult } from "../../src/actors/index.ts";
+import { ActorRuntime } from "../../src/actors/actor-runtime.ts";
+import { ManualClock } from "../../src/actors/clock.ts";
+import { proxyModule, type ProxyModule } from "../../src/proxy/module.ts";
+import type { TurnResult } from "../../src/actors/turn-result.ts";
 import { resolveConfig, type ServiceConfig } from "../../src/config.ts";
-import { MemoryEventLog, type EventEnvelope, type RecordedEvent } from "../../src/events/index.ts";
+import { MemoryEventLog } from "../../src/events/memory-event-log.ts";
+import { type EventEnvelope, type RecordedEvent } from "../../src/events/envelope.ts";
 import { Subjects } from "../../src/contract/subjects.ts";
-import type { KindContext } from "../../src/service/kind-module.ts";
-import type { Delivery } from "../../src/api/endpoint.ts";
+import type { KindContext } from "../../src/transport/kind-module.ts";
+import type { Delivery } from "../../src/transport/endpoint.ts";
 import { decodeOrThrow, T0 } from "./event-builders.ts";
 
 /** Settings of an in-memory proxy service. */

@@ -6,7 +6,7 @@
  */
 import { expect } from "vitest";
 import type { NatsConnection } from "@nats-io/nats-core";
-import { decodeEvent, isUnparsable, type RecordedEvent } from "../../src/events/index.ts";
+import { decodeEvent, isUnparsable, type RecordedEvent } from "../../src/events/envelope.ts";
 import type { RunningService } from "../../src/service/start-service.ts";
 import { call, type Reply } from "./nats.ts";
 import { useTestServices, type TestServices } from "./cleanup.ts";

@@ -4,13 +4,14 @@
  * encode/decode, so only events the stream would accept can be given) and
  * host tables.
  */
-import type { HistoryEntry, RouteEvent } from "../../src/events/index.ts";
-import { decideRoute } from "../../src/logic/route/decide.ts";
-import { chooserNamed } from "../../src/logic/route/chooser.ts";
+import type { HistoryEntry } from "../../src/events/envelope.ts";
+import type { RouteEvent } from "../../src/route/events.ts";
+import { decideRoute } from "../../src/route/decide.ts";
+import { chooserNamed } from "../../src/route/chooser.ts";
 import type { RouteChooserName } from "../../src/contract/route-choosers.ts";
-import type { AcquireRoute, RouteCommand, RouteSettings } from "../../src/logic/route/commands.ts";
-import { evolveRoute, initialRouteState, type RouteState } from "../../src/projections/route.ts";
-import type { HostHealth } from "../../src/projections/host.ts";
+import type { AcquireRoute, RouteCommand, RouteSettings } from "../../src/route/commands.ts";
+import { evolveRoute, initialRouteState, type RouteState } from "../../src/route/state.ts";
+import type { HostHealth } from "../../src/host/state.ts";
 import { deciderSpec, type Then as SpecThen } from "./decider-spec.ts";
 import { specEvent, T0 } from "./event-builders.ts";
 

@@ -5,13 +5,16 @@
  * new actor runtime and module on the same log.
  */
 import { pino } from "pino";
-import { ActorRuntime, ManualClock, type TurnResult } from "../../src/actors/index.ts";
-import { routeModule } from "../../src/service/route-module.ts";
-import type { Endpoint } from "../../src/api/endpoint.ts";
+import { ActorRuntime } from "../../src/actors/actor-runtime.ts";
+import { ManualClock } from "../../src/actors/clock.ts";
+import { type TurnResult } from "../../src/actors/turn-result.ts";
+import { routeModule } from "../../src/route/module.ts";
+import type { Endpoint } from "../../src/transport/endpoint.ts";
 import { resolveConfig, type ServiceConfig } from "../../src/config.ts";
-import { MemoryEventLog, type RecordedEvent } from "../../src/events/index.ts";
+import { MemoryEventLog } from "../../src/events/memory-event-log.ts";
+import { type RecordedEvent } from "../../src/events/envelope.ts";
 import { Subjects, type ActorKind } from "../../src/contract/subjects.ts";
-import type { KindModule } from "../../src/service/kind-module.ts";
+import type { KindModule } from "../../src/transport/kind-module.ts";
 import { decodeOrThrow, T0 } from "./event-builders.ts";
 
 export { T0 };

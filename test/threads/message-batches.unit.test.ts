@@ -6,7 +6,7 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import type { StoredMessage } from "../../src/events/index.ts";
+import type { StoredMessage } from "../../src/events/event-log.ts";
 import { BatchPacker, BatchUnpacker } from "../../src/threads/message-batches.ts";
 
 const ascii = (s: string) => Uint8Array.from(s, (c) => c.charCodeAt(0));

@@ -9,9 +9,10 @@
  * index, which forgets ids past retention once it has grown.
  */
 import { describe, expect, it } from "vitest";
-import { MemoryEventLog, type StoredMessage } from "../../src/events/index.ts";
+import { MemoryEventLog } from "../../src/events/memory-event-log.ts";
+import { type StoredMessage } from "../../src/events/event-log.ts";
 import { Subjects } from "../../src/contract/subjects.ts";
-import { auditStream, type Violation } from "../../src/tools/index.ts";
+import { auditStream, type Violation } from "../../src/tools/audit.ts";
 import { at, CRAFT_AUDIT, CRAFT_T0, event, type CraftedMessage } from "./support/violations.ts";
 
 const subjects = new Subjects("craft");

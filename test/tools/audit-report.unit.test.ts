@@ -6,9 +6,9 @@
  * elapsed time on the clock, and progress every 10,000 messages by default.
  */
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { MemoryEventLog } from "../../src/events/index.ts";
+import { MemoryEventLog } from "../../src/events/memory-event-log.ts";
 import { Subjects } from "../../src/contract/subjects.ts";
-import { auditStream, type Violation } from "../../src/tools/index.ts";
+import { auditStream, type Violation } from "../../src/tools/audit.ts";
 import { CRAFT_AUDIT, CRAFT_T0, scenarios } from "./support/violations.ts";
 
 const subjects = new Subjects("craft");

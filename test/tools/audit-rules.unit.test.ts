@@ -5,9 +5,10 @@
  * same histories go through JetStream in audit.int.test.ts.
  */
 import { describe, expect, it } from "vitest";
-import { MemoryEventLog, type StoredMessage } from "../../src/events/index.ts";
+import { MemoryEventLog } from "../../src/events/memory-event-log.ts";
+import { type StoredMessage } from "../../src/events/event-log.ts";
 import { Subjects } from "../../src/contract/subjects.ts";
-import { AUDIT_RULES, auditStream, type AuditOptions, type Violation } from "../../src/tools/index.ts";
+import { AUDIT_RULES, auditStream, type AuditOptions, type Violation } from "../../src/tools/audit.ts";
 import { CRAFT_AUDIT, CRAFT_T0, scenarios, type Scenario } from "./support/violations.ts";
 
 const subjects = new Subjects("craft");

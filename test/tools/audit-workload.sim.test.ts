@@ -6,8 +6,9 @@
  * not the audit seeing nothing.
  */
 import { describe, expect, it } from "vitest";
-import { encodeEvent, type EventEnvelope, type LockEvent } from "../../src/events/index.ts";
-import { auditStream, type Violation } from "../../src/tools/index.ts";
+import { encodeEvent, type EventEnvelope } from "../../src/events/envelope.ts";
+import { type LockEvent } from "../../src/lock/events.ts";
+import { auditStream, type Violation } from "../../src/tools/audit.ts";
 import { simulateWorkload } from "./support/workload.ts";
 
 const EVENTS = 100_000;

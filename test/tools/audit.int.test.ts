@@ -9,7 +9,7 @@
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { NatsConnection } from "@nats-io/nats-core";
 import { Subjects } from "../../src/contract/subjects.ts";
-import { AUDIT_RULES, auditStream, type Violation } from "../../src/tools/index.ts";
+import { AUDIT_RULES, auditStream, type Violation } from "../../src/tools/audit.ts";
 import { connectNats, natsUrl, uniquePrefix } from "../support/nats.ts";
 import { openEventLog, publishRaw, runCli } from "./support/cli.ts";
 import { CRAFT_AUDIT, scenarios, type Scenario } from "./support/violations.ts";

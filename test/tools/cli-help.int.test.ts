@@ -1,6 +1,6 @@
 /** `--help` of every operator tool: exit 0, each flag documented, connection flags with their LEASEHOLD_* variables, audit's rules listed, replay's and audit's threads. */
 import { describe, expect, it } from "vitest";
-import { AUDIT_RULES } from "../../src/tools/index.ts";
+import { AUDIT_RULES } from "../../src/tools/audit.ts";
 import { runCli } from "./support/cli.ts";
 
 const FLAGS: Record<string, string[]> = {

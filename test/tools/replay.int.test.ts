@@ -9,7 +9,7 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { NatsConnection } from "@nats-io/nats-core";
 import { Subjects } from "../../src/contract/subjects.ts";
-import { foldStream, replayInstant, replayView, type ReplayView } from "../../src/tools/index.ts";
+import { foldStream, replayInstant, replayView, type ReplayView } from "../../src/tools/replay.ts";
 import { call, natsUrl, startTestService, uniquePrefix, type TestService } from "../support/nats.ts";
 import { openEventLog, runCli } from "./support/cli.ts";
 import { connectNats } from "../support/nats.ts";

@@ -5,9 +5,10 @@
  * service's recorded answers: replay-workload.sim.test.ts and replay.int.test.ts.)
  */
 import { describe, expect, it } from "vitest";
-import { MemoryEventLog } from "../../src/events/index.ts";
+import { MemoryEventLog } from "../../src/events/memory-event-log.ts";
 import { Subjects } from "../../src/contract/subjects.ts";
-import { foldStream, renderReplay, replayInstant, replayView } from "../../src/tools/index.ts";
+import { foldStream, replayInstant, replayView } from "../../src/tools/replay.ts";
+import { renderReplay } from "../../src/tools/replay-render.ts";
 
 describe("replay", () => {
   it("--seq stops at a sequence and shows the state as of that message's time; --kind and --id narrow", async () => {

@@ -9,7 +9,7 @@ import { publishHostLoad } from "../../src/client/host-load.ts";
 import { natsUrl, uniquePrefix } from "../support/nats.ts";
 import { useTestServices } from "../support/cleanup.ts";
 import { okSender } from "../support/replies.ts";
-import type { ServiceStatus } from "../../src/tools/index.ts";
+import type { ServiceStatus } from "../../src/tools/status.ts";
 import { formatDuration } from "../../src/tools/time.ts";
 import { runCli } from "./support/cli.ts";
 

@@ -6,9 +6,11 @@
  */
 import { afterEach, describe, expect, it } from "vitest";
 import type { NatsConnection } from "@nats-io/nats-core";
-import { type StoredMessage } from "../../src/events/index.ts";
+import { type StoredMessage } from "../../src/events/event-log.ts";
 import { Subjects } from "../../src/contract/subjects.ts";
-import { auditSource, foldSource, natsSource } from "../../src/tools/index.ts";
+import { auditSource } from "../../src/tools/audit.ts";
+import { foldSource } from "../../src/tools/replay.ts";
+import { natsSource } from "../../src/tools/stream-reader.ts";
 import { connectNats, uniquePrefix } from "../support/nats.ts";
 import { openEventLog, publishRaw } from "./support/cli.ts";
 

@@ -5,9 +5,13 @@
  * audit's progress reports on the tools' fast path (auditSource).
  */
 import { describe, expect, it } from "vitest";
-import { MemoryEventLog } from "../../src/events/index.ts";
+import { MemoryEventLog } from "../../src/events/memory-event-log.ts";
 import { Subjects } from "../../src/contract/subjects.ts";
-import { auditSource, foldSource, logSource, parseBounds, replayView, ToolUsageError } from "../../src/tools/index.ts";
+import { auditSource } from "../../src/tools/audit.ts";
+import { foldSource, replayView } from "../../src/tools/replay.ts";
+import { logSource } from "../../src/tools/stream-reader.ts";
+import { parseBounds } from "../../src/tools/time.ts";
+import { ToolUsageError } from "../../src/tools/errors.ts";
 
 const T0 = Date.parse("2026-06-01T00:00:00.000Z");
 

@@ -1,8 +1,11 @@
 /** tail's lines and filters, and following an in-memory log from an instant. */
 import { describe, expect, it } from "vitest";
-import { encodeEvent, MemoryEventLog, type StoredMessage } from "../../src/events/index.ts";
+import { encodeEvent } from "../../src/events/envelope.ts";
+import { MemoryEventLog } from "../../src/events/memory-event-log.ts";
+import { type StoredMessage } from "../../src/events/event-log.ts";
 import { Subjects } from "../../src/contract/subjects.ts";
-import { formatEventJson, formatEventLine, startTail, tailFilter, ToolUsageError } from "../../src/tools/index.ts";
+import { formatEventJson, formatEventLine, startTail, tailFilter } from "../../src/tools/tail.ts";
+import { ToolUsageError } from "../../src/tools/errors.ts";
 
 const subjects = new Subjects("leasehold");
 const encoder = new TextEncoder();

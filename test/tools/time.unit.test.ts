@@ -1,6 +1,6 @@
 /** The tools' instants, durations and positions, and the search for the first message at or after an instant. */
 import { describe, expect, it } from "vitest";
-import { MemoryEventLog } from "../../src/events/index.ts";
+import { MemoryEventLog } from "../../src/events/memory-event-log.ts";
 import {
   firstSeqAtOrAfter,
   formatDuration,
@@ -9,8 +9,8 @@ import {
   parseInstant,
   parsePosition,
   parseSince,
-  ToolUsageError,
-} from "../../src/tools/index.ts";
+} from "../../src/tools/time.ts";
+import { ToolUsageError } from "../../src/tools/errors.ts";
 
 describe("tool time parsing", () => {
   it.each([

@@ -9,9 +9,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
-import { MemoryEventLog } from "../../src/events/index.ts";
+import { MemoryEventLog } from "../../src/events/memory-event-log.ts";
 import { Subjects } from "../../src/contract/subjects.ts";
-import { logSource, replayInWorker } from "../../src/tools/index.ts";
+import { logSource } from "../../src/tools/stream-reader.ts";
+import { replayInWorker } from "../../src/tools/worker-read.ts";
 import { bundleOf, workerEntryFromSource } from "../../src/threads/worker-bundle.ts";
 
 /** The tools' fold worker, as src/tools/worker-read.ts starts it. */

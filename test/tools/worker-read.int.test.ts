@@ -9,26 +9,14 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { NatsConnection } from "@nats-io/nats-core";
-import { MemoryEventLog, type StoredMessage } from "../../src/events/index.ts";
+import { MemoryEventLog } from "../../src/events/memory-event-log.ts";
+import { type StoredMessage } from "../../src/events/event-log.ts";
 import { Subjects } from "../../src/contract/subjects.ts";
-import {
-  auditInWorker,
-  auditSource,
-  foldSource,
-  logSource,
-  natsSource,
-  renderReplay,
-  replayInstant,
-  replayInWorker,
-  replayView,
-  type AuditOptions,
-  type AuditProgress,
-  type AuditSummary,
-  type ReplayFilter,
-  type ReplayRange,
-  type StreamSource,
-  type Violation,
-} from "../../src/tools/index.ts";
+import { auditInWorker, replayInWorker } from "../../src/tools/worker-read.ts";
+import { auditSource, type AuditOptions, type AuditProgress, type AuditSummary, type Violation } from "../../src/tools/audit.ts";
+import { foldSource, replayInstant, replayView, type ReplayFilter, type ReplayRange } from "../../src/tools/replay.ts";
+import { logSource, natsSource, type StreamSource } from "../../src/tools/stream-reader.ts";
+import { renderReplay } from "../../src/tools/replay-render.ts";
 import { connectNats, natsUrl, uniquePrefix } from "../support/nats.ts";
 import { publishRaw, runCli } from "./support/cli.ts";
 import { CRAFT_AUDIT, scenarios } from "./support/violations.ts";

@@ -4,7 +4,8 @@
  * look for every concurrent caller), the leader's last sequence on the
  * kind's filter or one subject otherwise. Every look is bounded.
  */
-import { withDeadline, type EventLog } from "../../events/index.ts";
+import { withDeadline } from "../../events/deadline.ts";
+import { type EventLog } from "../../events/event-log.ts";
 import type { ActorKind } from "../../contract/subjects.ts";
 import { batchedCatchUp } from "../batched-catch-up.ts";
 import type { ProjectionFollower } from "./projection-follower.ts";

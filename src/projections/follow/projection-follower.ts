@@ -6,15 +6,8 @@
  * the sequence after the last one it delivered).
  */
 import type { Logger } from "pino";
-import {
-  LogUnavailableError,
-  pause,
-  ReconnectedError,
-  withDeadline,
-  type EventLog,
-  type Following,
-  type StoredMessage,
-} from "../../events/index.ts";
+import { LogUnavailableError, ReconnectedError, type EventLog, type Following, type StoredMessage } from "../../events/event-log.ts";
+import { pause, withDeadline } from "../../events/deadline.ts";
 import type { ActorKind } from "../../contract/subjects.ts";
 
 /** Runs a look at the stream until it succeeds or the start's deadline passes. */

@@ -6,8 +6,10 @@
  * the principal that created that lease or session, or an operator's. It
  * answers "who released my lock?" and catches a doctored stream.
  */
-import type { EventEnvelope } from "../../events/index.ts";
-import type { LockState, ProxyState, SessionState } from "../../projections/index.ts";
+import type { EventEnvelope } from "../../events/envelope.ts";
+import type { LockState } from "../../lock/state.ts";
+import type { ProxyState } from "../../proxy/state.ts";
+import type { SessionState } from "../../session/state.ts";
 import type { StreamFold } from "../stream-fold.ts";
 import { cell } from "../table.ts";
 import { actsFor } from "../../contract/operators.ts";

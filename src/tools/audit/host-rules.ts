@@ -1,6 +1,6 @@
 /** The audit's host rules: a capped host admits a new lease only while it has room. */
-import { isHostEvent } from "../../events/index.ts";
-import type { HostState } from "../../projections/index.ts";
+import { isHostEvent } from "../../host/events.ts";
+import type { HostState } from "../../host/state.ts";
 import { keyText, type KindRules } from "./kind-rules.ts";
 
 const RULES = {

@@ -5,7 +5,7 @@
  * in one module of this folder; the audit lists the modules.
  */
 import type { ActorKind } from "../../contract/subjects.ts";
-import type { EventEnvelope, HistoryEntry } from "../../events/index.ts";
+import type { EventEnvelope, HistoryEntry } from "../../events/envelope.ts";
 import type { StreamFold } from "../stream-fold.ts";
 import { cell } from "../table.ts";
 

@@ -1,9 +1,10 @@
 /** The audit's lock rules: one holder at a time, generations that count up by one, and the wait queue's order. */
-import { instantMs, isLockEvent } from "../../events/index.ts";
-import { leaseExpiresAt, type LockState } from "../../projections/index.ts";
-import { livePlace, queueAt } from "../../projections/lock-queue.ts";
-import { applySessionEnds } from "../../projections/lock-sessions.ts";
-import { sessionLiveAt } from "../../projections/session.ts";
+import { instantMs } from "../../events/instant.ts";
+import { isLockEvent } from "../../lock/events.ts";
+import { leaseExpiresAt, type LockState } from "../../lock/state.ts";
+import { livePlace, queueAt } from "../../lock/queue.ts";
+import { applySessionEnds } from "../../lock/session-waiters.ts";
+import { sessionLiveAt } from "../../session/state.ts";
 import { cell } from "../table.ts";
 import { iso } from "../time.ts";
 import type { KindRules, Report } from "./kind-rules.ts";

@@ -1,6 +1,7 @@
 /** The audit's proxy rules: grants within capacity, health, registration and cooldowns; lease ids granted once and resolved. */
-import { instantMs, isProxyEvent } from "../../events/index.ts";
-import { activeLeases, inCooldown, pruneProxy, resolvableLease, type ProxyState } from "../../projections/index.ts";
+import { instantMs } from "../../events/instant.ts";
+import { isProxyEvent } from "../../proxy/events.ts";
+import { activeLeases, inCooldown, pruneProxy, resolvableLease, type ProxyState } from "../../proxy/state.ts";
 import { cell } from "../table.ts";
 import type { KindRules } from "./kind-rules.ts";
 

@@ -1,6 +1,7 @@
 /** The audit's route rules: one host per conversation key, placements on healthy hosts within pins and caps, leases that exist. */
-import { isRouteEvent, type HistoryEntry } from "../../events/index.ts";
-import { countLeaseMoves, leaseKey, type RouteState } from "../../projections/index.ts";
+import { isRouteEvent } from "../../route/events.ts";
+import { type HistoryEntry } from "../../events/envelope.ts";
+import { countLeaseMoves, leaseKey, type RouteState } from "../../route/state.ts";
 import { cell } from "../table.ts";
 import { keyText, type AuditScope, type KindRules, type Report } from "./kind-rules.ts";
 

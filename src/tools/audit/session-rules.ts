@@ -1,7 +1,7 @@
 /** The audit's session rules: a session is opened once, and nothing keeps or closes it once it has ended. */
-import { isSessionEvent } from "../../events/index.ts";
-import type { SessionState } from "../../projections/index.ts";
-import { sessionLiveAt } from "../../projections/session.ts";
+import { isSessionEvent } from "../../session/events.ts";
+import type { SessionState } from "../../session/state.ts";
+import { sessionLiveAt } from "../../session/state.ts";
 import { iso } from "../time.ts";
 import type { KindRules } from "./kind-rules.ts";
 

@@ -5,9 +5,10 @@
  * writer's append options); the turn that never times out replaces the turn
  * machine's deadline (see turn-timeout.mutant.sim.test.ts).
  */
-import type { ActorLogic, Command, Decision } from "../../../src/logic/index.ts";
-import type { EventEnvelope } from "../../../src/events/index.ts";
-import type { ProxyState } from "../../../src/projections/proxy.ts";
+import type { ActorLogic, Command } from "../../../src/actors/actor-logic.ts";
+import type { Decision } from "../../../src/actors/decision.ts";
+import type { EventEnvelope } from "../../../src/events/envelope.ts";
+import type { ProxyState } from "../../../src/proxy/state.ts";
 import type { LogicMutation, Mutation } from "./sim-cluster.ts";
 
 /** Wraps one kind's decider, leaving the other kinds as they are. */

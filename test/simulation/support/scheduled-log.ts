@@ -19,10 +19,10 @@ import {
   type EventLog,
   type FollowOptions,
   type Following,
-  type MemoryEventLog,
   type StoredMessage,
   type StreamRange,
-} from "../../../src/events/index.ts";
+} from "../../../src/events/event-log.ts";
+import { type MemoryEventLog } from "../../../src/events/memory-event-log.ts";
 
 /** What happens to one append. */
 export type AppendFault = "none" | "conflict" | "fail" | "lost-ack" | "hang" | "hang-after-store" | "stuck";

@@ -12,17 +12,20 @@
 import { pino } from "pino";
 import { vi } from "vitest";
 import type { Scheduler } from "fast-check";
-import { ActorRuntime, type Clock, type TurnResult } from "../../../src/actors/index.ts";
-import type { ActorLogic, Command } from "../../../src/logic/index.ts";
-import { lockModule } from "../../../src/service/lock-module.ts";
-import { proxyModule } from "../../../src/service/proxy-module.ts";
-import { routeModule } from "../../../src/service/route-module.ts";
-import type { Endpoint } from "../../../src/api/endpoint.ts";
+import { ActorRuntime } from "../../../src/actors/actor-runtime.ts";
+import { type Clock } from "../../../src/actors/clock.ts";
+import { type TurnResult } from "../../../src/actors/turn-result.ts";
+import type { ActorLogic, Command } from "../../../src/actors/actor-logic.ts";
+import { lockModule } from "../../../src/lock/module.ts";
+import { proxyModule } from "../../../src/proxy/module.ts";
+import { routeModule } from "../../../src/route/module.ts";
+import type { Endpoint } from "../../../src/transport/endpoint.ts";
 import { resolveConfig, type ServiceConfig } from "../../../src/config.ts";
-import { MemoryEventLog, type EventEnvelope } from "../../../src/events/index.ts";
+import { MemoryEventLog } from "../../../src/events/memory-event-log.ts";
+import { type EventEnvelope } from "../../../src/events/envelope.ts";
 import { Subjects } from "../../../src/contract/subjects.ts";
-import type { KindContext, KindModule } from "../../../src/service/kind-module.ts";
-import type { KindProjection } from "../../../src/projections/index.ts";
+import type { KindContext, KindModule } from "../../../src/transport/kind-module.ts";
+import type { KindProjection } from "../../../src/projections/kind-projection.ts";
 import { FaultPlan, never, ScheduledLogView, type LogMutation } from "./scheduled-log.ts";
 
 /** The instant every run starts at. */

@@ -7,7 +7,8 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import type { NatsConnection } from "@nats-io/nats-core";
 import { jetstream } from "@nats-io/jetstream";
-import { JetStreamEventLog, type StoredMessage } from "../../../src/events/index.ts";
+import { JetStreamEventLog } from "../../../src/events/jetstream-event-log.ts";
+import { type StoredMessage } from "../../../src/events/event-log.ts";
 import { Subjects } from "../../../src/contract/subjects.ts";
 
 const ROOT = fileURLToPath(new URL("../../../", import.meta.url));

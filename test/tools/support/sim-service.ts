@@ -6,16 +6,18 @@
  * service writes: a valid history, produced quickly.
  */
 import { pino } from "pino";
-import { ActorRuntime, ManualClock, type TurnResult } from "../../../src/actors/index.ts";
-import { lockModule } from "../../../src/service/lock-module.ts";
-import { proxyModule } from "../../../src/service/proxy-module.ts";
-import { routeModule } from "../../../src/service/route-module.ts";
-import type { Endpoint } from "../../../src/api/endpoint.ts";
+import { ActorRuntime } from "../../../src/actors/actor-runtime.ts";
+import { ManualClock } from "../../../src/actors/clock.ts";
+import { type TurnResult } from "../../../src/actors/turn-result.ts";
+import { lockModule } from "../../../src/lock/module.ts";
+import { proxyModule } from "../../../src/proxy/module.ts";
+import { routeModule } from "../../../src/route/module.ts";
+import type { Endpoint } from "../../../src/transport/endpoint.ts";
 import { resolveConfig, type ServiceConfig } from "../../../src/config.ts";
-import { MemoryEventLog } from "../../../src/events/index.ts";
+import { MemoryEventLog } from "../../../src/events/memory-event-log.ts";
 import { Subjects } from "../../../src/contract/subjects.ts";
-import type { KindModule } from "../../../src/service/kind-module.ts";
-import type { ProjectionSnapshotStore } from "../../../src/projections/index.ts";
+import type { KindModule } from "../../../src/transport/kind-module.ts";
+import type { ProjectionSnapshotStore } from "../../../src/projections/snapshot-stores.ts";
 
 /** The instant simulations start at. */
 export const SIM_T0 = Date.parse("2026-03-01T00:00:00.000Z");

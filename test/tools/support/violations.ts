@@ -5,9 +5,9 @@
  * hostile writer would. Every name carries the scenario's tag, so all
  * scenarios can share one stream without touching each other's actors.
  */
-import { encodeEvent, type EventEnvelope } from "../../../src/events/index.ts";
+import { encodeEvent, type EventEnvelope } from "../../../src/events/envelope.ts";
 import { Subjects, type ActorKind } from "../../../src/contract/subjects.ts";
-import type { AuditRule } from "../../../src/tools/index.ts";
+import type { AuditRule } from "../../../src/tools/audit.ts";
 
 /** The instant crafted histories start at. */
 export const CRAFT_T0 = Date.parse("2026-05-01T00:00:00.000Z");

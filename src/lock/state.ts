@@ -1,0 +1,244 @@
+/**
+ * The lock projection: a pure fold of one lock's history into its state.
+ * Shared by the lock actor (hydration), the read endpoints and the tools, so
+ * none of them can disagree about what a history means.
+ */
+import type { HistoryEntry, RecordedEvent } from "../events/envelope.ts";
+import type { LockEvent } from "./events.ts";
+import { isUnparsable } from "../events/envelope.ts";
+import { instantMs } from "../events/instant.ts";
+import { advanceQueue, NO_WAITERS, type LockWaiter } from "./queue.ts";
+import { WaiterQueue } from "./waiter-queue.ts";
+import type { LockLease as ContractLockLease } from "../contract/messages.ts";
+
+/**
+ * The lease a lock currently records (expired or not: expiry is a function of
+ * now). Only what cannot be derived is kept, as numbers where it can be: the
+ * etag is the write's sequence ({@link leaseEtag}) and the ISO `expiresAt` is
+ * the expiry's ({@link leaseExpiresAt}), rendered when a reply or a log
+ * needs them. A service holding 100,000 leases keeps no string per lease but
+ * its owner's (docs/performance.md, "Memory per held lock").
+ */
+export interface LockLease {
+  readonly owner: string;
+  readonly generation: number;
+  /** The stream sequence of the write that set this lease: its etag. */
+  readonly seq: number;
+  readonly ttlMs: number;
+  /** {@link OPEN_END} while the lease hangs on a session whose end the lock's history does not know yet. */
+  readonly expiresAtMs: number;
+  /** The session the lease hangs on (1.2); absent for a lease of its own. */
+  readonly session?: string;
+  /** A session lease's expiry as its grant wrote it: its `expiresAt` while its end is {@link OPEN_END}. */
+  readonly grantedUntilMs?: number;
+  /** The principal whose request created the lease (its `LockAcquired`'s `by`); absent when unknown. Only it, or an operator, may renew or release it. */
+  readonly by?: string;
+}
+
+/**
+ * The end of a session lease as the lock's own history knows it before its
+ * session ended: never by time alone (the session's keepalives, not the
+ * lock's events, move it), so the fold's queue arithmetic treats it as held.
+ * Decisions read the session's real end (src/lock/session-waiters.ts).
+ */
+export const OPEN_END = Number.MAX_SAFE_INTEGER;
+
+/** The session the lock's lease hangs on while the lock's history does not know that session's end; undefined otherwise. */
+export function sessionHolding(state: LockState): string | undefined {
+  return state.lease?.session !== undefined && state.lease.expiresAtMs === OPEN_END ? state.lease.session : undefined;
+}
+
+/** One lock's state. */
+export interface LockState {
+  readonly name: string;
+  /** The recorded lease; null when released, reset or never acquired. */
+  readonly lease: LockLease | null;
+  /** The highest generation ever granted (or carried by a reset). */
+  readonly generation: number;
+  /** Why the history cannot be trusted, until a reset; null when sound. */
+  readonly corrupt: string | null;
+  /** When the lock became free, while `lease` is null (0: never held). */
+  readonly freedAtMs: number;
+  /** The wait queue as of the last event (src/lock/queue.ts reads it at any instant): persistent, shared with the lock's earlier states. */
+  readonly waiters: WaiterQueue;
+  /** When `waiters.head` became head. */
+  readonly headSinceMs: number;
+}
+
+/**
+ * A lock's state as a snapshot gives it back: snapshots keep the queue as a
+ * plain array of waiters (the form every fold version 5 snapshot has), made
+ * a queue again here.
+ */
+export function reviveLockState(state: LockState): LockState {
+  // A snapshot's queue is an array: iterable as a queue is, and read as one here.
+  const waiters: unknown = state.waiters;
+  return waiters instanceof WaiterQueue ? state : { ...state, waiters: WaiterQueue.from(waiters as readonly LockWaiter[]) };
+}
+
+/** A lock's state as a snapshot keeps it: its queue as a plain array ({@link reviveLockState} reads it back). */
+export function persistedLockState(state: LockState): LockState {
+  return { ...state, waiters: state.waiters.toArray() } as unknown as LockState;
+}
+
+/** The state of a lock with no history. */
+export function initialLockState(name: string): LockState {
+  return { name, lease: null, generation: 0, corrupt: null, freedAtMs: 0, waiters: NO_WAITERS, headSinceMs: 0 };
+}
+
+/**
+ * The etag of the lease written at stream sequence `seq`: opaque to clients,
+ * unique per write, and the same on every replay.
+ */
+export function etagOf(seq: number): string {
+  return seq.toString(36).padStart(8, "0");
+}
+
+/** The etag of a lease: its write's, {@link etagOf}. */
+export function leaseEtag(l: LockLease): string {
+  return etagOf(l.seq);
+}
+
+/** When a lease expires as the wire shows it; a session lease whose end is not known shows its grant's expiry. */
+export function leaseExpiresAt(l: LockLease): string {
+  return new Date(l.expiresAtMs === OPEN_END ? (l.grantedUntilMs ?? OPEN_END) : l.expiresAtMs).toISOString();
+}
+
+/*
+ * The lock's fold, one step per event type. The lock's XState statechart
+ * (src/lock/machine.ts) composes them: which step applies, and which
+ * state the lock is in after it, is the machine's to say, so there is no
+ * second dispatch here. Entries that break the lock's invariants mark it
+ * corrupt; each step first brings the queue to the event's instant.
+ */
+
+/** A message that did not parse: the lock refuses its history from here. */
+export function markUnparsable(state: LockState, entry: HistoryEntry): LockState {
+  return { ...state, corrupt: `event at sequence ${entry.seq} does not parse (${isUnparsable(entry) ? entry.reason : "unknown"})` };
+}
+
+/** An event of a type no lock writes. */
+export function markForeign(state: LockState, entry: RecordedEvent): LockState {
+  return { ...state, corrupt: `event at sequence ${entry.seq} has a type no lock writes (${entry.event.type})` };
+}
+
+/** A waiter joins the queue (after the queue is brought to the event's instant). */
+export function applyWaiterQueued(before: LockState, entry: RecordedEvent<LockEvent>): LockState {
+  const event = entry.event as Extract<LockEvent, { type: "LockWaiterQueued" }>;
+  const atMs = instantMs(event.at);
+  const state = advanceQueue(before, atMs);
+  const d = event.data;
+  const waiter: LockWaiter = {
+    seq: entry.seq,
+    owner: d.owner,
+    requestId: event.requestId ?? null,
+    untilMs: instantMs(d.until),
+    claimWindowMs: d.claimWindowMs,
+    joinedAtMs: atMs,
+    ...(d.session === undefined ? {} : { session: d.session }),
+  };
+  return { ...state, waiters: state.waiters.push(waiter), headSinceMs: state.waiters.length === 0 ? atMs : state.headSinceMs };
+}
+
+/** Does this `LockAcquired` break the generation rule (each acquisition the one after the highest so far)? */
+export function acquiredBreaks(state: LockState, entry: RecordedEvent<LockEvent>): boolean {
+  return (entry.event as Extract<LockEvent, { type: "LockAcquired" }>).data.generation !== state.generation + 1;
+}
+
+/** A lease is granted; a grant to a waiter takes its place out of the queue, and the next one becomes head now. */
+export function applyAcquired(before: LockState, entry: RecordedEvent<LockEvent>): LockState {
+  const event = entry.event as Extract<LockEvent, { type: "LockAcquired" }>;
+  const atMs = instantMs(event.at);
+  const state = advanceQueue(before, atMs);
+  const d = event.data;
+  const seq = entry.seq;
+  const place = d.waiterSeq === undefined ? -1 : state.waiters.indexOfSeq(d.waiterSeq);
+  // The decider grants only the head (its place leaves by moving the queue's start); another place is taken out by a copy.
+  const waiters = state.waiters.without(place);
+  const headSinceMs = place === 0 ? atMs : state.headSinceMs;
+  const corrupt = acquiredBreaks(state, entry)
+    ? `LockAcquired at sequence ${seq} has generation ${d.generation}, expected ${state.generation + 1}`
+    : state.corrupt;
+  return {
+    ...state,
+    corrupt,
+    generation: Math.max(state.generation, d.generation),
+    lease: leaseOf(d, seq, event.by),
+    waiters,
+    headSinceMs,
+  };
+}
+
+/** Does this `LockRenewed` fail to match the current lease? */
+export function renewedBreaks(state: LockState, entry: RecordedEvent<LockEvent>): boolean {
+  const d = (entry.event as Extract<LockEvent, { type: "LockRenewed" }>).data;
+  const held = state.lease;
+  return held === null || held.generation !== d.generation || held.owner !== d.owner;
+}
+
+/** The current lease is extended. */
+export function applyRenewed(before: LockState, entry: RecordedEvent<LockEvent>): LockState {
+  const event = entry.event as Extract<LockEvent, { type: "LockRenewed" }>;
+  const state = advanceQueue(before, instantMs(event.at));
+  const d = event.data;
+  const corrupt = renewedBreaks(state, entry) ? `LockRenewed at sequence ${entry.seq} does not match the current lease` : state.corrupt;
+  // A renewal keeps the lease's creator: the holder, not whoever renewed.
+  return { ...state, corrupt, lease: leaseOf(d, entry.seq, state.lease?.by) };
+}
+
+/** Does this `LockReleased` fail to match the current lease? */
+export function releasedBreaks(state: LockState, entry: RecordedEvent<LockEvent>): boolean {
+  const held = state.lease;
+  return held === null || held.generation !== (entry.event as Extract<LockEvent, { type: "LockReleased" }>).data.generation;
+}
+
+/** The current lease is given up. */
+export function applyReleased(before: LockState, entry: RecordedEvent<LockEvent>): LockState {
+  const atMs = instantMs(entry.event.at);
+  const state = advanceQueue(before, atMs);
+  const corrupt = releasedBreaks(state, entry) ? `LockReleased at sequence ${entry.seq} does not match the current lease` : state.corrupt;
+  return { ...state, corrupt, lease: null, freedAtMs: freedAt(state, atMs) };
+}
+
+/** A reset is the operator's word: nothing before it counts any more (waiters keep their places). */
+export function applyReset(before: LockState, entry: RecordedEvent<LockEvent>): LockState {
+  const event = entry.event as Extract<LockEvent, { type: "LockReset" }>;
+  const atMs = instantMs(event.at);
+  const state = advanceQueue(before, atMs);
+  return {
+    ...state,
+    corrupt: null,
+    lease: null,
+    freedAtMs: freedAt(state, atMs),
+    generation: Math.max(state.generation, event.data.generation),
+  };
+}
+
+/** When the lock became free, given it is freed at `atMs`: an expired lease freed it at its expiry already. */
+function freedAt(state: LockState, atMs: number): number {
+  return state.lease === null ? state.freedAtMs : Math.min(atMs, state.lease.expiresAtMs);
+}
+
+/** The lease an event's data grants, written at `seq`: a session lease's end stays open until its session's is known. */
+export function leaseOf(
+  d: { readonly owner: string; readonly generation: number; readonly ttlMs: number; readonly expiresAt: string; readonly session?: string },
+  seq: number,
+  by: string | undefined,
+): LockLease {
+  const { owner, generation, ttlMs } = d;
+  const untilMs = instantMs(d.expiresAt);
+  const lease: LockLease =
+    d.session === undefined
+      ? { owner, generation, seq, ttlMs, expiresAtMs: untilMs }
+      : { owner, generation, seq, ttlMs, expiresAtMs: OPEN_END, session: d.session, grantedUntilMs: untilMs };
+  return by === undefined ? lease : { ...lease, by };
+}
+
+/** The wire shape of a lease (`lease` in docs/protocol.md's Locks section), as the contract types it. */
+export type LeaseView = ContractLockLease;
+
+/** The wire view of a lock's lease. */
+export function leaseView(name: string, l: LockLease): LeaseView {
+  const view = { name, owner: l.owner, generation: l.generation, etag: leaseEtag(l), expiresAt: leaseExpiresAt(l), ttlMs: l.ttlMs };
+  return l.session === undefined ? view : { ...view, session: l.session };
+}

@@ -1,0 +1,262 @@
+/**
+ * A lock's wait queue as a persistent structure (docs/locks.md, "Waiting
+ * for a lock", what a queue costs): a window [start, end) of a buffer that only grows, shared by
+ * the states of one lock's history. A join appends in place when the queue
+ * is the buffer's latest (the fold's case), so an older state still reads
+ * its own window; a join on an older state copies. The head's leaving moves
+ * `start`; the dead prefix is dropped by a copy at a join once it outgrows
+ * the window (amortised against the waiters that left). Taking out a place
+ * other than the head copies; the decider never writes such a grant (only
+ * the head in its claim window takes the lock from the queue), so only a
+ * history the audit flags pays it. Past {@link INDEXED_FROM} waiters the
+ * buffer keeps indexes (src/lock/waiter-index.ts), so that finding the
+ * next waiter still waiting, counting those still waiting and finding a
+ * requestId's place take O(log n), not a walk of the queue; a queue made for
+ * one reading (a decision's view of its session waiters) keeps none, as
+ * building them would cost more than the walks it saves.
+ */
+import { queueWork, WaiterIndex } from "./waiter-index.ts";
+
+/** One place in the queue, as its `LockWaiterQueued` recorded it. */
+export interface LockWaiter {
+  /** Stream sequence of the `LockWaiterQueued`: the place's identity and its order. */
+  readonly seq: number;
+  readonly owner: string;
+  /** The requestId of the request that joined, or null: a retry with it keeps the place. */
+  readonly requestId: string | null;
+  /** When the wait ends (epoch ms); its ISO form is rendered where a reply needs it. */
+  readonly untilMs: number;
+  /** How long this waiter may take to claim the lock once it is head and the lock is free. */
+  readonly claimWindowMs: number;
+  /** When it joined (the event's instant). */
+  readonly joinedAtMs: number;
+  /** The session the acquire waits under while its end is not known to the lock (1.2); absent otherwise. */
+  readonly session?: string;
+}
+
+/** Windows shorter than this are read by walking them (a bounded walk); longer ones through the buffer's indexes. */
+export const INDEXED_FROM = 32;
+
+/** The buffer a lock's queues share. */
+class Buffer {
+  readonly items: LockWaiter[] = [];
+  /** Session waiters in items[0..i): `sessions[i]`. */
+  readonly sessions: number[] = [0];
+  /** Every place's seq is above the one before (stream order): places are found by halving. */
+  ordered = true;
+  private index: WaiterIndex | undefined;
+
+  /** `indexable`: a long window reads through indexes (else by walking: a buffer for one reading). */
+  constructor(readonly indexable = true) {}
+
+  append(w: LockWaiter): void {
+    const last = this.items.at(-1);
+    if (last !== undefined && w.seq <= last.seq) this.ordered = false;
+    this.items.push(w);
+    this.sessions.push(this.sessions.at(-1)! + (w.session === undefined ? 0 : 1));
+    this.index?.added();
+  }
+
+  /** The indexes, built at the first read of a long window (O(n) once), then kept up by each append. */
+  indexed(): WaiterIndex {
+    if (this.index === undefined) {
+      queueWork.steps += this.items.length;
+      this.index = new WaiterIndex(this.items);
+    }
+    return this.index;
+  }
+}
+
+/** A lock's waiters in the order they joined: read by head, place, seq and count; changed only into new queues. */
+export class WaiterQueue implements Iterable<LockWaiter> {
+  /** The queue of every lock nobody waits for: one, not one per lock. */
+  static readonly EMPTY = new WaiterQueue(new Buffer(), 0, 0);
+
+  readonly #buffer: Buffer;
+  readonly #start: number;
+  readonly #end: number;
+
+  private constructor(buffer: Buffer, start: number, end: number) {
+    this.#buffer = buffer;
+    this.#start = start;
+    this.#end = end;
+  }
+
+  /**
+   * A queue of `waiters` in their order ({@link WaiterQueue.EMPTY} when there
+   * are none); `forOneReading` makes one that keeps no indexes (read by
+   * walking), for a state read once and let go.
+   */
+  static from(waiters: Iterable<LockWaiter>, forOneReading = false): WaiterQueue {
+    const buffer = new Buffer(!forOneReading);
+    for (const w of waiters) buffer.append(w);
+    queueWork.steps += buffer.items.length;
+    return buffer.items.length === 0 ? WaiterQueue.EMPTY : new WaiterQueue(buffer, 0, buffer.items.length);
+  }
+
+  /** Is this queue read by walking it (short, or made for one reading)? */
+  get #walks(): boolean {
+    return this.length < INDEXED_FROM || !this.#buffer.indexable;
+  }
+
+  /** Waiters in the queue. */
+  get length(): number {
+    return this.#end - this.#start;
+  }
+
+  /** The first waiter, if any. */
+  get head(): LockWaiter | undefined {
+    return this.at(0);
+  }
+
+  /** The waiter at place `i` from the head (0 the head), if any. */
+  at(i: number): LockWaiter | undefined {
+    return i >= 0 && i < this.length ? this.#buffer.items[this.#start + i] : undefined;
+  }
+
+  *[Symbol.iterator](): Iterator<LockWaiter> {
+    const items = this.#buffer.items;
+    for (let i = this.#start; i < this.#end; i++) {
+      queueWork.steps++;
+      yield items[i]!;
+    }
+  }
+
+  /** The waiters as an array (a copy: for tools, tests and snapshots, not for a request's path). */
+  toArray(): LockWaiter[] {
+    queueWork.steps += this.length;
+    return this.#buffer.items.slice(this.#start, this.#end);
+  }
+
+  /** A queue serialises as its array (status and replay JSON). */
+  toJSON(): LockWaiter[] {
+    return this.toArray();
+  }
+
+  /** Each waiter mapped, in order (a walk). */
+  map<T>(f: (w: LockWaiter, i: number) => T): T[] {
+    return this.toArray().map(f);
+  }
+
+  /** Waiters whose acquire waits under a session, counted without a walk. */
+  get sessionWaiters(): number {
+    const { sessions } = this.#buffer;
+    return sessions[this.#end]! - sessions[this.#start]!;
+  }
+
+  /** The place of the waiter queued at `seq` (-1 when none): by halving. */
+  indexOfSeq(seq: number): number {
+    const items = this.#buffer.items;
+    if (!this.#buffer.ordered) {
+      for (let i = this.#start; i < this.#end; i++) {
+        queueWork.steps++;
+        if (items[i]!.seq === seq) return i - this.#start;
+      }
+      return -1;
+    }
+    let lo = this.#start;
+    let hi = this.#end;
+    while (lo < hi) {
+      queueWork.steps++;
+      const mid = (lo + hi) >>> 1;
+      if (items[mid]!.seq < seq) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo < this.#end && items[lo]!.seq === seq ? lo - this.#start : -1;
+  }
+
+  /**
+   * The first place from `from` whose waiter's `until` or join is after
+   * `t`, else `length`: the waiters skipped would leave the head at once at `t`.
+   */
+  firstAfter(from: number, t: number): number {
+    const items = this.#buffer.items;
+    const begin = this.#start + Math.max(0, from);
+    if (this.#walks) {
+      for (let i = begin; i < this.#end; i++) {
+        queueWork.steps++;
+        if (items[i]!.untilMs > t || items[i]!.joinedAtMs > t) return i - this.#start;
+      }
+      return this.length;
+    }
+    return this.#buffer.indexed().firstAfter(begin, this.#end, t) - this.#start;
+  }
+
+  /** Waiters whose `until` is after `now` (still waiting, wherever they stand), counted in O(log n). */
+  waitingAt(now: number): number {
+    const items = this.#buffer.items;
+    if (this.#walks) {
+      let n = 0;
+      for (let i = this.#start; i < this.#end; i++) {
+        queueWork.steps++;
+        if (items[i]!.untilMs > now) n++;
+      }
+      return n;
+    }
+    return this.#buffer.indexed().waitingAt(this.#start, this.#end, now);
+  }
+
+  /** The first waiter still waiting at `now` that `owner` joined with `requestId`. */
+  joinedBy(requestId: string, owner: string, now: number): LockWaiter | undefined {
+    const items = this.#buffer.items;
+    const matches = (w: LockWaiter) => w.requestId === requestId && w.owner === owner && w.untilMs > now;
+    if (this.#walks) {
+      for (let i = this.#start; i < this.#end; i++) {
+        queueWork.steps++;
+        if (matches(items[i]!)) return items[i];
+      }
+      return undefined;
+    }
+    for (const i of this.#buffer.indexed().joinedBy(requestId)) {
+      queueWork.steps++;
+      if (i >= this.#start && i < this.#end && matches(items[i]!)) return items[i];
+    }
+    return undefined;
+  }
+
+  /**
+   * The queue with `w` joined last: in place when this queue is its
+   * buffer's latest; shared when a later queue of the buffer joined the same
+   * waiter next (one event folded twice from one state: the runtime's turn
+   * and the projection's follower); else on a copy.
+   */
+  push(w: LockWaiter): WaiterQueue {
+    const buffer = this.#buffer;
+    queueWork.steps++;
+    if (this !== WaiterQueue.EMPTY && sameWaiter(buffer.items[this.#end], w)) return new WaiterQueue(buffer, this.#start, this.#end + 1);
+    const atTip = this !== WaiterQueue.EMPTY && this.#end === buffer.items.length && buffer.indexable;
+    // A dead prefix longer than the window is dropped now, by a copy the waiters that left have paid for.
+    if (!atTip || this.#start > Math.max(this.length, INDEXED_FROM)) return WaiterQueue.from([...this, w]);
+    buffer.append(w);
+    return new WaiterQueue(buffer, this.#start, this.#end + 1);
+  }
+
+  /** The queue without its first `n` waiters. */
+  dropFront(n: number): WaiterQueue {
+    if (n <= 0) return this;
+    return n >= this.length ? WaiterQueue.EMPTY : new WaiterQueue(this.#buffer, this.#start + n, this.#end);
+  }
+
+  /** The queue without the waiter at place `i`: the head's leaving moves the start, any other place's copies. */
+  without(i: number): WaiterQueue {
+    if (i < 0 || i >= this.length) return this;
+    if (i === 0) return this.dropFront(1);
+    const kept = this.toArray();
+    kept.splice(i, 1);
+    return WaiterQueue.from(kept);
+  }
+}
+
+/** Are `a` and `b` the same place, joined alike (the same event folded twice)? */
+function sameWaiter(a: LockWaiter | undefined, b: LockWaiter): boolean {
+  return (
+    a !== undefined &&
+    a.seq === b.seq &&
+    a.owner === b.owner &&
+    a.requestId === b.requestId &&
+    a.untilMs === b.untilMs &&
+    a.claimWindowMs === b.claimWindowMs &&
+    a.joinedAtMs === b.joinedAtMs &&
+    a.session === b.session
+  );
+}

@@ -1,0 +1,239 @@
+/**
+ * Blocking acquire (docs/locks.md, "Waiting for a lock"): the runtime side
+ * of the wait queue. A waiting acquire takes one turn to join the queue
+ * (its `LockWaiterQueued`), then is parked here — holding no actor turn —
+ * until the lock's projected state says it may take the lock. A lock with
+ * parked requests is looked at once per fold of its events (from any
+ * instance) and by one timer at the instants the pure queue arithmetic says
+ * something may change by time alone (lease expiry, the head's window end);
+ * a look wakes only the request whose place is the head, those whose places
+ * lapsed (they are before the head) and those whose own give-up instant
+ * came, each found in an index (./parked-waiters.ts), so an event costs
+ * log n of the queue's length, not n. A woken request takes a `claim` turn,
+ * which decides from the same state and appends its `LockAcquired`. Every
+ * wait is bounded by the request's `waitMs` (on the clock, and on the timer
+ * clock in case the clock jumps back), plus one request timeout for the
+ * last turn. Under sessions (1.2) the lock's state is read with its
+ * sessions' ends; a session's close wakes the requests parked under it and
+ * looks at every lock with parked requests (a lock it held is free).
+ */
+import type { Logger } from "pino";
+import type { ActorRuntime, Arrival } from "../actors/actor-runtime.ts";
+import type { Clock } from "../actors/clock.ts";
+import { unavailable, type TurnResult } from "../actors/turn-result.ts";
+import type { KindProjection } from "../projections/kind-projection.ts";
+import type { LockState } from "./state.ts";
+import { livePlace, nextQueueChangeAt, queueAt } from "./queue.ts";
+import { resolveSessions } from "./session-waiters.ts";
+import { sessionEndMs } from "../session/index.ts";
+import type { AcquireLock, ClaimLock } from "./commands.ts";
+import { isWaitingReply } from "./waiting-reply.ts";
+import { LockTurns } from "./turns.ts";
+import { ParkedWaiters, type Parked } from "./parked-waiters.ts";
+
+/** Settings of {@link LockWaiters}. */
+export interface LockWaitersOptions {
+  readonly runtime: ActorRuntime;
+  readonly projection: KindProjection<LockState>;
+  readonly clock: Clock;
+  readonly logger: Logger;
+  /** How lock turns run (with the session table); default plain turns of the runtime. */
+  readonly turns?: LockTurns;
+  /** The timer clock (default performance.now). */
+  readonly monotonic?: () => number;
+  /** A lock with parked requests is looked at least this often, whatever it was told (default 1000 ms). */
+  readonly recheckMs?: number;
+  /** Counts the parked requests and index entries each look reads (for tests of its cost). */
+  readonly count?: (reads: number) => void;
+}
+
+/** What a waiting acquire asks for. */
+export interface WaitingAcquire {
+  readonly owner: string;
+  readonly ttlMs?: number | undefined;
+  readonly waitMs: number;
+  readonly requestId?: string | undefined;
+  readonly session?: string | undefined;
+}
+
+/** A parked request's terms. */
+export interface Waiting {
+  readonly owner: string;
+  readonly session: string | undefined;
+  readonly ttlMs: number | undefined;
+  readonly requestId: string | undefined;
+  readonly place: number;
+  /** When the request stops waiting, on the clock and on the timer clock. */
+  readonly giveUpAt: number;
+  readonly giveUpMono: number;
+  readonly waitingSince: number;
+}
+
+/** Parks waiting lock acquires and wakes them when their lock may have become theirs. */
+export class LockWaiters {
+  /** The parked requests of each lock that has some. */
+  private readonly locks = new Map<string, ParkedWaiters>();
+  /** Parked requests by the session they wait under (its close ends their places). */
+  private readonly bySession = new Map<string, Set<Parked>>();
+  private readonly monotonic: () => number;
+  private readonly recheckMs: number;
+  private readonly turns: LockTurns;
+  private parkedCount = 0;
+  private stopping = false;
+
+  constructor(private readonly options: LockWaitersOptions) {
+    this.monotonic = options.monotonic ?? (() => performance.now());
+    this.recheckMs = options.recheckMs ?? 1000;
+    this.turns = options.turns ?? new LockTurns(options.runtime, options.projection);
+    options.projection.onFold((name) => this.locks.get(name)?.lookSoon());
+    this.turns.sessions?.onClose((id) => {
+      for (const p of this.bySession.get(id) ?? []) p.rouse();
+      // A lock the session held is free: its head may be parked here.
+      for (const lock of this.locks.values()) lock.lookSoon();
+    });
+  }
+
+  /** Requests parked right now. */
+  get size(): number {
+    return this.parkedCount;
+  }
+
+  /**
+   * Runs an acquire that may wait: answers the lease, LEASE_EXISTS (with
+   * `waitedMs` once it waited), another refusal, or UNAVAILABLE; within
+   * `waitMs` plus the request timeout.
+   */
+  async acquire(name: string, request: WaitingAcquire, arrival: Arrival = {}): Promise<TurnResult> {
+    const { clock } = this.options;
+    const waitingSince = clock.now();
+    const startedMono = this.monotonic();
+    const command: AcquireLock = {
+      op: "acquire",
+      owner: request.owner,
+      ttlMs: request.ttlMs,
+      waitMs: request.waitMs,
+      requestId: request.requestId,
+      session: request.session,
+    };
+    const joined = await this.turns.execute(name, command, arrival);
+    if (!joined.ok || !isWaitingReply(joined.reply)) return joined;
+    const w: Waiting = {
+      owner: request.owner,
+      session: request.session,
+      ttlMs: request.ttlMs,
+      requestId: request.requestId,
+      place: joined.reply.waiting.place,
+      giveUpAt: waitingSince + request.waitMs,
+      giveUpMono: startedMono + request.waitMs,
+      waitingSince,
+    };
+    const parked = this.enter(name, w);
+    try {
+      return await this.wait(name, parked);
+    } finally {
+      this.leave(name, parked);
+    }
+  }
+
+  /** Answers every parked request UNAVAILABLE (the instance is stopping); their places lapse by themselves. */
+  stop(): void {
+    if (!this.stopping && this.size > 0)
+      this.options.logger.info({ parked: this.size }, "answering parked lock acquires UNAVAILABLE: the instance is stopping");
+    this.stopping = true;
+    for (const lock of this.locks.values()) lock.rouseAll();
+  }
+
+  private async wait(name: string, parked: Parked): Promise<TurnResult> {
+    const { clock, projection } = this.options;
+    const w = parked.waiting;
+    for (;;) {
+      if (this.stopping) return unavailable("the service instance is stopping; the queue place lapses", 100);
+      const now = clock.now();
+      const seen = projection.record(name).seq;
+      // The timer clock ends the wait too, should the clock have jumped back.
+      const due = now >= w.giveUpAt || this.monotonic() >= w.giveUpMono;
+      if (due || this.mayClaim(this.stateOf(name, now), now, w.place)) {
+        const claim: ClaimLock = {
+          op: "claim",
+          owner: w.owner,
+          session: w.session,
+          ttlMs: w.ttlMs,
+          place: w.place,
+          giveUpAt: due ? Math.min(w.giveUpAt, now) : w.giveUpAt,
+          waitingSince: w.waitingSince,
+        };
+        const result = await this.turns.execute(name, claim, { requestId: w.requestId });
+        if (!result.ok || !isWaitingReply(result.reply)) return result;
+      }
+      // A fold that came while this request looked or claimed is looked at again at once.
+      if (projection.record(name).seq !== seen) continue;
+      await this.locks.get(name)!.park(parked, now);
+    }
+  }
+
+  /** Registers a waiting request with its lock (and its session). */
+  private enter(name: string, w: Waiting): Parked {
+    let lock = this.locks.get(name);
+    if (lock === undefined) {
+      lock = new ParkedWaiters({
+        look: (now) => this.look(name, now),
+        clock: this.options.clock,
+        monotonic: this.monotonic,
+        recheckMs: this.recheckMs,
+        dueAt: (p) => Math.min(p.waiting.giveUpAt, this.sessionEndOf(p.waiting)),
+        count: this.options.count,
+      });
+      this.locks.set(name, lock);
+    }
+    const parked = lock.add(w);
+    this.parkedCount++;
+    if (w.session !== undefined) {
+      let set = this.bySession.get(w.session);
+      if (set === undefined) this.bySession.set(w.session, (set = new Set()));
+      set.add(parked);
+    }
+    return parked;
+  }
+
+  private leave(name: string, parked: Parked): void {
+    const lock = this.locks.get(name)!;
+    lock.remove(parked);
+    this.parkedCount--;
+    if (lock.size === 0) {
+      lock.close();
+      this.locks.delete(name);
+    }
+    const session = parked.waiting.session;
+    if (session === undefined) return;
+    const set = this.bySession.get(session);
+    set?.delete(parked);
+    if (set?.size === 0) this.bySession.delete(session);
+  }
+
+  /** What a look at the lock needs at `now`: its head's place, whether it may claim, and when the queue next changes by time. */
+  private look(name: string, now: number): { headPlace: number | null; headMayClaim: boolean; nextChangeAt: number } {
+    const state = this.stateOf(name, now);
+    const view = queueAt(state, now);
+    return { headPlace: view.head?.seq ?? null, headMayClaim: view.headMayClaim, nextChangeAt: nextQueueChangeAt(state, now) };
+  }
+
+  /** The lock's projected state, read with its sessions' ends as they stand (src/lock/session-waiters.ts). */
+  private stateOf(name: string, now: number): LockState {
+    const state = this.options.projection.get(name);
+    const sessions = this.turns.sessions;
+    return sessions === undefined ? state : resolveSessions(state, sessions, now).state;
+  }
+
+  /** When the request's own session ends, as known now (Infinity without one). */
+  private sessionEndOf(w: Waiting): number {
+    const session = w.session === undefined ? undefined : this.turns.sessions?.get(w.session);
+    return session === undefined ? Infinity : sessionEndMs(session);
+  }
+
+  /** The projected state says the place may take the lock now, or has lapsed (then the claim turn says what follows). */
+  private mayClaim(state: LockState, now: number, place: number): boolean {
+    const queue = queueAt(state, now);
+    if (queue.head?.seq === place) return queue.headMayClaim;
+    return livePlace(state, now, place) === undefined;
+  }
+}

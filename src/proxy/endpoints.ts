@@ -1,0 +1,59 @@
+/** The proxy endpoints: `proxy.register|remove|acquire|release|report|list|counts`. */
+import type { Clock } from "../actors/clock.ts";
+import { OPERATOR_OP, READS, answer, endpoint, type Endpoint } from "../transport/endpoint.ts";
+import type { ProxyLeasing } from "./leasing.ts";
+import type { ProxyReadModel } from "./read-model.ts";
+import { proxyRequests } from "./requests.ts";
+
+/** What the proxy endpoints use. */
+export interface ProxyEndpointDeps {
+  readonly proxies: ProxyLeasing;
+  readonly model: ProxyReadModel;
+  readonly clock: Clock;
+}
+
+/** `proxy.register|remove|acquire|release|report|list|counts`. */
+export function proxyEndpoints({ proxies, model, clock }: ProxyEndpointDeps): Endpoint[] {
+  return [
+    endpoint(
+      "proxy",
+      "register",
+      proxyRequests.register,
+      (r, a) =>
+        proxies.command(
+          r.proxy,
+          { op: "register", maxLeases: r.maxLeases, latencyMs: r.latencyMs, labels: r.labels, healthy: r.healthy },
+          a,
+        ),
+      OPERATOR_OP,
+    ),
+    endpoint("proxy", "remove", proxyRequests.remove, (r, a) => proxies.command(r.proxy, { op: "remove" }, a), OPERATOR_OP),
+    endpoint("proxy", "acquire", proxyRequests.acquire, (r, a) =>
+      proxies.acquire({ ttlMs: r.ttlMs, target: r.target, candidates: r.candidates, labels: r.labels }, a),
+    ),
+    endpoint("proxy", "release", proxyRequests.release, (r, a) => proxies.release(r.leaseId, a)),
+    endpoint("proxy", "report", proxyRequests.report, (r, a) =>
+      proxies.report({ leaseId: r.leaseId, result: r.result, target: r.target }, a),
+    ),
+    endpoint(
+      "proxy",
+      "list",
+      proxyRequests.list,
+      async () => {
+        await model.fresh();
+        return answer({ proxies: model.list(clock.now()) });
+      },
+      READS,
+    ),
+    endpoint(
+      "proxy",
+      "counts",
+      proxyRequests.counts,
+      async () => {
+        await model.fresh();
+        return answer({ counts: model.counts(clock.now()) });
+      },
+      READS,
+    ),
+  ];
+}

@@ -1,0 +1,57 @@
+/** The route endpoints: `route.acquire|move|candidates|pin|unpin|release|get|snapshot`. */
+import { compareCodeUnits } from "../contract/code-units.ts";
+import { OPERATOR_OP, READS, answer, endpoint, type Endpoint } from "../transport/endpoint.ts";
+import type { RoutePlacement } from "./placement.ts";
+import { routeRequests } from "./requests.ts";
+import { routeLeaseView, sortedLeases } from "./state.ts";
+import type { RouteTable } from "./table.ts";
+
+/** What the route endpoints use. */
+export interface RouteEndpointDeps {
+  readonly placement: RoutePlacement;
+  readonly routes: RouteTable;
+}
+
+/** `route.acquire|move|candidates|pin|unpin|release|get|snapshot`. */
+export function routeEndpoints({ placement, routes }: RouteEndpointDeps): Endpoint[] {
+  return [
+    endpoint("route", "acquire", routeRequests.acquire, (r, a) =>
+      placement.acquire({ route: r.route, fp: r.fp, model: r.model, candidates: r.candidates }, a),
+    ),
+    endpoint(
+      "route",
+      "move",
+      routeRequests.move,
+      (r, a) => placement.command(r.route, { op: "move", fp: r.fp, model: r.model, host: r.host }, a),
+      OPERATOR_OP,
+    ),
+    endpoint("route", "candidates", routeRequests.candidates, (r, a) =>
+      placement.command(r.route, { op: "candidates", hosts: r.hosts }, a),
+    ),
+    endpoint("route", "pin", routeRequests.pin, (r, a) => placement.command(r.route, { op: "pin", host: r.host }, a), OPERATOR_OP),
+    endpoint("route", "unpin", routeRequests.unpin, (r, a) => placement.command(r.route, { op: "unpin" }, a), OPERATOR_OP),
+    endpoint("route", "release", routeRequests.release, (r, a) => placement.command(r.route, { op: "release" }, a), OPERATOR_OP),
+    endpoint(
+      "route",
+      "get",
+      routeRequests.get,
+      async (r) => {
+        await routes.fresh();
+        const state = routes.get(r.route);
+        return answer({ pinned: state.pinned, leases: sortedLeases(state).map((l) => routeLeaseView(r.route, l)) });
+      },
+      READS,
+    ),
+    endpoint(
+      "route",
+      "snapshot",
+      routeRequests.snapshot,
+      async () => {
+        await routes.fresh();
+        const all = [...routes.routes()].sort(([a], [b]) => compareCodeUnits(a, b));
+        return answer({ leases: all.flatMap(([route, state]) => sortedLeases(state).map((l) => routeLeaseView(route, l))) });
+      },
+      READS,
+    ),
+  ];
+}
