@@ -66,19 +66,29 @@ const grantsOf = (h: ProxyHarness, requestId: string) =>
     .filter((e) => e.event.type === "ProxyLeaseGranted" && e.event.requestId === requestId)
     .map((e) => e.event.id);
 
+/** Two instances on one {@link LeaderLog}, with p1 (faster) and p2 registered, each of `maxLeases`. */
+async function twoInstances(maxLeases: number): Promise<{ log: LeaderLog; a: ProxyHarness; b: ProxyHarness }> {
+  const clock = new ManualClock(PROXY_T0);
+  const log = new LeaderLog({ now: () => clock.now(), dedupWindowMs: 120_000 });
+  const a = await startProxyHarness({ clock, log, newId: () => `a-${Math.random()}` });
+  const b = await startProxyHarness({ clock, log, newId: () => `b-${Math.random()}` });
+  expect((await a.call("register", { proxy: "p1", maxLeases, latencyMs: 10 })).ok).toBe(true);
+  expect((await a.call("register", { proxy: "p2", maxLeases, latencyMs: 20 })).ok).toBe(true);
+  return { log, a, b };
+}
+
+/** a's grant of r1 goes to p1 and is held by the leader (a: in doubt); then p2 ranks first, p1's subject unmoved. */
+async function heldOnP1ThenP2First(log: LeaderLog, a: ProxyHarness, b: ProxyHarness): Promise<void> {
+  log.cutOff = ".p1";
+  expect(isInDoubt(await a.call("acquire", { ttlMs: 60_000, requestId: "r1" }))).toBe(true);
+  expect((await b.call("register", { proxy: "p2", maxLeases: 2, latencyMs: 5 })).ok).toBe(true);
+}
+
 describe("a proxy acquisition retried on another instance while its first grant is held by the leader", () => {
   it("is granted once, on the proxy of the first copy, however the instances rank the proxies", async () => {
-    const clock = new ManualClock(PROXY_T0);
-    const log = new LeaderLog({ now: () => clock.now(), dedupWindowMs: 120_000 });
-    const a = await startProxyHarness({ clock, log, newId: () => `a-${Math.random()}` });
-    const b = await startProxyHarness({ clock, log, newId: () => `b-${Math.random()}` });
+    const { log, a, b } = await twoInstances(2);
     try {
-      expect((await a.call("register", { proxy: "p1", maxLeases: 2, latencyMs: 10 })).ok).toBe(true);
-      expect((await a.call("register", { proxy: "p2", maxLeases: 2, latencyMs: 20 })).ok).toBe(true);
-      log.cutOff = ".p1";
-      expect(isInDoubt(await a.call("acquire", { ttlMs: 60_000, requestId: "r1" }))).toBe(true);
-      // p2 now ranks first; its own subject moves, p1's does not (the held copy still expects its last sequence).
-      expect((await b.call("register", { proxy: "p2", maxLeases: 2, latencyMs: 5 })).ok).toBe(true);
+      await heldOnP1ThenP2First(log, a, b);
       const retry = await b.call("acquire", { ttlMs: 60_000, requestId: "r1" });
       expect(retry.ok).toBe(false);
       expect(grantsOf(b, "r1")).toEqual([]);
@@ -93,16 +103,9 @@ describe("a proxy acquisition retried on another instance while its first grant 
   });
 
   it("answers with the first copy's grant when it is stored while the retry looks", async () => {
-    const clock = new ManualClock(PROXY_T0);
-    const log = new LeaderLog({ now: () => clock.now(), dedupWindowMs: 120_000 });
-    const a = await startProxyHarness({ clock, log, newId: () => `a-${Math.random()}` });
-    const b = await startProxyHarness({ clock, log, newId: () => `b-${Math.random()}` });
+    const { log, a, b } = await twoInstances(2);
     try {
-      expect((await a.call("register", { proxy: "p1", maxLeases: 2, latencyMs: 10 })).ok).toBe(true);
-      expect((await a.call("register", { proxy: "p2", maxLeases: 2, latencyMs: 20 })).ok).toBe(true);
-      log.cutOff = ".p1";
-      expect(isInDoubt(await a.call("acquire", { ttlMs: 60_000, requestId: "r1" }))).toBe(true);
-      expect((await b.call("register", { proxy: "p2", maxLeases: 2, latencyMs: 5 })).ok).toBe(true);
+      await heldOnP1ThenP2First(log, a, b);
       log.onTaken = () => log.heal();
       expect(await b.call("acquire", { ttlMs: 60_000, requestId: "r1" })).toMatchObject({ ok: true, reply: { lease: { proxy: "p1" } } });
       expect(grantsOf(b, "r1")).toEqual(["p1"]);
@@ -113,13 +116,8 @@ describe("a proxy acquisition retried on another instance while its first grant 
   });
 
   it("still takes the next proxy under a variant after its own copy on a full proxy was refused by its expected sequence", async () => {
-    const clock = new ManualClock(PROXY_T0);
-    const log = new LeaderLog({ now: () => clock.now(), dedupWindowMs: 120_000 });
-    const a = await startProxyHarness({ clock, log, newId: () => `a-${Math.random()}` });
-    const b = await startProxyHarness({ clock, log, newId: () => `b-${Math.random()}` });
+    const { log, a, b } = await twoInstances(1);
     try {
-      expect((await a.call("register", { proxy: "p1", maxLeases: 1, latencyMs: 10 })).ok).toBe(true);
-      expect((await a.call("register", { proxy: "p2", maxLeases: 1, latencyMs: 20 })).ok).toBe(true);
       // b fills p1 while a decides on it: a's copy is refused (and its id taken), then p1 is full, then p2.
       const append = log.append.bind(log);
       let raced = false;
