@@ -126,12 +126,15 @@ export function timedOut(doubt: AppendDoubt): TurnResult {
  * the runtime's deadline sweep so that a turn answered by the sweep is not
  * told "nothing was changed" either.
  */
-export async function runTurn(ports: TurnPorts, id: string, pending: PendingCommand, doubt = new AppendDoubt()): Promise<TurnResult> {
+export function runTurn(ports: TurnPorts, id: string, pending: PendingCommand, doubt = new AppendDoubt()): Promise<TurnResult> {
+  // Only a shared id's copies are told to the instance: every other turn runs as it is.
+  if (pending.msgIdSharedByKind !== true) return decideAndAppend(ports, id, pending, doubt, undefined);
   const copies: Copies = { opened: false, taken: false };
-  const result = await decideAndAppend(ports, id, pending, doubt, copies);
-  // A shared id's copy the stream took from this turn may still be stored only when the turn ends in doubt.
-  if (copies.opened) ports.copyClosed(pending.msgId, id, { taken: copies.taken, inDoubt: isInDoubt(result) });
-  return result;
+  return decideAndAppend(ports, id, pending, doubt, copies).then((result) => {
+    // A copy the stream took from this turn may still be stored only when the turn ends in doubt.
+    if (copies.opened) ports.copyClosed(pending.msgId, id, { taken: copies.taken, inDoubt: isInDoubt(result) });
+    return result;
+  });
 }
 
 /** What a turn did with a shared id: whether it sent a copy, and whether the stream took one (not only called it a duplicate). */
@@ -140,13 +143,13 @@ interface Copies {
   taken: boolean;
 }
 
-/** The turn itself. */
+/** The turn itself; `copies` is given for a shared id, and records what became of its copies. */
 async function decideAndAppend(
   ports: TurnPorts,
   id: string,
   pending: PendingCommand,
   doubt: AppendDoubt,
-  copies: Copies,
+  copies: Copies | undefined,
 ): Promise<TurnResult> {
   const left = (): number => pending.deadline - ports.monotonic();
   if (left() <= 0) return unavailable("the request waited past its deadline for its turn", 0);
@@ -154,9 +157,8 @@ async function decideAndAppend(
   let lostAcks = 0;
   let msgId = pending.msgId;
   let watching = false;
-  // A shared id: whether the stream took a copy from this instance before this turn (else a copy it holds but
-  // did not store, and no copy of this turn took, is another instance's).
-  const shared = pending.msgIdSharedByKind === true;
+  // A shared id (`copies` given): whether the stream took a copy from this instance before this turn (else a
+  // copy it holds but did not store, and no copy of this turn took, is another instance's).
   let takenBefore = false;
   try {
     for (;;) {
@@ -211,11 +213,10 @@ async function decideAndAppend(
       let waitSeq = 0;
       let duplicate = false;
       for (;;) {
-        if (shared && !copies.opened) {
+        if (copies !== undefined && !copies.opened) {
           takenBefore = ports.copyOpened(pending.msgId, id);
           copies.opened = true;
         }
-        const ours = takenBefore || copies.taken;
         doubt.sent(base.seq);
         try {
           const ack = await ports.append({
@@ -228,7 +229,7 @@ async function decideAndAppend(
             timeoutMs: Math.max(1, left()),
           });
           if (!ack.duplicate) {
-            copies.taken = true;
+            if (copies !== undefined) copies.taken = true;
             return { ok: true, reply: ports.applyOwn(id, base, event, ack.seq, msgId) };
           }
           // Our message id was stored already (a retry after a lost ack): find where, then answer from it.
@@ -236,12 +237,13 @@ async function decideAndAppend(
           // cluster) one that was refused after the id was taken, which stays a duplicate for the stream's window.
           doubt.answered();
           if (ack.seq === 0) {
-            if (shared) {
+            if (copies !== undefined) {
               // A copy on another actor's subject, or another instance's anywhere: no expected sequence keeps a variant
-              // here from landing beside it. Only where every copy went through this actor may one of them land.
+              // here from landing beside it. A variant is safe only when the held copy is this instance's, on this actor.
               const elsewhere = ports.openCopyElsewhere(pending.msgId, id);
               if (elsewhere !== undefined) return inDoubt(`an event with this requestId may still be stored for ${elsewhere}`, 250);
-              if (!ours) return inDoubt("an event with this requestId sent by another instance may still be stored", 250);
+              if (!takenBefore && !copies.taken)
+                return inDoubt("an event with this requestId sent by another instance may still be stored", 250);
             }
             doubt.lost();
           }
@@ -249,9 +251,10 @@ async function decideAndAppend(
           duplicate = true;
           break;
         } catch (error) {
-          // Someone else wrote: wait until the projection has their event, then decide again.
           // Refused by its expected sequence or left without an answer: the stream may have taken the id.
-          copies.taken ||= error instanceof WrongLastSequenceError || (error instanceof LogUnavailableError && error.ambiguous);
+          if (copies !== undefined)
+            copies.taken ||= error instanceof WrongLastSequenceError || (error instanceof LogUnavailableError && error.ambiguous);
+          // Someone else wrote: wait until the projection has their event, then decide again.
           if (error instanceof WrongLastSequenceError) {
             doubt.answered();
             waitSeq = error.actual ?? 0;
