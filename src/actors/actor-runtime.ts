@@ -107,7 +107,7 @@ export class ActorRuntime {
   private readonly kinds = new Map<ActorKind, KindRuntime>();
   private readonly mailboxes = new Map<string, Mailbox>();
   private readonly deadlines: TurnDeadlines;
-  /** Requests whose turn ended not knowing whether its event was stored (for a retry's duplicate at sequence 0). */
+  /** Copies of ids shared by a kind's actors this instance sent, and where they may still land (for a retry's duplicate at sequence 0). */
   private readonly idsInDoubt: IdsInDoubt;
   private readonly maxAttempts: number;
   private readonly requestTimeoutMs: number;
@@ -235,8 +235,6 @@ export class ActorRuntime {
       this.deadlines.add(turn);
       void runTurn(ports, id, pending, doubt).then((result) => {
         this.deadlines.done(turn);
-        // Only an id shared by the kind's actors is ever looked up (a retry's duplicate at sequence 0 elsewhere).
-        if (pending.msgIdSharedByKind === true && isInDoubt(result)) this.idsInDoubt.note(pending.msgId, id, this.monotonic());
         if (answered) return;
         answered = true;
         resolve(result);
@@ -245,8 +243,8 @@ export class ActorRuntime {
   }
 
   /**
-   * The id a command of `kind` with `requestId` was last left in doubt on by
-   * this instance (src/actors/actor-runtime.ts): a retry should go there first.
+   * An id where a command of `kind` with `requestId` sent by this instance
+   * may still be stored (`IdsInDoubt`): a retry should go there first.
    */
   inDoubtOn(kind: ActorKind, command: Command, requestId: string, fingerprint?: string): string | undefined {
     // Nearly always none is in doubt: then no id is built on the request path.
@@ -363,7 +361,9 @@ export class ActorRuntime {
         projection.applyOwn(id, recorded, stateAfter, instantMs(event.envelope.at), reply);
         return reply;
       },
-      inDoubtOn: (msgId) => this.idsInDoubt.on(msgId, this.monotonic()),
+      copyOpened: (msgId, id) => this.idsInDoubt.opened(msgId, id, this.monotonic()),
+      copyClosed: (msgId, id, outcome) => this.idsInDoubt.closed(msgId, id, outcome, this.monotonic()),
+      openCopyElsewhere: (msgId, id) => this.idsInDoubt.on(msgId, this.monotonic(), id),
       replyRecordedFor: (msgId) => projection.replyRecordedFor(msgId) ?? projection.remembered(msgId),
       watch: (msgId) => projection.watch(msgId),
       unwatch: (msgId) => projection.unwatch(msgId),
@@ -501,48 +501,92 @@ export class TurnDeadlines {
   }
 }
 
-/**
- * Message ids this instance left in doubt, with the actor whose subject the
- * doubtful append went to: a turn that ended without knowing whether its
- * event was stored. A proxy grant's id is shared by every proxy, so when a
- * retry of that request meets JetStream's "duplicate at sequence 0" on
- * another proxy, the copy the stream holds may be the earlier attempt's,
- * still able to land there; the retry must then not work around it with a
- * variant id (two grants of one request). On the same proxy it may: the
- * expected subject sequence lets at most one of the two land. Remembered for
- * JetStream's duplicate window, bounded in count.
+/*
+ * The copies of message ids shared by a kind's actors (a proxy grant's) that
+ * this instance sent: on which actors a copy may still land (its turn is
+ * still running, or ended without knowing whether it was stored), and which
+ * ids the stream took a copy of from it. A retry that meets JetStream's "duplicate at sequence
+ * 0" for such an id may append under a variant only where no other copy can
+ * land beside it: on the actor its own copies went to, where the expected
+ * subject sequence lets at most one of them be stored, and only when the
+ * copy the stream holds is one of this instance's. A copy left on another
+ * actor, or one this instance never sent (another instance's, in flight or
+ * held by a leader), could be stored too: two grants of one request.
+ * Remembered for JetStream's duplicate window, bounded in count; forgetting
+ * only makes a retry wait in doubt.
  */
 export class IdsInDoubt {
-  /** msgId → the actor it was left in doubt on and when it is forgotten (timer clock), in the order noted. */
-  private readonly until = new Map<string, { readonly id: string; readonly until: number }>();
+  /** msgId → per actor, the turns still sending copies there and until when a copy left in doubt there may land (timer clock). */
+  private readonly open = new Map<string, Map<string, { turns: number; doubtUntil: number }>>();
+  /** msgId → until when a copy the stream took counts as this instance's (timer clock), in the order last taken. */
+  private readonly sent = new Map<string, number>();
 
   constructor(
     private readonly windowMs: number,
     private readonly maxIds = 10_000,
   ) {}
 
-  /** `msgId`'s turn on actor `id` ended in doubt at `now`. */
-  note(msgId: string, id: string, now: number): void {
-    this.until.delete(msgId);
-    this.until.set(msgId, { id, until: now + this.windowMs });
-    this.forgetExpired(now);
-    if (this.until.size > this.maxIds) this.until.delete(this.until.keys().next().value!);
+  /** A turn on actor `id` is about to send its first copy of `msgId` at `now`; whether the stream took one from this instance before. */
+  opened(msgId: string, id: string, now: number): boolean {
+    const before = this.sentHere(msgId, now);
+    const actors = this.open.get(msgId) ?? new Map<string, { turns: number; doubtUntil: number }>();
+    const entry = actors.get(id);
+    actors.set(id, { turns: (entry?.turns ?? 0) + 1, doubtUntil: entry?.doubtUntil ?? 0 });
+    this.open.delete(msgId);
+    this.open.set(msgId, actors);
+    this.forget(now);
+    return before;
   }
 
-  /** The actor a turn of `msgId` ended in doubt on, within the window before `now`. */
-  on(msgId: string, now: number): string | undefined {
-    const entry = this.until.get(msgId);
-    return entry !== undefined && entry.until > now ? entry.id : undefined;
+  /**
+   * That turn ended at `now`. `taken`: the stream may have taken a copy it
+   * sent (stored it, refused it by its expected sequence, or left the writer
+   * without an answer), not only called it a duplicate; `inDoubt`: such a
+   * copy may still be stored on `id` within the window.
+   */
+  closed(msgId: string, id: string, outcome: { readonly taken: boolean; readonly inDoubt: boolean }, now: number): void {
+    if (outcome.taken) {
+      this.sent.delete(msgId);
+      this.sent.set(msgId, now + this.windowMs);
+    }
+    const inDoubt = outcome.taken && outcome.inDoubt;
+    const actors = this.open.get(msgId);
+    const entry = actors?.get(id);
+    if (actors === undefined || entry === undefined) return;
+    const doubtUntil = inDoubt ? now + this.windowMs : entry.doubtUntil;
+    if (entry.turns <= 1 && doubtUntil <= now) actors.delete(id);
+    else actors.set(id, { turns: entry.turns - 1, doubtUntil });
+    if (actors.size === 0) this.open.delete(msgId);
   }
 
+  /** An actor other than `except` where a copy of `msgId` this instance sent may still land at `now`. */
+  on(msgId: string, now: number, except?: string): string | undefined {
+    for (const [id, { turns, doubtUntil }] of this.open.get(msgId) ?? []) {
+      if (id !== except && (turns > 0 || doubtUntil > now)) return id;
+    }
+    return undefined;
+  }
+
+  /** Whether the stream took a copy of `msgId` from this instance within the window before `now`. */
+  sentHere(msgId: string, now: number): boolean {
+    return (this.sent.get(msgId) ?? 0) > now;
+  }
+
+  /** How many ids have a copy that may still land (0: nothing to look up). */
   get size(): number {
-    return this.until.size;
+    return this.open.size;
   }
 
-  private forgetExpired(now: number): void {
-    for (const [msgId, { until }] of this.until) {
-      if (until > now) return;
-      this.until.delete(msgId);
+  private forget(now: number): void {
+    for (const [msgId, until] of this.sent) {
+      if (until > now && this.sent.size <= this.maxIds) break;
+      this.sent.delete(msgId);
+    }
+    for (const [msgId, actors] of this.open) {
+      for (const [id, { turns, doubtUntil }] of actors) if (turns === 0 && doubtUntil <= now) actors.delete(id);
+      if (actors.size === 0) this.open.delete(msgId);
+      else if (this.open.size <= this.maxIds) break;
+      else this.open.delete(msgId);
     }
   }
 }
@@ -628,8 +672,15 @@ export interface TurnPorts {
   encode(id: string, decision: Decision, now: number, requestId: string | undefined, by: string | undefined): EncodedEvent;
   /** Applies this turn's own acknowledged event to the projection and returns the reply it owes. */
   applyOwn(id: string, base: ProjectionRecord<unknown>, event: EncodedEvent, seq: number, msgId: string): unknown;
-  /** The actor an earlier turn of this instance with `msgId` ended in doubt on (src/actors/actor-runtime.ts). */
-  inDoubtOn(msgId: string): string | undefined;
+  /**
+   * A turn on `id` sends its first copy of a shared `msgId`; whether the
+   * stream took one from this instance before (`IdsInDoubt`).
+   */
+  copyOpened(msgId: string, id: string): boolean;
+  /** That turn ended: whether the stream took a copy of it, and whether the turn ended in doubt. */
+  copyClosed(msgId: string, id: string, outcome: { readonly taken: boolean; readonly inDoubt: boolean }): void;
+  /** An actor other than `id` where a copy of the shared `msgId` this instance sent may still be stored. */
+  openCopyElsewhere(msgId: string, id: string): string | undefined;
   /** Where this turn's own event was found in the stream (by any folder), with its reply. */
   replyRecordedFor(msgId: string): { reply: unknown } | undefined;
   watch(msgId: string): void;
@@ -659,13 +710,40 @@ export function timedOut(doubt: AppendDoubt): TurnResult {
  * the runtime's deadline sweep so that a turn answered by the sweep is not
  * told "nothing was changed" either.
  */
-export async function runTurn(ports: TurnPorts, id: string, pending: PendingCommand, doubt = new AppendDoubt()): Promise<TurnResult> {
+export function runTurn(ports: TurnPorts, id: string, pending: PendingCommand, doubt = new AppendDoubt()): Promise<TurnResult> {
+  // Only a shared id's copies are told to the instance: every other turn runs as it is.
+  if (pending.msgIdSharedByKind !== true) return decideAndAppend(ports, id, pending, doubt, undefined);
+  const copies: Copies = { opened: false, taken: false };
+  return decideAndAppend(ports, id, pending, doubt, copies).then((result) => {
+    // A copy the stream took from this turn may still be stored only when the turn ends in doubt.
+    if (copies.opened) ports.copyClosed(pending.msgId, id, { taken: copies.taken, inDoubt: isInDoubt(result) });
+    return result;
+  });
+}
+
+/** What a turn did with a shared id: whether it sent a copy, and whether the stream took one (not only called it a duplicate). */
+interface Copies {
+  opened: boolean;
+  taken: boolean;
+}
+
+/** The turn itself; `copies` is given for a shared id, and records what became of its copies. */
+async function decideAndAppend(
+  ports: TurnPorts,
+  id: string,
+  pending: PendingCommand,
+  doubt: AppendDoubt,
+  copies: Copies | undefined,
+): Promise<TurnResult> {
   const left = (): number => pending.deadline - ports.monotonic();
   if (left() <= 0) return unavailable("the request waited past its deadline for its turn", 0);
   let attempts = 0;
   let lostAcks = 0;
   let msgId = pending.msgId;
   let watching = false;
+  // A shared id (`copies` given): whether the stream took a copy from this instance before this turn (else a
+  // copy it holds but did not store, and no copy of this turn took, is another instance's).
+  let takenBefore = false;
   try {
     for (;;) {
       if (left() <= 0) return timedOut(doubt);
@@ -719,6 +797,10 @@ export async function runTurn(ports: TurnPorts, id: string, pending: PendingComm
       let waitSeq = 0;
       let duplicate = false;
       for (;;) {
+        if (copies !== undefined && !copies.opened) {
+          takenBefore = ports.copyOpened(pending.msgId, id);
+          copies.opened = true;
+        }
         doubt.sent(base.seq);
         try {
           const ack = await ports.append({
@@ -730,22 +812,32 @@ export async function runTurn(ports: TurnPorts, id: string, pending: PendingComm
             requestId: pending.requestId,
             timeoutMs: Math.max(1, left()),
           });
-          if (!ack.duplicate) return { ok: true, reply: ports.applyOwn(id, base, event, ack.seq, msgId) };
+          if (!ack.duplicate) {
+            if (copies !== undefined) copies.taken = true;
+            return { ok: true, reply: ports.applyOwn(id, base, event, ack.seq, msgId) };
+          }
           // Our message id was stored already (a retry after a lost ack): find where, then answer from it.
           // At sequence 0 the leader holds it but has not stored it: a copy still in flight, or (nats-server 2.10 in a
           // cluster) one that was refused after the id was taken, which stays a duplicate for the stream's window.
           doubt.answered();
           if (ack.seq === 0) {
-            // A copy left in doubt on another actor's subject: no expected sequence there keeps a variant from landing too.
-            const elsewhere = pending.msgIdSharedByKind === true ? ports.inDoubtOn(pending.msgId) : undefined;
-            if (elsewhere !== undefined && elsewhere !== id)
-              return inDoubt(`an event with this requestId may still be stored for ${elsewhere}`, 250);
+            if (copies !== undefined) {
+              // A copy on another actor's subject, or another instance's anywhere: no expected sequence keeps a variant
+              // here from landing beside it. A variant is safe only when the held copy is this instance's, on this actor.
+              const elsewhere = ports.openCopyElsewhere(pending.msgId, id);
+              if (elsewhere !== undefined) return inDoubt(`an event with this requestId may still be stored for ${elsewhere}`, 250);
+              if (!takenBefore && !copies.taken)
+                return inDoubt("an event with this requestId sent by another instance may still be stored", 250);
+            }
             doubt.lost();
           }
           waitSeq = ack.seq;
           duplicate = true;
           break;
         } catch (error) {
+          // Refused by its expected sequence or left without an answer: the stream may have taken the id.
+          if (copies !== undefined)
+            copies.taken ||= error instanceof WrongLastSequenceError || (error instanceof LogUnavailableError && error.ambiguous);
           // Someone else wrote: wait until the projection has their event, then decide again.
           if (error instanceof WrongLastSequenceError) {
             doubt.answered();

@@ -24,8 +24,7 @@ import type { ProxyAcquireReply } from "./state.ts";
 import { GRANT_REFUSED, refusalOf } from "./decide.ts";
 import type { GrantProxyLease, ProxyCommand, ReportProxyLease } from "./commands.ts";
 import { considerProxies, rankProxies, type Ranking } from "./select.ts";
-import { unavailableAfter } from "../actors/actor-runtime.ts";
-import { reused } from "../actors/actor-runtime.ts";
+import { isInDoubt, reused, unavailableAfter } from "../actors/actor-runtime.ts";
 import { freshBy } from "../actors/deadlines.ts";
 import { KeyedSequencer } from "../actors/keyed-sequencer.ts";
 
@@ -126,6 +125,26 @@ export class ProxyLeasing {
   }
 
   /**
+   * The grant another instance's copy of this request made, once the read
+   * model has caught up (the turn met that copy in flight, as a duplicate at
+   * sequence 0, and left the request in doubt); else `inDoubt` itself.
+   */
+  private async grantedElsewhere(
+    requestId: string,
+    since: number,
+    arrival: Arrival & { deadline: number },
+    inDoubt: TurnResult,
+  ): Promise<TurnResult> {
+    try {
+      await freshBy(this.model, this.runtime, arrival.deadline);
+    } catch {
+      return inDoubt;
+    }
+    const granted = this.model.acquisitionFor(requestId, since);
+    return granted === undefined ? inDoubt : { ok: true, reply: granted };
+  }
+
+  /**
    * The stats and the eligible proxies in the order to ask them: from the
    * index when every proxy is considered (the first `limit`), by looking at
    * each candidate when the request names them.
@@ -156,9 +175,9 @@ export class ProxyLeasing {
       return unavailableAfter(e);
     }
     const now = this.clock.now();
+    // A durable command published again is the same request: the window runs back from when this copy was sent.
+    const since = (requestedAt ?? now) - this.dedupWindowMs;
     if (requestId !== undefined) {
-      // A durable command published again is the same request: the window runs back from when this copy was sent.
-      const since = (requestedAt ?? now) - this.dedupWindowMs;
       if (this.runtime.requestIdReused(requestId, fingerprint, since)) return reused(requestId);
       const earlier = this.model.acquisitionFor(requestId, since);
       if (earlier !== undefined) return { ok: true, reply: earlier };
@@ -203,8 +222,9 @@ export class ProxyLeasing {
           return result;
         }
         const refusal = result.rejection.code === GRANT_REFUSED ? refusalOf(result.rejection.details) : undefined;
-        // Anything but a refusal (the stream is unavailable) ends the acquisition: nothing was granted.
-        if (refusal === undefined) return result;
+        // Anything but a refusal (the stream is unavailable) ends the acquisition: nothing was granted here.
+        if (refusal === undefined)
+          return requestId === undefined || !isInDoubt(result) ? result : this.grantedElsewhere(requestId, since, arrival, result);
         // The proxy's own history disagreed with the read model: count it as what it turned out to be.
         if (refusal === "notConsidered") stats.considered--;
         else stats[refusal]++;

@@ -43,7 +43,10 @@ function fixture() {
   const verifies: Step<CatchUp, void>[] = [];
   const catchUps: Step<CatchUp, void>[] = [];
   const watched = new Set<string>();
+  /** Shared ids this instance sent before, and the actor where a copy of one may still land. */
+  const sentHere = new Set<string>();
   const inDoubtOn = new Map<string, string>();
+  const closed: { msgId: string; id: string; taken: boolean; inDoubt: boolean }[] = [];
   const step = <I, O>(calls: Step<I, O>[], input: I, timeoutMs: number) =>
     new Promise<O>((resolve, reject) => calls.push({ input, timeoutMs, resolve, reject }));
   const ports: TurnPorts = {
@@ -66,7 +69,9 @@ function fixture() {
       records.set(id, { state, seq, atMs: T0 });
       return logic.replyFor(state, recorded);
     },
-    inDoubtOn: (msgId) => inDoubtOn.get(msgId),
+    copyOpened: (msgId) => sentHere.has(msgId),
+    copyClosed: (msgId, id, outcome) => closed.push({ msgId, id, ...outcome }),
+    openCopyElsewhere: (msgId, id) => (inDoubtOn.get(msgId) === id ? undefined : inDoubtOn.get(msgId)),
     replyRecordedFor: (msgId) => found.get(msgId),
     watch: (msgId) => watched.add(msgId),
     unwatch: (msgId) => watched.delete(msgId),
@@ -85,7 +90,7 @@ function fixture() {
       deadline: mono + TIMEOUT_MS,
     });
   const advance = (ms: number) => (mono += ms);
-  return { records, found, appends, verifies, catchUps, watched, inDoubtOn, ports, send, advance };
+  return { records, found, appends, verifies, catchUps, watched, sentHere, inDoubtOn, closed, ports, send, advance };
 }
 
 /** Lock x's state after bob acquired it at stream sequence `seq`. */
@@ -271,21 +276,30 @@ describe("a turn with an append whose fate it does not know", () => {
     return runTurn(f.ports, "x", pending);
   };
 
-  it("answers in doubt at once a shared id's duplicate at sequence 0 when an earlier turn left it in doubt on another actor", async () => {
+  it.each([
+    ["an earlier turn of this instance left it in doubt on another actor", "y"],
+    ["this instance never sent it (another instance's copy, on any actor)", undefined],
+  ])("answers in doubt at once a shared id's duplicate at sequence 0 when %s", async (_, leftOn) => {
     const f = fixture();
-    f.inDoubtOn.set("m-shared", "y");
+    if (leftOn !== undefined) {
+      f.sentHere.add("m-shared");
+      f.inDoubtOn.set("m-shared", leftOn);
+    }
     const result = sharedGrant(f);
     await settle();
     f.appends[0]!.resolve({ seq: 0, duplicate: true });
     expect(isInDoubt(await result)).toBe(true);
     expect(f.appends).toHaveLength(1);
+    // Its own copy was only called a duplicate: nothing of this turn can land.
+    expect(f.closed).toEqual([{ msgId: "m-shared", id: "x", taken: false, inDoubt: true }]);
   });
 
   it.each([
-    ["no doubt behind it (a copy the stream refused)", undefined],
-    ["a doubt left on this same actor, where one of the two can land", "x"],
+    ["only a copy of this instance the stream refused behind it", undefined],
+    ["a doubt of this instance left on this same actor, where one of the two can land", "x"],
   ])("takes a shared id's duplicate at sequence 0 with %s, and appends under a variant", async (_, leftOn) => {
     const f = fixture();
+    f.sentHere.add("m-shared");
     if (leftOn !== undefined) f.inDoubtOn.set("m-shared", leftOn);
     const result = sharedGrant(f);
     await settle();
@@ -296,6 +310,24 @@ describe("a turn with an append whose fate it does not know", () => {
     expect(f.appends).toHaveLength(2);
     expect(f.appends[1]!.input.msgId).not.toBe("m-shared");
     f.appends[1]!.resolve({ seq: 1, duplicate: false });
+    expect(await result).toMatchObject({ ok: true, reply: { lease: { owner: "alice" } } });
+    expect(f.closed).toEqual([{ msgId: "m-shared", id: "x", taken: true, inDoubt: false }]);
+  });
+
+  it("takes a shared id's duplicate at sequence 0 after its own first copy went unanswered, and appends under a variant", async () => {
+    const f = fixture();
+    const result = sharedGrant(f);
+    await settle();
+    f.appends[0]!.reject(new LogUnavailableError("timed out", true));
+    await settle();
+    // The same copy again, as after any lost acknowledgement: the leader holds the first one.
+    f.appends[1]!.resolve({ seq: 0, duplicate: true });
+    await settle();
+    f.verifies[0]!.resolve();
+    await settle();
+    expect(f.appends).toHaveLength(3);
+    expect(f.appends[2]!.input.msgId).not.toBe("m-shared");
+    f.appends[2]!.resolve({ seq: 1, duplicate: false });
     expect(await result).toMatchObject({ ok: true, reply: { lease: { owner: "alice" } } });
   });
 

@@ -146,6 +146,7 @@ function checkStream(
   });
   const sent = new Set(records.map((r) => r.requestId));
   const eventsOf = new Map<string, string[]>();
+  const messagesOf = new Map<string, StoredMessage[]>();
   const decoder = new TextDecoder();
   for (const m of messages) {
     auditor.check(m);
@@ -162,17 +163,54 @@ function checkStream(
     }
     if (!sent.has(event.requestId))
       verdict.add("event-without-cause", `seq ${m.seq} ${event.type}: requestId ${event.requestId} was never sent`);
+    const described = `${m.seq} ${event.type} on ${m.subject} at ${new Date(m.time).toISOString()} msg id ${m.msgId ?? "none"}`;
     const list = eventsOf.get(event.requestId);
-    if (list === undefined) eventsOf.set(event.requestId, [`${m.seq} ${event.type}`]);
-    else list.push(`${m.seq} ${event.type}`);
+    if (list === undefined) eventsOf.set(event.requestId, [described]);
+    else list.push(described);
+    messagesOf.set(event.requestId, [...(messagesOf.get(event.requestId) ?? []), m]);
   }
+  const duplicated: string[] = [];
   for (const [requestId, events] of eventsOf) {
-    if (events.length > 1) verdict.add("duplicate-event-for-requestId", `${requestId}: ${events.join(", ")}`, events.length - 1);
+    if (events.length < 2) continue;
+    duplicated.push(requestId);
+    verdict.add("duplicate-event-for-requestId", `${requestId}: ${events.join(", ")}`, events.length - 1);
   }
+  const dumpDir = chaosLogDir();
+  if (dumpDir !== undefined && duplicated.length > 0) dumpDuplicates(dumpDir, duplicated, records, messagesOf);
   for (const r of records) {
     if (mustAppend(r) && !eventsOf.has(r.requestId))
       verdict.add("acknowledged-command-lost", `${r.client} ${r.command} ${JSON.stringify(r.body)} answered ${JSON.stringify(r.result)}`);
   }
+}
+
+/**
+ * With LEASEHOLD_CHAOS_LOG_DIR set, writes `<dir>/duplicates.jsonl`: for each
+ * requestId the stream holds more than once, the client's record (every
+ * attempt, with when it was sent and how it ended) and each of its events
+ * with subject, sequence, stored time and msg id, to read the failure in full
+ * beside the instances' logs.
+ */
+function dumpDuplicates(
+  dir: string,
+  requestIds: readonly string[],
+  records: readonly OpRecord[],
+  messagesOf: ReadonlyMap<string, readonly StoredMessage[]>,
+): void {
+  const decoder = new TextDecoder();
+  const lines = requestIds.map((requestId) =>
+    JSON.stringify({
+      requestId,
+      record: records.find((r) => r.requestId === requestId),
+      events: (messagesOf.get(requestId) ?? []).map((m) => ({
+        seq: m.seq,
+        subject: m.subject,
+        time: new Date(m.time).toISOString(),
+        msgId: m.msgId,
+        event: JSON.parse(decoder.decode(m.payload)) as unknown,
+      })),
+    }),
+  );
+  writeFileSync(join(dir, "duplicates.jsonl"), lines.join("\n") + "\n");
 }
 
 /** A success that the contract says was recorded with an event. */
