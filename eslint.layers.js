@@ -43,9 +43,9 @@ const ALLOWED = {
 const ALL = Object.keys(ALLOWED);
 
 /**
- * Files of a kind that a lower part may import all the same: the envelope
- * decodes every kind's events, so it reads each kind's event schemas (which
- * import nothing above `events`).
+ * Files of a kind that a lower part may import all the same: the decoder
+ * (src/events/decode.ts) validates every kind's events, so it reads each
+ * kind's event schemas (which import nothing above `events`).
  */
 const EXCEPT = {
   events: { lock: ["./events.ts"], session: ["./events.ts"], proxy: ["./events.ts"], route: ["./events.ts"], host: ["./events.ts"] },

@@ -22,7 +22,8 @@ import { resolveConfig } from "../src/config.ts";
 import { LeaseholdClient } from "../src/index.ts";
 import { startService, type RunningService } from "../src/service/start-service.ts";
 import { pino } from "pino";
-import { decodeEvent, isUnparsable } from "../src/events/envelope.ts";
+import { isUnparsable } from "../src/events/envelope.ts";
+import { decodeEvent } from "../src/events/decode.ts";
 import { markdownTable, parseOwnArgs, positiveInt, printJson, quantile, round, runBench, UsageError, withBench } from "./support.ts";
 
 const USAGE = `usage: npx tsx bench/lock-handover.ts [--handovers 1000] [--instances 1|2] [--wait-for-quiet] [--json]`;

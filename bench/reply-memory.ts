@@ -6,7 +6,7 @@
  *
  *   npx tsx bench/reply-memory.ts [--cap 100000] [--calls 1000000] [--rounds 5] [--json]
  */
-import { ReplyMemory } from "../src/projections/reply-memory.ts";
+import { ReplyMemory } from "../src/projections/fold-store.ts";
 import { markdownTable, median, parseOwnArgs, positiveInt, printJson, quantile, round, runBench } from "./support.ts";
 
 /** A reply shaped like a lock acquire's. */

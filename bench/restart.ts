@@ -36,7 +36,7 @@ import { encodeEvent } from "../src/events/envelope.ts";
 import type { LockEvent } from "../src/lock/events.ts";
 import { JetStreamEventLog } from "../src/events/jetstream-event-log.ts";
 import { Subjects } from "../src/contract/subjects.ts";
-import { requestMsgId } from "../src/events/event-log.ts";
+import { requestMsgId } from "../src/events/envelope.ts";
 import { firstAnswer, heldLocksMemory, rssMb, serviceNodeArgs, spawnService, stopService } from "./service-process.ts";
 import {
   machineInfo,

@@ -11,7 +11,7 @@
 import { pino } from "pino";
 import { ActorRuntime } from "../src/actors/actor-runtime.ts";
 import { systemClock } from "../src/actors/clock.ts";
-import { type TurnResult } from "../src/actors/turn-result.ts";
+import { type TurnResult } from "../src/actors/actor-runtime.ts";
 import { proxyModule } from "../src/proxy/module.ts";
 import { routeModule } from "../src/route/module.ts";
 import { resolveConfig } from "../src/config.ts";

@@ -26,7 +26,8 @@ import { setTimeout as sleep } from "node:timers/promises";
 import type { NatsConnection } from "@nats-io/nats-core";
 import { resolveConfig } from "../src/config.ts";
 import { LeaseholdClient, type LockKeeper } from "../src/index.ts";
-import { decodeEvent, isUnparsable } from "../src/events/envelope.ts";
+import { isUnparsable } from "../src/events/envelope.ts";
+import { decodeEvent } from "../src/events/decode.ts";
 import { sessionTables, type SessionCost, type SessionKill } from "./session-report.ts";
 import { parseOwnArgs, positiveInt, printJson, round, runBench, withBench, type BenchContext } from "./support.ts";
 

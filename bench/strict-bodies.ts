@@ -9,10 +9,10 @@
  *   npx tsx bench/strict-bodies.ts [--ms 1000]
  */
 import type { z } from "zod";
-import { lockRequests } from "../src/lock/requests.ts";
+import { lockRequests } from "../src/lock/endpoints.ts";
 import { routeRequests } from "../src/route/requests.ts";
-import { parseRequest } from "../src/transport/validation.ts";
-import { firstUnknownField } from "../src/transport/unknown-fields.ts";
+import { parseRequest } from "../src/transport/endpoint.ts";
+import { firstUnknownField } from "../src/transport/endpoint.ts";
 
 const args = process.argv.slice(2);
 const msIndex = args.indexOf("--ms");

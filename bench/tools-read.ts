@@ -22,7 +22,10 @@
  * `raw-callback` (the tools' own read, `natsSource`, with nothing done per
  * message: what is left when decoding and folding cost nothing), and
  * `replay-stream` and `audit-stream`: the per-message `readStream` path the
- * tools used before `natsSource`. `replay` and `audit` fold on one thread,
+ * tools used before `natsSource`; and `audit-one-worker` and `audit-split`:
+ * the audit's checks on one worker, or split over two by kind
+ * (src/tools/split-audit.ts), whatever the machine's cores (`audit-worker`
+ * splits them from three cores on). `replay` and `audit` fold on one thread,
  * `replay-worker` and `audit-worker` on a worker thread (src/tools/worker-read.ts,
  * what the commands do by default for long reads on a multi-core machine),
  * bundled from src/, or with `--dist` from the built dist/. The load average is recorded before every
@@ -43,7 +46,18 @@ import { natsSource } from "../src/tools/stream-reader.ts";
 import { simulateWorkload, WORKLOAD_SETTINGS } from "../test/tools/support/workload.ts";
 import { machineInfo, markdownTable, median, parseOwnArgs, positiveInt, printJson, round, runBench, UsageError } from "./support.ts";
 
-const READS = ["raw", "replay", "audit", "replay-worker", "audit-worker", "raw-callback", "replay-stream", "audit-stream"] as const;
+const READS = [
+  "raw",
+  "replay",
+  "audit",
+  "replay-worker",
+  "audit-worker",
+  "audit-one-worker",
+  "audit-split",
+  "raw-callback",
+  "replay-stream",
+  "audit-stream",
+] as const;
 type Read = (typeof READS)[number];
 
 const progress = (line: string) => process.stderr.write(`${line}\n`);
@@ -178,6 +192,10 @@ async function main(): Promise<void> {
       },
       "replay-worker": async () => expectRead((await worker.replayInWorker(worker.natsSource(nc, subjects), subjects)).messages),
       "audit-worker": async () => expectRead((await worker.auditInWorker(worker.natsSource(nc, subjects), subjects, audit)).read),
+      "audit-one-worker": async () =>
+        expectRead((await worker.auditInWorker(worker.natsSource(nc, subjects), subjects, audit, undefined, { split: false })).read),
+      "audit-split": async () =>
+        expectRead((await worker.auditInWorker(worker.natsSource(nc, subjects), subjects, audit, undefined, { split: true })).read),
       "replay-stream": async () => expectRead((await foldStream(log.readStream(), subjects)).messages),
       "audit-stream": async () => expectRead((await auditStream(log.readStream(), subjects, audit)).read),
     };

@@ -5,8 +5,8 @@ export interface Clock {
   now(): number;
 }
 
-/** The machine's clock. */
-export const systemClock: Clock = { now: () => Date.now() };
+/** The machine's clock (`Date.now` itself: reading the time runs none of our code). */
+export const systemClock: Clock = { now: Date.now };
 
 /** A clock that moves only when told to (simulations and unit tests). */
 export class ManualClock implements Clock {

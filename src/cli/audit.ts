@@ -9,6 +9,7 @@ import { principalList } from "../contract/operators.ts";
 import { DEFAULTS } from "../config.ts";
 import { AUDIT_RULES, auditSource, type AuditOptions, type AuditProgress, type AuditSummary, type Violation } from "../tools/audit.ts";
 import { auditInWorker } from "../tools/worker-read.ts";
+import { SPLIT_FROM_CORES } from "../tools/split-audit.ts";
 import { natsSource } from "../tools/stream-reader.ts";
 import { cell } from "../tools/table.ts";
 import { parseCount, parsePosition } from "../tools/time.ts";
@@ -68,7 +69,8 @@ export function addAuditCommand(program: Command): void {
       ).env("LEASEHOLD_OPERATORS"),
     )
     .addHelpText("after", `\nRules checked:\n${rules}`)
-    .addHelpText("after", TOOL_THREADS_HELP);
+    .addHelpText("after", TOOL_THREADS_HELP)
+    .addHelpText("after", `With two threads on ${SPLIT_FROM_CORES} cores or more, the checks run on two workers, split by kind.`);
   addToolAction(
     command,
     (flags: AuditFlags): Omit<AuditOptions, "onViolation" | "onProgress"> => {

@@ -84,7 +84,7 @@ export class LockApi {
   }
 }
 
-/** `session.*` (1.2): sessions that many locks hang on, and a keeper that keeps one alive. */
+/** `session.*`: sessions that many locks hang on, and a keeper that keeps one alive. */
 export class SessionApi {
   constructor(
     private readonly t: Transport,

@@ -63,7 +63,7 @@ export interface DurableProxyApi {
   readonly release: DurableMethod<T.ProxyReleaseRequest, T.EmptyReply>;
   readonly report: DurableMethod<T.ProxyReportRequest, T.ProxyReportReply>;
 }
-/** Durable `session.*` ops (1.2: every session op is a durable command, `get` included). */
+/** Durable `session.*` ops (every session op is a durable command, `get` included). */
 export interface DurableSessionApi {
   readonly open: DurableMethod<T.SessionOpenRequest, T.SessionReply>;
   readonly keepalive: DurableMethod<T.SessionIdRequest, T.SessionReply>;

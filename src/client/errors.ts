@@ -87,7 +87,7 @@ export class UnknownHostError extends LeaseholdError {
   override readonly code = "UNKNOWN_HOST" as const;
 }
 
-/** `NO_SESSION` (404): the session ended (closed or expired) or never existed (1.2). */
+/** `NO_SESSION` (404): the session ended (closed or expired) or never existed. */
 export class NoSessionError extends LeaseholdError {
   override readonly name = "NoSessionError";
   override readonly code = "NO_SESSION" as const;

@@ -1,5 +1,5 @@
 /**
- * The session keeper (1.2): opens a session, keeps it alive every `ttl / 3`
+ * The session keeper: opens a session, keeps it alive every `ttl / 3`
  * with one keepalive for all the locks taken in it, and tells of its loss at
  * once through an AbortSignal and a callback, as etcd's `Session.Done()`
  * does. Its locks need no renewing of their own: they end when the session

@@ -5,7 +5,7 @@
  */
 export * from "./errors.ts";
 export * from "./subjects.ts";
-export * from "./subject-token.ts";
+export * from "./subjects.ts";
 export * from "./lock-event-wire.ts";
 export * from "./route-choosers.ts";
 export * from "./host-load.ts";

@@ -15,7 +15,7 @@ export type LockEventWire =
         readonly generation: number;
         readonly ttlMs: number;
         readonly expiresAt: string;
-        /** The session a `LockAcquired` took the lease under (1.2). */
+        /** The session a `LockAcquired` took the lease under. */
         readonly session?: string;
       };
     }

@@ -23,7 +23,7 @@ export interface LockLease {
   /** Server instant (RFC 3339, ms) at which the lease expires. */
   readonly expiresAt: string;
   readonly ttlMs: number;
-  /** The session the lease hangs on (1.2): its `ttlMs` and `expiresAt` are the session's. */
+  /** The session the lease hangs on: its `ttlMs` and `expiresAt` are the session's. */
   readonly session?: string;
 }
 
@@ -33,7 +33,7 @@ export interface LockAcquireRequest extends RequestBase {
   readonly owner: string;
   /** Defaults to the server's `lockTtlMs`; not together with `session`. */
   readonly ttlMs?: number;
-  /** Take the lock under this session (1.2): `owner` must be the session's, the lease ends when the session does. */
+  /** Take the lock under this session: `owner` must be the session's, the lease ends when the session does. */
   readonly session?: string;
   /**
    * How long to wait in the lock's queue when it is held (default 0: fail
@@ -66,11 +66,11 @@ export interface LockLeaseReply {
 /** `lock.get` reply: null when the lock is free (an expired lease counts as free). */
 export interface LockGetReply {
   readonly lease: LockLease | null;
-  /** Acquires waiting in the lock's queue (1.1 servers). */
+  /** Acquires waiting in the lock's queue. */
   readonly waiters?: number;
 }
 
-// ---- sessions (1.2) ----
+// ---- sessions ----
 
 /** A session: a lease that lock leases hang on; one keepalive keeps all of them. */
 export interface Session {
@@ -174,7 +174,7 @@ export interface ProxyInfo {
   readonly labels: Readonly<Record<string, string>>;
   readonly healthy: boolean;
   readonly active: number;
-  /** `streak`: the place of this cooldown in its (proxy, target) streak of bans (1.1). */
+  /** `streak`: the place of this cooldown in its (proxy, target) streak of bans. */
   readonly cooldowns: readonly { readonly target: string; readonly untilAt: string; readonly streak: number }[];
 }
 /** `proxy.list` reply, sorted by proxy. */
@@ -193,7 +193,7 @@ export interface HostSetRequest extends RequestBase {
   readonly host: string;
   readonly healthy: boolean;
   readonly draining?: boolean;
-  /** Cap on the route leases the chooser places on the host; absent or null: no limit (1.1). */
+  /** Cap on the route leases the chooser places on the host; absent or null: no limit. */
   readonly maxLeases?: number | null;
 }
 /** `host.set` reply. */
@@ -205,11 +205,11 @@ export interface HostInfo {
   readonly host: string;
   readonly healthy: boolean;
   readonly draining: boolean;
-  /** The cap on new route leases, null when unlimited (1.1; full when `active` reaches it). */
+  /** The cap on new route leases, null when unlimited (full when `active` reaches it). */
   readonly maxLeases: number | null;
   /** Active route leases on the host, all routes. */
   readonly active: number;
-  /** The load the host last published, null when unknown or stale (1.2 servers). */
+  /** The load the host last published, null when unknown or stale. */
   readonly load?: number | null;
 }
 /** `host.list` reply, sorted by host. */

@@ -16,7 +16,7 @@
  */
 import type { z } from "zod";
 import { instant } from "./fields.ts";
-import { isUtcInstant } from "./instant.ts";
+import { isUtcInstant } from "./envelope.ts";
 
 /** True only when the schema it was compiled from accepts `value` (a value `JSON.parse` returned). */
 export type Accepts = (value: unknown) => boolean;

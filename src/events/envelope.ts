@@ -1,17 +1,9 @@
 /**
- * The event envelope of docs/protocol.md ("The event stream") and the decoding of
- * what is read back from the stream. Everything read back is validated: a
- * message that does not parse never reaches an `evolve` as if it were an event.
+ * The event envelope of docs/protocol.md ("The event stream"): its shape,
+ * how it is written, the message id a request's event is appended with, and
+ * the instants it carries. Reading it back is src/events/decode.ts's.
  */
-import { z } from "zod";
 import type { ActorKind } from "../contract/subjects.ts";
-import { lockEventSchemas } from "../lock/events.ts";
-import { proxyEventSchemas } from "../proxy/events.ts";
-import { hostEventSchemas } from "../host/events.ts";
-import { routeEventSchemas } from "../route/events.ts";
-import { sessionEventSchemas } from "../session/events.ts";
-import { instant } from "./fields.ts";
-import { compileSchema, type Accepts } from "./compiled-schemas.ts";
 
 /** One event as stored in the stream: `{type, v: 1, at, kind, id, requestId?, data}`. */
 export interface EventEnvelope<Type extends string = string, Data = unknown> {
@@ -52,94 +44,141 @@ export function isUnparsable(entry: HistoryEntry): entry is UnparsableRecord {
   return "unparsable" in entry;
 }
 
-const envelopeSchema = z.object({
-  type: z.string().min(1),
-  v: z.literal(1),
-  at: instant,
-  kind: z.enum(["proxy", "host", "route", "lock", "session"]),
-  id: z.string(),
-  requestId: z.string().min(1).max(128).optional(),
-  by: z.string().min(1).max(1024).optional(),
-  data: z.record(z.string(), z.unknown()),
-});
-
-/** Every event type leasehold writes, with the schema of its `data`. */
-const dataSchemas: Readonly<Record<string, z.ZodType>> = {
-  ...lockEventSchemas,
-  ...proxyEventSchemas,
-  ...hostEventSchemas,
-  ...routeEventSchemas,
-  ...sessionEventSchemas,
-};
-
-const utf8 = new TextDecoder("utf-8", { fatal: true });
-
-/** The envelope and every type's data schema compiled to plain predicates (null: that schema stays with zod). */
-const acceptsEnvelope = compileSchema(envelopeSchema);
-const acceptsData: ReadonlyMap<string, Accepts | null> = new Map(
-  Object.entries(dataSchemas).map(([type, schema]) => [type, compileSchema(schema)]),
-);
-
-/**
- * The event in `json` when the compiled schemas accept it, as zod would
- * return it (the envelope's keys in schema order, unknown ones dropped);
- * null when they do not, and zod must judge. `data` is `json`'s own object
- * rather than zod's copy of it: the same keys and values, in the same order.
- */
-function acceptedEvent(json: unknown): EventEnvelope | null {
-  if (acceptsEnvelope === null || !acceptsEnvelope(json)) return null;
-  const env = json as EventEnvelope;
-  const accepts = acceptsData.get(env.type);
-  if (accepts === undefined) return null;
-  if (accepts === null ? !dataSchemas[env.type]!.safeParse(env.data).success : !accepts(env.data)) return null;
-  const { type, v, at, kind, id, requestId, by, data } = env;
-  if (by !== undefined)
-    return requestId === undefined ? { type, v, at, kind, id, by, data } : { type, v, at, kind, id, requestId, by, data };
-  return requestId === undefined ? { type, v, at, kind, id, data } : { type, v, at, kind, id, requestId, data };
-}
-
-/**
- * Decodes and validates one stored message; never throws. Valid events take
- * the compiled schemas' path; anything they do not accept is judged by zod
- * ({@link decodeParsed}), so both accept and reject the same messages.
- */
-export function decodeEvent(payload: Uint8Array, seq: number, msgId?: string): HistoryEntry {
-  let json: unknown;
-  try {
-    json = JSON.parse(utf8.decode(payload));
-  } catch (e) {
-    return { seq, unparsable: true, reason: `not JSON: ${syntaxMessage(e as Error)}`, msgId };
-  }
-  const event = acceptedEvent(json);
-  return event === null ? decodeParsed(json, seq, msgId) : { seq, event, msgId };
-}
-
-/**
- * JSON.parse's message without the "(line 1 column 2)" that newer V8s (Node
- * 22 and later) add: the reason is folded into a lock's state, so it must read
- * the same whichever Node replays the stream.
- */
-function syntaxMessage(e: Error): string {
-  return e.message.replace(/ \(line \d+ column \d+\)$/, "");
-}
-
-/** Validates a parsed message with the zod schemas alone (the reference {@link decodeEvent} agrees with); never throws. */
-export function decodeParsed(json: unknown, seq: number, msgId?: string): HistoryEntry {
-  const env = envelopeSchema.safeParse(json);
-  if (!env.success) return { seq, unparsable: true, reason: `bad envelope: ${z.prettifyError(env.error)}`, msgId };
-  // Own keys only: a type named like an Object.prototype member ("toString") is unknown, not a crash.
-  const schema = Object.hasOwn(dataSchemas, env.data.type) ? dataSchemas[env.data.type] : undefined;
-  if (schema === undefined) return { seq, unparsable: true, reason: `unknown event type ${env.data.type}`, msgId };
-  const data = schema.safeParse(env.data.data);
-  if (!data.success) {
-    return { seq, unparsable: true, reason: `bad ${env.data.type} data: ${z.prettifyError(data.error)}`, msgId };
-  }
-  return { seq, event: env.data, msgId };
-}
-
 const utf8Encoder = new TextEncoder();
 
 /** Serializes an event for the stream. */
 export function encodeEvent(event: EventEnvelope): Uint8Array {
   return utf8Encoder.encode(JSON.stringify(event));
+}
+
+/**
+ * The message id a request's event is appended with:
+ * `<subject>|<op>|<fingerprint>|<requestId>` (a repeated request gets the
+ * same one, so JetStream stores it once; the fingerprint tells it from
+ * another request reusing its requestId), or a unique id for a request
+ * without a `requestId`.
+ */
+export function requestMsgId(subject: string, op: string, requestId: string, fingerprint = ""): string {
+  return fingerprint === "" ? `${subject}|${op}|${requestId}` : `${subject}|${op}|${fingerprint}|${requestId}`;
+}
+
+/** A request's id and fingerprint, read back from the message id of its event; undefined for an id without them. */
+export function requestOfMsgId(msgId: string): { readonly requestId: string; readonly fingerprint: string } | undefined {
+  const first = msgId.indexOf("|");
+  const second = first < 0 ? -1 : msgId.indexOf("|", first + 1);
+  const third = second < 0 ? -1 : msgId.indexOf("|", second + 1);
+  if (third !== second + 17) return undefined;
+  const fingerprint = msgId.slice(second + 1, third);
+  return /^[0-9a-f]{16}$/.test(fingerprint) ? { requestId: msgId.slice(third + 1), fingerprint } : undefined;
+}
+
+/**
+ * A variant of `msgId` for the `n`-th new attempt of the same request, used
+ * when JetStream says the id was seen but the stream holds no event with it
+ * (a proposal lost in a leader change stays in the duplicate window). The
+ * expected-sequence check still lets at most one of the variants be stored.
+ */
+export function msgIdVariant(msgId: string, n: number): string {
+  const base = baseMsgId(msgId);
+  const bar = base.indexOf("|");
+  if (bar < 0) return `${base}#${n}`;
+  const second = base.indexOf("|", bar + 1);
+  return `${base.slice(0, second)}#${n}${base.slice(second)}`;
+}
+
+/** The message id a variant stands for (itself when it is not a variant). */
+export function baseMsgId(msgId: string): string {
+  if (!msgId.includes("#")) return msgId; // not a variant: no pattern to run (the fold asks once per event)
+  return msgId.includes("|") ? msgId.replace(/^([^|]*\|[^|#]*)#\d+\|/, "$1|") : msgId.replace(/#\d+$/, "");
+}
+
+/**
+ * Epoch milliseconds of an instant as the events write it, at a fraction of
+ * `Date.parse`'s cost. Folding a history parses every event's `at` (and its
+ * expiries) several times over: in the schema check, the fold and the
+ * audit; `Date.parse` is most of a microsecond of that per event.
+ *
+ * Only the canonical form `Date.prototype.toISOString()` writes
+ * (`YYYY-MM-DDTHH:MM:SS.sssZ`, years 0000–9999) with a day up to 28 and an
+ * hour up to 23 is read here; anything else (the 29th–31st, other forms,
+ * garbage) goes to `Date.parse`, so the answer is always `Date.parse`'s
+ * (test/events/instant.unit.test.ts checks that over generated strings).
+ */
+
+/** An RFC 3339 UTC instant as the events accept it: ends in `Z` and parses (the `instant` field schema's refinement). */
+export function isUtcInstant(s: string): boolean {
+  return s.endsWith("Z") && !Number.isNaN(instantMs(s));
+}
+
+/** The last instant read and its value: one event's `at` is read by the schema check, the fold and the audit in turn. */
+let lastText = "";
+let lastMs = Number.NaN;
+
+/** `Date.parse(s)`, computed directly when `s` is a canonical instant. */
+export function instantMs(s: string): number {
+  if (s === lastText) return lastMs;
+  const ms = readInstant(s);
+  lastText = s;
+  lastMs = ms;
+  return ms;
+}
+
+function readInstant(s: string): number {
+  if (s.length !== 24 || s.charCodeAt(23) !== 90 /* Z */) return Date.parse(s);
+  const year = fourDigits(s, 0);
+  const month = twoDigits(s, 5);
+  const day = twoDigits(s, 8);
+  const hour = twoDigits(s, 11);
+  const minute = twoDigits(s, 14);
+  const second = twoDigits(s, 17);
+  const milli = twoDigits(s, 20) * 10 + digit(s, 22);
+  if (
+    s.charCodeAt(4) !== 45 /* - */ ||
+    s.charCodeAt(7) !== 45 ||
+    s.charCodeAt(10) !== 84 /* T */ ||
+    s.charCodeAt(13) !== 58 /* : */ ||
+    s.charCodeAt(16) !== 58 ||
+    s.charCodeAt(19) !== 46 /* . */ ||
+    !(
+      year >= 0 &&
+      month >= 1 &&
+      month <= 12 &&
+      day >= 1 &&
+      day <= 28 &&
+      hour >= 0 &&
+      hour <= 23 &&
+      minute >= 0 &&
+      minute <= 59 &&
+      second >= 0 &&
+      second <= 59 &&
+      milli >= 0
+    )
+  ) {
+    return Date.parse(s);
+  }
+  return ((daysSinceEpoch(year, month, day) * 24 + hour) * 60 + minute) * 60_000 + second * 1000 + milli;
+}
+
+/** The digit at `i`, or a large negative number when it is not one (so every sum it joins is negative). */
+function digit(s: string, i: number): number {
+  const d = s.charCodeAt(i) - 48;
+  return d >= 0 && d <= 9 ? d : -1e6;
+}
+
+function twoDigits(s: string, i: number): number {
+  return digit(s, i) * 10 + digit(s, i + 1);
+}
+
+function fourDigits(s: string, i: number): number {
+  return twoDigits(s, i) * 100 + twoDigits(s, i + 2);
+}
+
+/** Days from 1970-01-01 to a date of the proleptic Gregorian calendar (H. Hinnant's days_from_civil). */
+function daysSinceEpoch(year: number, month: number, day: number): number {
+  const y = month <= 2 ? year - 1 : year;
+  const era = Math.floor(y / 400);
+  const yearOfEra = y - era * 400;
+  const dayOfYear = Math.floor((153 * (month > 2 ? month - 3 : month + 9) + 2) / 5) + day - 1;
+  const dayOfEra = yearOfEra * 365 + Math.floor(yearOfEra / 4) - Math.floor(yearOfEra / 100) + dayOfYear;
+  return era * 146_097 + dayOfEra - 719_468;
 }

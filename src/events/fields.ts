@@ -1,6 +1,6 @@
 /** Field schemas shared by the envelope and the event `data` of every kind. */
 import { z } from "zod";
-import { isUtcInstant } from "./instant.ts";
+import { isUtcInstant } from "./envelope.ts";
 
 /** An RFC 3339 UTC instant as `Date.prototype.toISOString()` writes it. */
 export const instant = z.string().refine(isUtcInstant, "not an RFC 3339 UTC instant");

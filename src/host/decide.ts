@@ -3,7 +3,7 @@
  * capacity (nothing when the host already is so); `admit` lets a new route
  * lease onto a capped host while it has room.
  */
-import { type Decision, recorder, reject, replyOnly } from "../actors/decision.ts";
+import { type Decision, recorder, reject, replyOnly } from "../actors/kind-logic.ts";
 import type { HostEvent } from "./events.ts";
 import type { HostState } from "./state.ts";
 import type { AdmitLease, HostCommand } from "./commands.ts";

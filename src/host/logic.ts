@@ -1,18 +1,18 @@
 /** The host actor's logic: XState `fromTransition` logic over the host decider and the host fold. */
-import type { ActorLogic } from "../actors/actor-logic.ts";
+import type { KindLogic } from "../actors/kind-logic.ts";
 import { hostEventSchemas, type HostEvent } from "./events.ts";
 import { type RecordedEvent } from "../events/envelope.ts";
 import { evolveHost, initialHostState, type HostState } from "./state.ts";
-import { decideAndFold } from "../actors/data-logic.ts";
+import { decideAndFold } from "../actors/kind-logic.ts";
 import { fromXState, transitionSnapshotOf } from "../actors/kind-logic.ts";
 import type { HostCommand } from "./commands.ts";
 import { decideHost } from "./decide.ts";
 
 /** The host actor logic (hosts have no server settings). */
-export function hostLogic(): ActorLogic<HostState, HostCommand> {
+export function hostLogic(): KindLogic<HostState, HostCommand> {
   return fromXState({
     kind: "host",
-    // 2: the state holds the capacity and the open admissions (1.1).
+    // 2: the state holds the capacity and the open admissions.
     // 3: snapshots keep XState's persisted snapshot of each state (src/actors/kind-logic.ts, persistence).
     // 4: ids decode exactly (a snapshot from an older fold may hold two ids under one key).
     foldVersion: 4,

@@ -1,6 +1,6 @@
 /** Request schemas of the host endpoints (docs/protocol.md, Routes). */
 import { z } from "zod";
-import { requestBase, requiredId } from "../transport/validation.ts";
+import { requestBase, requiredId } from "../transport/endpoint.ts";
 
 /** `host.<op>` request schemas, by op. */
 export const hostRequests = {

@@ -7,7 +7,7 @@
 import type { HistoryEntry } from "../events/envelope.ts";
 import { isHostEvent } from "./events.ts";
 import { isUnparsable } from "../events/envelope.ts";
-import { instantMs } from "../events/instant.ts";
+import { instantMs } from "../events/envelope.ts";
 
 /** What placement needs to know of a host. */
 export interface HostHealth {

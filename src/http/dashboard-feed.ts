@@ -6,7 +6,8 @@
  * metrics their answer without a scrape ever waiting on NATS.
  */
 import type { Logger } from "pino";
-import { decodeEvent, isUnparsable } from "../events/envelope.ts";
+import { isUnparsable } from "../events/envelope.ts";
+import { decodeEvent } from "../events/decode.ts";
 import { type EventLog, type Following, type StoredMessage } from "../events/event-log.ts";
 import { type ActorKind, type Subjects } from "../contract/subjects.ts";
 import { activeCooldowns, activeLeases, compareNames, type ProxyState } from "../proxy/state.ts";
@@ -18,7 +19,7 @@ import { type SessionState } from "../session/state.ts";
 import { actorOfSubject } from "../tools/stream-fold.ts";
 import type { ServiceStates, StateMap } from "./service-states.ts";
 import { withDeadline } from "../events/deadline.ts";
-import { queueAt } from "../lock/queue.ts";
+import { queueAt } from "../lock/state.ts";
 import { sessionEndMs, sessionLiveAt, type SessionLookup } from "../session/state.ts";
 
 /** A lock as the dashboard lists it (held and unexpired, or corrupt). */
@@ -31,13 +32,13 @@ export interface LockRow {
   readonly corrupt: string | null;
   /** Acquires waiting in the lock's queue. */
   readonly waiters: number;
-  /** The session the lease hangs on (1.2), null for a lease of its own. */
+  /** The session the lease hangs on, null for a lease of its own. */
   readonly session: string | null;
-  /** The principal whose request created the lease (1.3), null when unknown. */
+  /** The principal whose request created the lease, null when unknown. */
   readonly by: string | null;
 }
 
-/** A live session (1.2) with the locks held under it. */
+/** A live session with the locks held under it. */
 export interface SessionRow {
   readonly id: string;
   readonly owner: string;
@@ -45,7 +46,7 @@ export interface SessionRow {
   readonly expiresAtMs: number;
   /** Names of the locks it holds now, sorted. */
   readonly locks: readonly string[];
-  /** The principal whose request opened it (1.3), null when unknown. */
+  /** The principal whose request opened it, null when unknown. */
   readonly by: string | null;
 }
 
@@ -58,7 +59,7 @@ export interface ProxyRow {
   readonly active: number;
   readonly healthy: boolean;
   readonly cooldowns: readonly { readonly target: string; readonly untilMs: number }[];
-  /** The principals holding its unexpired leases (1.3) and how many each, by principal; leases of unknown principal are not listed. */
+  /** The principals holding its unexpired leases and how many each, by principal; leases of unknown principal are not listed. */
   readonly holders: readonly { readonly by: string; readonly leases: number }[];
 }
 
@@ -71,7 +72,7 @@ export interface HostRow {
   readonly draining: boolean;
   /** The cap on new route leases, null when unlimited; full when the leases reach it. */
   readonly maxLeases: number | null;
-  /** The load the host last published (1.2), null when unknown or stale. */
+  /** The load the host last published, null when unknown or stale. */
   readonly load: number | null;
   readonly leases: readonly { readonly route: string; readonly fp: string; readonly model: string }[];
 }

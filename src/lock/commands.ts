@@ -4,7 +4,7 @@ import type { SessionLookup } from "../session/index.ts";
 /**
  * What every lock command may carry: the session table as the application
  * read it (caught up with the stream), so that a decision reads the ends of
- * the sessions the lock's leases and waiters hang on (1.2) and stays pure.
+ * the sessions the lock's leases and waiters hang on and stays pure.
  */
 export interface WithSessions {
   readonly sessions?: SessionLookup | undefined;
@@ -13,7 +13,7 @@ export interface WithSessions {
 /** Take the lock if it is free or its lease has expired; with `waitMs > 0`, join the wait queue instead of failing. */
 export interface AcquireLock extends WithSessions {
   readonly op: "acquire";
-  /** Take the lease under this session (1.2): its owner must be the session's, its TTL and end are the session's. */
+  /** Take the lease under this session: its owner must be the session's, its TTL and end are the session's. */
   readonly session?: string | undefined;
   readonly owner: string;
   readonly ttlMs?: number | undefined;

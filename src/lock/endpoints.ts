@@ -1,9 +1,16 @@
 /** The lock's endpoints: `lock.acquire|renew|release|get|reset`, each for the lock the request names. */
 import { badRequest } from "../contract/errors.ts";
-import { OPERATOR_OP, READS, endpoint, refuse, type Endpoint } from "../transport/endpoint.ts";
-import { lockRequests } from "./requests.ts";
-import type { LockTurns } from "./turns.ts";
+import { OPERATOR_OP, READS, endpoint, refuse, type Endpoint, positiveMs, requestBase, requiredId } from "../transport/endpoint.ts";
 import type { LockWaiters } from "./waiters.ts";
+import { z } from "zod";
+import type { ActorRuntime, Arrival } from "../actors/actor-runtime.ts";
+import { unavailableAfter, type TurnResult } from "../actors/actor-runtime.ts";
+import type { LockCommand } from "./commands.ts";
+import type { KindProjection } from "../projections/kind-projection.ts";
+import type { LockState } from "./state.ts";
+import { refersToSessions } from "./state.ts";
+import type { SessionTable } from "../session/index.ts";
+import { freshBy } from "../actors/deadlines.ts";
 
 /** What the lock endpoints need beyond the runtime: lock turns with sessions, the wait queue's runtime side and its ceiling. */
 export interface LockAcquireOptions {
@@ -39,4 +46,68 @@ export function lockEndpoints({ turns, waiters, maxWaitMs }: LockAcquireOptions)
     endpoint("lock", "get", lockRequests.get, (r, a) => turns.execute(r.name, { op: "get" }, a), READS),
     endpoint("lock", "reset", lockRequests.reset, (r, a) => turns.execute(r.name, { op: "reset" }, a), OPERATOR_OP),
   ];
+}
+
+/* Request schemas of the lock endpoints (docs/protocol.md, Locks). */
+
+const etag = z.string().min(1).max(256);
+
+/** How long a blocking acquire may wait; the ceiling is the server's `--max-wait-ms`, checked by the endpoint. */
+const waitMs = z.number().int().min(0);
+
+/** `lock.<op>` request schemas, by op. */
+export const lockRequests = {
+  acquire: requestBase
+    .extend({
+      name: requiredId,
+      owner: requiredId,
+      ttlMs: positiveMs.optional(),
+      session: requiredId.optional(),
+      waitMs: waitMs.optional(),
+    })
+    // 1.2 sessions: a session lease's TTL is its session's, so a TTL of its own would be ignored silently.
+    .refine((r) => r.session === undefined || r.ttlMs === undefined, {
+      message: "must not be given with session (a session lease's TTL is the session's)",
+      path: ["ttlMs"],
+    }),
+  renew: requestBase.extend({ name: requiredId, owner: requiredId, etag, ttlMs: positiveMs.optional() }),
+  release: requestBase.extend({ name: requiredId, etag }),
+  get: requestBase.extend({ name: requiredId }),
+  reset: requestBase.extend({ name: requiredId }),
+};
+
+/*
+ * Lock commands as the application carries them out (with sessions): each
+ * turn of a lock's actor carries the session table, so that its decision
+ * reads the ends of the sessions its lease and waiters hang on as data and
+ * stays pure, as a route's decision reads the host table. The table is first
+ * caught up with the stream once sessions are in use, so a keepalive or a
+ * close acknowledged by any instance is seen.
+ */
+
+/** Runs lock commands with the session table. */
+export class LockTurns {
+  constructor(
+    private readonly runtime: ActorRuntime,
+    private readonly locks: KindProjection<LockState>,
+    /** The sessions; without them (no session kind), commands run as they are. */
+    readonly sessions?: SessionTable<LockState>,
+  ) {}
+
+  /** One turn of the lock actor `name`. */
+  async execute(name: string, command: LockCommand, arrival: Arrival = {}): Promise<TurnResult> {
+    const { sessions, runtime } = this;
+    if (sessions === undefined) return runtime.execute("lock", name, command, arrival);
+    // The lock's projected state may be behind another instance's session lease: with sessions in use, every
+    // command reads them caught up (one batched read); without, none waits.
+    const named = (command.op === "acquire" || command.op === "claim") && command.session !== undefined;
+    if (!named && !sessions.inUse && !refersToSessions(this.locks.get(name))) return runtime.execute("lock", name, command, arrival);
+    const a = runtime.deadlineFor(arrival);
+    try {
+      await freshBy(sessions, runtime, a.deadline);
+    } catch (e) {
+      return unavailableAfter(e);
+    }
+    return runtime.execute("lock", name, { ...command, sessions }, a);
+  }
 }

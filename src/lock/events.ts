@@ -15,7 +15,7 @@ const sessionEnds = z.record(z.string(), instant).optional();
 
 /** `data` schemas of every lock event, by type. */
 export const lockEventSchemas = {
-  // `waiterSeq` (1.1): the stream sequence of the LockWaiterQueued whose place this grant answers.
+  // `waiterSeq`: the stream sequence of the LockWaiterQueued whose place this grant answers.
   LockAcquired: z.object({
     owner: z.string(),
     generation,
@@ -31,7 +31,7 @@ export const lockEventSchemas = {
   LockReleased: z.object({ owner: z.string(), generation, sessionEnds }),
   LockReset: z.object({ generation: count, sessionEnds }),
   // `claimWindowMs`: the window this waiter has once it is head, recorded so every reader folds the queue alike.
-  // `session` (1.2): the session the waiting acquire is under; it loses its place when the session ends.
+  // `session`: the session the waiting acquire is under; it loses its place when the session ends.
   LockWaiterQueued: z.object({
     owner: z.string(),
     until: instant,
@@ -51,7 +51,7 @@ export type LockRenewed = EventEnvelope<"LockRenewed", Data<"LockRenewed">>;
 export type LockReleased = EventEnvelope<"LockReleased", Data<"LockReleased">>;
 /** An operator freed the lock; `generation` is the highest seen so far. */
 export type LockReset = EventEnvelope<"LockReset", Data<"LockReset">>;
-/** An acquire joined the lock's wait queue until `until` (1.1 blocking acquire). */
+/** An acquire joined the lock's wait queue until `until` (a blocking acquire). */
 export type LockWaiterQueued = EventEnvelope<"LockWaiterQueued", Data<"LockWaiterQueued">>;
 /** Any lock event. */
 export type LockEvent = LockAcquired | LockRenewed | LockReleased | LockReset | LockWaiterQueued;

@@ -1,10 +1,10 @@
 /**
  * The lock kind in a service instance: its actors (and their projection), the
- * waiting acquires' runtime, the sessions locks hang on (1.2) and the table
+ * waiting acquires' runtime, the sessions locks hang on and the table
  * their decisions read, and endpoints.
  */
 import { LockWaiters } from "./waiters.ts";
-import { LockTurns } from "./turns.ts";
+import { LockTurns } from "./endpoints.ts";
 import { freshBy } from "../actors/deadlines.ts";
 import { SessionTable } from "../session/index.ts";
 import { lockLogic } from "./logic.ts";

@@ -8,16 +8,12 @@
  * session table, and records those that have passed, so every later fold of
  * the lock's history reaches the same state.
  */
-import { instantMs } from "../events/instant.ts";
+import { instantMs } from "../events/envelope.ts";
 import { OPEN_END, type LockState } from "./state.ts";
-import type { LockWaiter } from "./queue.ts";
+import type { LockWaiter } from "./state.ts";
 import { WaiterQueue } from "./waiter-queue.ts";
 import { sessionEndMs, type SessionLookup } from "../session/index.ts";
-
-/** Does the lock's state wait on any session's end (its lease's or a waiter's)? */
-export function refersToSessions(state: LockState): boolean {
-  return state.lease?.session !== undefined || state.waiters.sessionWaiters > 0;
-}
+import { refersToSessions } from "./state.ts";
 
 /** The sessions whose ends a lock event recorded, applied to the state before the event is folded. */
 export function applySessionEnds(state: LockState, ends: Readonly<Record<string, string>> | undefined): LockState {

@@ -30,7 +30,7 @@ export interface LockWaiter {
   readonly claimWindowMs: number;
   /** When it joined (the event's instant). */
   readonly joinedAtMs: number;
-  /** The session the acquire waits under while its end is not known to the lock (1.2); absent otherwise. */
+  /** The session the acquire waits under while its end is not known to the lock; absent otherwise. */
   readonly session?: string;
 }
 

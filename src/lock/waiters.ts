@@ -13,22 +13,22 @@
  * which decides from the same state and appends its `LockAcquired`. Every
  * wait is bounded by the request's `waitMs` (on the clock, and on the timer
  * clock in case the clock jumps back), plus one request timeout for the
- * last turn. Under sessions (1.2) the lock's state is read with its
+ * last turn. Under sessions the lock's state is read with its
  * sessions' ends; a session's close wakes the requests parked under it and
  * looks at every lock with parked requests (a lock it held is free).
  */
 import type { Logger } from "pino";
 import type { ActorRuntime, Arrival } from "../actors/actor-runtime.ts";
 import type { Clock } from "../actors/clock.ts";
-import { unavailable, type TurnResult } from "../actors/turn-result.ts";
+import { unavailable, type TurnResult } from "../actors/actor-runtime.ts";
 import type { KindProjection } from "../projections/kind-projection.ts";
 import type { LockState } from "./state.ts";
-import { livePlace, nextQueueChangeAt, queueAt } from "./queue.ts";
+import { livePlace, nextQueueChangeAt, queueAt } from "./state.ts";
 import { resolveSessions } from "./session-waiters.ts";
 import { sessionEndMs } from "../session/index.ts";
 import type { AcquireLock, ClaimLock } from "./commands.ts";
-import { isWaitingReply } from "./waiting-reply.ts";
-import { LockTurns } from "./turns.ts";
+import { isWaitingReply } from "./logic.ts";
+import { LockTurns } from "./endpoints.ts";
 import { ParkedWaiters, type Parked } from "./parked-waiters.ts";
 
 /** Settings of {@link LockWaiters}. */
@@ -80,12 +80,13 @@ export class LockWaiters {
   private readonly turns: LockTurns;
   private parkedCount = 0;
   private stopping = false;
+  /** Unregisters the fold listener that rouses parked requests; set only while some lock has them. */
+  private stopWatching: (() => void) | undefined;
 
   constructor(private readonly options: LockWaitersOptions) {
     this.monotonic = options.monotonic ?? (() => performance.now());
     this.recheckMs = options.recheckMs ?? 1000;
     this.turns = options.turns ?? new LockTurns(options.runtime, options.projection);
-    options.projection.onFold((name) => this.locks.get(name)?.lookSoon());
     this.turns.sessions?.onClose((id) => {
       for (const p of this.bySession.get(id) ?? []) p.rouse();
       // A lock the session held is free: its head may be parked here.
@@ -184,6 +185,8 @@ export class LockWaiters {
         count: this.options.count,
       });
       this.locks.set(name, lock);
+      // A lock's fold rouses its parked requests; with none parked anywhere, folds run nothing here.
+      this.stopWatching ??= this.options.projection.onFold((folded) => this.locks.get(folded)?.lookSoon());
     }
     const parked = lock.add(w);
     this.parkedCount++;
@@ -202,6 +205,10 @@ export class LockWaiters {
     if (lock.size === 0) {
       lock.close();
       this.locks.delete(name);
+      if (this.locks.size === 0) {
+        this.stopWatching?.();
+        this.stopWatching = undefined;
+      }
     }
     const session = parked.waiting.session;
     if (session === undefined) return;

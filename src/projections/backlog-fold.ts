@@ -22,7 +22,7 @@ import { FoldStore, ForeignEvents, idOfSubject, type RecordSink } from "./fold-s
 import { recordsOf } from "./incremental-snapshots.ts";
 import type { BacklogExtra, KindFold, ProjectionRecord } from "./kind-fold.ts";
 import type { SnapshotPart } from "./projection-snapshots.ts";
-import { DEFAULT_MAX_REPLIES, type ReplyMemoryLimits } from "./reply-memory.ts";
+import { DEFAULT_MAX_REPLIES, type ReplyMemoryLimits } from "./fold-store.ts";
 
 /** A subject that is not one leasehold writes: nothing to fold. */
 const NO_SLOT = -1;

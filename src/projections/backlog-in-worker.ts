@@ -13,7 +13,7 @@ import { pipeToWorker } from "../threads/worker-pipe.ts";
 import type { BacklogAnswer, BacklogJob, EncodedPart } from "./backlog-job.ts";
 import { FOREIGN_EVENT_WARNING } from "./fold-store.ts";
 import { decodePart, type SnapshotPart } from "./projection-snapshots.ts";
-import type { ReplyMemoryLimits } from "./reply-memory.ts";
+import type { ReplyMemoryLimits } from "./fold-store.ts";
 
 /** The backlog a start may fold on a worker, and what it needs to. */
 export interface BacklogRead {

@@ -4,7 +4,7 @@
  */
 import type { ActorKind } from "../contract/subjects.ts";
 import type { ManifestPart } from "./projection-snapshots.ts";
-import type { ReplyMemoryLimits } from "./reply-memory.ts";
+import type { ReplyMemoryLimits } from "./fold-store.ts";
 import type { ForeignEvent } from "./fold-store.ts";
 
 /** Fold one kind's backlog, up to `toSeq`, as the projection would. */

@@ -21,28 +21,10 @@ import {
   type SnapshotRecord,
   type RestoredSnapshot,
 } from "./projection-snapshots.ts";
-import type { ReplyMemory } from "./reply-memory.ts";
+import type { ChangeTrackedMap, ReplyMemory } from "./fold-store.ts";
 import type { ProjectionRecord } from "./kind-fold.ts";
 import type { EncodedPart } from "./backlog-job.ts";
 import type { ProjectionSnapshotStore } from "./snapshot-stores.ts";
-
-/**
- * A Map that notes every key set since its `changed` was last cleared (the
- * ids a delta must carry), unless told not to: a start's backlog worker
- * answers all its records at once and writes no delta.
- */
-export class ChangeTrackedMap<K, V> extends Map<K, V> {
-  readonly changed = new Set<K>();
-  private readonly tracking: boolean;
-  constructor(tracking = true) {
-    super();
-    this.tracking = tracking;
-  }
-  override set(key: K, value: V): this {
-    if (this.tracking) this.changed.add(key);
-    return super.set(key, value);
-  }
-}
 
 /** What the snapshots need of the kind's fold. */
 export interface SnapshotFold<State> {

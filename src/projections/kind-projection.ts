@@ -13,18 +13,15 @@
  * with a LogUnavailableError at their deadline.
  */
 import type { Logger } from "pino";
-import { OP_TIMEOUT_MS } from "../events/deadline.ts";
-import { type EventLog } from "../events/event-log.ts";
-import { type RecordedEvent } from "../events/envelope.ts";
-import { type ActorKind } from "../contract/subjects.ts";
-import { FOREIGN_EVENT_WARNING, FoldStore } from "./fold-store.ts";
+import { OP_TIMEOUT_MS, pause, withDeadline } from "../events/deadline.ts";
+import { type EventLog, LogUnavailableError, ReconnectedError, type Following, type StoredMessage } from "../events/event-log.ts";
+import type { RecordedEvent } from "../events/envelope.ts";
+import type { ActorKind } from "../contract/subjects.ts";
+import { FOREIGN_EVENT_WARNING, FoldStore, type RememberedReply, type ReplyMemoryLimits } from "./fold-store.ts";
 import { FreshnessLooks } from "./follow/freshness-looks.ts";
-import { ProjectionFollower, type Patiently } from "./follow/projection-follower.ts";
 import { applyParts, IncrementalSnapshots, type SnapshotCompaction } from "./incremental-snapshots.ts";
 import { foldBacklogInWorker } from "./backlog-in-worker.ts";
 import type { FoldListener, KindFold, ProjectionRecord, SnapshotExtra } from "./kind-fold.ts";
-import type { RememberedReply, ReplyMemoryLimits } from "./reply-memory.ts";
-import { SnapshotSchedule } from "./snapshot-schedule.ts";
 import type { ProjectionSnapshotStore } from "./snapshot-stores.ts";
 
 export type { FoldListener, KindFold, LateReply, ProjectionRecord, SnapshotExtra } from "./kind-fold.ts";
@@ -156,9 +153,9 @@ export class KindProjection<State> {
     this.follower.release();
   }
 
-  /** Registers a listener called after every folded entry. */
-  onFold(listener: FoldListener<State>): void {
-    this.store.onFold(listener);
+  /** Registers a listener called after every folded entry; returns what unregisters it. */
+  onFold(listener: FoldListener<State>): () => void {
+    return this.store.onFold(listener);
   }
 
   /** Registers a listener called once states were loaded from a snapshot (indexes rebuild themselves from {@link entries}). */
@@ -350,5 +347,284 @@ export class KindProjection<State> {
     }
     this.backlogOnWorker = true;
     return part.seq;
+  }
+}
+
+/*
+ * When a kind projection saves a snapshot: after a number of folded events
+ * or a while after the last save when anything changed, never while the
+ * start folds its backlog (each save would encode every record), one save
+ * at a time, and a failed save's events counted again.
+ */
+
+/** Settings of a {@link SnapshotSchedule}. */
+export interface SnapshotScheduleOptions {
+  readonly kind: ActorKind;
+  /** Saves the projection as of stream sequence `seq` (a consistent cut taken synchronously); resolves to the bytes written. */
+  readonly save: (seq: number) => Promise<number>;
+  /** The sequence the projection has folded up to, read when a save starts. */
+  readonly seq: () => number;
+  readonly logger: Logger;
+  /** Save after this many events folded since the last one (default 10,000)... */
+  readonly every?: number | undefined;
+  /** ...or this long after the last one when anything changed (default 60 s). */
+  readonly intervalMs?: number | undefined;
+  /** The clock the interval is measured on (default: the system's). */
+  readonly now?: () => number;
+}
+
+/** Decides when the projection's snapshots are saved, and saves them one at a time. */
+export class SnapshotSchedule {
+  private sinceSnapshot = 0;
+  private lastSnapshotAt = 0;
+  private saving: Promise<void> | undefined;
+  /** Set once the start has caught up: no snapshot is taken while folding the backlog. */
+  private caughtUp = false;
+  private readonly every: number;
+  private readonly intervalMs: number;
+  private readonly now: () => number;
+
+  constructor(private readonly options: SnapshotScheduleOptions) {
+    this.every = options.every ?? 10_000;
+    this.intervalMs = options.intervalMs ?? 60_000;
+    this.now = options.now ?? Date.now;
+  }
+
+  /** Counts one folded event, and saves when that makes a snapshot due. */
+  folded(): void {
+    this.sinceSnapshot++;
+    if (this.sinceSnapshot >= this.every || this.due()) void this.save();
+  }
+
+  /** Counts events folded elsewhere (a start's backlog on a worker thread): a snapshot is due as if this thread had folded them. */
+  foldedElsewhere(count: number): void {
+    this.sinceSnapshot += count;
+  }
+
+  /**
+   * Saves with `save` what `count` events folded elsewhere made, encoded
+   * elsewhere too (a start's backlog, by its worker), even before the start
+   * caught up (it encodes nothing here); should it fail, or another save be
+   * under way, those events are due again.
+   */
+  saveFoldedElsewhere(save: () => Promise<number>, count: number): void {
+    const { kind, logger } = this.options;
+    if (this.saving !== undefined) return this.foldedElsewhere(count);
+    this.lastSnapshotAt = this.now();
+    this.saving = save()
+      .then(
+        (bytes) => logger.debug({ kind, bytes }, "projection snapshot saved (the backlog worker's)"),
+        (err: Error) => {
+          this.sinceSnapshot += count;
+          logger.warn({ err, kind }, "projection snapshot not saved; a later start folds more of the stream");
+        },
+      )
+      .finally(() => (this.saving = undefined));
+  }
+
+  /** Saves when the interval made a snapshot due (called periodically). */
+  tick(): void {
+    if (this.due()) void this.save();
+  }
+
+  /** The start has caught up: from now on snapshots are taken, one at once for a long backlog so the next start skips it. */
+  caughtUpWithStream(): void {
+    this.caughtUp = true;
+    this.lastSnapshotAt = this.now();
+    if (this.sinceSnapshot >= this.every) void this.save();
+  }
+
+  /** A last save when anything changed since the previous one (`started`: the projection ever started), else waits for one running. */
+  async stop(started: boolean): Promise<void> {
+    if (started && this.sinceSnapshot > 0) await this.save();
+    else await this.saving;
+  }
+
+  /** Saves the projection as it is now; one save at a time, none before the start caught up. */
+  save(): Promise<void> {
+    if (this.saving !== undefined || !this.caughtUp) return this.saving ?? Promise.resolve();
+    const { kind, logger } = this.options;
+    const taken = this.sinceSnapshot;
+    this.sinceSnapshot = 0;
+    this.lastSnapshotAt = this.now();
+    const seq = this.options.seq();
+    this.saving = this.options
+      .save(seq)
+      .then(
+        (bytes) => logger.debug({ kind, seq, bytes }, "projection snapshot saved"),
+        (err: Error) => {
+          this.sinceSnapshot += taken;
+          logger.warn({ err, kind }, "projection snapshot not saved; a later start folds more of the stream");
+        },
+      )
+      .finally(() => (this.saving = undefined));
+    return this.saving;
+  }
+
+  private due(): boolean {
+    return this.sinceSnapshot > 0 && this.now() - this.lastSnapshotAt >= this.intervalMs;
+  }
+}
+
+/*
+ * The read side's I/O for one kind: an ordered follower of the kind's
+ * subjects that hands every stored message to the fold in stream order,
+ * the sequence it reached, bounded waits for a sequence, and a watchdog that
+ * re-creates a follower that stops moving while someone waits on it (from
+ * the sequence after the last one it delivered).
+ */
+
+/** Runs a look at the stream until it succeeds or the start's deadline passes. */
+export type Patiently = <T>(what: string, look: () => Promise<T>) => Promise<T>;
+
+/** Settings of a {@link ProjectionFollower}. */
+export interface ProjectionFollowerOptions {
+  readonly log: EventLog;
+  readonly kind: ActorKind;
+  /** The kind's subject filter (`<prefix>.events.<kind>.*`). */
+  readonly filter: string;
+  readonly logger: Logger;
+  /** Deadline of each look at the stream (default 5000 ms). */
+  readonly opTimeoutMs: number;
+  /** A follower awaited by someone that delivers nothing for this long is re-created (default 1000 ms). */
+  readonly stallMs?: number | undefined;
+  /** How long a start may take to catch up with the stream before it fails (default 300 s). */
+  readonly startTimeoutMs?: number | undefined;
+  /** Folds one message the follower delivered (before the follower's sequence moves past it). */
+  readonly deliver: (message: StoredMessage) => void;
+  /** Called once the follower's sequence moved past a delivered message. */
+  readonly delivered: () => void;
+  /** Called every `stallMs` while following. */
+  readonly tick: () => void;
+}
+
+interface Waiter {
+  readonly seq: number;
+  readonly resolve: () => void;
+}
+
+/** Follows one kind's subjects into its fold and answers waits for a sequence. */
+export class ProjectionFollower {
+  /** The live follower (undefined before the start follows, and while its first creation is tried). */
+  following: Following | undefined;
+  /** How often the follower was re-created (diagnostics, tests). */
+  restarts = 0;
+  private appliedSeq = 0;
+  private pending = 0;
+  private waiters: Waiter[] = [];
+  private watchdog: NodeJS.Timeout | undefined;
+  private lastProgressSeq = 0;
+  private stopped = false;
+
+  constructor(private readonly options: ProjectionFollowerOptions) {}
+
+  /** The last stream sequence the follower folded (of this kind). */
+  get seq(): number {
+    return this.appliedSeq;
+  }
+
+  /** Events of the kind the stream holds that the follower has not delivered yet, as of its last delivery. */
+  get lag(): number {
+    return this.pending;
+  }
+
+  /**
+   * Gets the sequence to follow from (`restore`, whose looks are retried),
+   * follows the stream from the one after it, and resolves once every event
+   * the stream held on the filter is delivered; all within the start's
+   * deadline. Resolves to the sequence it followed from.
+   */
+  async start(restore: (patiently: Patiently) => Promise<number>): Promise<number> {
+    const { log, filter, kind, logger, opTimeoutMs } = this.options;
+    const startDeadline = performance.now() + (this.options.startTimeoutMs ?? 300_000);
+    // A stream just created on a cluster, or a leader being elected, may not answer at once: retry each look until the start's deadline.
+    const patiently: Patiently = (what, look) =>
+      retryUntil(startDeadline, look, (err) => logger.warn({ err, kind }, `${what} failed; retrying`));
+    const from = await restore(patiently);
+    this.appliedSeq = from;
+    this.lastProgressSeq = from;
+    this.following = await patiently("following the stream", () =>
+      log.follow(from + 1, (m) => this.onMessage(m), {
+        filter,
+        onRestart: (err, nextSeq) => {
+          this.restarts++;
+          // After a reconnect this is routine (the reconnect itself is logged once); any other cause is worth a warning.
+          if (err instanceof ReconnectedError) logger.debug({ kind, nextSeq }, "projection follower re-created after the reconnect");
+          else logger.warn({ err, kind, nextSeq }, "projection follower re-created");
+        },
+      }),
+    );
+    this.watchdog = setInterval(() => this.checkProgress(), this.options.stallMs ?? 1000);
+    this.watchdog.unref();
+    const last = await patiently("reading the stream's last sequence", () => log.lastSubjectSeq(filter, opTimeoutMs));
+    await this.reached(last, Math.max(1, startDeadline - performance.now()));
+    return from;
+  }
+
+  /** Stops following; waits still pending are released by {@link release}. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearInterval(this.watchdog);
+    await this.following?.stop();
+  }
+
+  /** Resolves every wait still pending (the projection stopped). */
+  release(): void {
+    for (const w of this.waiters.splice(0)) w.resolve();
+  }
+
+  /** Resolves once the follower has delivered stream sequence `seq`; rejects at `timeoutMs`. */
+  reached(seq: number, timeoutMs = this.options.opTimeoutMs): Promise<void> {
+    if (this.appliedSeq >= seq) return Promise.resolve();
+    const { kind } = this.options;
+    if (this.stopped) return Promise.reject(new LogUnavailableError(`the ${kind} projection is stopped`, false));
+    const waiting = new Promise<void>((resolve) => this.waiters.push({ seq, resolve }));
+    return withDeadline(waiting, timeoutMs, `the ${kind} projection to reach sequence ${seq}`);
+  }
+
+  private onMessage(message: StoredMessage): void {
+    if (message.seq <= this.appliedSeq) return;
+    this.pending = message.pending ?? 0;
+    this.options.deliver(message);
+    this.appliedSeq = message.seq;
+    if (this.waiters.length > 0) this.wake();
+    this.options.delivered();
+  }
+
+  private wake(): void {
+    const due = this.waiters.filter((w) => w.seq <= this.appliedSeq);
+    if (due.length === 0) return;
+    this.waiters = this.waiters.filter((w) => w.seq > this.appliedSeq);
+    for (const w of due) w.resolve();
+  }
+
+  /** Re-creates the follower when someone waits on it and it did not move for a whole period (e.g. after a server restart). */
+  private checkProgress(): void {
+    const stalled = this.waiters.length > 0 && this.appliedSeq === this.lastProgressSeq;
+    this.lastProgressSeq = this.appliedSeq;
+    if (stalled) {
+      this.options.logger.warn(
+        { kind: this.options.kind, seq: this.appliedSeq, waiting: this.waiters.length },
+        "projection follower stalled; re-creating it",
+      );
+      this.restarts++;
+      this.following?.restart();
+    }
+    this.options.tick();
+  }
+}
+
+/** Runs `look` until it succeeds, pausing between tries, until `deadline` (performance.now()); then the last error. */
+async function retryUntil<T>(deadline: number, look: () => Promise<T>, onRetry: (err: unknown) => void): Promise<T> {
+  let pauseMs = 100;
+  for (;;) {
+    try {
+      return await look();
+    } catch (err) {
+      if (performance.now() + pauseMs >= deadline) throw err;
+      onRetry(err);
+      await pause(pauseMs);
+      pauseMs = Math.min(2 * pauseMs, 2000);
+    }
   }
 }

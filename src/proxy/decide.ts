@@ -5,7 +5,7 @@
  * here each proxy enforces its own cap, health and cooldowns, so a grant the
  * selector asked for on stale loads is refused rather than over the cap.
  */
-import { type Decision, recorder, reject, replyOnly } from "../actors/decision.ts";
+import { type Decision, recorder, reject, replyOnly } from "../actors/kind-logic.ts";
 import type { ProxyEvent } from "./events.ts";
 import { activeLeases, inCooldown, labelsMatch, resolvableLease, sameLabels, type ProxyState } from "./state.ts";
 import { cooldownLength, type GrantRefusal, type ProxyCommand, type ProxySettings } from "./commands.ts";

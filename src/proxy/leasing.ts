@@ -16,7 +16,7 @@
  */
 import type { ProxyStats } from "./events.ts";
 import type { ActorRuntime, Arrival } from "../actors/actor-runtime.ts";
-import type { TurnResult } from "../actors/turn-result.ts";
+import type { TurnResult } from "../actors/actor-runtime.ts";
 import type { Clock } from "../actors/clock.ts";
 import type { Rejection } from "../contract/errors.ts";
 import type { ProxyReadModel } from "./read-model.ts";
@@ -24,8 +24,7 @@ import type { ProxyAcquireReply } from "./state.ts";
 import { GRANT_REFUSED, refusalOf } from "./decide.ts";
 import type { GrantProxyLease, ProxyCommand, ReportProxyLease } from "./commands.ts";
 import { considerProxies, rankProxies, type Ranking } from "./select.ts";
-import { isInDoubt, unavailableAfter } from "../actors/turn-result.ts";
-import { reused } from "../actors/command-turn.ts";
+import { isInDoubt, reused, unavailableAfter } from "../actors/actor-runtime.ts";
 import { freshBy } from "../actors/deadlines.ts";
 import { KeyedSequencer } from "../actors/keyed-sequencer.ts";
 
@@ -193,7 +192,7 @@ export class ProxyLeasing {
     const asked = new Set<string>();
     let page = first.eligible;
     // A retry of a grant this instance left in doubt goes to that proxy first, where the expected sequence lets
-    // only one of the two land (anywhere else the stream's duplicate window holds it: src/actors/ids-in-doubt.ts).
+    // only one of the two land (anywhere else the stream's duplicate window holds it: src/actors/actor-runtime.ts).
     const doubtful = requestId === undefined ? undefined : this.runtime.inDoubtOn("proxy", { op: "grant" }, requestId, fingerprint);
     if (doubtful !== undefined && (request.candidates === undefined || request.candidates.includes(doubtful)))
       page = [doubtful, ...page.filter((name) => name !== doubtful)];

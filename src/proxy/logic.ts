@@ -1,8 +1,8 @@
 /** The proxy actor's logic: XState `fromTransition` logic over the proxy decider and the proxy fold. */
-import type { ActorLogic } from "../actors/actor-logic.ts";
+import type { KindLogic } from "../actors/kind-logic.ts";
 import { isProxyEvent, proxyEventSchemas, type ProxyEvent } from "./events.ts";
 import { type RecordedEvent } from "../events/envelope.ts";
-import { decideAndFold } from "../actors/data-logic.ts";
+import { decideAndFold } from "../actors/kind-logic.ts";
 import { fromXState, transitionSnapshotOf } from "../actors/kind-logic.ts";
 import { proxyBacklogExtras } from "./recent-acquisitions.ts";
 import { acquireReplyOf, evolveProxy, initialProxyState, type ProxyState } from "./state.ts";
@@ -10,8 +10,8 @@ import { decideProxy } from "./decide.ts";
 import type { ProxyCommand, ProxySettings } from "./commands.ts";
 
 /** Builds the proxy actor logic for the given server settings. */
-export function proxyLogic(settings: ProxySettings): ActorLogic<ProxyState, ProxyCommand> {
-  const logic: ActorLogic<ProxyState, ProxyCommand> = fromXState({
+export function proxyLogic(settings: ProxySettings): KindLogic<ProxyState, ProxyCommand> {
+  const logic: KindLogic<ProxyState, ProxyCommand> = fromXState({
     kind: "proxy",
     // 2: cooldowns carry their streak and outlive their end by cooldownMs.
     // 3: snapshots keep XState's persisted snapshot of each state (src/actors/kind-logic.ts, persistence).

@@ -9,7 +9,7 @@
 import type { HistoryEntry } from "../events/envelope.ts";
 import { isProxyEvent } from "./events.ts";
 import { isUnparsable } from "../events/envelope.ts";
-import { instantMs } from "../events/instant.ts";
+import { instantMs } from "../events/envelope.ts";
 import type { KindProjection } from "../projections/kind-projection.ts";
 import { ProjectedReadModel } from "../projections/read-model.ts";
 import { ProxySelectionIndex } from "./selection-index.ts";

@@ -5,7 +5,7 @@
  * backlog worker from the same grants, so a first start folds proxies off
  * the main thread as it does every other kind.
  */
-import { instantMs } from "../events/instant.ts";
+import { instantMs } from "../events/envelope.ts";
 import { isProxyEvent } from "./events.ts";
 import { isUnparsable, type HistoryEntry } from "../events/envelope.ts";
 import type { BacklogExtra } from "../projections/kind-fold.ts";

@@ -1,6 +1,6 @@
 /** Request schemas of the proxy endpoints (docs/protocol.md, Proxies). */
 import { z } from "zod";
-import { optionalId, positiveMs, requestBase, requiredId } from "../transport/validation.ts";
+import { optionalId, positiveMs, requestBase, requiredId } from "../transport/endpoint.ts";
 
 /**
  * A label set: a JSON object of string values. Rebuilt from its own entries,

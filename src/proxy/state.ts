@@ -6,14 +6,14 @@
  *
  * Time is arithmetic: a lease is active while `now < expiresAt`, a cooldown
  * while `now < untilAt`, and an unreleased lease resolves for `report` while
- * `now <= expiresAt + retention` (the seed's sweep drops it only once
+ * `now <= expiresAt + retention` (a sweep drops it only once
  * `now > expiresAt + retention`). Nothing here depends on when memory is pruned.
  */
 import type { HistoryEntry } from "../events/envelope.ts";
 import type { ProxyLeaseGranted, ProxyStats } from "./events.ts";
 import { isProxyEvent } from "./events.ts";
 import { isUnparsable } from "../events/envelope.ts";
-import { instantMs } from "../events/instant.ts";
+import { instantMs } from "../events/envelope.ts";
 import type { ProxyInfo } from "../contract/messages.ts";
 
 /** What a registration says about a proxy. */
@@ -103,7 +103,7 @@ export function evolveProxy(state: ProxyState, entry: HistoryEntry): ProxyState 
     }
     case "ProxyCooldownStarted": {
       const d = event.data;
-      // As the seed: the pair's cooldown is set to the reported end (never merged with an older one).
+      // The pair's cooldown is set to the reported end (never merged with an older one).
       const cooldowns = new Map(state.cooldowns);
       cooldowns.set(d.target, { untilAt: d.untilAt, untilMs: instantMs(d.untilAt), streak: d.streak ?? 1 });
       return { ...state, cooldowns };

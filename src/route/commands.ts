@@ -7,7 +7,7 @@ import type { HostHealth } from "../host/index.ts";
 import type { LoadedHost } from "../host/index.ts";
 import type { RouteChooser } from "./chooser.ts";
 
-/** Place `(fp, model)` or reuse its lease, in the seed's order: pin, lease, inherit, choose. */
+/** Place `(fp, model)` or reuse its lease, in the contract's order: pin, lease, inherit, choose. */
 export interface AcquireRoute {
   readonly op: "acquire";
   readonly fp: string;
@@ -17,7 +17,7 @@ export interface AcquireRoute {
   readonly hosts: ReadonlyMap<string, HostHealth>;
   /** Active leases per host, all routes (read only by a chooser that needs loads). */
   readonly loads: ReadonlyMap<string, number>;
-  /** The loads hosts published, as known when the command was sent (1.2; read by the least-load chooser; absent: unknown). */
+  /** The loads hosts published, as known when the command was sent (read by the least-load chooser; absent: unknown). */
   readonly hostLoads?: ReadonlyMap<string, number>;
   /**
    * Hosts in the least-loaded order by `loads` (fewest, then smallest name),

@@ -1,13 +1,13 @@
 /**
  * The route decider: docs/protocol.md's Routes rules as a pure function of the
  * route's state, the command (which carries host health and loads) and the
- * server's instant. `route.acquire` follows the seed's order exactly:
+ * server's instant. `route.acquire` follows the contract's order exactly:
  *
  * 1. pinned route: pin unhealthy → PINNED_DOWN; a lease for the key → reused;
  *    else a new lease on the pin;
  * 2. a lease for the key on a healthy host → reused (draining does not matter);
  * 3. a fingerprinted key inherits the host of the route's own lease
- *    `(fp "", model)` when that host is healthy (reported as reused, as the seed does);
+ *    `(fp "", model)` when that host is healthy (reported as reused);
  * 4. the chooser over healthy, non-draining candidates that are not full →
  *    new lease, or NO_HOST (with `full` when every such candidate is full).
  *    A lease chosen onto a capped host needs the host's admission first
@@ -18,7 +18,7 @@
  * A lease that sat on an unhealthy host is replaced with reason `unhealthy`
  * and `from` set to that host.
  */
-import { type Decision, recorder, reject, replyOnly } from "../actors/decision.ts";
+import { type Decision, recorder, reject, replyOnly } from "../actors/kind-logic.ts";
 import type { RouteEvent } from "./events.ts";
 import { leaseKey, sortedLeases, type RouteLease, type RouteState } from "./state.ts";
 import type { LoadedHost } from "../host/index.ts";
@@ -37,7 +37,7 @@ export function decideRoute(state: RouteState, command: RouteCommand, now: numbe
       return decideAcquire(state, command, now, settings);
     case "move": {
       const from = state.leases.get(leaseKey(command.fp, command.model))?.host ?? "";
-      // Always recorded: a move renews the lease's creation time, as the seed does.
+      // Always recorded: a move renews the lease's creation time.
       return record("RouteLeasePlaced", {
         fp: command.fp,
         model: command.model,
@@ -89,7 +89,7 @@ export function isRouteLeaseIdle(lease: RouteLease, now: number, settings: Pick<
 
 function decideAcquire(state: RouteState, command: AcquireRoute, now: number, settings: RouteSettings): Decision<RouteEvent> {
   const { fp, model } = command;
-  // Seen first, as the seed records candidates before anything can fail.
+  // Seen first: candidates are recorded before anything can fail.
   const seen = newlySeen(state, command.candidates);
   const healthy = (host: string) => command.hosts.get(host)?.healthy === true;
   const placed = (host: string, from: string, reused: boolean, admission?: number, chooser?: string) =>
@@ -127,7 +127,7 @@ function decideAcquire(state: RouteState, command: AcquireRoute, now: number, se
   }
 
   // 4. Choose among healthy, non-draining candidates that are not full.
-  // A placement the chooser decided names it (1.2); pins and inherited hosts do not.
+  // A placement the chooser decided names it; pins and inherited hosts do not.
   const chosen = (host: string, admission?: number) => placed(host, from, false, admission, settings.chooser.name);
   const granted = command.admission;
   if (granted === undefined && settings.chooser === leastLoadedChooser) {

@@ -26,7 +26,7 @@ export const routeEventSchemas = {
     reason: z.enum(PLACEMENT_REASONS),
     reused: z.boolean(),
     seen,
-    // Host capacity (1.1): the stream sequence of the HostLeaseAdmitted that let this lease onto a capped host.
+    // Host capacity: the stream sequence of the HostLeaseAdmitted that let this lease onto a capped host.
     admission: z.number().int().positive().optional(),
     // 1.2: the chooser that decided a new placement (absent for pins, inherited hosts, moves, and in older events).
     chooser: z.string().min(1).optional(),

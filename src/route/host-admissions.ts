@@ -9,7 +9,7 @@
  * moved past that place, the lease is either among the host's active leases
  * or never will be.
  */
-import { unavailable, type TurnResult } from "../actors/turn-result.ts";
+import { unavailable, type TurnResult } from "../actors/actor-runtime.ts";
 import { type ActorRuntime, type Arrival } from "../actors/actor-runtime.ts";
 import { type Clock } from "../actors/clock.ts";
 import type { AdmitLease } from "../host/index.ts";

@@ -1,15 +1,17 @@
 /** The route actor's logic: XState `fromTransition` logic over the route decider and the route fold. */
-import type { ActorLogic } from "../actors/actor-logic.ts";
+import { chooserNamed } from "./chooser.ts";
+import type { RouteChooserName } from "../contract/route-choosers.ts";
+import type { KindLogic } from "../actors/kind-logic.ts";
 import { isRouteEvent, routeEventSchemas, type RouteEvent } from "./events.ts";
 import { type RecordedEvent } from "../events/envelope.ts";
-import { decideAndFold } from "../actors/data-logic.ts";
+import { decideAndFold } from "../actors/kind-logic.ts";
 import { fromXState, transitionSnapshotOf } from "../actors/kind-logic.ts";
 import { evolveRoute, initialRouteState, leaseKey, reviveRouteState, type RouteState } from "./state.ts";
 import type { RouteCommand, RouteSettings } from "./commands.ts";
 import { decideRoute } from "./decide.ts";
 
 /** Builds the route actor logic for the given server settings. */
-export function routeLogic(settings: RouteSettings): ActorLogic<RouteState, RouteCommand> {
+export function routeLogic(settings: RouteSettings): KindLogic<RouteState, RouteCommand> {
   return fromXState({
     kind: "route",
     // 2: the state holds the route's last sequence (host admissions are bound to it).
@@ -24,7 +26,7 @@ export function routeLogic(settings: RouteSettings): ActorLogic<RouteState, Rout
     replyFor: (state, recorded) => {
       const event = recorded.event;
       if (isRouteEvent(event) && event.type === "RouteLeaseTouched") {
-        // A reuse on a pinned route answers the pin (the seed's rule).
+        // A reuse on a pinned route answers the pin (the contract's rule).
         const host = state.pinned !== "" ? state.pinned : (state.leases.get(leaseKey(event.data.fp, event.data.model))?.host ?? "");
         return { host, reused: true };
       }
@@ -66,3 +68,12 @@ function routeEventReply(recorded: RecordedEvent): unknown {
 }
 
 const ROUTE_EVENT_TYPES: ReadonlySet<string> = new Set(Object.keys(routeEventSchemas));
+
+/** The settings a service's configuration gives route placement: its idle expiry and its chooser, built once from its name. */
+export function routeSettingsOf(config: {
+  readonly routeIdleMs: number;
+  readonly routeChooser: RouteChooserName;
+  readonly hashBalanceFactor?: number | undefined;
+}): RouteSettings {
+  return { routeIdleMs: config.routeIdleMs, chooser: chooserNamed(config.routeChooser, { hashBalanceFactor: config.hashBalanceFactor }) };
+}

@@ -3,9 +3,7 @@
  * and route tables their endpoints read, and the idle sweep.
  */
 import { hostLogic } from "../host/index.ts";
-import { chooserNamed } from "./chooser.ts";
-import type { RouteSettings } from "./commands.ts";
-import { routeLogic } from "./logic.ts";
+import { routeLogic, routeSettingsOf } from "./logic.ts";
 import { routeEndpoints } from "./endpoints.ts";
 import { hostEndpoints } from "../host/index.ts";
 import { expireIdleLeases } from "./idle-expiry.ts";
@@ -19,10 +17,7 @@ import type { KindContext, KindModule } from "../transport/kind-module.ts";
 /** Routes and the hosts they are placed on; `hostLoads` are the loads hosts publish (fed from NATS by the service; absent in simulations, where every load is unknown). */
 export function routeModule(ctx: KindContext, hostLoads?: HostLoads): KindModule {
   const { runtime, config } = ctx;
-  const settings: RouteSettings = {
-    routeIdleMs: config.routeIdleMs,
-    chooser: chooserNamed(config.routeChooser, { hashBalanceFactor: config.hashBalanceFactor }),
-  };
+  const settings = routeSettingsOf(config);
   const hosts = new HostTable(runtime.register(hostLogic()));
   const routes = new RouteTable(runtime.register(routeLogic(settings)));
   const loads = hostLoads ?? new HostLoads(config.loadStaleMs, ctx.clock, { maxUnknown: config.maxUnknownLoads });

@@ -16,7 +16,7 @@ import type { ActorRuntime, Arrival } from "../actors/actor-runtime.ts";
 import type { Clock } from "../actors/clock.ts";
 import { isAdmissionNeeded, type AcquireRoute, type GrantedAdmission, type RecordSeen, type RouteCommand } from "./commands.ts";
 
-import { unavailable, unavailableAfter, type TurnResult } from "../actors/turn-result.ts";
+import { unavailable, unavailableAfter, type TurnResult } from "../actors/actor-runtime.ts";
 import type { HostLoads } from "../host/index.ts";
 import type { HostTable } from "../host/index.ts";
 import type { RouteTable } from "./table.ts";
@@ -47,7 +47,7 @@ export class RoutePlacement {
     private readonly hosts: HostTable,
     private readonly routes: RouteTable,
     clock: Clock,
-    /** The loads hosts publish (1.2); without it every load is unknown. */
+    /** The loads hosts publish; without it every load is unknown. */
     private readonly hostLoads?: HostLoads,
   ) {
     this.admissions = new HostAdmissions(runtime, hosts, routes, clock);

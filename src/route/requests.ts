@@ -1,6 +1,6 @@
 /** Request schemas of the route endpoints (docs/protocol.md, Routes). */
 import { z } from "zod";
-import { optionalId, requestBase, requiredId, withIdListFastPath } from "../transport/validation.ts";
+import { optionalId, requestBase, requiredId, withIdListFastPath } from "../transport/endpoint.ts";
 
 const key = { route: requiredId, fp: optionalId, model: optionalId };
 

@@ -8,7 +8,7 @@ import type { HistoryEntry } from "../events/envelope.ts";
 import { compareCodeUnits } from "../contract/code-units.ts";
 import { isRouteEvent } from "./events.ts";
 import { isUnparsable } from "../events/envelope.ts";
-import { instantMs } from "../events/instant.ts";
+import { instantMs } from "../events/envelope.ts";
 import { LeaseMap } from "./lease-map.ts";
 
 /** One conversation's placement within a route. */

@@ -9,7 +9,7 @@
 import type { z } from "zod";
 import type * as C from "../contract/messages.ts";
 import type { hostRequests } from "../host/requests.ts";
-import type { lockRequests } from "../lock/requests.ts";
+import type { lockRequests } from "../lock/endpoints.ts";
 import type { proxyRequests } from "../proxy/requests.ts";
 import type { routeRequests } from "../route/requests.ts";
 import type { sessionRequests } from "../session/requests.ts";

@@ -7,12 +7,11 @@
  */
 import type { ActorKind } from "../contract/subjects.ts";
 import type { RouteChooserName } from "../contract/route-choosers.ts";
-import type { ActorLogic } from "../actors/actor-logic.ts";
-import { chooserNamed } from "../route/chooser.ts";
+import type { KindLogic } from "../actors/kind-logic.ts";
 import { hostLogic } from "../host/logic.ts";
 import { lockLogic } from "../lock/logic.ts";
 import { proxyLogic } from "../proxy/logic.ts";
-import { routeLogic } from "../route/logic.ts";
+import { routeLogic, routeSettingsOf } from "../route/logic.ts";
 import { sessionLogic } from "../session/logic.ts";
 
 /** The settings every kind's logic is built from (a service's configuration has them all). */
@@ -30,10 +29,7 @@ export function kindFolds(settings: KindFoldSettings) {
     lock: lockLogic(settings),
     proxy: proxyLogic(settings),
     host: hostLogic(),
-    route: routeLogic({
-      routeIdleMs: settings.routeIdleMs,
-      chooser: chooserNamed(settings.routeChooser, { hashBalanceFactor: settings.hashBalanceFactor }),
-    }),
+    route: routeLogic(routeSettingsOf(settings)),
     session: sessionLogic(settings),
-  } satisfies { readonly [K in ActorKind]: Pick<ActorLogic<unknown, never>, "initialState" | "evolve" | "replyFor" | "foldVersion"> };
+  } satisfies { readonly [K in ActorKind]: Pick<KindLogic<unknown, never>, "initialState" | "evolve" | "replyFor" | "foldVersion"> };
 }

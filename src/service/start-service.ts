@@ -4,7 +4,7 @@
  * actor runtime with every kind's logic, the endpoints in the `leasehold` queue
  * group, and the housekeeping sweep. Several instances may share a prefix.
  */
-import type { Msg, NatsConnection } from "@nats-io/nats-core";
+import type { NatsConnection } from "@nats-io/nats-core";
 import type { Logger } from "pino";
 import { ActorRuntime } from "../actors/actor-runtime.ts";
 import { systemClock, type Clock } from "../actors/clock.ts";
@@ -12,9 +12,8 @@ import { lockModule } from "../lock/module.ts";
 import { routeModule } from "../route/module.ts";
 import { proxyModule } from "../proxy/module.ts";
 import { MicroService } from "../transport/micro-service.ts";
-import { endpointServer, type CommandObserver } from "../transport/serve-endpoint.ts";
-import { replyConfinement } from "../transport/reply-confinement.ts";
-import { principalOf } from "../transport/principals.ts";
+import { endpointServer, mountEndpoints, type CommandObserver } from "../transport/endpoint.ts";
+import { replyConfinement } from "../transport/micro-service.ts";
 import { accountOf, principalSourceProblem } from "../transport/principal-source.ts";
 import { Operators } from "../contract/operators.ts";
 import { CommandConsumer } from "../transport/command-consumer.ts";
@@ -165,8 +164,6 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
     ...{ logger, observer },
     ...{ operators: new Operators(config.operators), requirePrincipal: config.requirePrincipal },
   });
-  // Headers are decoded only where the deployment says the server writes who sent a request.
-  const principal = (msg: Msg): string => (config.principals === "off" ? "" : principalOf(msg.headers, config.principals));
   const confinement = replyConfinement({
     ...{ prefix: config.prefix, enabled: config.replyCheck, logger },
     ownInboxes: [inboxPrefixOf(nc), inboxPrefixOf(appendNc)],
@@ -186,12 +183,8 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
     },
   });
   const endpoints = modules.flatMap((m) => m.endpoints);
-  const groups = new Map<string, ReturnType<MicroService["addGroup"]>>();
-  for (const endpoint of endpoints) {
-    let group = groups.get(endpoint.kind);
-    if (group === undefined) groups.set(endpoint.kind, (group = micro.addGroup(subjects.commandGroup(endpoint.kind))));
-    group.addEndpoint(endpoint.op, async (data, msg) => (await serve(endpoint, data, { principal: principal(msg) })).response);
-  }
+  // Headers are decoded only where the deployment says the server writes who sent a request.
+  mountEndpoints(micro, subjects, endpoints, serve, config.principals);
 
   const commands = await CommandConsumer.start({
     nc: appendNc,
@@ -236,7 +229,7 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
       activeActors: () => runtime.activeByKind(),
       readModelLag: () => perKind((kind) => runtime.projection(kind).lag),
       foldedSeq: () => Math.max(0, ...runtime.projections().map((p) => p.seq)),
-      // A store that refuses appends for lack of space makes the instance unready (src/events/store-space.ts).
+      // A store that refuses appends for lack of space makes the instance unready (src/events/jetstream-event-log.ts).
       ready: () => !stopping && !log.storeSpace.full,
     },
     async stop(timeoutMs = 10_000) {

@@ -3,7 +3,7 @@
  * session (closed, or its `expiresAt` passed) never comes back, and answers
  * NO_SESSION to both.
  */
-import { type Decision, recorder, reject, replyOnly } from "../actors/decision.ts";
+import { type Decision, recorder, reject, replyOnly } from "../actors/kind-logic.ts";
 import type { SessionEvent } from "./events.ts";
 import { sessionLiveAt, sessionView, type SessionState } from "./state.ts";
 import type { OpenSession, SessionCommand, SessionSettings } from "./commands.ts";

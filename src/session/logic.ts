@@ -1,15 +1,15 @@
 /** The session actor's logic: XState `fromTransition` logic over the session decider and the session fold. */
-import type { ActorLogic } from "../actors/actor-logic.ts";
+import type { KindLogic } from "../actors/kind-logic.ts";
 import { sessionEventSchemas, type SessionEvent } from "./events.ts";
 import { evolveSession, initialSessionState, sessionView, type SessionState } from "./state.ts";
-import { decideAndFold } from "../actors/data-logic.ts";
+import { decideAndFold } from "../actors/kind-logic.ts";
 import { fromXState, transitionSnapshotOf } from "../actors/kind-logic.ts";
 import type { SessionCommand, SessionSettings } from "./commands.ts";
 import { decideSession } from "./decide.ts";
 
 /** The session actor logic under the server's TTL settings. */
-export function sessionLogic(settings: SessionSettings): ActorLogic<SessionState, SessionCommand, SessionEvent> {
-  const logic: ActorLogic<SessionState, SessionCommand, SessionEvent> = fromXState({
+export function sessionLogic(settings: SessionSettings): KindLogic<SessionState, SessionCommand, SessionEvent> {
+  const logic: KindLogic<SessionState, SessionCommand, SessionEvent> = fromXState({
     kind: "session",
     // 2: snapshots keep XState's persisted snapshot of each state (src/actors/kind-logic.ts, persistence).
     // 3: ids decode exactly (a snapshot from an older fold may hold two ids under one key).

@@ -1,5 +1,5 @@
 /** Request schemas of the session endpoints (docs/protocol.md, "Sessions"). */
-import { positiveMs, requestBase, requiredId } from "../transport/validation.ts";
+import { positiveMs, requestBase, requiredId } from "../transport/endpoint.ts";
 
 /** `session.<op>` request schemas, by op. */
 export const sessionRequests = {

@@ -5,7 +5,7 @@
  * Shared by the session actor, the session table locks read, and the tools.
  */
 import type { HistoryEntry } from "../events/envelope.ts";
-import { instantMs } from "../events/instant.ts";
+import { instantMs } from "../events/envelope.ts";
 import { isSessionEvent } from "./events.ts";
 import { isUnparsable } from "../events/envelope.ts";
 import type { Session } from "../contract/messages.ts";

@@ -21,32 +21,52 @@ export class SessionTable<Lock = unknown> extends ProjectedReadModel<SessionStat
    * lock's history does not know the session's end (the lock kind says; it
    * sits above sessions).
    */
+  /** Has any session ever been opened (as far as this instance has folded)? A field, read on every lock request. */
+  inUse = false;
+
+  /**
+   * `sessionHolding` names the session a lock's lease hangs on while the
+   * lock's history does not know the session's end (the lock kind says; it
+   * sits above sessions).
+   */
   constructor(
     projection: KindProjection<SessionState>,
-    locks: KindProjection<Lock>,
+    private readonly locks: KindProjection<Lock>,
     private readonly sessionHolding: (lock: Lock) => string | undefined,
   ) {
     super(projection);
     projection.onFold((id, state) => {
+      this.watchLocks();
       if (state.closedAtMs !== null) for (const listener of this.endListeners) listener(id);
     });
-    locks.onRestore(() => {
+    projection.onRestore(() => {
+      if (projection.size > 0) this.watchLocks();
+    });
+  }
+
+  /**
+   * Follows the locks for the sessions their leases hang on, from the first
+   * session on: before any session exists no lease can hang on one, and a
+   * lock's fold runs nothing here. Locks folded before are read once, as
+   * they stand.
+   */
+  private watchLocks(): void {
+    if (this.inUse) return;
+    this.inUse = true;
+    const readAll = (): void => {
       this.held.clear();
       this.sessionOfLock.clear();
-      for (const [name, state] of locks.entries()) this.noteLock(name, state);
-    });
-    locks.onFold((name, state) => this.noteLock(name, state));
+      for (const [name, state] of this.locks.entries()) this.noteLock(name, state);
+    };
+    readAll();
+    this.locks.onRestore(readAll);
+    this.locks.onFold((name, state) => this.noteLock(name, state));
   }
 
   /** The session's state; undefined when it was never opened. */
   get(id: string): SessionState | undefined {
     const state = this.projection.get(id);
     return state.opened ? state : undefined;
-  }
-
-  /** Has any session ever been opened (as far as this instance has folded)? */
-  get inUse(): boolean {
-    return this.projection.size > 0;
   }
 
   /** Calls `listener` with a session's id when a close of it is folded (its locks are free from then). */

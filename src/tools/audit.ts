@@ -14,7 +14,7 @@ import { proxyEventSchemas } from "../proxy/events.ts";
 import { routeEventSchemas } from "../route/events.ts";
 import { sessionEventSchemas } from "../session/events.ts";
 import { type StoredMessage } from "../events/event-log.ts";
-import { instantMs } from "../events/instant.ts";
+import { instantMs } from "../events/envelope.ts";
 import { ACTOR_KINDS, type ActorKind, type Subjects } from "../contract/subjects.ts";
 import { compareCodeUnits } from "../contract/code-units.ts";
 import { StreamFold, type ActorRef } from "./stream-fold.ts";
@@ -139,7 +139,7 @@ export class Auditor {
   private checked = 0;
   private firstChecked = 0;
   private lastChecked = 0;
-  private reporting: boolean;
+  private readonly reportingStart: ReportingStart;
   private readonly started = Date.now();
   private readonly isOperator: IsOperator;
 
@@ -150,7 +150,7 @@ export class Auditor {
     this.fold = new StreamFold(subjects);
     const operators = new Operators(options.operators ?? []);
     this.isOperator = (principal) => operators.includes(principal);
-    this.reporting = options.fromSeq === undefined && options.fromTime === undefined;
+    this.reportingStart = new ReportingStart(options);
     const scope: AuditScope = {
       fold: this.fold,
       cooldownMs: options.cooldownMs,
@@ -166,10 +166,7 @@ export class Auditor {
   /** Checks one message against the state so far, then folds it. */
   check(message: StoredMessage): void {
     this.read++;
-    if (!this.reporting) {
-      const { fromSeq, fromTime } = this.options;
-      this.reporting = (fromSeq !== undefined && message.seq >= fromSeq) || (fromTime !== undefined && message.time >= fromTime);
-    }
+    const reporting = this.reportingStart.reports(message);
     const findings: Finding[] = (this.findings = []);
     // One record per subject, updated in place: one map lookup per message.
     let marks = this.subjectMarks.get(message.subject);
@@ -207,7 +204,7 @@ export class Auditor {
       }
     }
     if (actor !== null) this.checkers[actor.kind].folded?.(actor.id, before, this.fold.get(actor.kind, actor.id), entry);
-    if (!this.reporting) return;
+    if (!reporting) return;
     this.checked++;
     if (this.firstChecked === 0) this.firstChecked = message.seq;
     this.lastChecked = message.seq;
@@ -236,17 +233,38 @@ export class Auditor {
       checked: this.checked,
       firstSeq: this.firstChecked,
       lastSeq: this.lastChecked,
-      actors: {
-        proxy: states.proxy.size,
-        host: states.host.size,
-        route: states.route.size,
-        lock: states.lock.size,
-        session: states.session.size,
-      },
+      actors: actorCounts((kind) => states[kind].size),
       byRule: Object.fromEntries([...this.byRule].sort(([a], [b]) => compareCodeUnits(a, b))),
       violations: this.violations,
       elapsedMs: Date.now() - this.started,
     };
+  }
+}
+
+/** Actors by kind, in the order every summary lists them (the --json output's text). */
+export function actorCounts(count: (kind: ActorKind) => number): Record<ActorKind, number> {
+  return { proxy: count("proxy"), host: count("host"), route: count("route"), lock: count("lock"), session: count("session") };
+}
+
+/**
+ * Where an audit starts reporting: at the first message at or after the
+ * options' `fromSeq` or `fromTime`, and from there on (from the first message
+ * without either). Earlier messages are folded silently.
+ */
+export class ReportingStart {
+  private reached: boolean;
+
+  constructor(private readonly options: Pick<AuditOptions, "fromSeq" | "fromTime">) {
+    this.reached = options.fromSeq === undefined && options.fromTime === undefined;
+  }
+
+  /** Whether `message`, the next in stream order, is reported. */
+  reports(message: StoredMessage): boolean {
+    if (!this.reached) {
+      const { fromSeq, fromTime } = this.options;
+      this.reached = (fromSeq !== undefined && message.seq >= fromSeq) || (fromTime !== undefined && message.time >= fromTime);
+    }
+    return this.reached;
   }
 }
 

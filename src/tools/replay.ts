@@ -12,7 +12,7 @@ import { routeLeaseView, sortedLeases, type RouteLeaseView } from "../route/stat
 import { compareCodeUnits } from "../contract/code-units.ts";
 import { leaseView, type LeaseView } from "../lock/state.ts";
 import { proxyView, type ProxyView } from "../proxy/state.ts";
-import { queueAt } from "../lock/queue.ts";
+import { queueAt } from "../lock/state.ts";
 import { resolveSessions } from "../lock/session-waiters.ts";
 import { OPEN_END } from "../lock/state.ts";
 import { sessionLiveAt, type SessionLookup } from "../session/state.ts";
@@ -51,7 +51,7 @@ export interface LockReplayView {
   readonly by?: string;
 }
 
-/** A session as of the replay instant (1.2). */
+/** A session as of the replay instant. */
 export interface SessionReplayView {
   readonly id: string;
   readonly owner: string;
@@ -113,7 +113,7 @@ export interface ReplayView {
   readonly routes?: RouteReplayView[];
   /** Locks with any history, by name. */
   readonly locks?: LockReplayView[];
-  /** Sessions ever opened, by id (1.2). */
+  /** Sessions ever opened, by id. */
   readonly sessions?: SessionReplayView[];
 }
 

@@ -32,7 +32,7 @@ export interface LockStatus {
   readonly waiters: number;
 }
 
-/** A host as `host.list` shows it: the replay view plus the load it published (1.2 servers; null when unknown). */
+/** A host as `host.list` shows it: the replay view plus the load it published (null when unknown). */
 export interface HostStatus extends HostReplayView {
   readonly load?: number | null;
 }
@@ -45,7 +45,7 @@ export interface ServiceStatus {
   readonly hosts: HostStatus[];
   readonly routeLeases: RouteLeaseView[];
   readonly locks: LockStatus[];
-  /** Sessions live now, and how many locks they hold (1.2). */
+  /** Sessions live now, and how many locks they hold. */
   readonly sessions: { readonly live: number; readonly ended: number; readonly locks: number };
 }
 

@@ -3,10 +3,11 @@
  * as the service's actors and projections run it, so replay and audit cannot
  * disagree with the service about what a history means.
  */
-import { decodeEvent, isUnparsable, type HistoryEntry } from "../events/envelope.ts";
+import { isUnparsable, type HistoryEntry } from "../events/envelope.ts";
+import { decodeEvent } from "../events/decode.ts";
 import { type StoredMessage } from "../events/event-log.ts";
 import { ACTOR_KINDS, type ActorKind, type Subjects } from "../contract/subjects.ts";
-import { decodeToken } from "../contract/subject-token.ts";
+import { decodeToken } from "../contract/subjects.ts";
 import type { KindFold } from "../projections/kind-fold.ts";
 import type { HostState } from "../host/state.ts";
 import type { LockState } from "../lock/state.ts";

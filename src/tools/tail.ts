@@ -6,7 +6,8 @@
  * @example
  * 2026-11-30T19:14:08.647Z #42 lock reports/nightly LockAcquired owner=worker-a generation=1 ttlMs=15000 expiresAt=2026-11-30T19:14:23.647Z previousOwner="" requestId=r-17
  */
-import { decodeEvent, isUnparsable } from "../events/envelope.ts";
+import { isUnparsable } from "../events/envelope.ts";
+import { decodeEvent } from "../events/decode.ts";
 import { type EventLog, type Following, type StoredMessage } from "../events/event-log.ts";
 import { type ActorKind, type Subjects } from "../contract/subjects.ts";
 import { actorOfSubject } from "./stream-fold.ts";

@@ -1,16 +1,21 @@
 /**
- * `replay` and `audit` on two threads: the main thread only receives the
+ * `replay` and `audit` on worker threads: the main thread only receives the
  * stream (the NATS client's work) and hands each batch of messages over to a
  * worker thread (fold-worker.ts, through src/threads/worker-pipe.ts), which
  * decodes, folds and checks them with the same code as the one-thread path
  * ({@link replaySource}, {@link auditSource}), so the answers are the same.
+ * On three cores or more the audit's checks are split over two workers by
+ * kind (split-audit.ts): one worker alone is the busiest thread of the read,
+ * and a spare core can take half its work.
  */
 import type { StoredMessage } from "../events/event-log.ts";
 import type { Subjects } from "../contract/subjects.ts";
 import type { AuditOptions, AuditSummary } from "./audit.ts";
 import type { ReplayFilter, ReplayRange, ReplayView } from "./replay.ts";
 import type { StreamSource } from "./stream-reader.ts";
-import { pipeToWorker } from "../threads/worker-pipe.ts";
+import { pipeToWorkers } from "../threads/worker-pipe.ts";
+import { availableParallelism } from "node:os";
+import { AUDIT_LANES, SPLIT_FROM_CORES, SplitAuditMerge } from "./split-audit.ts";
 import type { WorkerEvent, WorkerJob } from "./worker-protocol.ts";
 
 /** The worker's module. */
@@ -39,43 +44,68 @@ export async function replayInWorker(
   options: WorkerReadOptions = {},
 ): Promise<ReplayView> {
   const job: WorkerJob = { tool: "replay", prefix: subjects.prefix, range, filter: { kind: filter.kind, id: filter.id } };
-  return readInWorker<ReplayView>(source, { toSeq: range.toSeq, toTime: range.toTime }, job, onMessage, options);
+  const [view] = await readInWorkers<ReplayView>(source, { toSeq: range.toSeq, toTime: range.toTime }, [job], onMessage, options);
+  return view!;
 }
 
 /**
- * What {@link auditSource} answers, with the checks on a worker thread;
- * `onViolation` and `onProgress` are called on this thread, in the order the
- * worker found them, a batch behind the read.
+ * What {@link auditSource} answers, with the checks on worker threads: split
+ * over two workers by kind (split-audit.ts) with `split`, on one without;
+ * by default split on a machine of {@link SPLIT_FROM_CORES} cores or more.
+ * `onViolation` and `onProgress` are called on this thread, in stream order,
+ * a batch behind the read.
  */
 export async function auditInWorker(
   source: StreamSource,
   subjects: Subjects,
   options: AuditOptions,
   onMessage?: (message: StoredMessage) => void,
-  workerOptions: WorkerReadOptions = {},
+  workerOptions: WorkerReadOptions & { readonly split?: boolean } = {},
 ): Promise<AuditSummary> {
   const { onViolation, onProgress, ...settings } = options;
-  const job: WorkerJob = { tool: "audit", prefix: subjects.prefix, options: settings, progress: onProgress !== undefined };
-  return readInWorker<AuditSummary>(source, { toSeq: options.toSeq, toTime: options.toTime }, job, onMessage, workerOptions, (events) => {
-    for (const e of events) {
-      if ("violation" in e) onViolation?.(e.violation);
-      else onProgress?.(e.progress);
-    }
-  });
+  const bounds = { toSeq: options.toSeq, toTime: options.toTime };
+  if (!(workerOptions.split ?? availableParallelism() >= SPLIT_FROM_CORES)) {
+    const job: WorkerJob = { tool: "audit", prefix: subjects.prefix, options: settings, progress: onProgress !== undefined };
+    const [summary] = await readInWorkers<AuditSummary>(source, bounds, [job], onMessage, workerOptions, (events) => {
+      for (const e of events) {
+        if ("violation" in e) onViolation?.(e.violation);
+        else if ("progress" in e) onProgress?.(e.progress);
+      }
+    });
+    return summary!;
+  }
+  // Each lane reports every finding; the merge decides what is in the range and tells it in stream order.
+  const { fromSeq: _fromSeq, fromTime: _fromTime, ...laneSettings } = settings;
+  const job: WorkerJob = { tool: "audit-lane", prefix: subjects.prefix, options: laneSettings };
+  const merge = new SplitAuditMerge(subjects, options);
+  const lanes = await readInWorkers<AuditSummary>(
+    source,
+    bounds,
+    Array.from({ length: AUDIT_LANES }, () => job),
+    onMessage,
+    workerOptions,
+    (events, lane) => {
+      for (const e of events) if ("lane" in e) merge.laneFound(lane, e.lane);
+    },
+    (m) => merge.visit(m),
+  );
+  return merge.summary(lanes);
 }
 
-/** Reads `source` within `bounds` into the fold worker running `job`. */
-function readInWorker<Done>(
+/** Reads `source` within `bounds` into a fold worker per job (by `laneOf`, with more than one). */
+function readInWorkers<Done>(
   source: StreamSource,
   bounds: { toSeq?: number | undefined; toTime?: number | undefined },
-  job: WorkerJob,
+  jobs: readonly WorkerJob[],
   onMessage: ((message: StoredMessage) => void) | undefined,
   options: WorkerReadOptions,
-  onEvents?: (events: WorkerEvent[]) => void,
-): Promise<Done> {
-  return pipeToWorker<Done, WorkerEvent>({
+  onEvents?: (events: WorkerEvent[], lane: number) => void,
+  laneOf: (message: StoredMessage) => number = () => 0,
+): Promise<Done[]> {
+  return pipeToWorkers<Done, WorkerEvent>({
     entry: FOLD_WORKER,
-    job,
+    jobs,
+    laneOf,
     onEvents,
     stallMs: options.stallMs,
     maxSubjects: options.maxSubjects,

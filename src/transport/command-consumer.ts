@@ -9,13 +9,12 @@
  * refused it, so a service killed in between sees it again; the required
  * `requestId` makes that second turn a no-op that still sends the reply.
  */
+import { lookOrCreate } from "../events/jetstream-event-log.ts";
 import type { NatsConnection } from "@nats-io/nats-core";
 import { headers as natsHeaders, nanos } from "@nats-io/nats-core";
 import {
   AckPolicy,
   DeliverPolicy,
-  JetStreamApiCodes,
-  JetStreamApiError,
   RetentionPolicy,
   StorageType,
   jetstreamManager,
@@ -24,13 +23,13 @@ import {
   type JsMsg,
 } from "@nats-io/jetstream";
 import type { Logger } from "pino";
-import { isUnavailable } from "../actors/turn-result.ts";
+import { isUnavailable } from "../actors/actor-runtime.ts";
 import type { Subjects } from "../contract/subjects.ts";
 import type { Endpoint } from "./endpoint.ts";
-import { replyHeaders, toResponse, type EndpointResponse } from "./replies.ts";
+import { replyHeaders, toResponse, type EndpointResponse } from "./micro-service.ts";
 import { badRequest } from "../contract/errors.ts";
-import type { ServeEndpoint, Served } from "./serve-endpoint.ts";
-import type { RefusedReply, ReplyGuard } from "./reply-confinement.ts";
+import type { ServeEndpoint, Served } from "./endpoint.ts";
+import type { RefusedReply, ReplyGuard } from "./micro-service.ts";
 import { OP_TIMEOUT_MS, pause, withDeadline } from "../events/deadline.ts";
 
 /** Deadline of each call that sets up the subscription. */
@@ -95,7 +94,7 @@ export class CommandConsumer {
   static async start(options: CommandConsumerOptions): Promise<CommandConsumer> {
     const jsm = await jetstreamManager(options.nc);
     const { subjects } = options;
-    await ensure(
+    await lookOrCreate(
       () => jsm.streams.info(subjects.commandStream),
       () =>
         jsm.streams.add({
@@ -109,7 +108,7 @@ export class CommandConsumer {
     );
     const maxInFlight = options.maxInFlight ?? 64;
     const ackWait = nanos(options.ackWaitMs ?? 30_000);
-    await ensure(
+    await lookOrCreate(
       () => jsm.consumers.info(subjects.commandStream, COMMAND_CONSUMER),
       () =>
         jsm.consumers.add(subjects.commandStream, {
@@ -259,22 +258,4 @@ function notDurable(tail: string): Served {
 function invalid(message: string): Served {
   const result = { ok: false, rejection: badRequest(message) } as const;
   return { result, response: toResponse(result) };
-}
-
-async function ensure(look: () => Promise<unknown>, create: () => Promise<unknown>): Promise<void> {
-  try {
-    await look();
-  } catch (e) {
-    const notFound =
-      e instanceof JetStreamApiError && (e.code === JetStreamApiCodes.StreamNotFound || e.code === JetStreamApiCodes.ConsumerNotFound);
-    if (!notFound) throw e;
-    try {
-      await create();
-    } catch (createError) {
-      // Another instance may have created it between our look and our create.
-      await look().catch(() => {
-        throw createError;
-      });
-    }
-  }
 }

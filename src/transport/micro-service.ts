@@ -8,10 +8,10 @@
  * beside transport-node 3.4 it installs a second nats-core whose types do not
  * accept our connection. The protocol is small and this keeps one nats-core.
  */
-import type { Msg, NatsConnection, Subscription } from "@nats-io/nats-core";
-import { nuid } from "@nats-io/nats-core";
-import { replyHeaders, type EndpointResponse } from "./replies.ts";
-import type { RefusedReply, ReplyGuard } from "./reply-confinement.ts";
+import { type Msg, type NatsConnection, type Subscription, nuid, headers as natsHeaders, type MsgHdrs } from "@nats-io/nats-core";
+import { ERROR_MESSAGE_HEADER, ERROR_STATUS_HEADER, STATUS, errorBody } from "../contract/errors.ts";
+import type { TurnResult } from "../actors/actor-runtime.ts";
+import type { Logger } from "pino";
 
 /** Identity of a service. */
 export interface MicroServiceOptions {
@@ -180,4 +180,103 @@ export class MicroService {
         };
     }
   }
+}
+
+/*
+ * The one mapping of a turn's result onto the wire: the success body, or the
+ * contract's error body with its status and message, which are also sent as
+ * the `Nats-Service-Error-Code` and `Nats-Service-Error` headers.
+ */
+
+/**
+ * What an endpoint answers, in wire terms. `inDoubt` marks an answer that
+ * must not be sent: the command's event may still be stored, and the only
+ * code the contract has for a failed write says nothing was changed.
+ */
+export type EndpointResponse =
+  | { readonly ok: true; readonly body: unknown }
+  | { readonly ok: false; readonly status: number; readonly message: string; readonly body: unknown; readonly inDoubt?: true };
+
+/** The wire form of a turn's result. */
+export function toResponse(result: TurnResult): EndpointResponse {
+  if (result.ok) return { ok: true, body: result.reply };
+  // A message may echo input (a JSON parse error quotes one UTF-16 unit, maybe half a pair): made well-formed
+  // so that the header, which is UTF-8, says exactly what `error.message` says.
+  const rejection = { ...result.rejection, message: result.rejection.message.toWellFormed() };
+  const response = { ok: false, status: STATUS[rejection.code], message: rejection.message, body: errorBody(rejection) } as const;
+  return result.unavailable?.inDoubt === true ? { ...response, inDoubt: true } : response;
+}
+
+/** Headers of a reply: the error headers for a failure (added to `into` when given), none for a success. */
+export function replyHeaders(response: EndpointResponse, into?: MsgHdrs): MsgHdrs | undefined {
+  if (response.ok) return into;
+  const h = into ?? natsHeaders();
+  h.set(ERROR_STATUS_HEADER, String(response.status));
+  // Header values are one line; the full text is in the body.
+  h.set(ERROR_MESSAGE_HEADER, response.message.replace(/[\r\n]+/g, " "));
+  return h;
+}
+
+/*
+ * Where a reply may go (docs/protocol.md, "Replies go only where a reply may
+ * go"). A request names its reply subject, and the service publishes there
+ * with its own rights: a reply aimed at `$JS.API.STREAM.DELETE.<stream>`
+ * would delete the event stream, one aimed at `<prefix>.events.lock.<name>`
+ * would write a message into a lock's history. So a reply subject in the
+ * service's or NATS's own namespaces is refused before the request is
+ * carried out, and so is one under the service's own inboxes (a forged
+ * answer to a call the service itself is waiting on).
+ */
+
+/** The namespaces NATS keeps for itself: JetStream's API and acks, object and key-value stores, services, the system account. */
+const NATS_NAMESPACES = ["$JS.", "$JSC.", "$O.", "$KV.", "$SRV.", "$SYS."] as const;
+
+/** Tells whether a reply subject is one the service may publish to. */
+export type ReplyGuard = (reply: string) => boolean;
+
+/**
+ * The guard of a service on `prefix` whose own connections take replies under
+ * `ownInboxes` (their inbox prefixes): a reply subject may be anything but a
+ * subject under one of those, under `<prefix>.`, or under NATS's namespaces.
+ */
+export function replyGuard(prefix: string, ownInboxes: readonly string[] = []): ReplyGuard {
+  const reserved = [`${prefix}.`, ...NATS_NAMESPACES, ...ownInboxes.map((inbox) => `${inbox}.`)];
+  const exact = new Set([prefix, ...NATS_NAMESPACES.map((ns) => ns.slice(0, -1)), ...ownInboxes]);
+  return (reply) => !exact.has(reply) && !reserved.some((head) => reply.startsWith(head));
+}
+
+/** What a refused reply subject is reported to (a log line at warn and `leasehold_refused_replies_total`). */
+export type RefusedReply = (reply: string, subject: string, path: "request" | "durable") => void;
+
+/** Settings of {@link replyConfinement}. */
+export interface ReplyConfinementOptions {
+  readonly prefix: string;
+  /** The inbox prefixes of the service's own connections (`_INBOX`, shared with clients, is left out). */
+  readonly ownInboxes: readonly (string | undefined)[];
+  /** False only in the tests that show the NATS server's own refusal behind this check. */
+  readonly enabled: boolean;
+  readonly logger: Logger;
+  /** Counts a refusal (`leasehold_refused_replies_total`). */
+  readonly count?: ((path: "request" | "durable") => void) | undefined;
+  /** Fewest milliseconds between two warnings (a flood of such requests must not flood the log; default 1000). */
+  readonly logPeriodMs?: number;
+}
+
+/** The guard and the refusal report of one service instance, as {@link MicroService} and the command consumer take them. */
+export function replyConfinement(options: ReplyConfinementOptions): { replyAllowed?: ReplyGuard; onRefusedReply: RefusedReply } {
+  const { logger, count, logPeriodMs = 1000 } = options;
+  const ownInboxes = options.ownInboxes.filter((inbox): inbox is string => inbox !== undefined && inbox !== "_INBOX");
+  let lastAt = -Infinity;
+  let suppressed = 0;
+  const onRefusedReply: RefusedReply = (reply, subject, path) => {
+    count?.(path);
+    const now = performance.now();
+    if (now - lastAt < logPeriodMs) {
+      suppressed++;
+      return;
+    }
+    logger.warn({ reply, subject, path, suppressedSinceLast: suppressed }, "request refused: its reply subject is in a reserved namespace");
+    [lastAt, suppressed] = [now, 0];
+  };
+  return options.enabled ? { replyAllowed: replyGuard(options.prefix, ownInboxes), onRefusedReply } : { onRefusedReply };
 }

@@ -1,6 +1,7 @@
 import { pino } from "pino";
 import { describe, expect, it, vi } from "vitest";
-import { decodeEvent, encodeEvent, isUnparsable, type EventEnvelope, type RecordedEvent } from "../../src/events/envelope.ts";
+import { encodeEvent, isUnparsable, type EventEnvelope, type RecordedEvent } from "../../src/events/envelope.ts";
+import { decodeEvent } from "../../src/events/decode.ts";
 import {
   LogUnavailableError,
   type AppendOptions,
@@ -14,7 +15,7 @@ import {
 import { MemoryEventLog } from "../../src/events/memory-event-log.ts";
 import { Subjects } from "../../src/contract/subjects.ts";
 import { ActorRuntime } from "../../src/actors/actor-runtime.ts";
-import { isInDoubt, type TurnResult } from "../../src/actors/turn-result.ts";
+import { isInDoubt, type TurnResult } from "../../src/actors/actor-runtime.ts";
 import { ManualClock } from "../../src/actors/clock.ts";
 import type { LockCommand } from "../../src/lock/commands.ts";
 import { lockLogic } from "../../src/lock/logic.ts";

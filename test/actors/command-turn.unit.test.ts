@@ -7,15 +7,16 @@
  * whose step never ends.
  */
 import { describe, expect, it, vi } from "vitest";
-import { baseMsgId, LogUnavailableError, WrongLastSequenceError, type AppendResult } from "../../src/events/event-log.ts";
+import { LogUnavailableError, WrongLastSequenceError, type AppendResult } from "../../src/events/event-log.ts";
+import { baseMsgId } from "../../src/events/envelope.ts";
 import { encodeEvent, type EventEnvelope } from "../../src/events/envelope.ts";
 import type { ProjectionRecord } from "../../src/projections/kind-fold.ts";
 import { lockLogic } from "../../src/lock/logic.ts";
 import type { LockCommand } from "../../src/lock/commands.ts";
-import { runTurn, type AppendInput, type TurnPorts } from "../../src/actors/command-turn.ts";
-import { TurnDeadlines } from "../../src/actors/turn-deadlines.ts";
-import { isInDoubt, type TurnResult } from "../../src/actors/turn-result.ts";
-import type { Decision } from "../../src/actors/decision.ts";
+import { runTurn, type AppendInput, type TurnPorts } from "../../src/actors/actor-runtime.ts";
+import { TurnDeadlines } from "../../src/actors/actor-runtime.ts";
+import { isInDoubt, type TurnResult } from "../../src/actors/actor-runtime.ts";
+import type { Decision } from "../../src/actors/kind-logic.ts";
 import { DEFAULT_SETTINGS, T0 } from "../support/lock-given.ts";
 
 const logic = lockLogic(DEFAULT_SETTINGS);

@@ -1,6 +1,6 @@
 /** The copies of shared ids an instance sent: where one may still land, which ids the stream took from it, kept for the window, bounded. */
 import { describe, expect, it } from "vitest";
-import { IdsInDoubt } from "../../src/actors/ids-in-doubt.ts";
+import { IdsInDoubt } from "../../src/actors/actor-runtime.ts";
 
 const TAKEN = { taken: true, inDoubt: false };
 const IN_DOUBT = { taken: true, inDoubt: true };

@@ -6,13 +6,14 @@
  * `requestId`, to a service started again over the same stream: folding it
  * whole, from the snapshots a stop left and the stream after them, and from
  * the snapshots alone. The fold remembers most replies by their event and
- * renders them only when a retry asks (src/projections/reply-memory.ts);
+ * renders them only when a retry asks (src/projections/fold-store.ts);
  * each start here takes that path.
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import type { TurnResult } from "../../src/actors/turn-result.ts";
-import { decodeEvent, isUnparsable } from "../../src/events/envelope.ts";
+import type { TurnResult } from "../../src/actors/actor-runtime.ts";
+import { isUnparsable } from "../../src/events/envelope.ts";
+import { decodeEvent } from "../../src/events/decode.ts";
 import { MemoryEventLog } from "../../src/events/memory-event-log.ts";
 import { MemoryProjectionSnapshotStore } from "../../src/projections/snapshot-stores.ts";
 import { startSimService, type SimService } from "../tools/support/sim-service.ts";

@@ -7,7 +7,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { routeRequests } from "../../src/route/requests.ts";
-import { optionalId, parseBody, parseRequest, requestBase, requiredId, validate } from "../../src/transport/validation.ts";
+import { optionalId, parseBody, parseRequest, requestBase, requiredId, validate } from "../../src/transport/endpoint.ts";
 
 // The same schemas, built again so they carry no fast path: zod alone.
 const key = { route: requiredId, fp: optionalId, model: optionalId };

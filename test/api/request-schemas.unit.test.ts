@@ -6,8 +6,8 @@
  */
 import { describe, expect, it } from "vitest";
 import { hostRequests } from "../../src/host/requests.ts";
-import { lockRequests } from "../../src/lock/requests.ts";
-import { parseRequest } from "../../src/transport/validation.ts";
+import { lockRequests } from "../../src/lock/endpoints.ts";
+import { parseRequest } from "../../src/transport/endpoint.ts";
 
 const body = (o: unknown) => new TextEncoder().encode(JSON.stringify(o));
 

@@ -1,5 +1,5 @@
 /**
- * The one way in (src/transport/serve-endpoint.ts): a command is validated once,
+ * The one way in (src/transport/endpoint.ts): a command is validated once,
  * counted with its outcome, and answered in wire terms, whether it came as a
  * request or as a durable command; a durable command's body is parsed once
  * and must carry a requestId.
@@ -7,10 +7,10 @@
 import { pino } from "pino";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { inDoubt, unavailable } from "../../src/actors/turn-result.ts";
+import { inDoubt, unavailable } from "../../src/actors/actor-runtime.ts";
 import { answer, endpoint, type Endpoint } from "../../src/transport/endpoint.ts";
-import { endpointServer } from "../../src/transport/serve-endpoint.ts";
-import { requestBase, requiredId } from "../../src/transport/validation.ts";
+import { endpointServer } from "../../src/transport/endpoint.ts";
+import { requestBase, requiredId } from "../../src/transport/endpoint.ts";
 
 const body = (o: unknown) => new TextEncoder().encode(JSON.stringify(o));
 const schema = requestBase.extend({ name: requiredId, n: z.number().int().optional() });

@@ -7,8 +7,8 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { z } from "zod";
-import { parseRequest } from "../../src/transport/validation.ts";
-import { firstUnknownField, topLevelKeys } from "../../src/transport/unknown-fields.ts";
+import { parseRequest } from "../../src/transport/endpoint.ts";
+import { firstUnknownField, topLevelKeys } from "../../src/transport/endpoint.ts";
 import { REQUEST_SCHEMAS, validBodies, type KindOp } from "../support/op-bodies.ts";
 
 const encoder = new TextEncoder();

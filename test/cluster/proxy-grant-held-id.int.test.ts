@@ -14,7 +14,7 @@ import { headers, type NatsConnection } from "@nats-io/nats-core";
 import { jetstream } from "@nats-io/jetstream";
 import { startLocalCluster, type LocalNatsCluster } from "../../src/cluster/local-cluster.ts";
 import { JetStreamEventLog } from "../../src/events/jetstream-event-log.ts";
-import { requestMsgId, requestOfMsgId } from "../../src/events/event-log.ts";
+import { requestMsgId, requestOfMsgId } from "../../src/events/envelope.ts";
 import { Subjects } from "../../src/contract/subjects.ts";
 import { resolveConfig } from "../../src/config.ts";
 import { startService } from "../../src/service/start-service.ts";

@@ -1,7 +1,7 @@
 import { headers } from "@nats-io/nats-core";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { appendHeaders } from "../../src/events/append-pipe.ts";
+import { appendHeaders } from "../../src/events/jetstream-event-log.ts";
 
 /** What nats.js's own headers encode for an append's two headers. */
 function natsEncoded(msgId: string, seq: number): Uint8Array {

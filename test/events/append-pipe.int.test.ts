@@ -7,7 +7,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import type { NatsConnection } from "@nats-io/nats-core";
 import { jetstreamManager } from "@nats-io/jetstream";
-import { AppendPipe } from "../../src/events/append-pipe.ts";
+import { AppendPipe } from "../../src/events/jetstream-event-log.ts";
 import { JetStreamEventLog } from "../../src/events/jetstream-event-log.ts";
 import { LogUnavailableError, WrongLastSequenceError } from "../../src/events/event-log.ts";
 import { Subjects } from "../../src/contract/subjects.ts";

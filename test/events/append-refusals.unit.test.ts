@@ -5,7 +5,7 @@
  * reading again, never an UNAVAILABLE; any other API error is a definite failure.
  */
 import { describe, expect, it } from "vitest";
-import { AppendRefusedError, refusalOf } from "../../src/events/append-pipe.ts";
+import { AppendRefusedError, refusalOf } from "../../src/events/jetstream-event-log.ts";
 import { LogUnavailableError, WrongLastSequenceError } from "../../src/events/event-log.ts";
 
 describe("refusalOf", () => {

@@ -6,7 +6,7 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { instantMs } from "../../src/events/instant.ts";
+import { instantMs } from "../../src/events/envelope.ts";
 
 const MIN_MS = Date.parse("0000-01-01T00:00:00.000Z");
 const MAX_MS = Date.parse("9999-12-31T23:59:59.999Z");

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { StoreSpaceWatch } from "../../src/events/store-space.ts";
+import { StoreSpaceWatch } from "../../src/events/jetstream-event-log.ts";
 
 describe("StoreSpaceWatch", () => {
   const watchAt = () => {

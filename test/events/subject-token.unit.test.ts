@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it, vi } from "vitest";
-import { decodeToken, EMPTY_TOKEN, encodeToken, InvalidTokenError } from "../../src/contract/subject-token.ts";
+import { decodeToken, EMPTY_TOKEN, encodeToken, InvalidTokenError } from "../../src/contract/subjects.ts";
 
 const utf8 = new TextEncoder();
 const utf8Bytes = (s: string): number => utf8.encode(s).length;
@@ -168,7 +168,7 @@ describe("decodeToken", () => {
 
   it("decodes strictly from a fresh load of the module (its UTF-8 decoder is made once, at load)", async () => {
     vi.resetModules();
-    const fresh = await import("../../src/contract/subject-token.ts");
+    const fresh = await import("../../src/contract/subjects.ts");
     expect(fresh.decodeToken("~C3~A9")).toBe("é");
     expect(() => fresh.decodeToken("~FF")).toThrow(/not UTF-8/);
   });

@@ -12,7 +12,7 @@ import { connect } from "@nats-io/transport-node";
 import { jetstream, jetstreamManager, JetStreamApiError, StorageType } from "@nats-io/jetstream";
 import { afterEach, describe, expect, it } from "vitest";
 import { freePort, startLocalNatsServer, type LocalNatsCluster } from "../../src/cluster/local-cluster.ts";
-import { INSUFFICIENT_RESOURCES } from "../../src/events/store-space.ts";
+import { INSUFFICIENT_RESOURCES } from "../../src/events/jetstream-event-log.ts";
 import { checkRun, checkTimeouts, VerdictBuilder } from "../chaos/checks.ts";
 import type { OpRecord } from "../chaos/history.ts";
 import { ServeProcess } from "../chaos/serve-process.ts";

@@ -10,7 +10,7 @@
  */
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import type { ActorLogic, Command } from "../../src/actors/actor-logic.ts";
+import type { KindLogic, Command } from "../../src/actors/kind-logic.ts";
 import { hostLogic } from "../../src/host/logic.ts";
 import { lockLogic } from "../../src/lock/logic.ts";
 import { proxyLogic } from "../../src/proxy/logic.ts";
@@ -18,9 +18,10 @@ import { chooserNamed } from "../../src/route/chooser.ts";
 import { routeLogic } from "../../src/route/logic.ts";
 import { sessionLogic } from "../../src/session/logic.ts";
 import type { ServiceConfig } from "../../src/config.ts";
-import { decodeEvent, isUnparsable } from "../../src/events/envelope.ts";
+import { isUnparsable } from "../../src/events/envelope.ts";
+import { decodeEvent } from "../../src/events/decode.ts";
 import { type ActorKind } from "../../src/contract/subjects.ts";
-import { decodeToken } from "../../src/contract/subject-token.ts";
+import { decodeToken } from "../../src/contract/subjects.ts";
 import { LeaseMap } from "../../src/route/lease-map.ts";
 import { WaiterQueue } from "../../src/lock/waiter-queue.ts";
 
@@ -48,7 +49,7 @@ export interface HistoryLine {
 }
 
 /** The kind's logic, as the service builds it from its settings. */
-export function logicOf(kind: ActorKind, s: FoldSettings): ActorLogic<unknown, Command> {
+export function logicOf(kind: ActorKind, s: FoldSettings): KindLogic<unknown, Command> {
   const logic =
     kind === "lock"
       ? lockLogic({ lockTtlMs: s.lockTtlMs, maxTtlMs: s.maxTtlMs })

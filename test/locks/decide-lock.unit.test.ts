@@ -1,10 +1,11 @@
 import fc from "fast-check";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { decodeEvent, encodeEvent, isUnparsable, type EventEnvelope, type HistoryEntry } from "../../src/events/envelope.ts";
+import { encodeEvent, isUnparsable, type EventEnvelope, type HistoryEntry } from "../../src/events/envelope.ts";
+import { decodeEvent } from "../../src/events/decode.ts";
 import type { LockCommand, LockSettings } from "../../src/lock/commands.ts";
-import { decideLock } from "../../src/lock/logic.ts";
+import { decideLock } from "../support/lock-logic.ts";
 import { initialLockState, leaseEtag, type LockState } from "../../src/lock/state.ts";
-import { evolveLock } from "../../src/lock/logic.ts";
+import { evolveLock } from "../support/lock-logic.ts";
 import {
   acquired,
   DEFAULT_SETTINGS,

@@ -9,14 +9,14 @@ import { pino } from "pino";
 import { describe, expect, it, vi } from "vitest";
 import { ActorRuntime } from "../../src/actors/actor-runtime.ts";
 import { ManualClock } from "../../src/actors/clock.ts";
-import type { TurnResult } from "../../src/actors/turn-result.ts";
+import type { TurnResult } from "../../src/actors/actor-runtime.ts";
 import { lockEndpoints } from "../../src/lock/endpoints.ts";
 import { LockWaiters } from "../../src/lock/waiters.ts";
 import { Subjects } from "../../src/contract/subjects.ts";
 import { MemoryEventLog } from "../../src/events/memory-event-log.ts";
 import { lockLogic } from "../../src/lock/logic.ts";
-import { LockTurns } from "../../src/lock/turns.ts";
-import { isWaitingReply } from "../../src/lock/waiting-reply.ts";
+import { LockTurns } from "../../src/lock/endpoints.ts";
+import { isWaitingReply } from "../../src/lock/logic.ts";
 import { DEFAULT_SETTINGS } from "../support/lock-given.ts";
 
 const logger = pino({ level: "silent" });

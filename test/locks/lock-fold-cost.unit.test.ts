@@ -11,7 +11,8 @@
  * session, a few walks and no index built for that one reading.
  */
 import { describe, expect, it } from "vitest";
-import { decodeEvent, encodeEvent, type EventEnvelope, type HistoryEntry } from "../../src/events/envelope.ts";
+import { encodeEvent, type EventEnvelope, type HistoryEntry } from "../../src/events/envelope.ts";
+import { decodeEvent } from "../../src/events/decode.ts";
 import type { LockCommand, LockSettings } from "../../src/lock/commands.ts";
 import { lockLogic } from "../../src/lock/logic.ts";
 import { leaseEtag, type LockState } from "../../src/lock/state.ts";

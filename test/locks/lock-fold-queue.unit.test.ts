@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { initialLockState } from "../../src/lock/state.ts";
-import { evolveLock } from "../../src/lock/logic.ts";
+import { evolveLock } from "../support/lock-logic.ts";
 import type { HistoryEntry } from "../../src/events/envelope.ts";
 import { iso, LOCK, lockEvent, T0 } from "../support/lock-given.ts";
 

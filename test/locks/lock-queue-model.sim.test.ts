@@ -14,12 +14,14 @@
  */
 import { describe, expect, it } from "vitest";
 import fc from "fast-check";
-import { decideLock, lockLogic } from "../../src/lock/logic.ts";
+import { lockLogic } from "../../src/lock/logic.ts";
+import { decideLock } from "../support/lock-logic.ts";
 import { type LockCommand, type LockSettings } from "../../src/lock/commands.ts";
-import { isWaitingReply } from "../../src/lock/waiting-reply.ts";
-import { decodeEvent, encodeEvent, isUnparsable, type EventEnvelope } from "../../src/events/envelope.ts";
+import { isWaitingReply } from "../../src/lock/logic.ts";
+import { encodeEvent, isUnparsable, type EventEnvelope } from "../../src/events/envelope.ts";
+import { decodeEvent } from "../../src/events/decode.ts";
 import { etagOf, initialLockState, type LockState } from "../../src/lock/state.ts";
-import { evolveLock } from "../../src/lock/logic.ts";
+import { evolveLock } from "../support/lock-logic.ts";
 import { iso, T0 } from "../support/event-builders.ts";
 
 const NAME = "sim";

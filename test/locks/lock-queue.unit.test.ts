@@ -6,7 +6,7 @@
  * a reference model is lock-queue-model.sim.test.ts.
  */
 import { describe, expect, it } from "vitest";
-import { queueAt, nextQueueChangeAt } from "../../src/lock/queue.ts";
+import { queueAt, nextQueueChangeAt } from "../../src/lock/state.ts";
 import type { HistoryEntry } from "../../src/events/envelope.ts";
 import { acquired, givenLock, iso, LOCK, lockEvent, released, renewed, T0 } from "../support/lock-given.ts";
 

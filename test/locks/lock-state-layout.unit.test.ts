@@ -6,9 +6,9 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { evolveLock } from "../../src/lock/logic.ts";
+import { evolveLock } from "../support/lock-logic.ts";
 import { etagOf, initialLockState, leaseView, type LockState } from "../../src/lock/state.ts";
-import { NO_WAITERS } from "../../src/lock/queue.ts";
+import { NO_WAITERS } from "../../src/lock/state.ts";
 import { applySessionEnds } from "../../src/lock/session-waiters.ts";
 import type { HistoryEntry } from "../../src/events/envelope.ts";
 import { iso, LOCK, lockEvent, T0 } from "../support/lock-given.ts";

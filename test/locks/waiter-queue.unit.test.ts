@@ -10,7 +10,7 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { advanceQueue, freeFrom, leavesHeadAt, livePlace, queueAt, type QueueSubject } from "../../src/lock/queue.ts";
+import { advanceQueue, freeFrom, leavesHeadAt, livePlace, queueAt, type QueueSubject } from "../../src/lock/state.ts";
 import { INDEXED_FROM, WaiterQueue, type LockWaiter } from "../../src/lock/waiter-queue.ts";
 
 const T0 = Date.parse("2026-12-04T00:00:00.000Z");
@@ -203,7 +203,7 @@ describe("the lock's persistent wait queue", () => {
   });
 });
 
-/** The queue arithmetic on arrays, as src/lock/queue.ts did it before the queue was indexed: the model. */
+/** The queue arithmetic on arrays, as src/lock/state.ts did it before the queue was indexed: the model. */
 function arrayAdvance(
   subject: Omit<QueueSubject, "waiters"> & { readonly waiters: readonly LockWaiter[] },
   now: number,

@@ -1,5 +1,5 @@
 /**
- * The lock's statechart as the runtime runs it (src/actors/flat-machine.ts)
+ * The lock's statechart as the runtime runs it (src/actors/kind-logic.ts)
  * against XState's own `machine.transition`, over paths fast-check generates:
  * commands at rising instants, the events those commands decided folded back
  * as the stream would record them, and events that break the history
@@ -11,9 +11,10 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { createActor, type AnyMachineSnapshot, type EventObject } from "xstate";
-import { encodeEvent, decodeEvent, type EventEnvelope, type HistoryEntry } from "../../src/events/envelope.ts";
-import { compileFlatMachine } from "../../src/actors/flat-machine.ts";
-import { lockMachine, lockStateValue, type LockMachineEvent } from "../../src/lock/machine.ts";
+import { encodeEvent, type EventEnvelope, type HistoryEntry } from "../../src/events/envelope.ts";
+import { decodeEvent } from "../../src/events/decode.ts";
+import { compileFlatMachine } from "../../src/actors/kind-logic.ts";
+import { lockMachine, lockStateValue, type LockMachineEvent } from "../../src/lock/logic.ts";
 import type { LockCommand, LockSettings } from "../../src/lock/commands.ts";
 import type { DecidedEvent } from "../../src/actors/kind-logic.ts";
 import { recordedEventOf } from "../../src/actors/kind-logic.ts";

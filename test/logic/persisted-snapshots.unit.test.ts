@@ -9,21 +9,22 @@
  */
 import { describe, expect, it } from "vitest";
 import { createActor } from "xstate";
-import { encodeEvent, decodeEvent, type EventEnvelope, type HistoryEntry } from "../../src/events/envelope.ts";
-import type { ActorLogic } from "../../src/actors/actor-logic.ts";
-import type { Command } from "../../src/actors/actor-logic.ts";
+import { encodeEvent, type EventEnvelope, type HistoryEntry } from "../../src/events/envelope.ts";
+import { decodeEvent } from "../../src/events/decode.ts";
+import type { KindLogic } from "../../src/actors/kind-logic.ts";
+import type { Command } from "../../src/actors/kind-logic.ts";
 import { lockLogic } from "../../src/lock/logic.ts";
-import { lockMachine, lockStateValue } from "../../src/lock/machine.ts";
+import { lockMachine, lockStateValue } from "../../src/lock/logic.ts";
 import type { LockSettings } from "../../src/lock/commands.ts";
 import { proxyLogic, proxyMachineLogic } from "../../src/proxy/logic.ts";
 import type { LockState } from "../../src/lock/state.ts";
-import { NO_WAITERS } from "../../src/lock/queue.ts";
+import { NO_WAITERS } from "../../src/lock/state.ts";
 
 const SETTINGS: LockSettings = { lockTtlMs: 1000, maxTtlMs: 5000, claimWindowMs: 200 };
 const T0 = Date.parse("2026-12-04T00:00:00.000Z");
 
 /** Decides `command` at `now` and folds what it appended, as the stream would record it at sequence `seq`. */
-function step<S, C extends Command>(logic: ActorLogic<S, C>, state: S, command: C, now: number, seq: number): S {
+function step<S, C extends Command>(logic: KindLogic<S, C>, state: S, command: C, now: number, seq: number): S {
   const decision = logic.decide(state, command, now);
   if (decision.outcome !== "append") return state;
   const envelope = { type: decision.type, v: 1, at: new Date(now).toISOString(), kind: logic.kind, id: "x", data: decision.data };

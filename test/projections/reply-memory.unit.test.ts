@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { approximateSize, ReplyMemory, type ReplyMemoryLimits } from "../../src/projections/reply-memory.ts";
+import { approximateSize, ReplyMemory, type ReplyMemoryLimits } from "../../src/projections/fold-store.ts";
 
 /** The obvious reply memory: an array in the order replies were remembered, scanned whole. */
 class ReferenceMemory {

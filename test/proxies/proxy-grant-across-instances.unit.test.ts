@@ -8,7 +8,7 @@
  * work around it with a variant id: the request would be granted twice.
  */
 import { describe, expect, it } from "vitest";
-import { isInDoubt } from "../../src/actors/turn-result.ts";
+import { isInDoubt } from "../../src/actors/actor-runtime.ts";
 import { LogUnavailableError, WrongLastSequenceError, type AppendOptions, type AppendResult } from "../../src/events/event-log.ts";
 import { MemoryEventLog } from "../../src/events/memory-event-log.ts";
 import { ManualClock } from "../../src/actors/clock.ts";

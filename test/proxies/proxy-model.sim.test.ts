@@ -13,7 +13,7 @@
  */
 import { describe, expect, it } from "vitest";
 import fc from "fast-check";
-import type { TurnResult } from "../../src/actors/turn-result.ts";
+import type { TurnResult } from "../../src/actors/actor-runtime.ts";
 import { startProxyHarness, type ProxyHarness } from "../support/proxy-harness.ts";
 import { RefProxyService, type RefAcquire, type RefAnswer } from "../support/proxy-reference-model.ts";
 

@@ -4,7 +4,7 @@
  * check, and every identifier the limits allow works.
  */
 import { afterEach, describe, expect, it } from "vitest";
-import type { TurnResult } from "../../src/actors/turn-result.ts";
+import type { TurnResult } from "../../src/actors/actor-runtime.ts";
 import { startProxyHarness, type ProxyHarness } from "../support/proxy-harness.ts";
 
 let h: ProxyHarness | undefined;

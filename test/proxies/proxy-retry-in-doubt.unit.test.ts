@@ -6,7 +6,7 @@
  * sequence 0 for the shared message id could hide a copy still to land.
  */
 import { describe, expect, it } from "vitest";
-import { isInDoubt } from "../../src/actors/turn-result.ts";
+import { isInDoubt } from "../../src/actors/actor-runtime.ts";
 import { LogUnavailableError, type AppendOptions, type AppendResult } from "../../src/events/event-log.ts";
 import { MemoryEventLog } from "../../src/events/memory-event-log.ts";
 import { ManualClock } from "../../src/actors/clock.ts";

@@ -7,7 +7,7 @@
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { ManualClock } from "../../src/actors/clock.ts";
-import { type TurnResult } from "../../src/actors/turn-result.ts";
+import { type TurnResult } from "../../src/actors/actor-runtime.ts";
 import { MemoryEventLog } from "../../src/events/memory-event-log.ts";
 import { type AppendOptions, type AppendResult } from "../../src/events/event-log.ts";
 import { PROXY_T0, startProxyHarness, type ProxyHarness, type ProxyHarnessOptions } from "../support/proxy-harness.ts";

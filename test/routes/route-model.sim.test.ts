@@ -10,7 +10,7 @@
  */
 import { describe, expect, it } from "vitest";
 import fc from "fast-check";
-import type { TurnResult } from "../../src/actors/turn-result.ts";
+import type { TurnResult } from "../../src/actors/actor-runtime.ts";
 import type { RecordedEvent } from "../../src/events/envelope.ts";
 import { RouteReferenceModel, type ModelAcquire, type ModelKey } from "../support/route-reference-model.ts";
 import { startRouteHarness, type RouteHarness } from "../support/route-harness.ts";

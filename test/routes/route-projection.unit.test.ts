@@ -5,7 +5,8 @@
  */
 import { describe, expect, it } from "vitest";
 import fc from "fast-check";
-import { decodeEvent, encodeEvent, type HistoryEntry } from "../../src/events/envelope.ts";
+import { encodeEvent, type HistoryEntry } from "../../src/events/envelope.ts";
+import { decodeEvent } from "../../src/events/decode.ts";
 import { MemoryEventLog } from "../../src/events/memory-event-log.ts";
 import { Subjects } from "../../src/contract/subjects.ts";
 import { evolveHost, initialHostState } from "../../src/host/state.ts";

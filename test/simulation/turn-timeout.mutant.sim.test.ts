@@ -11,8 +11,8 @@ import { simulationProperty } from "./support/properties.ts";
 import { SIM_TIMEOUT_MS, simParameters } from "./support/settings.ts";
 import { useSimTimers } from "./support/sim-cluster.ts";
 
-vi.mock("../../src/actors/turn-deadlines.ts", async (importOriginal) => {
-  const real = await importOriginal<typeof import("../../src/actors/turn-deadlines.ts")>();
+vi.mock("../../src/actors/actor-runtime.ts", async (importOriginal) => {
+  const real = await importOriginal<typeof import("../../src/actors/actor-runtime.ts")>();
   class NeverExpires extends real.TurnDeadlines {
     override add(): void {}
   }

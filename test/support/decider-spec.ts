@@ -8,7 +8,7 @@
  */
 import { expect } from "vitest";
 import type { ErrorCode } from "../../src/contract/errors.ts";
-import type { Decision } from "../../src/actors/decision.ts";
+import type { Decision } from "../../src/actors/kind-logic.ts";
 import type { EventEnvelope, HistoryEntry } from "../../src/events/envelope.ts";
 
 /** What a spec expects of a decision of an actor whose events are `E`. */

@@ -6,7 +6,8 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { headers, type NatsConnection, type Msg } from "@nats-io/nats-core";
 import { jetstream, jetstreamManager, RetentionPolicy, StorageType } from "@nats-io/jetstream";
-import { decodeEvent, isUnparsable, type EventEnvelope } from "../../src/events/envelope.ts";
+import { isUnparsable, type EventEnvelope } from "../../src/events/envelope.ts";
+import { decodeEvent } from "../../src/events/decode.ts";
 import { Subjects } from "../../src/contract/subjects.ts";
 
 /** Publishes one durable command with `Nats-Msg-Id` = requestId and an optional reply subject. */

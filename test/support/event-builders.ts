@@ -4,14 +4,8 @@
  * can be given), and stored messages decoded strictly (a message that does
  * not parse fails the test).
  */
-import {
-  decodeEvent,
-  encodeEvent,
-  isUnparsable,
-  type EventEnvelope,
-  type HistoryEntry,
-  type RecordedEvent,
-} from "../../src/events/envelope.ts";
+import { encodeEvent, isUnparsable, type EventEnvelope, type HistoryEntry, type RecordedEvent } from "../../src/events/envelope.ts";
+import { decodeEvent } from "../../src/events/decode.ts";
 import { type StoredMessage } from "../../src/events/event-log.ts";
 import { type ActorKind } from "../../src/contract/subjects.ts";
 

@@ -7,7 +7,8 @@
 import { expect, vi } from "vitest";
 import type { NatsConnection } from "@nats-io/nats-core";
 import { jetstream } from "@nats-io/jetstream";
-import { decodeEvent, isUnparsable, type EventEnvelope, type HistoryEntry, type RecordedEvent } from "../../src/events/envelope.ts";
+import { isUnparsable, type EventEnvelope, type HistoryEntry, type RecordedEvent } from "../../src/events/envelope.ts";
+import { decodeEvent } from "../../src/events/decode.ts";
 import type { RunningService } from "../../src/service/start-service.ts";
 import { call, type Reply } from "./nats.ts";
 import { useTestServices, type TestServices } from "./cleanup.ts";

@@ -5,9 +5,9 @@
 import type { HistoryEntry, UnparsableRecord } from "../../src/events/envelope.ts";
 import type { LockEvent } from "../../src/lock/events.ts";
 import type { LockCommand, LockSettings } from "../../src/lock/commands.ts";
-import { decideLock } from "../../src/lock/logic.ts";
+import { decideLock } from "./lock-logic.ts";
 import { etagOf, initialLockState, type LockState } from "../../src/lock/state.ts";
-import { evolveLock } from "../../src/lock/logic.ts";
+import { evolveLock } from "./lock-logic.ts";
 import { deciderSpec, type Then as SpecThen } from "./decider-spec.ts";
 import { iso, specEvent, T0 } from "./event-builders.ts";
 

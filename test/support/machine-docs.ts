@@ -1,7 +1,7 @@
 /** The generated parts of the docs that come from the machines (scripts/diagrams.ts writes them; a unit test checks them). */
 import { format, resolveConfig } from "prettier";
 import { decisionTable, stateDiagram } from "../../src/actors/diagram.ts";
-import { lockMachine } from "../../src/lock/machine.ts";
+import { lockMachine } from "../../src/lock/logic.ts";
 
 /** The lock machine's section: its lifecycle diagram and its decisions, in the order they are tried. */
 export function lockMachineSection(): string {

@@ -4,7 +4,7 @@
  * send them to a live service in any order without them refusing each other).
  */
 import { hostRequests } from "../../src/host/requests.ts";
-import { lockRequests } from "../../src/lock/requests.ts";
+import { lockRequests } from "../../src/lock/endpoints.ts";
 import { proxyRequests } from "../../src/proxy/requests.ts";
 import { routeRequests } from "../../src/route/requests.ts";
 import { sessionRequests } from "../../src/session/requests.ts";

@@ -9,7 +9,7 @@ import { pino } from "pino";
 import { ActorRuntime } from "../../src/actors/actor-runtime.ts";
 import { ManualClock } from "../../src/actors/clock.ts";
 import { proxyModule, type ProxyModule } from "../../src/proxy/module.ts";
-import type { TurnResult } from "../../src/actors/turn-result.ts";
+import type { TurnResult } from "../../src/actors/actor-runtime.ts";
 import { resolveConfig, type ServiceConfig } from "../../src/config.ts";
 import { MemoryEventLog } from "../../src/events/memory-event-log.ts";
 import { type EventEnvelope, type RecordedEvent } from "../../src/events/envelope.ts";

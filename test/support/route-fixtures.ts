@@ -6,7 +6,8 @@
  */
 import { expect } from "vitest";
 import type { NatsConnection } from "@nats-io/nats-core";
-import { decodeEvent, isUnparsable, type RecordedEvent } from "../../src/events/envelope.ts";
+import { isUnparsable, type RecordedEvent } from "../../src/events/envelope.ts";
+import { decodeEvent } from "../../src/events/decode.ts";
 import type { RunningService } from "../../src/service/start-service.ts";
 import { call, type Reply } from "./nats.ts";
 import { useTestServices, type TestServices } from "./cleanup.ts";

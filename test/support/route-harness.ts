@@ -7,7 +7,7 @@
 import { pino } from "pino";
 import { ActorRuntime } from "../../src/actors/actor-runtime.ts";
 import { ManualClock } from "../../src/actors/clock.ts";
-import { type TurnResult } from "../../src/actors/turn-result.ts";
+import { type TurnResult } from "../../src/actors/actor-runtime.ts";
 import { routeModule } from "../../src/route/module.ts";
 import type { Endpoint } from "../../src/transport/endpoint.ts";
 import { resolveConfig, type ServiceConfig } from "../../src/config.ts";

@@ -7,7 +7,7 @@
  * happened with no event (the clock moved on, nothing was written).
  */
 import { describe, expect, it } from "vitest";
-import type { TurnResult } from "../../src/actors/turn-result.ts";
+import type { TurnResult } from "../../src/actors/actor-runtime.ts";
 import { foldStream, replayInstant, replayView, type ReplayView } from "../../src/tools/replay.ts";
 import { simulateWorkload } from "./support/workload.ts";
 import type { SimService } from "./support/sim-service.ts";

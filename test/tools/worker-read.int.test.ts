@@ -103,8 +103,10 @@ describe("replay and audit on a worker thread", () => {
       { ...CRAFT_AUDIT, fromTime: middle.time, toTime: last.time },
     ];
     for (const options of settings) {
-      const onWorker = await auditWith((source, o) => auditInWorker(source, subjects, o), options);
+      const onWorker = await auditWith((source, o) => auditInWorker(source, subjects, o, undefined, { split: false }), options);
+      const onTwoWorkers = await auditWith((source, o) => auditInWorker(source, subjects, o, undefined, { split: true }), options);
       const onOneThread = await auditWith((source, o) => auditSource(source, subjects, o), options);
+      expect(onTwoWorkers, JSON.stringify(options)).toEqual(onOneThread);
       expect(onWorker.summary.violations, JSON.stringify(options)).toBeGreaterThan(0);
       expect(onWorker.reported, JSON.stringify(options)).toEqual(onOneThread.reported);
       expect(onWorker.summary, JSON.stringify(options)).toEqual(onOneThread.summary);
@@ -123,7 +125,9 @@ describe("replay and audit on a worker thread", () => {
       },
     };
     await expect(replayInWorker(failing, subjects)).rejects.toThrow("the stream read stalled");
-    await expect(auditInWorker(failing, subjects, CRAFT_AUDIT)).rejects.toThrow("the stream read stalled");
+    await expect(auditInWorker(failing, subjects, CRAFT_AUDIT, undefined, { split: false })).rejects.toThrow("the stream read stalled");
+    // Split over two workers, both are stopped alike.
+    await expect(auditInWorker(failing, subjects, CRAFT_AUDIT, undefined, { split: true })).rejects.toThrow("the stream read stalled");
   });
 
   it("the commands print the same with LEASEHOLD_TOOLS_THREADS=2 (the worker) as with 1", async () => {

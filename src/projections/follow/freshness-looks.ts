@@ -8,7 +8,7 @@ import { withDeadline } from "../../events/deadline.ts";
 import { type EventLog } from "../../events/event-log.ts";
 import type { ActorKind } from "../../contract/subjects.ts";
 import { batchedCatchUp } from "../batched-catch-up.ts";
-import type { ProjectionFollower } from "./projection-follower.ts";
+import type { ProjectionFollower } from "../kind-projection.ts";
 
 /**
  * How long the follower's consumer is given to say whether it is caught up

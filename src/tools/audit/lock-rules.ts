@@ -1,8 +1,8 @@
 /** The audit's lock rules: one holder at a time, generations that count up by one, and the wait queue's order. */
-import { instantMs } from "../../events/instant.ts";
+import { instantMs } from "../../events/envelope.ts";
 import { isLockEvent } from "../../lock/events.ts";
 import { leaseExpiresAt, type LockState } from "../../lock/state.ts";
-import { livePlace, queueAt } from "../../lock/queue.ts";
+import { livePlace, queueAt } from "../../lock/state.ts";
 import { applySessionEnds } from "../../lock/session-waiters.ts";
 import { sessionLiveAt } from "../../session/state.ts";
 import { cell } from "../table.ts";

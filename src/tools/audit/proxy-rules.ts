@@ -1,5 +1,5 @@
 /** The audit's proxy rules: grants within capacity, health, registration and cooldowns; lease ids granted once and resolved. */
-import { instantMs } from "../../events/instant.ts";
+import { instantMs } from "../../events/envelope.ts";
 import { isProxyEvent } from "../../proxy/events.ts";
 import { activeLeases, inCooldown, pruneProxy, resolvableLease, type ProxyState } from "../../proxy/state.ts";
 import { cell } from "../table.ts";

@@ -10,7 +10,7 @@ const RULES = {
     "a session is opened once, and kept alive or closed only while live: an ended session (closed, or its expiresAt passed) never comes back",
 } as const;
 
-/** Session rules (1.2); locks acquired under an ended session are the lock rules' to find. */
+/** Session rules; locks acquired under an ended session are the lock rules' to find. */
 export const sessionRules: KindRules<keyof typeof RULES> = {
   kind: "session",
   rules: RULES,

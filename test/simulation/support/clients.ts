@@ -8,7 +8,7 @@
  * both, together with every reply each delivery got.
  */
 import type { Scheduler } from "fast-check";
-import type { TurnResult } from "../../../src/actors/turn-result.ts";
+import type { TurnResult } from "../../../src/actors/actor-runtime.ts";
 import type { Attempt, OpRecord } from "../../chaos/history.ts";
 import { sleep } from "./scheduled-log.ts";
 import type { SimCluster, SimInstance } from "./sim-cluster.ts";

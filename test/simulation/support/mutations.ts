@@ -5,8 +5,8 @@
  * writer's append options); the turn that never times out replaces the turn
  * machine's deadline (see turn-timeout.mutant.sim.test.ts).
  */
-import type { ActorLogic, Command } from "../../../src/actors/actor-logic.ts";
-import type { Decision } from "../../../src/actors/decision.ts";
+import type { KindLogic, Command } from "../../../src/actors/kind-logic.ts";
+import type { Decision } from "../../../src/actors/kind-logic.ts";
 import type { EventEnvelope } from "../../../src/events/envelope.ts";
 import type { ProxyState } from "../../../src/proxy/state.ts";
 import type { LogicMutation, Mutation } from "./sim-cluster.ts";
@@ -14,11 +14,11 @@ import type { LogicMutation, Mutation } from "./sim-cluster.ts";
 /** Wraps one kind's decider, leaving the other kinds as they are. */
 function mutateDecider(
   kind: string,
-  decide: (state: unknown, command: Command, now: number, real: ActorLogic<unknown, Command>["decide"]) => Decision,
+  decide: (state: unknown, command: Command, now: number, real: KindLogic<unknown, Command>["decide"]) => Decision,
 ): LogicMutation {
-  return <S, C extends Command, E extends EventEnvelope>(logic: ActorLogic<S, C, E>): ActorLogic<S, C, E> => {
+  return <S, C extends Command, E extends EventEnvelope>(logic: KindLogic<S, C, E>): KindLogic<S, C, E> => {
     if (logic.kind !== kind) return logic;
-    const real = logic.decide.bind(logic) as unknown as ActorLogic<unknown, Command>["decide"];
+    const real = logic.decide.bind(logic) as unknown as KindLogic<unknown, Command>["decide"];
     return { ...logic, decide: (state, command, now) => decide(state, command, now, real) as Decision<E> };
   };
 }

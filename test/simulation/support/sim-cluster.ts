@@ -14,8 +14,8 @@ import { vi } from "vitest";
 import type { Scheduler } from "fast-check";
 import { ActorRuntime } from "../../../src/actors/actor-runtime.ts";
 import { type Clock } from "../../../src/actors/clock.ts";
-import { type TurnResult } from "../../../src/actors/turn-result.ts";
-import type { ActorLogic, Command } from "../../../src/actors/actor-logic.ts";
+import { type TurnResult } from "../../../src/actors/actor-runtime.ts";
+import type { KindLogic, Command } from "../../../src/actors/kind-logic.ts";
 import { lockModule } from "../../../src/lock/module.ts";
 import { proxyModule } from "../../../src/proxy/module.ts";
 import { routeModule } from "../../../src/route/module.ts";
@@ -35,7 +35,7 @@ export const SIM_T0 = Date.parse("2026-03-01T00:00:00.000Z");
 export type SimKind = "lock" | "proxy" | "route";
 
 /** Turns a kind's real logic into a deliberately broken one (mutation checks). */
-export type LogicMutation = <S, C extends Command, E extends EventEnvelope>(logic: ActorLogic<S, C, E>) => ActorLogic<S, C, E>;
+export type LogicMutation = <S, C extends Command, E extends EventEnvelope>(logic: KindLogic<S, C, E>) => KindLogic<S, C, E>;
 
 /** Deliberate defects injected into the runtime (none in a normal run). */
 export interface Mutation {
@@ -56,7 +56,7 @@ class MutantRuntime extends ActorRuntime {
   ) {
     super(options);
   }
-  override register<S, C extends Command, E extends EventEnvelope>(logic: ActorLogic<S, C, E>): KindProjection<S> {
+  override register<S, C extends Command, E extends EventEnvelope>(logic: KindLogic<S, C, E>): KindProjection<S> {
     return super.register(this.mutate(logic));
   }
 }

@@ -8,7 +8,7 @@
 import { pino } from "pino";
 import { ActorRuntime } from "../../../src/actors/actor-runtime.ts";
 import { ManualClock } from "../../../src/actors/clock.ts";
-import { type TurnResult } from "../../../src/actors/turn-result.ts";
+import { type TurnResult } from "../../../src/actors/actor-runtime.ts";
 import { lockModule } from "../../../src/lock/module.ts";
 import { proxyModule } from "../../../src/proxy/module.ts";
 import { routeModule } from "../../../src/route/module.ts";
