@@ -418,6 +418,17 @@ export class ReplyMemory {
     return entry.reply;
   }
 
+  /** The entity the latest request remembered with `requestId` was for, if any. */
+  idOfRequest(requestId: string): string | undefined {
+    this.settle();
+    const entry = this.byRequest.get(requestId);
+    if (entry === undefined) return undefined;
+    // A reply remembered as rendered carries no id; its message id starts with the event's subject, which names it.
+    if (entry.id !== "") return entry.id;
+    const bar = entry.msgId.indexOf("|");
+    return bar < 0 ? undefined : (idOfSubject(entry.msgId.slice(0, bar)) ?? undefined);
+  }
+
   /** The fingerprint of the latest request remembered with `requestId`, and its event's instant. */
   requestOf(requestId: string): { readonly fingerprint: string; readonly atMs: number } | undefined {
     this.settle();

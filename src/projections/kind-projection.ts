@@ -227,6 +227,11 @@ export class KindProjection<State> {
   }
 
   /** The fingerprint of the latest request remembered with `requestId` on this kind, and its event's instant. */
+  /** The id the latest request remembered with `requestId` was for (a retry whose target no longer resolves finds it here). */
+  idOfRequest(requestId: string): string | undefined {
+    return this.store.replies.idOfRequest(requestId);
+  }
+
   requestOf(requestId: string): { readonly fingerprint: string; readonly atMs: number } | undefined {
     return this.store.replies.requestOf(requestId);
   }

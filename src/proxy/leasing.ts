@@ -92,7 +92,10 @@ export class ProxyLeasing {
   /** Reports how a lease went (`success`, `rate_limited`, `banned`, ...). */
   report(command: Omit<ReportProxyLease, "op">, arrival: Arrival = {}): Promise<TurnResult> {
     return this.inOrder(arrival, async (a) => {
-      const proxy = await this.proxyOfLease(command.leaseId, a.deadline);
+      // A retry of a report whose lease was released since is answered where its reply is remembered.
+      const proxy =
+        (await this.proxyOfLease(command.leaseId, a.deadline)) ??
+        (a.requestId === undefined ? undefined : this.model.proxyOfRequest(a.requestId));
       if (proxy === undefined) {
         return { ok: false, rejection: { code: "UNKNOWN_LEASE", message: `lease ${command.leaseId} does not resolve` } };
       }

@@ -88,6 +88,11 @@ export class ProxyReadModel extends ProjectedReadModel<ProxyState> {
     return Object.fromEntries(entries.sort((a, b) => compareNames(a[0], b[0])));
   }
 
+  /** The proxy the latest request with `requestId` was carried out on, while its reply is remembered. */
+  proxyOfRequest(requestId: string): string | undefined {
+    return this.projection.idOfRequest(requestId);
+  }
+
   /** The proxy a lease was granted on, if this instance has seen the grant. */
   proxyOfLease(leaseId: string): string | undefined {
     return this.leases.get(leaseId)?.proxy;

@@ -170,7 +170,23 @@ describe("a retry after a restart", () => {
         await expectRetriesAnswered(sent, recorded, log, clock, atStop);
         await expectRetriesAnswered(sent, recorded, log, clock, copyOfStore(store));
       }),
-      { numRuns: 40 },
+      {
+        numRuns: 40,
+        examples: [
+          // A report's retry after its lease was released: answered where its reply is remembered, not UNKNOWN_LEASE.
+          [
+            [
+              { op: "proxy.register", x: 21, y: 6 },
+              { op: "proxy.acquire", x: 0, y: 7 },
+              { op: "lock.acquire", x: 0, y: 0 },
+            ],
+            [
+              { op: "proxy.report", x: 0, y: 1 },
+              { op: "proxy.release", x: 0, y: 0 },
+            ],
+          ],
+        ],
+      },
     );
   });
 });
