@@ -100,7 +100,6 @@ export class IncrementalSnapshots<State> {
   private parts: readonly ManifestPart[] = [];
   private deltaRecords = 0;
   private repliesAtSave = 0;
-  private legacyFound = false;
 
   constructor(private readonly options: IncrementalSnapshotsOptions<State>) {}
 
@@ -133,8 +132,7 @@ export class IncrementalSnapshots<State> {
       return 0;
     }
     this.apply(read.parts);
-    this.legacyFound = read.legacy;
-    this.parts = read.legacy ? [] : read.manifest.parts;
+    this.parts = read.manifest.parts;
     this.deltaRecords = this.parts.slice(1).reduce((n, p) => n + p.records, 0);
     logger.info(
       { kind, seq: read.manifest.seq, ids: this.options.records.size, parts: read.parts.length, takenAt: read.manifest.takenAt },
@@ -219,16 +217,12 @@ export class IncrementalSnapshots<State> {
     );
   }
 
-  /** Drops the parts a new base replaced, and the older whole snapshot; what fails to go is only space. */
+  /** Drops the parts a new base replaced; what fails to go is only space. */
   private async forget(replaced: readonly ManifestPart[]): Promise<void> {
     const { store, logger } = this.options;
     const { kind } = this.options.fold;
     try {
       if (replaced.length > 0) await store.drop(replaced.map((p) => partName(kind, p.name)));
-      if (this.legacyFound) {
-        this.legacyFound = false;
-        await store.dropLegacy(kind);
-      }
     } catch (err) {
       logger.debug({ err, kind }, "old snapshot parts not dropped");
     }

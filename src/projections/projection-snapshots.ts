@@ -16,7 +16,6 @@ import { createHash } from "node:crypto";
 import { deserialize, serialize } from "node:v8";
 import { setImmediate as yieldToOthers } from "node:timers/promises";
 import type { ActorKind } from "../contract/subjects.ts";
-import { decodeProjectionSnapshot } from "./legacy-snapshots.ts";
 import type { ProjectionSnapshotStore } from "./snapshot-stores.ts";
 
 /** Marks an incremental snapshot's manifest (and its parts' encoding). */
@@ -62,8 +61,6 @@ export interface RestoredSnapshot {
   readonly manifest: SnapshotManifest;
   /** Every part in order (applying them in turn gives the records, replies and extras). */
   readonly parts: readonly SnapshotPart[];
-  /** Whether it was the older whole snapshot (format v2). */
-  readonly legacy: boolean;
 }
 
 /** The blob name of a kind's manifest. */
@@ -175,8 +172,8 @@ export function encodeManifest(manifest: SnapshotManifest): Uint8Array {
 
 /**
  * Reads a kind's snapshot: the manifest and every part it names, all
- * checked; or the older whole snapshot when the kind has no manifest.
- * Undefined when there is none; a reason when there is one that cannot be used.
+ * checked. Undefined when there is none (a store of the older whole
+ * snapshots has none: the stream is folded once); a reason when there is one that cannot be used.
  */
 export async function readSnapshot(
   store: ProjectionSnapshotStore,
@@ -184,7 +181,7 @@ export async function readSnapshot(
   foldVersion: number,
 ): Promise<RestoredSnapshot | string | undefined> {
   const manifestBytes = await store.get(manifestName(kind));
-  if (manifestBytes === undefined) return readLegacy(store, kind, foldVersion);
+  if (manifestBytes === undefined) return undefined;
   const manifest = decodeManifest(manifestBytes, kind, foldVersion);
   if (typeof manifest === "string") return manifest;
   const parts: SnapshotPart[] = [];
@@ -195,29 +192,7 @@ export async function readSnapshot(
     if (typeof part === "string") return part;
     parts.push(part);
   }
-  return { manifest, parts, legacy: false };
-}
-
-async function readLegacy(
-  store: ProjectionSnapshotStore,
-  kind: ActorKind,
-  foldVersion: number,
-): Promise<RestoredSnapshot | string | undefined> {
-  const bytes = await store.legacy(kind);
-  if (bytes === undefined) return undefined;
-  const decoded = decodeProjectionSnapshot(bytes, kind, foldVersion);
-  if (!decoded.ok) return decoded.reason;
-  const s = decoded.snapshot;
-  const part: SnapshotPart = { seq: s.seq, records: s.records, replies: s.replies, extras: s.extras };
-  const manifest: SnapshotManifest = {
-    format: MANIFEST_FORMAT,
-    kind,
-    foldVersion,
-    seq: s.seq,
-    takenAt: s.takenAt,
-    parts: [{ name: "legacy", seq: s.seq, bytes: bytes.length, sha256: "", records: s.records.length }],
-  };
-  return { manifest, parts: [part], legacy: true };
+  return { manifest, parts };
 }
 
 /**

@@ -1,7 +1,6 @@
 /**
  * Where projection snapshots are kept: named blobs (a manifest per kind and
- * the parts it lists), written and read whole, plus the one object per kind
- * of the older whole snapshots. In production they are plain messages of the
+ * the parts it lists), written and read whole. In production they are plain messages of the
  * `<P>_PROJECTIONS` object store's stream, beside the object store's own
  * chunks: the object store hashes every byte with a SHA-256 written in
  * JavaScript on each write and read, which made saving 110,000 lock records
@@ -18,10 +17,9 @@
  */
 import type { NatsConnection } from "@nats-io/nats-core";
 import { headers as natsHeaders } from "@nats-io/nats-core";
-import { Objm, type ObjectStore } from "@nats-io/obj";
+import { Objm } from "@nats-io/obj";
 import { jetstreamManager, StorageType, type JetStreamClient, type JetStreamManager, type StoredMsg } from "@nats-io/jetstream";
 import { withDeadline } from "../events/deadline.ts";
-import { type ActorKind } from "../contract/subjects.ts";
 
 /** Named blobs of projection snapshots (names are dot-separated subject tokens). */
 export interface ProjectionSnapshotStore {
@@ -31,17 +29,11 @@ export interface ProjectionSnapshotStore {
   put(name: string, bytes: Uint8Array): Promise<void>;
   /** Forgets the blobs of `names` (the parts a newer base made useless). */
   drop(names: readonly string[]): Promise<void>;
-  /** The kind's whole snapshot of the older format, if one is kept. */
-  legacy(kind: ActorKind): Promise<Uint8Array | undefined>;
-  /** Forgets the kind's whole snapshot of the older format once a newer one is saved. */
-  dropLegacy(kind: ActorKind): Promise<void>;
 }
 
 /** Keeps snapshots in memory (simulations and unit tests). */
 export class MemoryProjectionSnapshotStore implements ProjectionSnapshotStore {
   readonly saved = new Map<string, Uint8Array>();
-  /** Older whole snapshots by kind (tests plant them). */
-  readonly legacySaved = new Map<ActorKind, Uint8Array>();
   /** How many manifest loads found one (tests prove a start used a snapshot). */
   loadsFound = 0;
   get(name: string): Promise<Uint8Array | undefined> {
@@ -57,15 +49,6 @@ export class MemoryProjectionSnapshotStore implements ProjectionSnapshotStore {
     for (const name of names) this.saved.delete(name);
     return Promise.resolve();
   }
-  legacy(kind: ActorKind): Promise<Uint8Array | undefined> {
-    const bytes = this.legacySaved.get(kind);
-    if (bytes !== undefined) this.loadsFound++;
-    return Promise.resolve(bytes);
-  }
-  dropLegacy(kind: ActorKind): Promise<void> {
-    this.legacySaved.delete(kind);
-    return Promise.resolve();
-  }
 }
 
 /** Bytes per message of a blob: well under the server's default 1 MiB max_payload. */
@@ -78,14 +61,12 @@ const PIECES_HEADER = "Leasehold-Pieces";
  * more messages on `$O.<bucket>.C.lh.<name>.<i>` (each rolls up its subject,
  * so a name saved again keeps only its latest bytes), which the service's
  * permissions already cover, and which the object store never reads (its
- * chunk subjects are named by a NUID). The whole snapshots of the older
- * format are objects of the bucket named by kind.
+ * chunk subjects are named by a NUID). The object store makes the bucket.
  */
 export class ObjectProjectionSnapshotStore implements ProjectionSnapshotStore {
   private readonly js: JetStreamClient;
 
   private constructor(
-    private readonly objects: ObjectStore,
     private readonly jsm: JetStreamManager,
     private readonly bucket: string,
     private readonly timeoutMs: number,
@@ -97,14 +78,14 @@ export class ObjectProjectionSnapshotStore implements ProjectionSnapshotStore {
 
   /** Opens the bucket, creating it when missing. */
   static async open(nc: NatsConnection, bucket: string, replicas: number, timeoutMs = 10_000): Promise<ObjectProjectionSnapshotStore> {
-    const objects = await withDeadline(
+    await withDeadline(
       new Objm(nc).create(bucket, { replicas, storage: StorageType.File, description: "leasehold projection snapshots" }),
       timeoutMs,
       `open object store ${bucket}`,
     );
     const jsm = await jetstreamManager(nc, { timeout: timeoutMs });
     const info = await withDeadline(jsm.streams.info(`OBJ_${bucket}`), timeoutMs, `read the ${bucket} stream's settings`);
-    return new ObjectProjectionSnapshotStore(objects, jsm, bucket, timeoutMs, info.config.allow_direct === true);
+    return new ObjectProjectionSnapshotStore(jsm, bucket, timeoutMs, info.config.allow_direct === true);
   }
 
   private get stream(): string {
@@ -158,14 +139,5 @@ export class ObjectProjectionSnapshotStore implements ProjectionSnapshotStore {
         this.timeoutMs,
         `drop snapshot part ${name}`,
       );
-  }
-
-  async legacy(kind: ActorKind): Promise<Uint8Array | undefined> {
-    const bytes = await withDeadline(this.objects.getBlob(kind), this.timeoutMs, `load the ${kind} snapshot`);
-    return bytes ?? undefined;
-  }
-
-  async dropLegacy(kind: ActorKind): Promise<void> {
-    await withDeadline(this.objects.delete(kind), this.timeoutMs, `drop the ${kind} whole snapshot`);
   }
 }

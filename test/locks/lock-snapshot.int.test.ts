@@ -7,9 +7,7 @@
  * version is ignored rather than trusted.
  */
 import { afterEach, describe, expect, it } from "vitest";
-import { Objm } from "@nats-io/obj";
 import { lockLogic } from "../../src/lock/logic.ts";
-import { encodeProjectionSnapshot } from "../../src/projections/legacy-snapshots.ts";
 import { ObjectProjectionSnapshotStore } from "../../src/projections/snapshot-stores.ts";
 import { readSnapshot, writePart, type RestoredSnapshot } from "../../src/projections/projection-snapshots.ts";
 import { call, connectNats, startTestService, uniquePrefix, type TestService } from "../support/nats.ts";
@@ -126,18 +124,6 @@ describe("projection snapshots", () => {
         replies: [],
         extras: {},
       });
-      // And the whole snapshot of the older format, likewise, which is not read while the kind has a manifest.
-      const forged = encodeProjectionSnapshot({
-        format: "leasehold.projection.v2",
-        kind: "lock",
-        foldVersion: 999,
-        seq: lastSeq,
-        takenAt: new Date().toISOString(),
-        records: [["a", { name: "a", lease: null, generation: 7, corrupt: null }, 1, 0]],
-        replies: [],
-        extras: {},
-      });
-      await new Objm(nc).open(first.service.subjects.projectionBucket).then((objects) => objects.putBlob({ name: "lock" }, forged));
     } finally {
       await nc.close();
     }

@@ -9,7 +9,6 @@ import { encodeEvent, type EventEnvelope } from "../../src/events/envelope.ts";
 import { LogUnavailableError } from "../../src/events/event-log.ts";
 import { MemoryEventLog } from "../../src/events/memory-event-log.ts";
 import { Subjects } from "../../src/contract/subjects.ts";
-import { encodeProjectionSnapshot } from "../../src/projections/legacy-snapshots.ts";
 import { KindProjection } from "../../src/projections/kind-projection.ts";
 import {
   manifestName,
@@ -90,29 +89,6 @@ describe("KindProjection", () => {
     await second.stop();
   });
 
-  it("starts from a whole snapshot of the older format, and replaces it with an incremental one", async () => {
-    const log = new MemoryEventLog();
-    await history(log, "a", 3);
-    const store = new MemoryProjectionSnapshotStore();
-    const first = projection(log, store);
-    await first.start();
-    const records = [...first.entries()].map(
-      ([id, state]) => [id, logic.serializeState!(state), first.record(id).seq, first.record(id).atMs] as const,
-    );
-    await first.stop();
-    store.saved.clear();
-    const whole = { format: "leasehold.projection.v2", kind: "lock", foldVersion: logic.foldVersion, seq: 6, takenAt: "" } as const;
-    store.legacySaved.set("lock", encodeProjectionSnapshot({ ...whole, records, replies: [], extras: {} }));
-    await history(log, "a", 1, 3);
-    const second = projection(log, store);
-    await second.start();
-    expect(second.startedFromSeq).toBe(6);
-    expect(second.get("a").generation).toBe(4);
-    await second.stop();
-    expect(store.legacySaved.size).toBe(0);
-    expect(await readSnapshot(store, "lock", logic.foldVersion)).toMatchObject({ manifest: { seq: 8 }, legacy: false });
-  });
-
   /** A store holding the snapshot of 3 acquire/release pairs on "a", doctored by `doctor`. */
   async function doctoredStore(doctor: (store: MemoryProjectionSnapshotStore, manifest: SnapshotManifest) => void) {
     const log = new MemoryEventLog();
@@ -125,27 +101,10 @@ describe("KindProjection", () => {
     doctor(store, manifest);
     return { log, store };
   }
-  const legacy = (seq: number, foldVersion = logic.foldVersion) =>
-    encodeProjectionSnapshot({
-      format: "leasehold.projection.v2",
-      kind: "lock",
-      foldVersion,
-      seq,
-      takenAt: "",
-      records: [],
-      replies: [],
-      extras: {},
-    });
   const manifestOf = (store: MemoryProjectionSnapshotStore, m: SnapshotManifest) =>
     store.saved.set(manifestName("lock"), new TextEncoder().encode(JSON.stringify(m)));
 
   it.each<[string, (store: MemoryProjectionSnapshotStore, manifest: SnapshotManifest) => void]>([
-    [
-      "is an older one that does not decode",
-      (store) => (store.saved.clear(), store.legacySaved.set("lock", new TextEncoder().encode("{no"))),
-    ],
-    ["is an older one of another fold version", (store) => (store.saved.clear(), store.legacySaved.set("lock", legacy(1, 1)))],
-    ["is an older one beyond the stream", (store) => (store.saved.clear(), store.legacySaved.set("lock", legacy(999)))],
     ["has a manifest that does not decode", (store) => store.saved.set(manifestName("lock"), new TextEncoder().encode("{no"))],
     ["was made by another fold version", (store, m) => manifestOf(store, { ...m, foldVersion: 1 })],
     ["lies beyond the stream", (store, m) => manifestOf(store, { ...m, seq: 999, parts: m.parts.map((p) => ({ ...p, seq: 999 })) })],
