@@ -19,7 +19,7 @@ export default {
   typescriptChecker: { prioritizePerformanceOverAccuracy: true },
   mutate: [
     "src/host/decide.ts",
-    "src/lock/decide.ts",
+    "src/lock/logic.ts",
     "src/proxy/decide.ts",
     "src/route/decide.ts",
     "src/lock/state.ts",
@@ -31,7 +31,7 @@ export default {
     "src/route/chooser.ts",
     "src/tools/audit.ts",
     "src/tools/audit/*.ts",
-    "src/contract/subject-token.ts",
+    "src/contract/subjects.ts",
   ],
   coverageAnalysis: "perTest",
   incremental: true,

@@ -11,7 +11,6 @@ import type { Logger } from "pino";
 import { nuid } from "@nats-io/nats-core";
 import { encodeEvent, type EventEnvelope, type RecordedEvent, requestMsgId, msgIdVariant } from "../events/envelope.ts";
 import { type AppendResult, type EventLog, LogUnavailableError, WrongLastSequenceError } from "../events/event-log.ts";
-import { instantMs } from "../events/envelope.ts";
 import type { ActorKind, Subjects } from "../contract/subjects.ts";
 import { KindProjection, type BacklogWorker } from "../projections/kind-projection.ts";
 import type { ProjectionRecord } from "../projections/kind-fold.ts";
@@ -358,7 +357,7 @@ export class ActorRuntime {
         const recorded: RecordedEvent = { seq, event: event.envelope, msgId };
         const stateAfter = logic.evolve(base.state, recorded);
         const reply = logic.replyFor(stateAfter, recorded);
-        projection.applyOwn(id, recorded, stateAfter, instantMs(event.envelope.at), reply);
+        projection.applyOwn(id, recorded, stateAfter, event.atMs, reply);
         return reply;
       },
       copyOpened: (msgId, id) => this.idsInDoubt.opened(msgId, id, this.monotonic()),
@@ -421,7 +420,7 @@ function encode(
       : principal === undefined
         ? { type, v: 1, at, kind, id, requestId, data }
         : { type, v: 1, at, kind, id, requestId, by: principal, data };
-  return { envelope, payload: encodeEvent(envelope) };
+  return { envelope, payload: encodeEvent(envelope), atMs: now };
 }
 
 /** A proxy grant's message id is the kind's, not the proxy's: one requestId is one grant, whichever proxy takes it. */
@@ -637,6 +636,8 @@ export interface PendingCommand {
 export interface EncodedEvent {
   readonly envelope: EventEnvelope;
   readonly payload: Uint8Array;
+  /** The envelope's `at` in epoch ms (the decision's instant, kept so the fold need not parse it back). */
+  readonly atMs: number;
 }
 
 /** What the append step is given. */

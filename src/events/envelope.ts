@@ -62,6 +62,12 @@ export function requestMsgId(subject: string, op: string, requestId: string, fin
   return fingerprint === "" ? `${subject}|${op}|${requestId}` : `${subject}|${op}|${fingerprint}|${requestId}`;
 }
 
+/** The subject a request's event was appended to, read back from its message id; undefined for an id without one. */
+export function subjectOfMsgId(msgId: string): string | undefined {
+  const bar = msgId.indexOf("|");
+  return bar < 0 ? undefined : msgId.slice(0, bar);
+}
+
 /** A request's id and fingerprint, read back from the message id of its event; undefined for an id without them. */
 export function requestOfMsgId(msgId: string): { readonly requestId: string; readonly fingerprint: string } | undefined {
   const first = msgId.indexOf("|");

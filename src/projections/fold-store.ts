@@ -8,7 +8,7 @@
  */
 import { type StoredMessage } from "../events/event-log.ts";
 import { baseMsgId } from "../events/envelope.ts";
-import { requestOfMsgId } from "../events/envelope.ts";
+import { requestOfMsgId, subjectOfMsgId } from "../events/envelope.ts";
 import { isUnparsable, type HistoryEntry, type RecordedEvent } from "../events/envelope.ts";
 import { decodeEvent } from "../events/decode.ts";
 import { instantMs } from "../events/envelope.ts";
@@ -425,8 +425,8 @@ export class ReplyMemory {
     if (entry === undefined) return undefined;
     // A reply remembered as rendered carries no id; its message id starts with the event's subject, which names it.
     if (entry.id !== "") return entry.id;
-    const bar = entry.msgId.indexOf("|");
-    return bar < 0 ? undefined : (idOfSubject(entry.msgId.slice(0, bar)) ?? undefined);
+    const subject = subjectOfMsgId(entry.msgId);
+    return subject === undefined ? undefined : (idOfSubject(subject) ?? undefined);
   }
 
   /** The fingerprint of the latest request remembered with `requestId`, and its event's instant. */

@@ -232,6 +232,7 @@ export class KindProjection<State> {
     return this.store.replies.idOfRequest(requestId);
   }
 
+  /** The fingerprint of the latest request remembered with `requestId`, and its event's instant (what tells a reuse from a retry). */
   requestOf(requestId: string): { readonly fingerprint: string; readonly atMs: number } | undefined {
     return this.store.replies.requestOf(requestId);
   }

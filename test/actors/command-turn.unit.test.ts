@@ -61,7 +61,7 @@ function fixture() {
     encode: (id, decision, now) => {
       if (decision.outcome !== "append") throw new Error("nothing to encode");
       const envelope: EventEnvelope = { type: decision.type, v: 1, at: new Date(now).toISOString(), kind: "lock", id, data: decision.data };
-      return { envelope, payload: encodeEvent(envelope) };
+      return { envelope, payload: encodeEvent(envelope), atMs: Date.parse(envelope.at) };
     },
     applyOwn: (id, base, event, seq, msgId) => {
       const recorded = { seq, event: event.envelope, msgId };
