@@ -102,7 +102,8 @@ export class LockTurns {
     const { sessions, runtime } = this;
     if (sessions === undefined) return runtime.execute("lock", name, command, arrival);
     const named = (command.op === "acquire" || command.op === "claim") && command.session !== undefined;
-    if (named || refersToSessions(this.locks.get(name))) return this.withSessionsCaughtUp(sessions, name, command, arrival);
+    const known = this.locks.find(name);
+    if (named || (known !== undefined && refersToSessions(known))) return this.withSessionsCaughtUp(sessions, name, command, arrival);
     // Before any session exists none can be read; after, nothing the decision reads hangs on one as far as this
     // instance knows, so it does not wait for the table. If the lock's state at its turn does (another instance's event,
     // folded on a conflict), the decision asks the table and is refused, and runs again with the table caught up.

@@ -14,7 +14,7 @@ import { Subjects } from "../../src/contract/subjects.ts";
 import { MemoryEventLog } from "../../src/events/memory-event-log.ts";
 import { LockTurns } from "../../src/lock/endpoints.ts";
 import { lockLogic } from "../../src/lock/logic.ts";
-import { initialLockState, sessionHolding } from "../../src/lock/state.ts";
+import { sessionHolding } from "../../src/lock/state.ts";
 import { SessionTable, sessionLogic } from "../../src/session/index.ts";
 import { DEFAULT_SETTINGS } from "../support/lock-given.ts";
 
@@ -73,7 +73,7 @@ describe("lock turns with a session open", () => {
     await s.close(session);
     const events = s.log.messages.length;
     // This instance's view of the lock is behind (another instance's session lease, not yet folded here): free.
-    vi.spyOn(s.locks, "get").mockReturnValueOnce(initialLockState("x"));
+    vi.spyOn(s.locks, "find").mockReturnValueOnce(undefined);
     // Willing to wait: a decision on the lease as the lock's history alone has it (held) would queue the request.
     const lease = leaseOf(await s.turns.execute("x", { op: "acquire", owner: "b", waitMs: 5000, requestId: "b1" }, { requestId: "b1" }));
     // The turn found the session lease, asked for the session's end, and ran again once the table had caught up:
@@ -87,7 +87,7 @@ describe("lock turns with a session open", () => {
     const s = await lockService();
     const session = await s.open("w");
     leaseOf(await s.turns.execute("x", { op: "acquire", owner: "w", session }));
-    vi.spyOn(s.locks, "get").mockReturnValueOnce(initialLockState("x"));
+    vi.spyOn(s.locks, "find").mockReturnValueOnce(undefined);
     expect(await s.turns.execute("x", { op: "acquire", owner: "b" })).toMatchObject({ ok: false, rejection: { code: "LEASE_EXISTS" } });
   });
 });
