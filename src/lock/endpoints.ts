@@ -4,7 +4,8 @@ import { OPERATOR_OP, READS, endpoint, refuse, type Endpoint, positiveMs, reques
 import type { LockWaiters } from "./waiters.ts";
 import { z } from "zod";
 import type { ActorRuntime, Arrival } from "../actors/actor-runtime.ts";
-import { unavailableAfter, type TurnResult } from "../actors/actor-runtime.ts";
+import { isInDoubt, unavailableAfter, type TurnResult } from "../actors/actor-runtime.ts";
+import { UnreadSessions } from "./unread-sessions.ts";
 import type { LockCommand } from "./commands.ts";
 import type { KindProjection } from "../projections/kind-projection.ts";
 import type { LockState } from "./state.ts";
@@ -80,9 +81,11 @@ export const lockRequests = {
  * Lock commands as the application carries them out (with sessions): each
  * turn of a lock's actor carries the session table, so that its decision
  * reads the ends of the sessions its lease and waiters hang on as data and
- * stays pure, as a route's decision reads the host table. The table is first
- * caught up with the stream once sessions are in use, so a keepalive or a
- * close acknowledged by any instance is seen.
+ * stays pure, as a route's decision reads the host table. A decision that
+ * reads sessions reads the table caught up with the stream, so a keepalive
+ * or a close acknowledged by any instance is seen; one that does not (no
+ * session named, none on the lock) waits for nothing
+ * (src/lock/unread-sessions.ts).
  */
 
 /** Runs lock commands with the session table. */
@@ -98,10 +101,28 @@ export class LockTurns {
   async execute(name: string, command: LockCommand, arrival: Arrival = {}): Promise<TurnResult> {
     const { sessions, runtime } = this;
     if (sessions === undefined) return runtime.execute("lock", name, command, arrival);
-    // The lock's projected state may be behind another instance's session lease: with sessions in use, every
-    // command reads them caught up (one batched read); without, none waits.
     const named = (command.op === "acquire" || command.op === "claim") && command.session !== undefined;
-    if (!named && !sessions.inUse && !refersToSessions(this.locks.get(name))) return runtime.execute("lock", name, command, arrival);
+    const known = this.locks.find(name);
+    if (named || (known !== undefined && refersToSessions(known))) return this.withSessionsCaughtUp(sessions, name, command, arrival);
+    // Before any session exists none can be read; after, nothing the decision reads hangs on one as far as this
+    // instance knows, so it does not wait for the table. If the lock's state at its turn does (another instance's event,
+    // folded on a conflict), the decision asks the table and is refused, and runs again with the table caught up.
+    if (!sessions.inUse) return runtime.execute("lock", name, command, arrival);
+    const unread = new UnreadSessions();
+    const result = await runtime.execute("lock", name, { ...command, sessions: unread }, arrival);
+    // In doubt, the refused turn's earlier append may still land: its answer is the doubt, as for any lost ack.
+    if (!unread.asked || isInDoubt(result)) return result;
+    return this.withSessionsCaughtUp(sessions, name, command, arrival);
+  }
+
+  /** The turn with the session table caught up with the stream first (one batched read), so that any instance's keepalive or close is seen. */
+  private async withSessionsCaughtUp(
+    sessions: SessionTable<LockState>,
+    name: string,
+    command: LockCommand,
+    arrival: Arrival,
+  ): Promise<TurnResult> {
+    const { runtime } = this;
     const a = runtime.deadlineFor(arrival);
     try {
       await freshBy(sessions, runtime, a.deadline);
