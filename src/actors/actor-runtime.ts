@@ -350,7 +350,8 @@ export class ActorRuntime {
         return r !== undefined && r.atMs >= since ? r : undefined;
       },
       answersRepeat: (reply, command) => logic.answersRepeat?.(reply, command) ?? true,
-      decide: (state, command, now) => logic.decide(state, command, now),
+      // The kind's own decide, bound rather than wrapped: the turn reaches the logic in one hop.
+      decide: logic.decide.bind(logic),
       holderOf: (state, command, now) => logic.holderOf?.(state, command, now),
       encode: (id, decision, now, requestId, by) => encode(kind, id, decision, now, requestId, by),
       applyOwn: (id, base: ProjectionRecord<unknown>, event: EncodedEvent, seq, msgId) => {

@@ -13,7 +13,15 @@
  * captured there): no actor is created, and nothing is interpreted per
  * request.
  */
-import { type EventObject, type ActorScope, type AnyStateMachine, fromTransition, type ActorSystem } from "xstate";
+import {
+  type EventObject,
+  type ActorScope,
+  type AnyStateMachine,
+  type MachineContext,
+  emit,
+  fromTransition,
+  type ActorSystem,
+} from "xstate";
 import { isUnparsable, type EventEnvelope, type HistoryEntry, type RecordedEvent } from "../events/envelope.ts";
 import type { ErrorCode, Rejection } from "../contract/errors.ts";
 import type { KindFold } from "../projections/kind-fold.ts";
@@ -49,6 +57,8 @@ export interface TransitionLogic<Snap extends { readonly context: unknown }> {
   transition(snapshot: Snap, event: never, scope: { emit(event: never): void }): Snap;
   /** The same transition from context to context, where the logic offers it (a flat machine): no snapshot objects made. */
   transitionContext?(context: Snap["context"], event: never, scope: { emit(event: never): void }): Snap["context"];
+  /** A command's decision from the context, where the logic offers it (a flat machine): the decider called directly. */
+  decideContext?(context: Snap["context"], event: never): Decision | undefined;
   /** XState's `KindLogic.getPersistedSnapshot`: when given, projection snapshots keep this form of each state. */
   getPersistedSnapshot?(snapshot: Snap): unknown;
 }
@@ -82,6 +92,7 @@ export function fromXState<State, C extends Command, E extends EventEnvelope, Sn
       decided = event.decision;
     },
   };
+  const decideContext = logic.decideContext?.bind(logic) as ((state: State, event: EventObject) => Decision | undefined) | undefined;
   const transition = logic.transition.bind(logic) as (snapshot: Snap, event: EventObject, s: typeof scope) => Snap;
   // From context to context: the logic's own where it has one, else through its snapshots.
   const step: (state: State, event: EventObject, s: typeof scope) => State =
@@ -96,8 +107,13 @@ export function fromXState<State, C extends Command, E extends EventEnvelope, Sn
     ...(options.lateReply === undefined ? {} : { lateReply: options.lateReply }),
     ...persistence(options),
     decide(state, command, now) {
-      decided = undefined;
       const event: CommandEvent<C> = { type: command.op, command, now };
+      if (decideContext !== undefined) {
+        const made = decideContext(state, event) as Decision<E> | undefined;
+        if (made === undefined) throw new Error(`the ${options.kind} logic decided nothing for ${command.op}`);
+        return made;
+      }
+      decided = undefined;
       step(state, event, scope);
       const decision = decided as Decision<E> | undefined;
       if (decision === undefined) throw new Error(`the ${options.kind} logic decided nothing for ${command.op}`);
@@ -235,6 +251,13 @@ export interface FlatMachineLogic<TContext, TEvent extends EventObject, TInput> 
    * or out, which a fold of a million events would make and drop twice each.
    */
   transitionContext(context: TContext, event: TEvent, scope: Pick<ActorScope<never, TEvent>, "emit">): TContext;
+  /**
+   * A command's transition for its decision alone: the first enabled
+   * transition's {@link decision} action called directly (undefined when no
+   * transition is enabled). Commands never change the context, so this is the
+   * whole transition, in two frames from the caller to the kind's decider.
+   */
+  decideContext(context: TContext, event: TEvent): Decision | undefined;
   /** XState's `KindLogic.getInitialSnapshot`. */
   getInitialSnapshot(scope: unknown, input: TInput): FlatSnapshot<TContext>;
   /** XState's `KindLogic.getPersistedSnapshot`: the form XState's own machine restores from. */
@@ -258,10 +281,35 @@ type Args = { readonly context: unknown; readonly event: EventObject };
 type Guard = (args: Args) => boolean;
 type Scope = Pick<ActorScope<never, never>, "emit">;
 type Step = (context: unknown, event: EventObject, scope: Scope) => unknown;
+type Decider = (context: unknown, event: EventObject, settings: unknown) => Decision;
+
+/** Marks a {@link decision} action with its decider and settings, so the compiled runner calls the decider itself. */
+const DECIDER = Symbol("decider");
+
+/**
+ * A command's action: emits the decision `decide(context, event, settings)`
+ * as `{type: "decided", decision}` (what {@link fromXState} captures). XState
+ * runs it as the `emit` action it is; the flat runner calls `decide` directly
+ * from the transition ({@link FlatMachineLogic.decideContext}).
+ */
+export function decision<TContext extends MachineContext, TEvent extends EventObject, E extends EventEnvelope, S = undefined>(
+  decide: (context: TContext, event: TEvent, settings: S) => Decision<E>,
+  ...settings: S extends undefined ? [] : [S]
+) {
+  const bound = settings[0] as S;
+  const action = emit<TContext, TEvent, undefined, TEvent, DecidedEvent<E>>(({ context, event }) => ({
+    type: "decided",
+    decision: decide(context, event, bound),
+  }));
+  return Object.assign(action, { [DECIDER]: { decide: decide as unknown as Decider, settings: bound } });
+}
 
 interface CompiledTransition {
   readonly guard: Guard | undefined;
   readonly steps: readonly Step[];
+  /** The decider of a transition whose one action is a {@link decision}, and what it is given besides context and event. */
+  readonly decider: Decider | undefined;
+  readonly deciderSettings: unknown;
   /** The state key it moves to; undefined: it stays. */
   readonly target: string | undefined;
 }
@@ -308,6 +356,20 @@ export function compileFlatMachine<TContext, TEvent extends EventObject, TInput>
     transitionContext(context, event, scope) {
       const t = enabled(table, valueOf(context), context, event);
       return t === undefined ? context : applySteps(t, context, event, scope);
+    },
+    decideContext(context, event) {
+      const candidates = table.get(valueOf(context))?.get(event.type);
+      if (candidates === undefined) return undefined;
+      const args = { context, event };
+      for (const t of candidates) {
+        if (t.guard !== undefined && !t.guard(args)) continue;
+        if (t.decider !== undefined) return t.decider(context, event, t.deciderSettings);
+        // A command transition written with plain actions: run them and take what they emit.
+        let decided: Decision | undefined;
+        applySteps(t, context, event, { emit: (e: DecidedEvent) => (decided = e.decision) } as unknown as Scope);
+        return decided;
+      }
+      return undefined;
     },
   };
 }
@@ -391,12 +453,16 @@ function compileTransition(machine: AnyStateMachine, d: TransitionDefinition, re
     if (typeof ref !== "function" || "check" in ref) refuse(`guard ${JSON.stringify(d.guard)} is not a plain guard function`);
     guard = ref as Guard;
   }
-  const steps = d.actions.map((action) => compileAction(typeof action === "string" ? implementations.actions[action] : action, refuse));
+  const actions = d.actions.map((action) => (typeof action === "string" ? implementations.actions[action] : action));
+  const steps = actions.map((action) => compileAction(action, refuse));
   const targets = d.target ?? [];
   if (targets.length > 1) refuse("a transition with several targets");
   const target = targets[0];
   if (target !== undefined && target.parent?.parent !== undefined) refuse(`target ${target.key} is not a top-level state`);
-  return { guard, steps, target: target?.key };
+  const marked = actions.length === 1 ? (actions[0] as { [DECIDER]?: { decide: Decider; settings: unknown } })[DECIDER] : undefined;
+  // A decision's transition stays where it is: the decider alone is the whole of it.
+  const decider = marked !== undefined && target === undefined ? marked : undefined;
+  return { guard, steps, target: target?.key, decider: decider?.decide, deciderSettings: decider?.settings };
 }
 
 /** One `assign` or `emit` action as a step from context to context. */

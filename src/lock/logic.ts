@@ -7,6 +7,7 @@ import {
   type KindLogic,
   type Decision,
   compileFlatMachine,
+  decision,
   fromXState,
   recorder,
   reject,
@@ -37,17 +38,10 @@ import {
   releasedBreaks,
   renewedBreaks,
 } from "./state.ts";
-import {
-  type LockCommand,
-  type LockSettings,
-  DEFAULT_CLAIM_WINDOW_MS,
-  type AcquireLock,
-  type ClaimLock,
-  type RenewLock,
-} from "./commands.ts";
+import { type LockCommand, type LockSettings, DEFAULT_CLAIM_WINDOW_MS, type AcquireLock, type ClaimLock } from "./commands.ts";
 import { liveCountFrom, livePlace, queueAt, type LockWaiter, type QueueView } from "./state.ts";
 import { sessionLiveAt, type SessionState } from "../session/index.ts";
-import { assign, emit, setup } from "xstate";
+import { assign, setup } from "xstate";
 
 /**
  * Builds the lock actor logic for the given server settings: the statechart,
@@ -56,15 +50,16 @@ import { assign, emit, setup } from "xstate";
  * with the ends its events recorded (src/lock/session-waiters.ts).
  */
 export function lockLogic(settings: LockSettings): KindLogic<LockState, LockCommand, LockEvent> {
-  const machine = statechartLogic(settings);
+  const { machine, compiled } = statechartLogic(settings);
   return {
     ...machine,
+    // The statechart's compiled transition calls the decider its action names: three frames from here to a decision.
     decide(state, command, now) {
-      if (command.sessions === undefined) return machine.decide(state, command, now);
-      const read = resolveSessions(state, command.sessions, now);
-      const decision = machine.decide(read.state, command, now);
-      if (decision.outcome !== "append" || read.ended === undefined) return decision;
-      return { ...decision, data: { ...decision.data, sessionEnds: read.ended } } as Decision<LockEvent>;
+      const read = command.sessions === undefined ? undefined : resolveSessions(state, command.sessions, now);
+      const made = compiled.decideContext(read?.state ?? state, { type: command.op, command, now }) as Decision<LockEvent> | undefined;
+      if (made === undefined) throw new Error(`the lock logic decided nothing for ${command.op}`);
+      if (made.outcome !== "append" || read?.ended === undefined) return made;
+      return { ...made, data: { ...made.data, sessionEnds: read.ended } } as Decision<LockEvent>;
     },
     evolve(state, entry) {
       const ends = isUnparsable(entry) ? undefined : (entry.event.data as { sessionEnds?: Record<string, string> } | null)?.sessionEnds;
@@ -74,7 +69,7 @@ export function lockLogic(settings: LockSettings): KindLogic<LockState, LockComm
 }
 
 /** The statechart (run from its own transition table, without an interpreter) as the kind's logic, before its sessions are read. */
-function statechartLogic(settings: LockSettings): KindLogic<LockState, LockCommand, LockEvent> {
+function statechartLogic(settings: LockSettings) {
   const logic = compileFlatMachine<LockState, LockMachineEvent, { readonly id: string }>(lockMachine(settings), {
     valueOf: lockStateValue,
     initialContext: (input) => initialLockState(input.id),
@@ -108,13 +103,14 @@ function statechartLogic(settings: LockSettings): KindLogic<LockState, LockComma
       },
     },
   });
-  return {
+  const machine: KindLogic<LockState, LockCommand, LockEvent> = {
     ...xstate,
     // A repeat without waitMs of an acquire that joined the queue is decided in its one turn (its place is found by
     // requestId: the lock now, or LEASE_EXISTS), rather than answered "waiting", which only the lock waiters act on.
     answersRepeat: (reply, command) => !(command.op === "acquire" && (command.waitMs ?? 0) === 0 && isWaitingReply(reply)),
     holderOf: lockHolderOf,
   };
+  return { machine, compiled: logic };
 }
 
 /**
@@ -177,8 +173,25 @@ export function recordReset(state: LockState): Decision<LockEvent> {
 }
 
 /** CORRUPT: the lock refuses its history until a reset. */
-export function refuseCorrupt(state: LockState, maxTtlMs: number): Decision<LockEvent> {
-  return reject("CORRUPT", `lock ${state.name} refuses its history: ${corruptionOf(state, maxTtlMs)}; an operator must reset it`);
+export function refuseCorrupt(state: LockState, _event: LockMachineEvent, settings: LockSettings): Decision<LockEvent> {
+  return reject("CORRUPT", `lock ${state.name} refuses its history: ${corruptionOf(state, settings.maxTtlMs)}; an operator must reset it`);
+}
+
+/** TTL_EXCEEDS_MAX for the TTL a command asks for. */
+function refuseTtl(_state: LockState, event: LockMachineEvent, settings: LockSettings): Decision<LockEvent> {
+  return ttlTooLong(requestedTtlMs(commandOf(event).command, settings) ?? 0, settings.maxTtlMs);
+}
+
+/** `lock.get`: the live lease, if any, and how many wait. */
+function replyGet(state: LockState, event: LockMachineEvent): Decision<LockEvent> {
+  const { now } = commandOf(event);
+  const live = state.lease !== null && state.lease.expiresAtMs > now;
+  return { outcome: "reply", reply: { lease: live ? leaseView(state.name, state.lease) : null, waiters: queueAt(state, now).liveCount } };
+}
+
+/** NOT_HELD for a release under an etag other than the lease's. */
+function refuseOtherEtag(state: LockState): Decision<LockEvent> {
+  return reject("NOT_HELD", `lock ${state.name} is held under another etag`);
 }
 
 /** BAD_REQUEST for a renewal of a session lease: the session's keepalive keeps it. */
@@ -190,12 +203,13 @@ export function refuseSessionRenewal(state: LockState): Decision<LockEvent> {
 }
 
 /** NOT_HELD for a renewal by someone other than the holder, or with another etag. */
-export function notHeld(state: LockState, owner: string): Decision<LockEvent> {
-  return reject("NOT_HELD", `lock ${state.name} is not held by ${owner} with that etag`);
+export function notHeld(state: LockState, event: LockMachineEvent): Decision<LockEvent> {
+  return reject("NOT_HELD", `lock ${state.name} is not held by ${commandOf<"renew">(event).command.owner} with that etag`);
 }
 
 /** A holder's renewal: extends the lease by its own TTL or the one asked for, under the ceiling. */
-export function decideRenew(state: LockState, command: RenewLock, now: number, settings: LockSettings): Decision<LockEvent> {
+export function decideRenew(state: LockState, event: LockMachineEvent, settings: LockSettings): Decision<LockEvent> {
+  const { command, now } = commandOf<"renew">(event);
   const lease = state.lease!;
   const renewTtl = command.ttlMs ?? lease.ttlMs;
   if (renewTtl > settings.maxTtlMs) return ttlTooLong(renewTtl, settings.maxTtlMs);
@@ -223,13 +237,9 @@ export function leaseAlreadyReleased(state: LockState): Decision<LockEvent> {
  * appends nothing); otherwise the lock is taken when free with nobody
  * waiting, the request joins the queue when it may wait, or is refused.
  */
-export function decideAcquire(
-  state: LockState,
-  command: AcquireLock,
-  now: number,
-  ttlMs: number,
-  settings: LockSettings,
-): Decision<LockEvent> {
+export function decideAcquire(state: LockState, event: LockMachineEvent, settings: LockSettings): Decision<LockEvent> {
+  const { command, now } = commandOf<"acquire">(event);
+  const ttlMs = requestedTtlMs(command, settings) ?? settings.lockTtlMs;
   const session = sessionOf(command, now);
   if ("refused" in session) return session.refused;
   const terms = session.terms ?? { ttlMs, expiresAtMs: now + ttlMs };
@@ -257,7 +267,9 @@ export function decideAcquire(
 }
 
 /** A parked request looking again: take the lock in its claim window, keep waiting, or give up. */
-export function decideClaim(state: LockState, command: ClaimLock, now: number, ttlMs: number): Decision<LockEvent> {
+export function decideClaim(state: LockState, event: LockMachineEvent, settings: LockSettings): Decision<LockEvent> {
+  const { command, now } = commandOf<"claim">(event);
+  const ttlMs = requestedTtlMs(command, settings) ?? settings.lockTtlMs;
   const session = sessionOf(command, now);
   if ("refused" in session) return session.refused;
   const terms = session.terms ?? { ttlMs, expiresAtMs: now + ttlMs };
@@ -375,22 +387,22 @@ export type LockMachineEvent = CommandEvent<LockCommand> | RecordedEntryEvent;
 
 type Command<Op extends LockCommand["op"]> = CommandEvent<Extract<LockCommand, { op: Op }>>;
 
+/** The command of a command transition's event (a decider runs only on commands). */
+function commandOf<Op extends LockCommand["op"] = LockCommand["op"]>(event: LockMachineEvent): Command<Op> {
+  return event as Command<Op>;
+}
+
 /** The lock machine's state key for a context: the lifecycle the context records. */
 export function lockStateValue(context: LockState): "free" | "held" | "corrupt" {
   return context.corrupt !== null ? "corrupt" : context.lease !== null ? "held" : "free";
 }
 
+/** A lock command's action: the decider it names, given the server settings (src/actors/kind-logic.ts, `decision`). */
+const lockDecision = decision<LockState, LockMachineEvent, LockEvent, LockSettings>;
+
 /** The lock's statechart under the given server settings. */
 export function lockMachine(settings: LockSettings) {
-  // A command's transition emits its decision (and leaves the context as it is).
-  const decided =
-    (decide: (context: LockState, event: CommandEvent<LockCommand>) => Decision<LockEvent>) =>
-    ({ context, event }: { context: LockState; event: LockMachineEvent }): DecidedEvent<LockEvent> => ({
-      type: "decided",
-      decision: decide(context, event as CommandEvent<LockCommand>),
-    });
   const recorded = (event: LockMachineEvent) => (event as RecordedEntryEvent).entry as RecordedEvent<LockEvent>;
-  const command = <Op extends LockCommand["op"]>(event: LockMachineEvent) => event as Command<Op>;
   // A fold's assign returns the whole next state (src/actors/kind-logic.ts, wholeContext).
   const whole = (fold: (args: { context: LockState; event: LockMachineEvent }) => LockState) => wholeContext(fold);
   return setup({
@@ -401,55 +413,32 @@ export function lockMachine(settings: LockSettings) {
       emitted: {} as DecidedEvent<LockEvent>,
     },
     guards: {
-      ttlTooLong: ({ event }) => (requestedTtlMs(command(event).command, settings) ?? 0) > settings.maxTtlMs,
+      ttlTooLong: ({ event }) => (requestedTtlMs(commandOf(event).command, settings) ?? 0) > settings.maxTtlMs,
       // A lease recorded to end further ahead than any TTL allows: the history cannot be trusted.
-      beyondCeiling: ({ context, event }) => context.lease !== null && context.lease.expiresAtMs - command(event).now > settings.maxTtlMs,
+      beyondCeiling: ({ context, event }) => context.lease !== null && context.lease.expiresAtMs - commandOf(event).now > settings.maxTtlMs,
       notHolder: ({ context, event }) => {
-        const { owner, etag } = command<"renew">(event).command;
+        const { owner, etag } = commandOf<"renew">(event).command;
         return context.lease === null || context.lease.owner !== owner || leaseEtag(context.lease) !== etag;
       },
       sessionLease: ({ context }) => context.lease?.session !== undefined,
-      otherEtag: ({ context, event }) => context.lease === null || leaseEtag(context.lease) !== command<"release">(event).command.etag,
+      otherEtag: ({ context, event }) => context.lease === null || leaseEtag(context.lease) !== commandOf<"release">(event).command.etag,
       acquiredBreaks: ({ context, event }) => acquiredBreaks(context, recorded(event)),
       renewedBreaks: ({ context, event }) => renewedBreaks(context, recorded(event)),
       releasedBreaks: ({ context, event }) => releasedBreaks(context, recorded(event)),
     },
     actions: {
-      refuseTtl: emit(decided((_, e) => ttlTooLong(requestedTtlMs(e.command, settings) ?? 0, settings.maxTtlMs))),
-      refuseCorrupt: emit(decided((context) => refuseCorrupt(context, settings.maxTtlMs))),
-      recordReset: emit(decided((context) => recordReset(context))),
-      replyGet: emit(
-        decided((context, e) => {
-          const live = context.lease !== null && context.lease.expiresAtMs > e.now;
-          return {
-            outcome: "reply",
-            reply: { lease: live ? leaseView(context.name, context.lease) : null, waiters: queueAt(context, e.now).liveCount },
-          };
-        }),
-      ),
-      acquire: emit(
-        decided((context, e) => {
-          const c = e.command as Extract<LockCommand, { op: "acquire" }>;
-          return decideAcquire(context, c, e.now, requestedTtlMs(c, settings) ?? settings.lockTtlMs, settings);
-        }),
-      ),
-      claim: emit(
-        decided((context, e) => {
-          const c = e.command as Extract<LockCommand, { op: "claim" }>;
-          return decideClaim(context, c, e.now, requestedTtlMs(c, settings) ?? settings.lockTtlMs);
-        }),
-      ),
-      renew: emit(decided((context, e) => decideRenew(context, e.command as Extract<LockCommand, { op: "renew" }>, e.now, settings))),
-      refuseSessionRenewal: emit(decided((context) => refuseSessionRenewal(context))),
-      refuseNotHeld: emit(decided((context, e) => notHeld(context, (e.command as Extract<LockCommand, { op: "renew" }>).owner))),
-      release: emit(decided((context) => recordRelease(context))),
-      refuseReleased: emit(decided((context) => leaseAlreadyReleased(context))),
-      refuseOtherEtag: emit(
-        decided((context) => ({
-          outcome: "reject",
-          rejection: { code: "NOT_HELD", message: `lock ${context.name} is held under another etag` },
-        })),
-      ),
+      refuseTtl: lockDecision(refuseTtl, settings),
+      refuseCorrupt: lockDecision(refuseCorrupt, settings),
+      recordReset: lockDecision(recordReset, settings),
+      replyGet: lockDecision(replyGet, settings),
+      acquire: lockDecision(decideAcquire, settings),
+      claim: lockDecision(decideClaim, settings),
+      renew: lockDecision(decideRenew, settings),
+      refuseSessionRenewal: lockDecision(refuseSessionRenewal, settings),
+      refuseNotHeld: lockDecision(notHeld, settings),
+      release: lockDecision(recordRelease, settings),
+      refuseReleased: lockDecision(leaseAlreadyReleased, settings),
+      refuseOtherEtag: lockDecision(refuseOtherEtag, settings),
       applyQueued: assign(whole(({ context, event }) => applyWaiterQueued(context, recorded(event)))),
       applyAcquired: assign(whole(({ context, event }) => applyAcquired(context, recorded(event)))),
       applyRenewed: assign(whole(({ context, event }) => applyRenewed(context, recorded(event)))),

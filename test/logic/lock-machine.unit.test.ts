@@ -74,10 +74,13 @@ function flatRunner() {
     step(event: LockMachineEvent): EventObject[] {
       emitted.length = 0;
       emittedByContext.length = 0;
+      const before = context;
       snapshot = logic.transition(snapshot, event, scope as never);
       context = logic.transitionContext(context, event, contextScope as never);
       expect(context).toEqual(snapshot.context);
       expect(emittedByContext).toEqual(emitted);
+      // A command's decision as the runtime takes it (the decider its action names, called directly) is the emitted one.
+      if ("command" in event) expect(logic.decideContext(before, event)).toEqual((emitted[0] as { decision?: unknown }).decision);
       return [...emitted];
     },
     get value(): string {
