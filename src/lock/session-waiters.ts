@@ -9,7 +9,7 @@
  * the lock's history reaches the same state.
  */
 import { instantMs } from "../events/envelope.ts";
-import { OPEN_END, type LockState } from "./state.ts";
+import { NO_WAITERS, OPEN_END, type LockState } from "./state.ts";
 import type { LockWaiter } from "./state.ts";
 import { WaiterQueue } from "./waiter-queue.ts";
 import { sessionEndMs, type SessionLookup } from "../session/index.ts";
@@ -29,6 +29,20 @@ export function resolveSessions(
 ): { readonly state: LockState; readonly ended: Readonly<Record<string, string>> | undefined } {
   if (!refersToSessions(state)) return { state, ended: undefined };
   let ended: Record<string, string> | undefined;
+  const read = state.waiters.sessionWaiters === 0 ? undefined : state.waiters.readWithSessions(sessions, now);
+  if (read !== undefined) {
+    // The queue read through the buffer's watch of its sessions (no walk); the lease read as below. The lease's end first, then the
+    // waiters' in the order of their places, as the walk records them.
+    const lease = withSessionEnds({ ...state, waiters: NO_WAITERS }, (id, fallback) => {
+      const session = sessions.get(id);
+      const end = session === undefined ? fallback : sessionEndMs(session);
+      if (end <= now) ended = { [id]: new Date(end).toISOString() };
+      return end;
+    }).lease;
+    for (const [id, end] of read.ended)
+      if (ended === undefined || !Object.hasOwn(ended, id)) (ended ??= {})[id] = new Date(end).toISOString();
+    return { state: { ...state, lease, waiters: read.queue }, ended };
+  }
   const resolved = withSessionEnds(
     state,
     (id, fallback) => {

@@ -26,7 +26,7 @@ export interface IndexedWaiter {
 export const queueWork = { steps: 0 };
 
 /** log2 of a heap's size, the steps of one push or pop. */
-function depth(size: number): number {
+export function depth(size: number): number {
   return 1 + Math.floor(Math.log2(size + 1));
 }
 
