@@ -50,6 +50,10 @@ class Buffer {
   /** Buffer positions by the session their waiter waits under, ascending: kept from the first reading with sessions on. */
   private places: Map<string, number[]> | undefined;
   private watch: SessionWatch | undefined;
+  /** Waiters as their join recorded them, at the positions whose session's end was applied in place. */
+  private readonly joined = new Map<number, LockWaiter>();
+  /** Positions whose session's end was applied in place, as a Fenwick tree (1-based), grown by doubling. */
+  private unsessioned = new Int32Array(0);
 
   /** `indexable`: a long window reads through indexes (else by walking: a buffer for one reading). */
   constructor(readonly indexable = true) {}
@@ -60,19 +64,92 @@ class Buffer {
     this.items.push(w);
     this.sessions.push(this.sessions.at(-1)! + (w.session === undefined ? 0 : 1));
     this.index?.added();
-    if (this.places !== undefined && w.session !== undefined) this.placeUnder(w.session, this.items.length - 1);
+    if (this.places === undefined) return;
+    this.fitUnsessioned();
+    if (w.session !== undefined) this.placeUnder(w.session, this.items.length - 1);
+  }
+
+  /** Session waiters in positions [start, end). */
+  sessionWaiters(start: number, end: number): number {
+    return this.sessions[end]! - this.sessions[start]! - (this.unsessionedBefore(end) - this.unsessionedBefore(start));
+  }
+
+  /** The waiter at position `i` as its join recorded it (before any session's end was applied to it). */
+  joinedAt(i: number): LockWaiter | undefined {
+    return this.joined.get(i) ?? this.items[i];
+  }
+
+  /**
+   * Applies the ends of sessions to the waiters in positions [start, end)
+   * that wait under them, in place: each waits until its session's end at
+   * the latest, and no longer under it. O(log n) a waiter, found by the
+   * places of its session. Whether anything changed.
+   */
+  endSessions(start: number, end: number, endOf: ReadonlyMap<string, number>): boolean {
+    const places = this.sessionPlaces();
+    let changed = false;
+    for (const [id, endMs] of endOf) {
+      const all = places.get(id);
+      if (all === undefined) continue;
+      const kept = all.filter((i) => i < start || i >= end);
+      queueWork.steps += all.length;
+      if (kept.length === all.length) continue;
+      changed = true;
+      for (const i of all) if (i >= start && i < end) this.endSession(i, endMs);
+      if (kept.length === 0) places.delete(id);
+      else places.set(id, kept);
+    }
+    return changed;
+  }
+
+  private endSession(i: number, endMs: number): void {
+    const w = this.items[i]!;
+    if (!this.joined.has(i)) this.joined.set(i, w);
+    const { session: _ended, ...rest } = w;
+    this.items[i] = { ...rest, untilMs: Math.min(w.untilMs, endMs) };
+    if (endMs < w.untilMs) this.index?.lowered(i);
+    this.addUnsessioned(i);
+  }
+
+  /** Grows the tree of positions whose session's end was applied to fit every position: by doubling, amortised over the appends. */
+  private fitUnsessioned(): void {
+    if (this.unsessioned.length > this.items.length) return;
+    const size = Math.max(16, 2 * this.items.length);
+    this.unsessioned = new Int32Array(size + 1);
+    for (const j of this.joined.keys()) this.addUnsessioned(j);
+    queueWork.steps += size;
+  }
+
+  private addUnsessioned(i: number): void {
+    for (let j = i + 1; j < this.unsessioned.length; j += j & -j) {
+      this.unsessioned[j]!++;
+      queueWork.steps++;
+    }
+  }
+
+  private unsessionedBefore(i: number): number {
+    let sum = 0;
+    for (let j = Math.min(i, this.unsessioned.length - 1); j > 0; j -= j & -j) {
+      sum += this.unsessioned[j]!;
+      queueWork.steps++;
+    }
+    return sum;
+  }
+
+  /** Positions by session, built at the first reading or application of sessions' ends (O(n) once), then kept by each append. */
+  private sessionPlaces(): Map<string, number[]> {
+    if (this.places === undefined) {
+      this.places = new Map();
+      this.items.forEach((w, i) => w.session !== undefined && this.placeUnder(w.session, i));
+      queueWork.steps += this.items.length;
+      this.fitUnsessioned();
+    }
+    return this.places;
   }
 
   /** The watch of this buffer's sessions as `lookup` gives them (made at the first reading with it, O(n) once). */
   watchFor(lookup: WatchedLookup, now: number): SessionWatch {
-    if (this.watch?.lookup !== lookup) {
-      if (this.places === undefined) {
-        this.places = new Map();
-        this.items.forEach((w, i) => w.session !== undefined && this.placeUnder(w.session, i));
-        queueWork.steps += this.items.length;
-      }
-      this.watch = new SessionWatch(lookup, this.places, now);
-    }
+    if (this.watch?.lookup !== lookup) this.watch = new SessionWatch(lookup, this.sessionPlaces(), now);
     return this.watch;
   }
 
@@ -198,8 +275,32 @@ export class WaiterQueue implements Iterable<LockWaiter> {
 
   /** Waiters whose acquire waits under a session, counted without a walk. */
   get sessionWaiters(): number {
-    const { sessions } = this.#buffer;
-    return sessions[this.#end]! - sessions[this.#start]!;
+    return this.#buffer.sessionWaiters(this.#start, this.#end);
+  }
+
+  /**
+   * The queue with the recorded ends of sessions applied (`endOf`, by session
+   * id): each waiter under one waits until its session's end at the latest,
+   * and no longer under it. In place when this queue is its buffer's latest
+   * (the fold's case: O(log n) a waiter, the places found by session; the
+   * waiters change only as they will for every later reading, a session's
+   * end being final once recorded), else on a copy.
+   */
+  withSessionsEnded(endOf: ReadonlyMap<string, number>): WaiterQueue {
+    if (this.sessionWaiters === 0) return this;
+    const buffer = this.#buffer;
+    if (this.#reading === undefined && buffer.indexable && this.#end === buffer.items.length) {
+      return buffer.endSessions(this.#start, this.#end, endOf) ? new WaiterQueue(buffer, this.#start, this.#end) : this;
+    }
+    let changed = false;
+    const waiters = this.map((w): LockWaiter => {
+      const end = w.session === undefined ? undefined : endOf.get(w.session);
+      if (end === undefined) return w;
+      changed = true;
+      const { session: _ended, ...rest } = w;
+      return { ...rest, untilMs: Math.min(w.untilMs, end) };
+    });
+    return changed ? WaiterQueue.from(waiters) : this;
   }
 
   /** The place of the waiter queued at `seq` (-1 when none): by halving. */
@@ -300,7 +401,7 @@ export class WaiterQueue implements Iterable<LockWaiter> {
     queueWork.steps++;
     // A reading is for one decision; a join on it (none is made) starts a queue of its own.
     if (this.#reading !== undefined) return WaiterQueue.from([...this, w]);
-    if (this !== WaiterQueue.EMPTY && sameWaiter(buffer.items[this.#end], w)) return new WaiterQueue(buffer, this.#start, this.#end + 1);
+    if (this !== WaiterQueue.EMPTY && sameWaiter(buffer.joinedAt(this.#end), w)) return new WaiterQueue(buffer, this.#start, this.#end + 1);
     const atTip = this !== WaiterQueue.EMPTY && this.#end === buffer.items.length && buffer.indexable;
     // A dead prefix longer than the window is dropped now, by a copy the waiters that left have paid for.
     if (!atTip || this.#start > Math.max(this.length, INDEXED_FROM)) return WaiterQueue.from([...this, w]);

@@ -5,7 +5,9 @@
  * (src/lock/session-waiters.ts, a lookup with no close log): over random
  * runs of opens, keepalives, closes, joins under sessions and without,
  * handovers, reads and clock moves, the same decision (the same
- * `sessionEnds`, in the same order) and the same queue read at each instant.
+ * `sessionEnds`, in the same order) and the same queue read at each instant;
+ * and a fold applying the recorded ends in place (the queue its buffer's
+ * latest) reaches the state one applying them on a copy does.
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
@@ -14,7 +16,8 @@ import { decodeEvent } from "../../src/events/decode.ts";
 import type { LockCommand, LockSettings } from "../../src/lock/commands.ts";
 import { lockLogic } from "../../src/lock/logic.ts";
 import { resolveSessions } from "../../src/lock/session-waiters.ts";
-import { leaseEtag, queueAt, type LockState } from "../../src/lock/state.ts";
+import { leaseEtag, persistedLockState, queueAt, type LockState } from "../../src/lock/state.ts";
+import { WaiterQueue } from "../../src/lock/waiter-queue.ts";
 import { SessionCloseLog } from "../../src/session/close-log.ts";
 import type { SessionLookup, SessionState } from "../../src/session/state.ts";
 import { T0 } from "../support/lock-given.ts";
@@ -96,6 +99,7 @@ function readingOf(state: LockState, sessions: SessionLookup, now: number) {
 function run(steps: readonly Step[]): void {
   const sessions = new Sessions();
   let state = logic.initialState("l");
+  let reference = state;
   let now = T0;
   let seq = 0;
   let n = 0;
@@ -108,6 +112,14 @@ function run(steps: readonly Step[]): void {
     const requestId = "requestId" in command ? command.requestId : undefined;
     const entry = decodeEvent(encodeEvent({ ...envelope, ...(requestId === undefined ? {} : { requestId }) } as EventEnvelope), ++seq);
     state = logic.evolve(state, entry);
+    // The same entry folded on a queue that is no buffer's latest: the recorded ends applied on a copy, not in place.
+    reference = logic.evolve({ ...reference, waiters: WaiterQueue.from(reference.waiters, true) }, entry);
+    expect(persistedLockState(state)).toEqual(persistedLockState(reference));
+    // The queue's count by its index (waiters whose end was recorded take their new end), back and forth in time, as a walk counts.
+    const recorded = state.waiters.toArray();
+    for (const t of [now + 150, now - 150, now + 30, now]) {
+      expect(state.waiters.waitingAt(t)).toBe(recorded.filter((w) => w.untilMs > t).length);
+    }
   };
   // Every session open and the lock held to start with, so that joins queue under live sessions.
   for (let s = 0; s < SESSIONS; s++) sessions.apply({ op: "open", s, ttl: 100 + 50 * s }, now);
