@@ -1,15 +1,15 @@
 /**
  * Which of a lock's session waiters' sessions have ended, found without
- * reading every session (docs/locks.md, "What a queue costs"). A decision
- * on a lock whose waiters wait under sessions must know which of those
- * sessions ended by its instant (it records them); reading each waiter's
- * session would cost the queue's length per event. The watch keeps, per
- * buffer of waiters (src/lock/waiter-queue.ts), the sessions its places
- * wait under by an end none of them can come before: a session's end only
- * moves later (a keepalive) until it is closed, and closes are read from the
- * session table's close log. So a decision reads only the sessions whose
- * kept end has passed, those closed since, and those new to the buffer:
- * O(log n) each, amortised over the events that moved them.
+ * reading every session (docs/locks.md, "Waiting for a lock", cost per
+ * event). A decision on a lock whose waiters wait under sessions must know
+ * which of those sessions ended by its instant (it records them); reading
+ * each waiter's session would cost the queue's length per event. The watch
+ * keeps, per buffer of waiters (src/lock/waiter-queue.ts), the sessions its
+ * places wait under by an end none of them can come before: a session's end
+ * only moves later (a keepalive) until it is closed, and closes are read
+ * from the session table's close log. So a decision reads only the sessions
+ * whose kept end has passed, those closed since, and those new to the
+ * buffer: O(log n) each, amortised over the events that moved them.
  */
 import { MinHeap } from "../projections/min-heap.ts";
 import { sessionEndMs, type CloseLog, type SessionLookup } from "../session/index.ts";

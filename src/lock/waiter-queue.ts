@@ -12,8 +12,11 @@
  * buffer keeps indexes (src/lock/waiter-index.ts), so that finding the
  * next waiter still waiting, counting those still waiting and finding a
  * requestId's place take O(log n), not a walk of the queue; a queue made for
- * one reading (a decision's view of its session waiters) keeps none, as
- * building them would cost more than the walks it saves.
+ * one reading keeps none, as building them would cost more than the walks it
+ * saves. A decision reads its session waiters through the same buffer, each
+ * bounded by its session's end as it is read (src/lock/session-watch.ts
+ * finds the sessions that ended), and a recorded session end is applied to
+ * that session's places in the buffer itself, when the queue is its latest.
  */
 import { queueWork, WaiterIndex } from "./waiter-index.ts";
 import { SessionWatch, type EndedSessions, type WatchedLookup } from "./session-watch.ts";
