@@ -90,7 +90,10 @@ export class SessionWatch {
       const places = this.places.get(id);
       const from = firstIn(places, start, end);
       if (from !== undefined) found.push([places![from]!, id, this.ended.get(id)!, from]);
-      else if (places === undefined || places.at(-1)! < start) {
+      else if (places === undefined) {
+        // Its end was applied to every place under it: no window finds it any more.
+        this.ended.delete(id);
+      } else if (places.at(-1)! < start) {
         // No window from here on has a place under it.
         this.ended.delete(id);
         this.prunedBelow = Math.max(this.prunedBelow, start);
