@@ -279,7 +279,9 @@ async function queueFigures(bench: BenchLike, system: System, settings: Settings
     const pids = services.map((s) => s.child.pid!);
     const cpu = () => pids.reduce((sum, pid) => sum + threadCpuSeconds(pid), 0);
 
-    // 1: other locks, no waiters anywhere.
+    // 1: other locks, no waiters anywhere. With waiters under sessions, a session is opened first: once any session exists, every
+    // lock command reads the sessions caught up, which both windows then pay alike.
+    if (settings.sessions) await nc.request(`${prefix}.v1.session.open`, json({ owner: "bench", ttlMs: WAIT_MS }), { timeout: 10_000 });
     bench.progress(`${system.name}: other locks without waiters`);
     await otherLocksP50(nc, prefix, "warm-up");
     const idle = await otherLocksP50(nc, prefix, "idle");
