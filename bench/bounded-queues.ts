@@ -17,8 +17,11 @@
  *    `<prefix>.loads.<host>`: RSS growth of each service (last, so that its
  *    garbage does not fall into the other figures).
  *
+ * With `--sessions`, each waiter joins under a session of its own (opened
+ * before its join, outside the CPU measured), and the flood is left out.
+ *
  *   npx tsx bench/bounded-queues.ts [--waiters 10000] [--loads 1000000]
- *        [--handovers 20] [--before <checkout>] [--repeat 1] [--json]
+ *        [--handovers 20] [--sessions] [--before <checkout>] [--repeat 1] [--json]
  *
  * Bars (bench/README.md, "Bounded queues"): p50 with the waiters <= 2x without;
  * CPU per join at 1,000 <= 1.5x at 100; every handover <= 50 ms; RSS growth
@@ -48,7 +51,7 @@ import {
 } from "./support.ts";
 
 const USAGE =
-  "usage: npx tsx bench/bounded-queues.ts [--waiters 10000] [--loads 1000000] [--handovers 20] [--before <checkout>] [--repeat 1] [--json]";
+  "usage: npx tsx bench/bounded-queues.ts [--waiters 10000] [--loads 1000000] [--handovers 20] [--sessions] [--before <checkout>] [--repeat 1] [--json]";
 const QUEUED = "queued";
 /** Long enough for the whole run: waits end only when the services stop. */
 const WAIT_MS = 540_000;
@@ -73,6 +76,7 @@ function parse() {
     handovers: { type: "string", default: "20" },
     before: { type: "string" },
     repeat: { type: "string", default: "1" },
+    sessions: { type: "boolean", default: false },
     json: { type: "boolean", default: false },
   });
   const systems: System[] = [{ name: "after", cli: fileURLToPath(new URL("../bin/leasehold.js", import.meta.url)) }];
@@ -82,6 +86,7 @@ function parse() {
     loads: positiveInt("loads", values.loads),
     handovers: positiveInt("handovers", values.handovers),
     repeat: positiveInt("repeat", values.repeat),
+    sessions: values.sessions,
     systems,
     json: values.json,
   };
@@ -164,16 +169,39 @@ class Waiters {
   readonly refusals: Record<string, number> = {};
   readonly grants: { atMs: number; etag: string }[] = [];
   private notify: (() => void) | undefined;
+  /** Each waiter's session, by its number, when waiters join under sessions. */
+  private readonly sessions: string[] = [];
 
   constructor(
     private readonly conns: readonly NatsConnection[],
     private readonly prefix: string,
+    private readonly underSessions: boolean,
   ) {}
+
+  /** Opens the sessions of the waiters up to `count` (none without sessions), 100 at a time. */
+  async prepare(count: number): Promise<void> {
+    if (!this.underSessions) return;
+    while (this.sessions.length < count) {
+      const from = this.sessions.length;
+      const ids = await Promise.all(
+        Array.from({ length: Math.min(100, count - from) }, async (_, k) => {
+          const i = from + k;
+          const nc = this.conns[i % this.conns.length]!;
+          const opened = await nc.request(`${this.prefix}.v1.session.open`, json({ owner: `w${i}`, ttlMs: WAIT_MS }), { timeout: 10_000 });
+          const id = opened.json<{ session?: { id: string } }>().session?.id;
+          if (id === undefined) throw new Error(`session.open: ${opened.string()}`);
+          return id;
+        }),
+      );
+      this.sessions.push(...ids);
+    }
+  }
 
   join(): void {
     const i = this.sent++;
     const nc = this.conns[i % this.conns.length]!;
-    void request(nc, this.prefix, "acquire", { name: QUEUED, owner: `w${i}`, waitMs: WAIT_MS }, MAX_MS).then(
+    const session = this.underSessions ? { session: this.sessions[i]! } : {};
+    void request(nc, this.prefix, "acquire", { name: QUEUED, owner: `w${i}`, waitMs: WAIT_MS, ...session }, MAX_MS).then(
       (reply) => {
         if (succeeded(reply)) {
           this.grants.push({ atMs: performance.now(), etag: reply.json<{ lease: { etag: string } }>().lease.etag });
@@ -211,6 +239,7 @@ async function joinUpTo(
 ): Promise<boolean> {
   while (waiters.sent < target) {
     const next = Math.min(target, waiters.sent + chunk);
+    await waiters.prepare(next);
     while (waiters.sent < next) waiters.join();
     for (;;) {
       if (performance.now() > deadline) return false;
@@ -250,7 +279,9 @@ async function queueFigures(bench: BenchLike, system: System, settings: Settings
     const pids = services.map((s) => s.child.pid!);
     const cpu = () => pids.reduce((sum, pid) => sum + threadCpuSeconds(pid), 0);
 
-    // 1: other locks, no waiters anywhere.
+    // 1: other locks, no waiters anywhere. With waiters under sessions, a session is opened first: once any session exists, every
+    // lock command reads the sessions caught up, which both windows then pay alike.
+    if (settings.sessions) await nc.request(`${prefix}.v1.session.open`, json({ owner: "bench", ttlMs: WAIT_MS }), { timeout: 10_000 });
     bench.progress(`${system.name}: other locks without waiters`);
     await otherLocksP50(nc, prefix, "warm-up");
     const idle = await otherLocksP50(nc, prefix, "idle");
@@ -260,7 +291,7 @@ async function queueFigures(bench: BenchLike, system: System, settings: Settings
     if (!succeeded(holder)) throw new Error(`holder: ${holder.string()}`);
     let etag = holder.json<{ lease: { etag: string } }>().lease.etag;
     const conns = await Promise.all([0, 1, 2, 3].map((i) => bench.connect(`waiters-${system.name}-${i}`)));
-    const waiters = new Waiters(conns, prefix);
+    const waiters = new Waiters(conns, prefix, settings.sessions);
     const deadline = performance.now() + JOIN_DEADLINE_MS;
     const cpuPerJoinMs: Record<string, number | null> = {};
     let reached = true;
@@ -268,6 +299,8 @@ async function queueFigures(bench: BenchLike, system: System, settings: Settings
       if (at + CPU_BATCH > settings.waiters) break;
       reached &&= await joinUpTo(nc, prefix, waiters, at, 100, deadline);
       if (!reached) break;
+      // The batch's sessions are opened first: their CPU is not the joins'.
+      await waiters.prepare(at + CPU_BATCH);
       const before = cpu();
       const refusedBefore = waiters.refused;
       // The whole batch at once: the lock.get polls that count it are few.
@@ -361,7 +394,7 @@ async function main(): Promise<void> {
     for (const [i, system] of order.entries()) {
       bench.progress(`run ${i + 1}: ${system.name} (${system.cli})`);
       const queue = await queueFigures(bench, system, settings);
-      rows.push({ ...queue, ...(await floodFigures(bench, system, settings.loads)) });
+      rows.push({ ...queue, ...(settings.sessions ? {} : await floodFigures(bench, system, settings.loads)) });
     }
     if (settings.json) {
       printJson({ settings: { ...settings, systems: settings.systems.map((s) => s.name) }, machine: bench.machine, rows });
@@ -381,7 +414,7 @@ async function main(): Promise<void> {
         ],
         rows.map((r) => [
           r.system,
-          r.rssGrowthMb,
+          "rssGrowthMb" in r ? (r.rssGrowthMb ?? "–") : "–",
           `${r.idleP50Ms} / ${r.busyP50Ms}`,
           r.p50Ratio,
           `${r.parked} (${r.joinsRefused} refused)`,

@@ -9,19 +9,28 @@
  * the lock's history reaches the same state.
  */
 import { instantMs } from "../events/envelope.ts";
-import { OPEN_END, type LockState } from "./state.ts";
+import { OPEN_END, type LockLease, type LockState } from "./state.ts";
 import type { LockWaiter } from "./state.ts";
 import { WaiterQueue } from "./waiter-queue.ts";
 import { sessionEndMs, type SessionLookup } from "../session/index.ts";
 import { refersToSessions } from "./state.ts";
 
-/** The sessions whose ends a lock event recorded, applied to the state before the event is folded. */
+/** The sessions whose ends a lock event recorded, applied to the state before the event is folded: final, so the state no longer refers to them. */
 export function applySessionEnds(state: LockState, ends: Readonly<Record<string, string>> | undefined): LockState {
   if (ends === undefined) return state;
-  return withSessionEnds(state, (id) => (Object.hasOwn(ends, id) ? instantMs(ends[id]!) : undefined));
+  const endOf = new Map(Object.entries(ends).map(([id, at]) => [id, instantMs(at)] as const));
+  const lease = leaseWithEnd(state.lease, (id) => endOf.get(id));
+  const waiters = state.waiters.withSessionsEnded(endOf);
+  return lease === state.lease && waiters === state.waiters ? state : { ...state, lease, waiters };
 }
 
-/** A lock's state with its sessions' ends read from `sessions`, and the ends that had passed by `now` (to record). */
+/**
+ * A lock's state with its sessions' ends read from `sessions`, for one
+ * decision (the lease takes its session's end, each session waiter waits
+ * until its session's end at the latest and keeps its session), and the ends
+ * that had passed by `now` (to record): the lease's first, then the
+ * waiters' in the order of their places.
+ */
 export function resolveSessions(
   state: LockState,
   sessions: SessionLookup,
@@ -29,47 +38,31 @@ export function resolveSessions(
 ): { readonly state: LockState; readonly ended: Readonly<Record<string, string>> | undefined } {
   if (!refersToSessions(state)) return { state, ended: undefined };
   let ended: Record<string, string> | undefined;
-  const resolved = withSessionEnds(
-    state,
-    (id, fallback) => {
-      const session = sessions.get(id);
-      const end = session === undefined ? fallback : sessionEndMs(session);
-      if (end <= now) (ended ??= {})[id] = new Date(end).toISOString();
-      return end;
-    },
-    true,
+  const endOf = (id: string, fallback: number): number => {
+    const session = sessions.get(id);
+    const end = session === undefined ? fallback : sessionEndMs(session);
+    if (end <= now) (ended ??= {})[id] = new Date(end).toISOString();
+    return end;
+  };
+  const lease = leaseWithEnd(state.lease, endOf);
+  if (state.waiters.sessionWaiters === 0) return { state: lease === state.lease ? state : { ...state, lease }, ended };
+  // Through the buffer's watch of its sessions: only those that ended, were closed or are new are read.
+  const read = state.waiters.readWithSessions(sessions, now);
+  if (read !== undefined) {
+    for (const [id, end] of read.ended)
+      if (ended === undefined || !Object.hasOwn(ended, id)) (ended ??= {})[id] = new Date(end).toISOString();
+    return { state: { ...state, lease, waiters: read.queue }, ended };
+  }
+  // Else every session waiter read, a walk; the queue read once keeps no indexes.
+  const waiters = state.waiters.map((w): LockWaiter =>
+    w.session === undefined ? w : { ...w, untilMs: Math.min(w.untilMs, endOf(w.session, w.untilMs)) },
   );
-  return { state: resolved, ended };
+  return { state: { ...state, lease, waiters: WaiterQueue.from(waiters, true) }, ended };
 }
 
-/**
- * The state with each session's end (`endOf`, undefined when unknown) applied:
- * a session lease ends then, and a session waiter's wait ends then at the
- * latest. `live` marks a reading for one decision (the lease takes the
- * session's TTL, and waiters keep their session); otherwise the ends are
- * final and the state no longer refers to those sessions. A queue with no
- * session waiter (counted without a walk) is left as it is; one with some is
- * rebuilt, a walk of the queue.
- */
-function withSessionEnds(state: LockState, endOf: (id: string, fallback: number) => number | undefined, live = false): LockState {
-  let { lease } = state;
-  if (lease?.session !== undefined && lease.expiresAtMs === OPEN_END) {
-    const end = endOf(lease.session, lease.grantedUntilMs ?? OPEN_END);
-    if (end !== undefined) lease = { ...lease, expiresAtMs: end };
-  }
-  let changed = lease !== state.lease;
-  if (state.waiters.sessionWaiters === 0) return changed ? { ...state, lease } : state;
-  const waiters = state.waiters.map((w): LockWaiter => {
-    if (w.session === undefined) return w;
-    const end = endOf(w.session, w.untilMs);
-    if (end === undefined) return w;
-    changed = true;
-    const untilMs = Math.min(w.untilMs, end);
-    const bounded = { ...w, untilMs };
-    if (live) return bounded;
-    const { session: _ended, ...rest } = bounded;
-    return rest;
-  });
-  // A reading for one decision is let go after it: its queue keeps no indexes.
-  return changed ? { ...state, lease, waiters: WaiterQueue.from(waiters, live) } : state;
+/** A session lease whose end the lock's history does not know, ended at its session's end (`endOf`, undefined when unknown). */
+function leaseWithEnd(lease: LockLease | null, endOf: (id: string, fallback: number) => number | undefined): LockLease | null {
+  if (lease?.session === undefined || lease.expiresAtMs !== OPEN_END) return lease;
+  const end = endOf(lease.session, lease.grantedUntilMs ?? OPEN_END);
+  return end === undefined ? lease : { ...lease, expiresAtMs: end };
 }

@@ -26,7 +26,7 @@ export interface IndexedWaiter {
 export const queueWork = { steps: 0 };
 
 /** log2 of a heap's size, the steps of one push or pop. */
-function depth(size: number): number {
+export function depth(size: number): number {
   return 1 + Math.floor(Math.log2(size + 1));
 }
 
@@ -73,6 +73,24 @@ export class WaiterIndex {
   }
 
   /**
+   * Takes in that the waiter at place `i` now ends earlier (its session's end
+   * was recorded): its leaf of the tree, and a new entry in the sweep's heap
+   * it is in (the one by its former end is stale, skipped when reached).
+   */
+  lowered(i: number): void {
+    const w = this.items[i]!;
+    let node = this.cap + i;
+    this.tree[node] = Math.max(w.untilMs, w.joinedAtMs);
+    for (node >>= 1; node >= 1; node >>= 1) {
+      this.tree[node] = Math.max(this.tree[2 * node]!, this.tree[2 * node + 1]!);
+      queueWork.steps++;
+    }
+    if (this.passedAt[i] === 1) this.passed.push(-w.untilMs, i);
+    else this.pending.push(w.untilMs, i);
+    queueWork.steps += depth(Math.max(this.passed.size, this.pending.size));
+  }
+
+  /**
    * The first place in [from, to) whose waiter's end or join is after `t`,
    * else `to`: the waiters before it would leave the head at once at `t`.
    */
@@ -106,16 +124,23 @@ export class WaiterIndex {
   /** Moves the sweep to `now`: places whose end is at or before it are marked passed, the others not. */
   private sweepTo(now: number): void {
     const { pending, passed, items } = this;
+    // An entry whose place ends otherwise now, or is in the other heap, is stale (the place was lowered): dropped.
     while (passed.size > 0 && -passed.peekKey() > now) {
+      const until = -passed.peekKey();
       const i = passed.pop()!;
-      pending.push(items[i]!.untilMs, i);
-      queueWork.steps += depth(passed.size) + depth(pending.size);
+      queueWork.steps += depth(passed.size);
+      if (this.passedAt[i] !== 1 || items[i]!.untilMs !== until) continue;
+      pending.push(until, i);
+      queueWork.steps += depth(pending.size);
       this.mark(i, -1);
     }
     while (pending.size > 0 && pending.peekKey() <= now) {
+      const until = pending.peekKey();
       const i = pending.pop()!;
-      passed.push(-items[i]!.untilMs, i);
-      queueWork.steps += depth(passed.size) + depth(pending.size);
+      queueWork.steps += depth(pending.size);
+      if (this.passedAt[i] !== 0 || items[i]!.untilMs !== until) continue;
+      passed.push(-until, i);
+      queueWork.steps += depth(passed.size);
       this.mark(i, 1);
     }
   }

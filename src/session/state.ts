@@ -74,4 +74,19 @@ export function evolveSession(state: SessionState, entry: HistoryEntry): Session
 export interface SessionLookup {
   /** The session's state; undefined when it was never opened. */
   get(id: string): SessionState | undefined;
+  /**
+   * The sessions closed, in the order their closes were folded: a close is
+   * the one change that brings a session's end forward, so a reader that
+   * keeps sessions by their end (src/lock/session-watch.ts) learns of it
+   * here. Absent: the reader reads every session it needs each time.
+   */
+  readonly closes?: CloseLog;
+}
+
+/** An append-only log of closed session ids, read from a mark. */
+export interface CloseLog {
+  /** The mark of the log's end: what {@link CloseLog.since} reads on from. */
+  mark(): number;
+  /** The ids closed since `mark`; undefined when the log no longer reaches back that far (the reader reads every session again). */
+  since(mark: number): readonly string[] | undefined;
 }

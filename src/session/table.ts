@@ -7,6 +7,7 @@ import type { KindProjection } from "../projections/kind-projection.ts";
 import { ProjectedReadModel } from "../projections/read-model.ts";
 import { compareCodeUnits } from "../contract/code-units.ts";
 import type { SessionLookup, SessionState } from "./state.ts";
+import { SessionCloseLog } from "./close-log.ts";
 
 /** Follows the session events of one prefix, and the session leases of the lock events. */
 export class SessionTable<Lock = unknown> extends ProjectedReadModel<SessionState> implements SessionLookup {
@@ -15,6 +16,8 @@ export class SessionTable<Lock = unknown> extends ProjectedReadModel<SessionStat
   /** The session each such lock's lease hangs on. */
   private readonly sessionOfLock = new Map<string, string>();
   private readonly endListeners: ((id: string) => void)[] = [];
+  /** The sessions closed, in fold order: how a lock's reading of its session waiters learns of an end brought forward. */
+  readonly closes = new SessionCloseLog();
 
   /**
    * `sessionHolding` names the session a lock's lease hangs on while the
@@ -37,9 +40,12 @@ export class SessionTable<Lock = unknown> extends ProjectedReadModel<SessionStat
     super(projection);
     projection.onFold((id, state) => {
       this.watchLocks();
-      if (state.closedAtMs !== null) for (const listener of this.endListeners) listener(id);
+      if (state.closedAtMs === null) return;
+      this.closes.closed(id);
+      for (const listener of this.endListeners) listener(id);
     });
     projection.onRestore(() => {
+      this.closes.reset();
       if (projection.size > 0) this.watchLocks();
     });
   }
