@@ -71,7 +71,10 @@ export interface LockState {
 export function reviveLockState(state: LockState): LockState {
   // A snapshot's queue is an array: iterable as a queue is, and read as one here.
   const waiters: unknown = state.waiters;
-  return waiters instanceof WaiterQueue ? state : { ...state, waiters: WaiterQueue.from(waiters as readonly LockWaiter[]) };
+  if (waiters instanceof WaiterQueue) return state;
+  // Most locks have nobody waiting: they share the one empty queue, with no buffer made for each and dropped.
+  const queue = (waiters as readonly LockWaiter[]).length === 0 ? NO_WAITERS : WaiterQueue.from(waiters as readonly LockWaiter[]);
+  return { ...state, waiters: queue };
 }
 
 /** A lock's state as a snapshot keeps it: its queue as a plain array ({@link reviveLockState} reads it back). */
