@@ -208,7 +208,10 @@ async function startOnce(
     // Answering may come a moment before startService resolves (its last step starts the durable-command consumer).
     const deadline = performance.now() + 60_000;
     const startedLine = () => service.lines.map(startFigures).find((l) => l !== undefined);
-    while (startedLine() === undefined && performance.now() < deadline && service.child.exitCode === null) await sleep(5);
+    // `leasehold serve` stops its service (and saves the last snapshot the next start reads) only once startService
+    // resolved and it logged "leasehold serving": a SIGTERM before that drains the connection under a save in flight.
+    const serving = () => !cli || service.lines.some((l) => l.msg === "leasehold serving");
+    while ((startedLine() === undefined || !serving()) && performance.now() < deadline && service.child.exitCode === null) await sleep(5);
     const started = startedLine();
     const rssReadyMb = rssMb(service.child.pid!);
     const stop = await stopService(service);

@@ -59,8 +59,6 @@ export interface TransitionLogic<Snap extends { readonly context: unknown }> {
   transitionContext?(context: Snap["context"], event: never, scope: { emit(event: never): void }): Snap["context"];
   /** A command's decision from the context, where the logic offers it (a flat machine): the decider called directly. */
   decideContext?(context: Snap["context"], event: never): Decision | undefined;
-  /** XState's `KindLogic.getPersistedSnapshot`: when given, projection snapshots keep this form of each state. */
-  getPersistedSnapshot?(snapshot: Snap): unknown;
 }
 
 /** How to build a kind's {@link KindLogic} from its XState logic. */
@@ -76,7 +74,7 @@ export interface FromXStateOptions<State, Snap extends { readonly context: State
   readonly replyFor: KindLogic<State, Command>["replyFor"];
   readonly lateReply?: KindLogic<State, Command>["lateReply"];
   readonly reviveState?: KindLogic<State, Command>["reviveState"];
-  /** The state as its persisted snapshot keeps it, when that differs from the state in memory (`reviveState` reads it back). */
+  /** The state as a projection snapshot keeps it, when that differs from the state in memory (`reviveState` reads it back). */
   readonly persistedContext?: (state: State) => State;
 }
 
@@ -127,23 +125,22 @@ export function fromXState<State, C extends Command, E extends EventEnvelope, Sn
 }
 
 /**
- * How a projection snapshot keeps the kind's states: XState's persisted
- * snapshot of each (`getPersistedSnapshot`, the form `createActor(machine,
- * { snapshot })` restores), its context the state, when the logic offers one;
- * otherwise the states themselves.
+ * How a projection snapshot keeps the kind's states: each state's context
+ * (in the form `persistedContext` gives, where it differs from the state in
+ * memory), not XState's persisted snapshot around it. A snapshot of the
+ * logic is a function of its context (`snapshotOf`: a flat machine reads its
+ * state value from the context, and has no children or history), so
+ * `getPersistedSnapshot(snapshotOf(state))` gives XState's form back from a
+ * kept record. Kept around each state, that form's four more objects took
+ * over a quarter of the CPU of a start from snapshots (bench/README.md, "A start").
  */
-function persistence<State, Snap extends { readonly context: State }>(
-  options: FromXStateOptions<State, Snap>,
+function persistence<State>(
+  options: Pick<FromXStateOptions<State, { readonly context: State }>, "persistedContext" | "reviveState">,
 ): Pick<KindLogic<State, Command>, "serializeState" | "reviveState"> {
-  const { logic, snapshotOf, reviveState, persistedContext } = options;
-  if (logic.getPersistedSnapshot === undefined) return reviveState === undefined ? {} : { reviveState };
-  const persisted = logic.getPersistedSnapshot.bind(logic);
+  const { persistedContext, reviveState } = options;
   return {
-    serializeState: (state) => persisted(snapshotOf(persistedContext === undefined ? state : persistedContext(state))),
-    reviveState: (data) => {
-      const { context } = data as unknown as { readonly context: State };
-      return reviveState === undefined ? context : reviveState(context);
-    },
+    ...(persistedContext === undefined ? {} : { serializeState: persistedContext }),
+    ...(reviveState === undefined ? {} : { reviveState }),
   };
 }
 

@@ -15,7 +15,8 @@ export function hostLogic(): KindLogic<HostState, HostCommand> {
     // 2: the state holds the capacity and the open admissions.
     // 3: snapshots keep XState's persisted snapshot of each state (src/actors/kind-logic.ts, persistence).
     // 4: ids decode exactly (a snapshot from an older fold may hold two ids under one key).
-    foldVersion: 4,
+    // 5: snapshots keep each state, not XState's persisted snapshot around it (src/actors/kind-logic.ts, persistence).
+    foldVersion: 5,
     logic: hostMachineLogic(),
     snapshotOf: transitionSnapshotOf<HostState>,
     initialState: initialHostState,

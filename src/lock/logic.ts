@@ -83,7 +83,8 @@ function statechartLogic(settings: LockSettings) {
     // `until` string.
     // 5: ids decode exactly (a snapshot from an older fold may hold two ids under one key).
     // The queue is a persistent structure in memory and a plain array of waiters in a snapshot, as in version 5.
-    foldVersion: 5,
+    // 6: snapshots keep each lock's state (its queue as an array), not XState's persisted snapshot around it.
+    foldVersion: 6,
     logic,
     snapshotOf: logic.snapshotOf,
     initialState: initialLockState,

@@ -65,13 +65,18 @@ export interface LockState {
 
 /**
  * A lock's state as a snapshot gives it back: snapshots keep the queue as a
- * plain array of waiters (the form every fold version 5 snapshot has), made
- * a queue again here.
+ * plain array of waiters (since fold version 5), made a queue again here, in
+ * the state given (decoded for this call alone).
  */
 export function reviveLockState(state: LockState): LockState {
   // A snapshot's queue is an array: iterable as a queue is, and read as one here.
   const waiters: unknown = state.waiters;
-  return waiters instanceof WaiterQueue ? state : { ...state, waiters: WaiterQueue.from(waiters as readonly LockWaiter[]) };
+  if (waiters instanceof WaiterQueue) return state;
+  // Most locks have nobody waiting: they share the one empty queue, with no buffer made for each and dropped.
+  const queue = (waiters as readonly LockWaiter[]).length === 0 ? NO_WAITERS : WaiterQueue.from(waiters as readonly LockWaiter[]);
+  // In place: a start from snapshots would otherwise copy every lock's state once more.
+  (state as { waiters: WaiterQueue }).waiters = queue;
+  return state;
 }
 
 /** A lock's state as a snapshot keeps it: its queue as a plain array ({@link reviveLockState} reads it back). */

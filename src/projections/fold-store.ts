@@ -576,4 +576,9 @@ export class ChangeTrackedMap<K, V> extends Map<K, V> {
     if (this.tracking) this.changed.add(key);
     return super.set(key, value);
   }
+
+  /** Sets `key` as it was saved (a snapshot's record): not a change to save again. */
+  setSaved(key: K, value: V): this {
+    return super.set(key, value);
+  }
 }

@@ -69,7 +69,7 @@ export function applyParts<State>(parts: readonly SnapshotPart[], target: PartTa
   const { records, replies, extras, fold } = target;
   const revive = (data: State): State => fold.reviveState?.(data) ?? data;
   for (const part of parts) {
-    for (const [id, data, seq, atMs] of part.records) records.set(id, { state: revive(data as State), seq, atMs });
+    for (const [id, data, seq, atMs] of part.records) records.setSaved(id, { state: revive(data as State), seq, atMs });
     for (const [msgId, reply, atMs] of part.replies) replies.remember(msgId, reply, atMs);
   }
   for (const [name, data] of Object.entries(parts.at(-1)?.extras ?? {})) extras.get(name)?.restore(data);

@@ -31,7 +31,7 @@ export interface KindFold<State> {
   readonly backlogExtras?: Readonly<Record<string, () => BacklogExtra>>;
   /** A state as a snapshot keeps it (default: as it is); V8's serialization keeps plain data, Maps and Sets. */
   serializeState?(state: State): unknown;
-  /** A state as a snapshot gives it back, made whole again (default: as it is); V8's serialization keeps no classes. */
+  /** A state as a snapshot gives it back, made whole again (default: as it is; it may be changed in place: it was decoded for this call); V8's serialization keeps no classes. */
   reviveState?(state: State): State;
 }
 

@@ -184,15 +184,16 @@ export async function readSnapshot(
   if (manifestBytes === undefined) return undefined;
   const manifest = decodeManifest(manifestBytes, kind, foldVersion);
   if (typeof manifest === "string") return manifest;
-  const parts: SnapshotPart[] = [];
-  for (const entry of manifest.parts) {
-    const bytes = await store.get(partName(kind, entry.name));
-    if (bytes === undefined) return `part ${entry.name} is missing`;
-    const part = decodePart(bytes, entry);
-    if (typeof part === "string") return part;
-    parts.push(part);
-  }
-  return { manifest, parts };
+  // The parts are asked for together: a snapshot of many deltas waits about one round trip, not one per part.
+  const parts = await Promise.all(
+    manifest.parts.map(async (entry) => {
+      const bytes = await store.get(partName(kind, entry.name));
+      return bytes === undefined ? `part ${entry.name} is missing` : decodePart(bytes, entry);
+    }),
+  );
+  const problem = parts.find((part) => typeof part === "string");
+  if (problem !== undefined) return problem;
+  return { manifest, parts: parts as SnapshotPart[] };
 }
 
 /**

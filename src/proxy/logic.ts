@@ -16,7 +16,8 @@ export function proxyLogic(settings: ProxySettings): KindLogic<ProxyState, Proxy
     // 2: cooldowns carry their streak and outlive their end by cooldownMs.
     // 3: snapshots keep XState's persisted snapshot of each state (src/actors/kind-logic.ts, persistence).
     // 4: ids decode exactly (a snapshot from an older fold may hold two ids under one key).
-    foldVersion: 4,
+    // 5: snapshots keep each state, not XState's persisted snapshot around it (src/actors/kind-logic.ts, persistence).
+    foldVersion: 5,
     logic: proxyMachineLogic(settings),
     snapshotOf: transitionSnapshotOf<ProxyState>,
     initialState: initialProxyState,

@@ -17,7 +17,8 @@ export function routeLogic(settings: RouteSettings): KindLogic<RouteState, Route
     // 2: the state holds the route's last sequence (host admissions are bound to it).
     // 3: snapshots keep XState's persisted snapshot of each state (src/actors/kind-logic.ts, persistence).
     // 4: ids decode exactly (a snapshot from an older fold may hold two ids under one key).
-    foldVersion: 4,
+    // 5: snapshots keep each state, not XState's persisted snapshot around it (src/actors/kind-logic.ts, persistence).
+    foldVersion: 5,
     logic: routeMachineLogic(settings),
     snapshotOf: transitionSnapshotOf<RouteState>,
     initialState: initialRouteState,

@@ -13,7 +13,8 @@ export function sessionLogic(settings: SessionSettings): KindLogic<SessionState,
     kind: "session",
     // 2: snapshots keep XState's persisted snapshot of each state (src/actors/kind-logic.ts, persistence).
     // 3: ids decode exactly (a snapshot from an older fold may hold two ids under one key).
-    foldVersion: 3,
+    // 4: snapshots keep each state, not XState's persisted snapshot around it (src/actors/kind-logic.ts, persistence).
+    foldVersion: 4,
     logic: sessionMachineLogic(settings),
     snapshotOf: transitionSnapshotOf<SessionState>,
     initialState: initialSessionState,

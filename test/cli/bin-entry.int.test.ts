@@ -1,9 +1,10 @@
 /**
  * Which code `bin/leasehold.js` runs: the built dist/ when it is at least as
  * new as every file of src/ (production's code, and cheaper per request than
- * the sources through tsx), the sources through tsx when src/ changed since
- * the build or there is no dist/. Checked on a copy of the entry with stand-in
- * entry points that say which one ran.
+ * the sources through tsx), as the build's bundle of it when that was made
+ * after dist/'s entry point (cheaper to load); the sources through tsx when
+ * src/ changed since the build or there is no dist/. Checked on a copy of the
+ * entry with stand-in entry points that say which one ran.
  */
 import { execFileSync } from "node:child_process";
 import { cpSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
@@ -43,6 +44,16 @@ describe("bin/leasehold.js", () => {
   it("runs the built dist/ when no file of src/ is newer than it", () => {
     const pkg = packageWith(true);
     setMtime(join(pkg, "src/cli/main.ts"), 60);
+    expect(ranFrom(pkg)).toBe("dist");
+  });
+
+  it("runs the build's bundle of dist/ when it was made after dist/'s entry point, and dist/ as built when before", () => {
+    const pkg = packageWith(true);
+    setMtime(join(pkg, "src/cli/main.ts"), 60);
+    writeFileSync(join(pkg, "dist/cli/main.bundle.js"), 'console.log("bundle");\n');
+    expect(ranFrom(pkg)).toBe("bundle");
+    // A dist/ built again (tsc alone) after the bundle: the bundle is stale.
+    setMtime(join(pkg, "dist/cli/main.bundle.js"), 30);
     expect(ranFrom(pkg)).toBe("dist");
   });
 

@@ -64,13 +64,8 @@ describe("projection snapshots", () => {
     expect((await call(second.nc, prefix, "lock.acquire", { name: "other", owner: "x" })).code).toBe("LEASE_EXISTS");
   });
 
-  /** A lock's persisted snapshot with the lock free at generation 41. */
-  type PersistedLock = { readonly value: string; readonly context: object };
-  const doctoredLock = (persisted: PersistedLock): PersistedLock => ({
-    ...persisted,
-    value: "free",
-    context: { ...persisted.context, lease: null, generation: 41 },
-  });
+  /** A lock's kept state with the lock free at generation 41. */
+  const doctoredLock = (kept: object): object => ({ ...kept, lease: null, generation: 41 });
 
   it("are what a restarted service answers from, not a replay of the stream: a doctored snapshot is believed", async () => {
     const prefix = uniquePrefix();
@@ -82,7 +77,7 @@ describe("projection snapshots", () => {
     await first.stop();
 
     // The saved snapshot, doctored at the same sequence and fold version: "hot" free at generation 41
-    // (each record keeps XState's persisted snapshot of the lock: the state is its context).
+    // (each record keeps the lock's state).
     // The stream says "hot" is held at generation 1, so only a service that starts from the snapshot
     // (and folds just the tail after it, here nothing) answers null and then generation 42.
     const nc = await connectNats();
@@ -90,7 +85,7 @@ describe("projection snapshots", () => {
       const { store, read } = await lockSnapshot(nc, first.service.subjects.projectionBucket);
       expect(read.manifest.seq).toBe(lastSeq);
       const records = [...recordsOf(read).values()].map(([id, state, seq, atMs]) =>
-        id === "hot" ? ([id, doctoredLock(state as PersistedLock), seq, atMs] as const) : ([id, state, seq, atMs] as const),
+        id === "hot" ? ([id, doctoredLock(state as object), seq, atMs] as const) : ([id, state, seq, atMs] as const),
       );
       // Written as a new base with its own manifest and hash: only a consistent snapshot is believed.
       const { manifest } = read;

@@ -1,11 +1,11 @@
 /**
- * Projection snapshots keep XState's persisted snapshot of each state
- * (`getPersistedSnapshot`): a lock held by an owner with a waiter queued,
- * serialized as a snapshot keeps it, is what XState's own `createActor`
- * restores the lock statechart from (the same state node, the same context),
- * and revives to the very state that was saved (its queue, kept as a plain
- * array of waiters, a queue again); the data kinds' persisted
- * snapshots restore through XState too.
+ * Projection snapshots keep each state (its context), not XState's persisted
+ * snapshot around it: a lock held by an owner with a waiter queued,
+ * serialized as a snapshot keeps it, revives to the very state that was
+ * saved (its queue, kept as a plain array of waiters, a queue again), and
+ * XState's own `createActor` restores the lock statechart (the same state
+ * node, the same context) from the persisted snapshot of what it revived
+ * to; the data kinds' kept states restore through XState too.
  */
 import { describe, expect, it } from "vitest";
 import { createActor } from "xstate";
@@ -13,6 +13,7 @@ import { encodeEvent, type EventEnvelope, type HistoryEntry } from "../../src/ev
 import { decodeEvent } from "../../src/events/decode.ts";
 import type { KindLogic } from "../../src/actors/kind-logic.ts";
 import type { Command } from "../../src/actors/kind-logic.ts";
+import { transitionSnapshotOf } from "../../src/actors/kind-logic.ts";
 import { lockLogic } from "../../src/lock/logic.ts";
 import { lockMachine, lockStateValue } from "../../src/lock/logic.ts";
 import type { LockSettings } from "../../src/lock/commands.ts";
@@ -32,7 +33,7 @@ function step<S, C extends Command>(logic: KindLogic<S, C>, state: S, command: C
   return logic.evolve(state, entry);
 }
 
-describe("projection snapshots as XState's persisted snapshots", () => {
+describe("projection snapshots keep each state, from which XState's persisted snapshot is made", () => {
   it("a lock held with a waiter queued: XState restores the statechart from it, and it revives to the saved state", () => {
     const logic = lockLogic(SETTINGS);
     let state: LockState = logic.initialState("x");
@@ -41,21 +42,23 @@ describe("projection snapshots as XState's persisted snapshots", () => {
     expect(state.lease?.owner).toBe("a");
     expect(state.waiters).toHaveLength(1);
 
-    const persisted = logic.serializeState!(state) as { status: string; value: string; context: LockState };
-    // The queue is kept as a plain array of its waiters.
+    const kept = logic.serializeState!(state);
+    // The queue is kept as a plain array of its waiters; nothing of XState's snapshot is kept around the state.
     const context = { ...state, waiters: [...state.waiters] };
-    expect(persisted).toMatchObject({ status: "active", value: lockStateValue(state), context });
+    expect(kept).toEqual(context);
+    const revived = logic.reviveState!(structuredClone(kept) as LockState);
+    expect(revived).toEqual(state);
+    // XState's persisted snapshot of the statechart is made from the state alone: its value is read from it.
+    const persisted = { status: "active", value: lockStateValue(revived), context: revived, children: {}, historyValue: {} };
     const restored = createActor(lockMachine(SETTINGS), { snapshot: persisted as never, input: { id: "x" } }).getSnapshot();
     expect(restored.value).toBe("held");
-    expect(restored.context).toEqual(context);
-    const revived = logic.reviveState!(structuredClone(persisted) as unknown as LockState);
-    expect(revived).toEqual(state);
+    expect(restored.context).toEqual(revived);
     // Revived, the queue is a queue again: its waiter found by seq, and counted at an instant.
     expect(revived.waiters.at(revived.waiters.indexOfSeq(2))?.owner).toBe("b");
     expect([revived.waiters.waitingAt(T0 + 10), revived.waiters.waitingAt(T0 + 5010)]).toEqual([1, 0]);
     // A lock nobody waits for revives to the one shared empty queue.
     const free = step(logic, logic.initialState("y"), { op: "acquire", owner: "a", ttlMs: 1000 }, T0, 1);
-    const revivedFree = logic.reviveState!(structuredClone<unknown>(logic.serializeState!(free)) as LockState);
+    const revivedFree = logic.reviveState!(structuredClone(logic.serializeState!(free)) as LockState);
     expect(revivedFree.waiters).toBe(NO_WAITERS);
   });
 
@@ -63,10 +66,13 @@ describe("projection snapshots as XState's persisted snapshots", () => {
     const settings = { cooldownMs: 1000, cooldownBackoff: 1, maxCooldownMs: 60_000 };
     const logic = proxyLogic(settings);
     const state = step(logic, logic.initialState("x"), { op: "register", proxy: "x", maxLeases: 2 } as never, T0, 1);
-    const persisted = logic.serializeState!(state) as { context: unknown };
-    expect(persisted.context).toEqual(state);
-    const restored = createActor(proxyMachineLogic(settings as never), { snapshot: persisted as never, input: { id: "x" } }).getSnapshot();
+    // A data kind keeps its state as it is.
+    expect("serializeState" in logic).toBe(false);
+    const revived = logic.reviveState === undefined ? structuredClone(state) : logic.reviveState(structuredClone(state));
+    expect(revived).toEqual(state);
+    const machineLogic = proxyMachineLogic(settings);
+    const persisted = machineLogic.getPersistedSnapshot(transitionSnapshotOf(revived));
+    const restored = createActor(machineLogic, { snapshot: persisted, input: { id: "x" } }).getSnapshot();
     expect(restored.context).toEqual(state);
-    expect(logic.reviveState!(structuredClone(persisted) as never)).toEqual(state);
   });
 });
