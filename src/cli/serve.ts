@@ -128,7 +128,7 @@ export async function serve(flags: ServeFlags, logLevelGiven: boolean): Promise<
     const offsetMs = clockOffsetMs();
     if (offsetMs !== 0)
       logger.warn({ offsetMs }, `${CLOCK_OFFSET_VARIABLE} is set: this instance's clock is off by that much (a test hook)`);
-    const service = await startService({
+    const starting = startService({
       nc,
       appendNc,
       config,
@@ -148,7 +148,22 @@ export async function serve(flags: ServeFlags, logLevelGiven: boolean): Promise<
         );
         void shutdown.begin("subscription refused", EXIT.usage);
       },
-    }).catch((e: unknown) => {
+    });
+    // Registered before the start ends: the service answers once its endpoints are mounted, a moment before
+    // startService resolves, and a SIGTERM in between must still stop it (its turns, its first snapshot) before
+    // the connections drain.
+    shutdown.add(
+      "service",
+      async (ms) => {
+        const deadline = performance.now() + ms;
+        const running = await starting.catch(() => undefined);
+        if (running === undefined) return;
+        const unanswered = await running.stop(Math.max(0, deadline - performance.now()));
+        if (unanswered > 0) logger.warn({ unanswered }, "stopped with commands unanswered");
+      },
+      STOP_SERVICE_MS,
+    );
+    const service = await starting.catch((e: unknown) => {
       throw appendRefused(e, appendNc === nc);
     });
     // After the start's fold, which keeps V8's own policy: a first start over a long stream allocates the most.
@@ -157,14 +172,6 @@ export async function serve(flags: ServeFlags, logLevelGiven: boolean): Promise<
     else logger.debug({ why: growth.why }, "heap growth left to V8");
     const stopIdleCollect = await startIdleCollect({ idleMs: flags.idleCollectMs, commands: () => commands.count, logger });
     if (stopIdleCollect !== undefined) shutdown.add("idle collection", () => Promise.resolve(stopIdleCollect()), 100);
-    shutdown.add(
-      "service",
-      async (ms) => {
-        const unanswered = await service.stop(ms);
-        if (unanswered > 0) logger.warn({ unanswered }, "stopped with commands unanswered");
-      },
-      STOP_SERVICE_MS,
-    );
     const httpListen = flags.http ?? (local === undefined ? undefined : DEFAULT_LOCAL_HTTP);
     let http: RunningHttp | undefined;
     if (httpListen !== undefined && httpListen !== "off") {
