@@ -12,6 +12,7 @@ import { routeEventSchemas } from "../route/events.ts";
 import { sessionEventSchemas } from "../session/events.ts";
 import { instant } from "./fields.ts";
 import { compileSchema, type Accepts } from "./compiled-schemas.ts";
+import { parseJsonSubset } from "./json-subset.ts";
 import type { EventEnvelope, HistoryEntry } from "./envelope.ts";
 
 const envelopeSchema = z.object({
@@ -68,7 +69,9 @@ function acceptedEvent(json: unknown): EventEnvelope | null {
 export function decodeEvent(payload: Uint8Array, seq: number, msgId?: string): HistoryEntry {
   let json: unknown;
   try {
-    json = JSON.parse(utf8.decode(payload));
+    const text = utf8.decode(payload);
+    // The subset the service writes is read faster than JSON.parse reads it, to the same value; anything else is JSON.parse's.
+    json = parseJsonSubset(text) ?? JSON.parse(text);
   } catch (e) {
     return { seq, unparsable: true, reason: `not JSON: ${syntaxMessage(e as Error)}`, msgId };
   }

@@ -27,6 +27,16 @@ export interface FoldStoreOptions<State> {
   readonly replyTail?: number;
   /** Told of an event skipped because its envelope names another entity than its subject (see {@link ForeignEvents}). */
   readonly onForeign?: (foreign: ForeignEvent) => void;
+  /**
+   * Remember a reply owed to a folded event by the event's bytes (the
+   * message's payload, decoded again if a retry asks) rather than by the
+   * decoded event: for a fold whose payloads are views of buffers it holds
+   * anyway (a start's backlog worker, src/threads/message-batches.ts), where
+   * keeping 100,000 decoded events alive across a fold made their objects
+   * outlive the young generation, and collecting them cost more than
+   * decoding the few asked for again (bench/backlog-fold.ts).
+   */
+  readonly repliesByBytes?: boolean;
 }
 
 /**
@@ -161,7 +171,8 @@ export class FoldStore<State> {
         this.noteReply(recorded, fold.replyFor(state, recorded), atMs);
       } else if (fold.lateReply?.fits(state, entry) === true) {
         // Most replies are never asked for again: only the event is kept, and rendered if a retry asks (reply-memory.ts).
-        this.replies.rememberEvent(msgId, id, entry, atMs, message.payload.length);
+        if (this.options.repliesByBytes === true) this.replies.rememberStored(msgId, id, message.payload, message.seq, atMs);
+        else this.replies.rememberEvent(msgId, id, entry, atMs, message.payload.length);
       } else {
         this.replies.remember(msgId, fold.replyFor(state, { seq: entry.seq, event: entry.event, msgId }), atMs);
       }
@@ -251,6 +262,9 @@ interface Entry {
   reply: unknown;
   /** The event the reply is rendered from; undefined once rendered (or when it was made). */
   event: RecordedEvent | undefined;
+  /** The event's bytes the reply is rendered from (decoded first), at sequence `seq`; undefined once rendered. */
+  payload: Uint8Array | undefined;
+  seq: number;
   readonly id: string;
   /** How many replies were remembered before this one. */
   n: number;
@@ -321,6 +335,8 @@ export class ReplyMemory {
       bytes: msgId.length + approximateSize(reply) + 16,
       reply,
       event: undefined,
+      payload: undefined,
+      seq: 0,
       id: "",
       n: 0,
       request: undefined,
@@ -342,6 +358,31 @@ export class ReplyMemory {
       bytes: msgId.length + eventBytes + 16,
       reply: undefined,
       event,
+      payload: undefined,
+      seq: 0,
+      id,
+      n: 0,
+      request: undefined,
+      older: undefined,
+      newer: undefined,
+    });
+  }
+
+  /**
+   * As {@link rememberEvent}, for the event stored as `payload` at `seq`
+   * (valid, as a fold decoded it): it is decoded again only when its reply
+   * is first asked for.
+   */
+  rememberStored(msgId: string, id: string, payload: Uint8Array, seq: number, atMs: number): void {
+    if (this.render === undefined) throw new Error("this reply memory renders no replies");
+    this.take({
+      msgId,
+      atMs,
+      bytes: msgId.length + payload.length + 16,
+      reply: undefined,
+      event: undefined,
+      payload,
+      seq,
       id,
       n: 0,
       request: undefined,
@@ -411,6 +452,13 @@ export class ReplyMemory {
 
   /** The entry's reply, rendered (once) when it was remembered by its event. */
   private replyOf(entry: Entry): unknown {
+    if (entry.payload !== undefined) {
+      const decoded = decodeEvent(entry.payload, entry.seq);
+      // It decoded as an event when it was folded: the same bytes cannot fail now.
+      if (isUnparsable(decoded)) throw new Error(`a remembered event no longer decodes: ${decoded.reason}`);
+      entry.event = decoded;
+      entry.payload = undefined;
+    }
     if (entry.event !== undefined) {
       entry.reply = this.render!(entry.id, entry.event);
       entry.event = undefined;
