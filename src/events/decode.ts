@@ -71,7 +71,7 @@ export function decodeEvent(payload: Uint8Array, seq: number, msgId?: string): H
   try {
     const text = utf8.decode(payload);
     // The subset the service writes is read faster than JSON.parse reads it, to the same value; anything else is JSON.parse's.
-    json = parseJsonSubset(text) ?? JSON.parse(text);
+    json = parseJsonSubset(text, payload) ?? JSON.parse(text);
   } catch (e) {
     return { seq, unparsable: true, reason: `not JSON: ${syntaxMessage(e as Error)}`, msgId };
   }

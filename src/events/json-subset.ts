@@ -3,7 +3,8 @@
  * `JSON.parse` on it: a fold parses every event of the stream, and
  * `JSON.parse` was most of decoding one (bench/backlog-fold.ts).
  *
- * It reads a subset only: objects, arrays, strings without escapes,
+ * It reads a subset only: ASCII text (given with its bytes), objects,
+ * arrays, strings without escapes,
  * integers of up to 15 characters, `true`, `false` and `null`, without
  * whitespace, duplicate keys or a `__proto__` key, nested at most
  * {@link MAX_DEPTH} deep. For anything else it answers undefined and the
@@ -14,7 +15,9 @@
  * event after event, so the key read last time at the same place (the n-th
  * key of the text) is compared in place and, when it matches, that same
  * string is the key again: no new string, and the object takes the shape
- * the previous one took.
+ * the previous one took. A longer string value is copied from the bytes
+ * rather than sliced from the text: a slice would keep the whole text alive
+ * for as long as a state keeps the value (and reads slower).
  */
 
 /** What a reader answers when the text leaves the subset. */
@@ -29,18 +32,33 @@ const KEY_PLACES = 128;
 /** The key read last at each place (the n-th key of a text). */
 const keysByPlace: (string | undefined)[] = new Array<string | undefined>(KEY_PLACES).fill(undefined);
 
+/** Below this length V8 copies a slice anyway (SlicedString::kMinLength); from it on, a string is copied from the bytes. */
+const SLICE_MIN = 13;
+/** Node's one-byte string from a range of bytes (a Buffer method; any Uint8Array does as `this`). */
+const latin1Slice = (Buffer.prototype as unknown as { latin1Slice: (this: Uint8Array, start: number, end: number) => string }).latin1Slice;
+
 let text = "";
+const EMPTY = new Uint8Array(0);
+/** The text's bytes, while one is read. */
+let bytes: Uint8Array = EMPTY;
 let at = 0;
 let place = 0;
 
-/** `JSON.parse(json)` when `json` is in the subset; undefined when it is not (then `JSON.parse` must judge it). */
-export function parseJsonSubset(json: string): unknown {
+/**
+ * `JSON.parse(json)` when `json` is in the subset; undefined when it is not
+ * (then `JSON.parse` must judge it). `utf8` is the UTF-8 encoding `json` was
+ * decoded from: as long as `json` only when every byte is ASCII.
+ */
+export function parseJsonSubset(json: string, utf8: Uint8Array): unknown {
+  if (utf8.length !== json.length) return undefined;
   text = json;
+  bytes = utf8;
   at = 0;
   place = 0;
   const value = readValue(0);
   const whole = value !== OUT && at === json.length;
   text = "";
+  bytes = EMPTY;
   return whole ? value : undefined;
 }
 
@@ -70,7 +88,10 @@ function readString(): string | Out {
   const start = ++at;
   for (;;) {
     const c = text.charCodeAt(at);
-    if (c === 34) return text.slice(start, at++);
+    if (c === 34) {
+      const end = at++;
+      return end - start < SLICE_MIN ? text.slice(start, end) : latin1Slice.call(bytes, start, end);
+    }
     // NaN (the text's end) fails the comparison too.
     if (!(c >= 32 && c !== 92 /* \ */)) return OUT;
     at++;

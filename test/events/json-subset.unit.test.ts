@@ -9,6 +9,8 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { parseJsonSubset } from "../../src/events/json-subset.ts";
 
+const utf8 = new TextEncoder();
+
 /** Where two parsed values differ: own keys in order (`__proto__` included), prototypes, primitives (-0 apart from 0). */
 function differences(a: unknown, b: unknown, path = "$"): string[] {
   if (typeof a !== "object" || a === null || typeof b !== "object" || b === null) return Object.is(a, b) ? [] : [path];
@@ -30,7 +32,7 @@ function reference(text: string): { value: unknown } | { error: true } {
 
 /** The subset parser answers `JSON.parse`'s value or nothing; returns whether it answered. */
 function expectAgrees(text: string): boolean {
-  const parsed = parseJsonSubset(text);
+  const parsed = parseJsonSubset(text, utf8.encode(text));
   if (parsed === undefined) return false;
   const expected = reference(text);
   expect(expected, text).toHaveProperty("value");
@@ -52,6 +54,7 @@ const valueArb: fc.Arbitrary<unknown> = fc.letrec((tie) => ({
     { depthSize: "small", withCrossShrink: true },
     fc.constantFrom(0, -0, 1, -1, 1.5, 1e21, 2 ** 53 - 1, 2 ** 53, 123456789012345, -12345678901234, 1234567890123456, true, false, null),
     fc.string({ unit: "binary", maxLength: 6 }),
+    fc.string({ maxLength: 30 }),
     fc.array(tie("value"), { maxLength: 4 }),
     fc.array(fc.tuple(keyArb, tie("value")), { maxLength: 4 }).map((entries) => {
       const object: Record<string, unknown> = {};
@@ -68,6 +71,11 @@ describe("the JSON subset parser", () => {
     expect(expectAgrees(EVENT.replace('"requestId":"r-1",', ""))).toBe(true);
     expect(expectAgrees(EVENT.replace('"id":"a"', '"idx":"a"'))).toBe(true);
     expect(expectAgrees(EVENT.replace('"id":"a"', '"i":"a"'))).toBe(true);
+    // Long strings are copied from the bytes, short ones sliced: both read the same.
+    expect(expectAgrees(EVENT.replace('"owner":"w"', `"owner":"${"w".repeat(12)}"`))).toBe(true);
+    expect(expectAgrees(EVENT.replace('"owner":"w"', `"owner":"${"w".repeat(13)}"`))).toBe(true);
+    // Text that is not all ASCII is JSON.parse's.
+    expect(expectAgrees(EVENT.replace('"owner":"w"', '"owner":"é"'))).toBe(false);
   });
 
   it("answers JSON.parse's value or nothing, for anything JSON.stringify writes", () => {
