@@ -14,6 +14,7 @@ import { decodeEvent } from "../events/decode.ts";
 import { instantMs } from "../events/envelope.ts";
 import { decodeToken } from "../contract/subjects.ts";
 import type { FoldListener, KindFold, ProjectionRecord } from "./kind-fold.ts";
+import { HeldReplies } from "./held-replies.ts";
 
 /** Settings of a {@link FoldStore}. */
 export interface FoldStoreOptions<State> {
@@ -288,6 +289,24 @@ export interface ReplyMemoryOptions {
   readonly tail?: number;
 }
 
+/** The entry of a reply owed to the event stored as `payload` at `seq`, to render when asked for. */
+function storedEntry(msgId: string, id: string, payload: Uint8Array, seq: number, atMs: number): Entry {
+  return {
+    msgId,
+    atMs,
+    bytes: msgId.length + payload.length + 16,
+    reply: undefined,
+    event: undefined,
+    payload,
+    seq,
+    id,
+    n: 0,
+    request: undefined,
+    older: undefined,
+    newer: undefined,
+  };
+}
+
 /**
  * Remembered replies by message id, oldest first. The order is a list linked
  * through the entries, so dropping the oldest costs the same at the bound as
@@ -304,10 +323,8 @@ export class ReplyMemory {
   private remembered = 0;
   private readonly maxEntries: number;
   private readonly maxBytes: number;
-  /** Replies held aside (see {@link ReplyMemoryOptions.tail}), a ring from `aside[asideStart]`. */
-  private readonly aside: Entry[] | undefined;
-  private asideStart = 0;
-  private asideCount = 0;
+  /** Replies held aside (see {@link ReplyMemoryOptions.tail}). */
+  private readonly aside: HeldReplies<Entry> | undefined;
   /** Whether replies held aside were let go since the memory last took them in. */
   private asideLost = false;
   /** The ordinal of the newest reply evicted by a bound. */
@@ -323,7 +340,7 @@ export class ReplyMemory {
     this.maxBytes = limits.maxBytes ?? 32 * 1024 * 1024;
     if (options.tail !== undefined) {
       if (options.tail <= this.maxEntries) throw new Error(`a reply tail of ${options.tail} does not exceed ${this.maxEntries} replies`);
-      this.aside = new Array<Entry>(options.tail);
+      this.aside = new HeldReplies<Entry>(options.tail);
     }
   }
 
@@ -375,33 +392,26 @@ export class ReplyMemory {
    */
   rememberStored(msgId: string, id: string, payload: Uint8Array, seq: number, atMs: number): void {
     if (this.render === undefined) throw new Error("this reply memory renders no replies");
-    this.take({
-      msgId,
-      atMs,
-      bytes: msgId.length + payload.length + 16,
-      reply: undefined,
-      event: undefined,
-      payload,
-      seq,
-      id,
-      n: 0,
-      request: undefined,
-      older: undefined,
-      newer: undefined,
-    });
+    const aside = this.aside;
+    if (aside === undefined) return this.add(storedEntry(msgId, id, payload, seq, atMs));
+    // Held aside as columns: no object per event until the memory is read.
+    this.makeRoomAside(aside);
+    aside.pushStored(msgId, id, payload, seq, atMs);
   }
 
   /** Adds `entry`, or holds it aside (letting the oldest held go when they are as many as the tail). */
   private take(entry: Entry): void {
     const aside = this.aside;
     if (aside === undefined) return this.add(entry);
-    if (this.asideCount === aside.length) {
-      this.asideStart = (this.asideStart + 1) % aside.length;
-      this.asideCount--;
-      this.asideLost = true;
-      this.remembered++;
-    }
-    aside[(this.asideStart + this.asideCount++) % aside.length] = entry;
+    this.makeRoomAside(aside);
+    aside.push(entry);
+  }
+
+  private makeRoomAside(aside: HeldReplies<Entry>): void {
+    if (aside.count < aside.capacity) return;
+    aside.dropOldest();
+    this.asideLost = true;
+    this.remembered++;
   }
 
   /**
@@ -412,15 +422,11 @@ export class ReplyMemory {
    */
   private settle(): void {
     const aside = this.aside;
-    if (aside === undefined || this.asideCount === 0) return;
+    if (aside === undefined || aside.count === 0) return;
     const first = this.remembered;
-    for (let i = 0; i < this.asideCount; i++) {
-      const at = (this.asideStart + i) % aside.length;
-      this.add(aside[at]!);
-      aside[at] = undefined as unknown as Entry;
-    }
+    aside.drain((entry) => this.add(entry), storedEntry);
     const lost = this.asideLost;
-    [this.asideStart, this.asideCount, this.asideLost] = [0, 0, false];
+    this.asideLost = false;
     if (lost && this.lastEvicted < first) throw new Error("replies held aside were let go before a bound evicted any of them");
   }
 

@@ -154,17 +154,25 @@ describe("ReplyMemory", () => {
     expect(() => new ReplyMemory().rememberEvent("m", "a", event(1), 1, 1)).toThrow();
   });
 
-  it("keeps a reply owed by a stored event as its bytes, decoded and rendered once when first asked for", () => {
+  it.each([
+    ["taken in as it comes", {}],
+    ["held aside until first read", { tail: 3 }],
+  ])("keeps a reply owed by a stored event as its bytes, decoded and rendered once when first asked for (%s)", (_how, options) => {
     const rendered: RecordedEvent[] = [];
-    const memory = new ReplyMemory({ maxEntries: 2 }, (id, recorded) => {
-      rendered.push(recorded);
-      return { id, generation: (recorded.event.data as { generation: number }).generation };
-    });
+    const memory = new ReplyMemory(
+      { maxEntries: 2 },
+      (id, recorded) => {
+        rendered.push(recorded);
+        return { id, generation: (recorded.event.data as { generation: number }).generation };
+      },
+      options,
+    );
     const event = (generation: number) =>
       encodeEvent({ type: "LockReleased", v: 1, at: "2026-01-01T00:00:00.000Z", kind: "lock", id: "a", data: { owner: "w", generation } });
-    memory.rememberStored("m1", "a", event(1), 11, 1);
-    memory.rememberStored("m2", "a", event(2), 12, 2);
-    memory.rememberStored("m3", "a", event(3), 13, 3);
+    // Each a view into one buffer, as a batch's payloads are.
+    const batch = new Uint8Array([...event(1), ...event(2), ...event(3)]);
+    const size = event(1).length;
+    for (const g of [1, 2, 3]) memory.rememberStored(`m${g}`, "a", batch.subarray((g - 1) * size, g * size), 10 + g, g);
     expect(rendered).toEqual([]);
     expect(memory.get("m1")).toBeUndefined();
     expect(memory.get("m2")).toEqual({ reply: { id: "a", generation: 2 }, atMs: 2 });
