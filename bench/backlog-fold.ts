@@ -16,9 +16,9 @@
  */
 import { BacklogFold } from "../src/projections/backlog-fold.ts";
 import { BatchPacker, BatchUnpacker, type FoldBatch } from "../src/threads/message-batches.ts";
-import { encodeEvent, requestMsgId } from "../src/events/envelope.ts";
+import { encodeEvent } from "../src/events/envelope.ts";
+import { lockHistoryEvent } from "./lock-history.ts";
 import { Subjects } from "../src/contract/subjects.ts";
-import type { LockEvent } from "../src/lock/events.ts";
 import type { StoredMessage } from "../src/events/event-log.ts";
 import { KIND_FOLDS } from "../src/tools/stream-fold.ts";
 import type { KindFold } from "../src/projections/kind-fold.ts";
@@ -38,19 +38,7 @@ function batchesOf(events: number, locks: number, atMs: number): FoldBatch[] {
     for (const type of ["LockAcquired", "LockReleased"] as const) {
       const at = new Date(atMs);
       for (let i = 0; i < locks; i++) {
-        const id = `lock-${i}`;
-        const head = { v: 1, at: at.toISOString(), kind: "lock", id, requestId: `req-${written}` } as const;
-        const owner = `owner-${i % 97}`;
-        const event: LockEvent =
-          type === "LockAcquired"
-            ? {
-                type,
-                ...head,
-                data: { owner, generation: g, ttlMs: 30_000, expiresAt: new Date(at.getTime() + 30_000).toISOString(), previousOwner: "" },
-              }
-            : { type, ...head, data: { owner, generation: g } };
-        const subject = subjects.event("lock", id);
-        const msgId = requestMsgId(subject, type === "LockAcquired" ? "acquire" : "release", `req-${written}`);
+        const { subject, event, msgId } = lockHistoryEvent(subjects, type, i, g, written, at);
         written++;
         const m: StoredMessage = { seq: written, subject, payload: encodeEvent(event), time: atMs, msgId, pending: events - written };
         if (packer.add(m, true)) batches.push(packer.take().batch);
