@@ -12,7 +12,6 @@ import { routeEventSchemas } from "../route/events.ts";
 import { sessionEventSchemas } from "../session/events.ts";
 import { instant } from "./fields.ts";
 import { compileSchema, type Accepts } from "./compiled-schemas.ts";
-import { parseJsonSubset } from "./json-subset.ts";
 import type { EventEnvelope, HistoryEntry } from "./envelope.ts";
 
 const envelopeSchema = z.object({
@@ -69,9 +68,7 @@ function acceptedEvent(json: unknown): EventEnvelope | null {
 export function decodeEvent(payload: Uint8Array, seq: number, msgId?: string): HistoryEntry {
   let json: unknown;
   try {
-    const text = utf8.decode(payload);
-    // The subset the service writes is read faster than JSON.parse reads it, to the same value; anything else is JSON.parse's.
-    json = parseJsonSubset(text, payload) ?? JSON.parse(text);
+    json = JSON.parse(utf8.decode(payload));
   } catch (e) {
     return { seq, unparsable: true, reason: `not JSON: ${syntaxMessage(e as Error)}`, msgId };
   }
