@@ -33,10 +33,9 @@ import type { NatsConnection } from "@nats-io/nats-core";
 import { DeliverPolicy, jetstream, jetstreamManager, type JetStreamClient } from "@nats-io/jetstream";
 import { startLocalNatsServer } from "../src/cluster/local-cluster.ts";
 import { encodeEvent } from "../src/events/envelope.ts";
-import type { LockEvent } from "../src/lock/events.ts";
 import { JetStreamEventLog } from "../src/events/jetstream-event-log.ts";
 import { Subjects } from "../src/contract/subjects.ts";
-import { requestMsgId } from "../src/events/envelope.ts";
+import { lockHistoryEvent } from "./lock-history.ts";
 import { firstAnswer, heldLocksMemory, rssMb, serviceNodeArgs, spawnService, stopService } from "./service-process.ts";
 import {
   machineInfo,
@@ -120,19 +119,7 @@ async function writeStream(js: JetStreamClient, subjects: Subjects, events: numb
     for (const type of ["LockAcquired", "LockReleased"] as const) {
       const at = new Date();
       for (let i = 0; i < locks; i++) {
-        const id = `lock-${i}`;
-        const head = { v: 1, at: at.toISOString(), kind: "lock", id, requestId: `req-${written}` } as const;
-        const owner = `owner-${i % 97}`;
-        const event: LockEvent =
-          type === "LockAcquired"
-            ? {
-                type,
-                ...head,
-                data: { owner, generation: g, ttlMs: 30_000, expiresAt: new Date(at.getTime() + 30_000).toISOString(), previousOwner: "" },
-              }
-            : { type, ...head, data: { owner, generation: g } };
-        const subject = subjects.event("lock", id);
-        const msgID = requestMsgId(subject, type === "LockAcquired" ? "acquire" : "release", `req-${written}`);
+        const { subject, event, msgId: msgID } = lockHistoryEvent(subjects, type, i, g, written, at);
         const p = js.publish(subject, encodeEvent(event), { timeout: 30_000, msgID });
         pending.add(p);
         void p.finally(() => pending.delete(p));

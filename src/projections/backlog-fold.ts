@@ -60,7 +60,16 @@ export class BacklogFold<State> {
   ) {
     // It answers every record at once (one snapshot part): nothing to note for a delta, and no reply asked for before.
     const replyTail = Math.ceil((replies.maxEntries ?? DEFAULT_MAX_REPLIES) * 1.25) + 1024;
-    this.store = new FoldStore({ fold, replies, now: () => nowMs, trackChanges: false, replyTail, onForeign: (f) => this.foreign.note(f) });
+    this.store = new FoldStore({
+      fold,
+      replies,
+      now: () => nowMs,
+      trackChanges: false,
+      replyTail,
+      // Its payloads are views of the batches' buffers: a reply remembered by them keeps no decoded event alive.
+      repliesByBytes: true,
+      onForeign: (f) => this.foreign.note(f),
+    });
     for (const [name, make] of Object.entries(fold.backlogExtras ?? {})) {
       const extra = make();
       this.extras.set(name, extra);

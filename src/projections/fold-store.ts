@@ -14,6 +14,7 @@ import { decodeEvent } from "../events/decode.ts";
 import { instantMs } from "../events/envelope.ts";
 import { decodeToken } from "../contract/subjects.ts";
 import type { FoldListener, KindFold, ProjectionRecord } from "./kind-fold.ts";
+import { HeldReplies } from "./held-replies.ts";
 
 /** Settings of a {@link FoldStore}. */
 export interface FoldStoreOptions<State> {
@@ -27,6 +28,16 @@ export interface FoldStoreOptions<State> {
   readonly replyTail?: number;
   /** Told of an event skipped because its envelope names another entity than its subject (see {@link ForeignEvents}). */
   readonly onForeign?: (foreign: ForeignEvent) => void;
+  /**
+   * Remember a reply owed to a folded event by the event's bytes (the
+   * message's payload, decoded again if a retry asks) rather than by the
+   * decoded event: for a fold whose payloads are views of buffers it holds
+   * anyway (a start's backlog worker, src/threads/message-batches.ts), where
+   * keeping 100,000 decoded events alive across a fold made their objects
+   * outlive the young generation, and collecting them cost more than
+   * decoding the few asked for again (bench/backlog-fold.ts).
+   */
+  readonly repliesByBytes?: boolean;
 }
 
 /**
@@ -161,7 +172,8 @@ export class FoldStore<State> {
         this.noteReply(recorded, fold.replyFor(state, recorded), atMs);
       } else if (fold.lateReply?.fits(state, entry) === true) {
         // Most replies are never asked for again: only the event is kept, and rendered if a retry asks (reply-memory.ts).
-        this.replies.rememberEvent(msgId, id, entry, atMs, message.payload.length);
+        if (this.options.repliesByBytes === true) this.replies.rememberStored(msgId, id, message.payload, message.seq, atMs);
+        else this.replies.rememberEvent(msgId, id, entry, atMs, message.payload.length);
       } else {
         this.replies.remember(msgId, fold.replyFor(state, { seq: entry.seq, event: entry.event, msgId }), atMs);
       }
@@ -251,6 +263,9 @@ interface Entry {
   reply: unknown;
   /** The event the reply is rendered from; undefined once rendered (or when it was made). */
   event: RecordedEvent | undefined;
+  /** The event's bytes the reply is rendered from (decoded first), at sequence `seq`; undefined once rendered. */
+  payload: Uint8Array | undefined;
+  seq: number;
   readonly id: string;
   /** How many replies were remembered before this one. */
   n: number;
@@ -274,6 +289,24 @@ export interface ReplyMemoryOptions {
   readonly tail?: number;
 }
 
+/** The entry of a reply owed to the event stored as `payload` at `seq`, to render when asked for. */
+function storedEntry(msgId: string, id: string, payload: Uint8Array, seq: number, atMs: number): Entry {
+  return {
+    msgId,
+    atMs,
+    bytes: msgId.length + payload.length + 16,
+    reply: undefined,
+    event: undefined,
+    payload,
+    seq,
+    id,
+    n: 0,
+    request: undefined,
+    older: undefined,
+    newer: undefined,
+  };
+}
+
 /**
  * Remembered replies by message id, oldest first. The order is a list linked
  * through the entries, so dropping the oldest costs the same at the bound as
@@ -290,10 +323,8 @@ export class ReplyMemory {
   private remembered = 0;
   private readonly maxEntries: number;
   private readonly maxBytes: number;
-  /** Replies held aside (see {@link ReplyMemoryOptions.tail}), a ring from `aside[asideStart]`. */
-  private readonly aside: Entry[] | undefined;
-  private asideStart = 0;
-  private asideCount = 0;
+  /** Replies held aside (see {@link ReplyMemoryOptions.tail}). */
+  private readonly aside: HeldReplies<Entry> | undefined;
   /** Whether replies held aside were let go since the memory last took them in. */
   private asideLost = false;
   /** The ordinal of the newest reply evicted by a bound. */
@@ -309,7 +340,7 @@ export class ReplyMemory {
     this.maxBytes = limits.maxBytes ?? 32 * 1024 * 1024;
     if (options.tail !== undefined) {
       if (options.tail <= this.maxEntries) throw new Error(`a reply tail of ${options.tail} does not exceed ${this.maxEntries} replies`);
-      this.aside = new Array<Entry>(options.tail);
+      this.aside = new HeldReplies<Entry>(options.tail);
     }
   }
 
@@ -321,6 +352,8 @@ export class ReplyMemory {
       bytes: msgId.length + approximateSize(reply) + 16,
       reply,
       event: undefined,
+      payload: undefined,
+      seq: 0,
       id: "",
       n: 0,
       request: undefined,
@@ -342,6 +375,8 @@ export class ReplyMemory {
       bytes: msgId.length + eventBytes + 16,
       reply: undefined,
       event,
+      payload: undefined,
+      seq: 0,
       id,
       n: 0,
       request: undefined,
@@ -350,17 +385,33 @@ export class ReplyMemory {
     });
   }
 
+  /**
+   * As {@link rememberEvent}, for the event stored as `payload` at `seq`
+   * (valid, as a fold decoded it): it is decoded again only when its reply
+   * is first asked for.
+   */
+  rememberStored(msgId: string, id: string, payload: Uint8Array, seq: number, atMs: number): void {
+    if (this.render === undefined) throw new Error("this reply memory renders no replies");
+    const aside = this.aside;
+    if (aside === undefined) return this.add(storedEntry(msgId, id, payload, seq, atMs));
+    // Held aside as columns: no object per event until the memory is read.
+    this.makeRoomAside(aside);
+    aside.pushStored(msgId, id, payload, seq, atMs);
+  }
+
   /** Adds `entry`, or holds it aside (letting the oldest held go when they are as many as the tail). */
   private take(entry: Entry): void {
     const aside = this.aside;
     if (aside === undefined) return this.add(entry);
-    if (this.asideCount === aside.length) {
-      this.asideStart = (this.asideStart + 1) % aside.length;
-      this.asideCount--;
-      this.asideLost = true;
-      this.remembered++;
-    }
-    aside[(this.asideStart + this.asideCount++) % aside.length] = entry;
+    this.makeRoomAside(aside);
+    aside.push(entry);
+  }
+
+  private makeRoomAside(aside: HeldReplies<Entry>): void {
+    if (aside.count < aside.capacity) return;
+    aside.dropOldest();
+    this.asideLost = true;
+    this.remembered++;
   }
 
   /**
@@ -371,15 +422,11 @@ export class ReplyMemory {
    */
   private settle(): void {
     const aside = this.aside;
-    if (aside === undefined || this.asideCount === 0) return;
+    if (aside === undefined || aside.count === 0) return;
     const first = this.remembered;
-    for (let i = 0; i < this.asideCount; i++) {
-      const at = (this.asideStart + i) % aside.length;
-      this.add(aside[at]!);
-      aside[at] = undefined as unknown as Entry;
-    }
+    aside.drain((entry) => this.add(entry), storedEntry);
     const lost = this.asideLost;
-    [this.asideStart, this.asideCount, this.asideLost] = [0, 0, false];
+    this.asideLost = false;
     if (lost && this.lastEvicted < first) throw new Error("replies held aside were let go before a bound evicted any of them");
   }
 
@@ -411,6 +458,13 @@ export class ReplyMemory {
 
   /** The entry's reply, rendered (once) when it was remembered by its event. */
   private replyOf(entry: Entry): unknown {
+    if (entry.payload !== undefined) {
+      const decoded = decodeEvent(entry.payload, entry.seq);
+      // It decoded as an event when it was folded: the same bytes cannot fail now.
+      if (isUnparsable(decoded)) throw new Error(`a remembered event no longer decodes: ${decoded.reason}`);
+      entry.event = decoded;
+      entry.payload = undefined;
+    }
     if (entry.event !== undefined) {
       entry.reply = this.render!(entry.id, entry.event);
       entry.event = undefined;

@@ -1,6 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { approximateSize, ReplyMemory, type ReplyMemoryLimits } from "../../src/projections/fold-store.ts";
+import { encodeEvent, type RecordedEvent } from "../../src/events/envelope.ts";
 
 /** The obvious reply memory: an array in the order replies were remembered, scanned whole. */
 class ReferenceMemory {
@@ -151,5 +152,40 @@ describe("ReplyMemory", () => {
     // The event's encoded size stands for what the entry holds.
     expect(memory.size.bytes).toBe(2 + 100 + 16 + 2 + approximateSize({ made: true }) + 16);
     expect(() => new ReplyMemory().rememberEvent("m", "a", event(1), 1, 1)).toThrow();
+  });
+
+  it.each([
+    ["taken in as it comes", {}],
+    ["held aside until first read", { tail: 3 }],
+  ])("keeps a reply owed by a stored event as its bytes, decoded and rendered once when first asked for (%s)", (_how, options) => {
+    const rendered: RecordedEvent[] = [];
+    const memory = new ReplyMemory(
+      { maxEntries: 2 },
+      (id, recorded) => {
+        rendered.push(recorded);
+        return { id, generation: (recorded.event.data as { generation: number }).generation };
+      },
+      options,
+    );
+    const event = (generation: number) =>
+      encodeEvent({ type: "LockReleased", v: 1, at: "2026-01-01T00:00:00.000Z", kind: "lock", id: "a", data: { owner: "w", generation } });
+    // Each a view into one buffer, as a batch's payloads are.
+    const batch = new Uint8Array([...event(1), ...event(2), ...event(3)]);
+    const size = event(1).length;
+    for (const g of [1, 2, 3]) memory.rememberStored(`m${g}`, "a", batch.subarray((g - 1) * size, g * size), 10 + g, g);
+    expect(rendered).toEqual([]);
+    expect(memory.get("m1")).toBeUndefined();
+    expect(memory.get("m2")).toEqual({ reply: { id: "a", generation: 2 }, atMs: 2 });
+    expect(memory.latest(2)).toEqual([
+      ["m2", { id: "a", generation: 2 }, 2],
+      ["m3", { id: "a", generation: 3 }, 3],
+    ]);
+    // Rendered from the event as a fold decodes it, at its own sequence, once each.
+    expect(rendered.map((r) => [r.seq, r.event.type, r.event.id])).toEqual([
+      [12, "LockReleased", "a"],
+      [13, "LockReleased", "a"],
+    ]);
+    expect(memory.size.bytes).toBe(2 * (2 + event(2).length + 16));
+    expect(() => new ReplyMemory().rememberStored("m", "a", event(1), 1, 1)).toThrow();
   });
 });
