@@ -355,18 +355,13 @@ export function compileFlatMachine<TContext, TEvent extends EventObject, TInput>
       return t === undefined ? context : applySteps(t, context, event, scope);
     },
     decideContext(context, event) {
-      const candidates = table.get(valueOf(context))?.get(event.type);
-      if (candidates === undefined) return undefined;
-      const args = { context, event };
-      for (const t of candidates) {
-        if (t.guard !== undefined && !t.guard(args)) continue;
-        if (t.decider !== undefined) return t.decider(context, event, t.deciderSettings);
-        // A command transition written with plain actions: run them and take what they emit.
-        let decided: Decision | undefined;
-        applySteps(t, context, event, { emit: (e: DecidedEvent) => (decided = e.decision) } as unknown as Scope);
-        return decided;
-      }
-      return undefined;
+      const t = enabled(table, valueOf(context), context, event);
+      if (t === undefined) return undefined;
+      if (t.decider !== undefined) return t.decider(context, event, t.deciderSettings);
+      // A command transition written with plain actions: run them and take what they emit.
+      let decided: Decision | undefined;
+      applySteps(t, context, event, { emit: (e: DecidedEvent) => (decided = e.decision) } as unknown as Scope);
+      return decided;
     },
   };
 }
