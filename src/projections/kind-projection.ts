@@ -358,7 +358,8 @@ export class KindProjection<State> {
 
 /*
  * When a kind projection saves a snapshot: after a number of folded events
- * or a while after the last save when anything changed, never while the
+ * (but no sooner than a gap after the last save) or a while after the last
+ * save when anything changed, never while the
  * start folds its backlog (each save would encode every record), one save
  * at a time, and a failed save's events counted again.
  */
@@ -375,6 +376,14 @@ export interface SnapshotScheduleOptions {
   readonly every?: number | undefined;
   /** ...or this long after the last one when anything changed (default 60 s). */
   readonly intervalMs?: number | undefined;
+  /**
+   * ...but never sooner than this after the last one started (default 5 s):
+   * under load a save costs about the same whatever the events it covers (the
+   * changed records, the latest replies), so spacing them bounds their share
+   * of the thread, at the price of a start folding at most this long's events
+   * more.
+   */
+  readonly minGapMs?: number | undefined;
   /** The clock the interval is measured on (default: the system's). */
   readonly now?: () => number;
 }
@@ -388,18 +397,20 @@ export class SnapshotSchedule {
   private caughtUp = false;
   private readonly every: number;
   private readonly intervalMs: number;
+  private readonly minGapMs: number;
   private readonly now: () => number;
 
   constructor(private readonly options: SnapshotScheduleOptions) {
     this.every = options.every ?? 10_000;
     this.intervalMs = options.intervalMs ?? 60_000;
+    this.minGapMs = Math.min(options.minGapMs ?? 5_000, this.intervalMs);
     this.now = options.now ?? Date.now;
   }
 
   /** Counts one folded event, and saves when that makes a snapshot due. */
   folded(): void {
     this.sinceSnapshot++;
-    if (this.sinceSnapshot >= this.every || this.due()) void this.save();
+    if (this.due()) void this.save();
   }
 
   /** Counts events folded elsewhere (a start's backlog on a worker thread): a snapshot is due as if this thread had folded them. */
@@ -428,7 +439,7 @@ export class SnapshotSchedule {
       .finally(() => (this.saving = undefined));
   }
 
-  /** Saves when the interval made a snapshot due (called periodically). */
+  /** Saves when the interval (or a count reached during the gap) made a snapshot due (called periodically). */
   tick(): void {
     if (this.due()) void this.save();
   }
@@ -467,8 +478,11 @@ export class SnapshotSchedule {
     return this.saving;
   }
 
+  /** Enough events since the last save and the gap passed, or anything at all and the interval passed. */
   private due(): boolean {
-    return this.sinceSnapshot > 0 && this.now() - this.lastSnapshotAt >= this.intervalMs;
+    if (this.sinceSnapshot === 0) return false;
+    const since = this.now() - this.lastSnapshotAt;
+    return since >= (this.sinceSnapshot >= this.every ? this.minGapMs : this.intervalMs);
   }
 }
 
