@@ -32,9 +32,9 @@ const Bar = z.strictObject({
 const Figure = z.strictObject({
   target: z.string().min(1),
   metric: z.string().min(1),
-  /** The figure compared with the bar: the median of the runs unless `stat` says otherwise. */
+  /** The figure compared with the bar: the median of the runs unless `stat` says otherwise ("lowest": a bar every run must pass). */
   value: z.number().optional(),
-  stat: z.enum(["median", "highest"]).optional(),
+  stat: z.enum(["median", "highest", "lowest"]).optional(),
   digits: z.number().int().min(0).max(3).optional(),
   unit: z.string().optional(),
   low: z.number().optional(),
@@ -88,9 +88,9 @@ export function shownFigure(f: Figure): string {
   const unit = f.unit ?? "";
   let shown = f.text ?? (f.value === undefined ? "–" : `${number(f.value, d)}${unit}`);
   if (f.text === undefined && f.low !== undefined && f.high !== undefined) shown += ` (${number(f.low, d)}–${number(f.high, d)})`;
-  const what = f.stat === "highest" ? "the highest of " : "";
+  const what = f.stat === "highest" || f.stat === "lowest" ? `the ${f.stat} of ` : "";
   if (f.runs !== undefined) shown += f.runs === 1 ? ", 1 run" : `, ${what}${f.runs} runs`;
-  else if (f.stat === "highest" && f.text === undefined) shown += ", the highest";
+  else if (f.stat !== undefined && f.stat !== "median" && f.text === undefined) shown += `, the ${f.stat}`;
   return shown;
 }
 
