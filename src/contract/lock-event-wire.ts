@@ -5,6 +5,7 @@
  * with those fields well typed reads as `undefined`: the reader skips it (the
  * service's own fold is the judge of what it means).
  */
+import { jsonObjectIn } from "./json-object.ts";
 
 /** What a lock event says about its lock's holder. */
 export type LockEventWire =
@@ -27,14 +28,9 @@ const decoder = new TextDecoder();
 
 /** Reads one stored message as a lock event, or `undefined` when it is not one. */
 export function readLockEvent(payload: Uint8Array): LockEventWire | undefined {
-  let value: unknown;
-  try {
-    value = JSON.parse(decoder.decode(payload));
-  } catch {
-    return undefined;
-  }
-  if (typeof value !== "object" || value === null) return undefined;
-  const { type, kind, data } = value as { type?: unknown; kind?: unknown; data?: unknown };
+  const value = jsonObjectIn(payload, decoder);
+  if (value === undefined) return undefined;
+  const { type, kind, data } = value;
   if (kind !== "lock" || typeof type !== "string" || typeof data !== "object" || data === null) return undefined;
   const d = data as Record<string, unknown>;
   const generation = Number.isSafeInteger(d["generation"]) ? (d["generation"] as number) : undefined;

@@ -2,7 +2,7 @@
 import type { ActorRuntime } from "../actors/actor-runtime.ts";
 import { compareCodeUnits } from "../contract/code-units.ts";
 import type { HostInfo } from "../contract/messages.ts";
-import { OPERATOR_OP, READS, answer, endpoint, type Endpoint } from "../transport/endpoint.ts";
+import { OPERATOR_OP, endpoint, readEndpoint, type Endpoint } from "../transport/endpoint.ts";
 import type { HostLoads } from "./loads.ts";
 import { hostRequests } from "./requests.ts";
 import type { HostTable } from "./table.ts";
@@ -26,13 +26,13 @@ export function hostEndpoints({ runtime, hosts, routes, loads }: HostEndpointDep
       (r, a) => runtime.execute("host", r.host, { op: "set", healthy: r.healthy, draining: r.draining, maxLeases: r.maxLeases ?? null }, a),
       OPERATOR_OP,
     ),
-    endpoint(
+    readEndpoint(
       "host",
       "list",
       hostRequests.list,
-      async () => {
-        await Promise.all([hosts.fresh(), routes.fresh()]);
-        const list: HostInfo[] = [...hosts.snapshot().values()]
+      () => Promise.all([hosts.fresh(), routes.fresh()]),
+      (): { hosts: HostInfo[] } => ({
+        hosts: [...hosts.snapshot().values()]
           .filter((h) => h.set)
           .sort((a, b) => compareCodeUnits(a.host, b.host))
           .map((h) => ({
@@ -42,10 +42,8 @@ export function hostEndpoints({ runtime, hosts, routes, loads }: HostEndpointDep
             maxLeases: h.maxLeases,
             active: routes.activeOn(h.host),
             load: loads.loadOf(h.host),
-          }));
-        return answer({ hosts: list });
-      },
-      READS,
+          })),
+      }),
     ),
   ];
 }

@@ -1,6 +1,7 @@
 /** Host events (docs/protocol.md, "The event stream") and the schemas their `data` must satisfy when read back. */
 import { z } from "zod";
 import type { EventEnvelope } from "../events/envelope.ts";
+import { isEventOf, type EventOf, type EventSchemas, type EventsOf } from "../events/kind-events.ts";
 
 /** `data` schemas of every host event, by type. */
 export const hostEventSchemas = {
@@ -13,26 +14,23 @@ export const hostEventSchemas = {
     routeSeq: z.number().int().nonnegative(),
     closed: z.array(z.number().int().positive()),
   }),
-} satisfies Record<string, z.ZodType>;
+} satisfies EventSchemas;
 
-type Data<T extends keyof typeof hostEventSchemas> = z.infer<(typeof hostEventSchemas)[T]>;
+type HostEvents = EventsOf<typeof hostEventSchemas>;
 
 /** An operator or health checker set the host's health and draining flags. */
-export type HostStateSet = EventEnvelope<"HostStateSet", Data<"HostStateSet">>;
+export type HostStateSet = HostEvents["HostStateSet"];
 /**
  * A capped host let one new route lease in (docs/routes.md, "Host capacity"):
  * the lease of `(route, fp, model)` may be placed on the host, as the route's
  * next event after `routeSeq` and nowhere else. `closed` lists the earlier
  * admissions (by stream sequence) known to be settled, placed or not.
  */
-export type HostLeaseAdmitted = EventEnvelope<"HostLeaseAdmitted", Data<"HostLeaseAdmitted">>;
+export type HostLeaseAdmitted = HostEvents["HostLeaseAdmitted"];
 /** Any host event. */
-export type HostEvent = HostStateSet | HostLeaseAdmitted;
+export type HostEvent = EventOf<typeof hostEventSchemas>;
 
-/**
- * Narrows an event read back to the host events: its type is one a host
- * writes (and {@link decodeEvent} checked its data against that type's schema).
- */
+/** Narrows an event read back to the host events (see {@link isEventOf}). */
 export function isHostEvent(event: EventEnvelope): event is HostEvent {
-  return Object.hasOwn(hostEventSchemas, event.type);
+  return isEventOf(hostEventSchemas, event);
 }

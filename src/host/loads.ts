@@ -26,6 +26,7 @@ interface Reported {
 }
 
 import { isHostLoad } from "../contract/host-load.ts";
+import { jsonObjectIn } from "../contract/json-object.ts";
 
 const utf8 = new TextDecoder("utf-8", { fatal: true });
 const NONE: ReadonlyMap<string, number> = new Map();
@@ -35,14 +36,7 @@ const NONE: ReadonlyMap<string, number> = new Map();
  * `>= 0`; undefined for anything else (which the table ignores).
  */
 export function loadOfMessage(data: Uint8Array): number | undefined {
-  let value: unknown;
-  try {
-    value = JSON.parse(utf8.decode(data));
-  } catch {
-    return undefined;
-  }
-  if (typeof value !== "object" || value === null || Array.isArray(value)) return undefined;
-  const load = (value as { load?: unknown }).load;
+  const load = jsonObjectIn(data, utf8)?.["load"];
   return isHostLoad(load) ? load : undefined;
 }
 

@@ -1,6 +1,7 @@
 /** The host actor's logic: XState `fromTransition` logic over the host decider and the host fold. */
 import type { KindLogic } from "../actors/kind-logic.ts";
 import { hostEventSchemas, type HostEvent } from "./events.ts";
+import { eventTypesOf } from "../events/kind-events.ts";
 import { type RecordedEvent } from "../events/envelope.ts";
 import { evolveHost, initialHostState, type HostState } from "./state.ts";
 import { decideAndFold } from "../actors/kind-logic.ts";
@@ -42,4 +43,4 @@ function hostReply(host: string, recorded: RecordedEvent): unknown {
   return recorded.event.type === "HostLeaseAdmitted" ? { host, admission: recorded.seq } : { host };
 }
 
-const HOST_EVENT_TYPES: ReadonlySet<string> = new Set(Object.keys(hostEventSchemas));
+const HOST_EVENT_TYPES = eventTypesOf(hostEventSchemas);

@@ -5,8 +5,8 @@
  * `host.list`.
  */
 import type { HistoryEntry } from "../events/envelope.ts";
-import { isHostEvent } from "./events.ts";
-import { isUnparsable } from "../events/envelope.ts";
+import { hostEventSchemas } from "./events.ts";
+import { eventIn } from "../events/kind-events.ts";
 import { instantMs } from "../events/envelope.ts";
 
 /** What placement needs to know of a host. */
@@ -52,9 +52,8 @@ export function initialHostState(host: string): HostState {
 
 /** Applies one history entry; messages that do not parse change nothing. */
 export function evolveHost(state: HostState, entry: HistoryEntry): HostState {
-  if (isUnparsable(entry)) return state;
-  const event = entry.event;
-  if (!isHostEvent(event)) return state;
+  const event = eventIn(hostEventSchemas, entry);
+  if (event === undefined) return state;
   switch (event.type) {
     case "HostStateSet":
       return {

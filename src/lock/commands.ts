@@ -10,13 +10,17 @@ export interface WithSessions {
   readonly sessions?: SessionLookup | undefined;
 }
 
-/** Take the lock if it is free or its lease has expired; with `waitMs > 0`, join the wait queue instead of failing. */
-export interface AcquireLock extends WithSessions {
-  readonly op: "acquire";
+/** What an acquire asks for, and so what the claim that looks again on its behalf asks for too: a lease for `owner`. */
+export interface LeaseTerms extends WithSessions {
   /** Take the lease under this session: its owner must be the session's, its TTL and end are the session's. */
   readonly session?: string | undefined;
   readonly owner: string;
   readonly ttlMs?: number | undefined;
+}
+
+/** Take the lock if it is free or its lease has expired; with `waitMs > 0`, join the wait queue instead of failing. */
+export interface AcquireLock extends LeaseTerms {
+  readonly op: "acquire";
   /** How long the request may wait for the lock (0 or absent: fail fast, the v1 behaviour). */
   readonly waitMs?: number | undefined;
   /** The request's requestId: a place in the queue belongs to it. */
@@ -27,11 +31,8 @@ export interface AcquireLock extends WithSessions {
  * lock waiters send it for a parked request): take the lock if its place is
  * the head and the lock is free, else keep waiting, or give up at `giveUpAt`.
  */
-export interface ClaimLock extends WithSessions {
+export interface ClaimLock extends LeaseTerms {
   readonly op: "claim";
-  readonly session?: string | undefined;
-  readonly owner: string;
-  readonly ttlMs?: number | undefined;
   /** Stream sequence of the request's `LockWaiterQueued`. */
   readonly place: number;
   /** When the request stops waiting (epoch ms): its own `waitMs` from its arrival. */

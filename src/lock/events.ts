@@ -4,6 +4,7 @@
  */
 import { z } from "zod";
 import type { EventEnvelope } from "../events/envelope.ts";
+import { isEventOf, type EventOf, type EventSchemas, type EventsOf } from "../events/kind-events.ts";
 
 import { count, instant, positiveInt } from "../events/fields.ts";
 
@@ -39,27 +40,24 @@ export const lockEventSchemas = {
     session: z.string().optional(),
     sessionEnds,
   }),
-} satisfies Record<string, z.ZodType>;
+} satisfies EventSchemas;
 
-type Data<T extends keyof typeof lockEventSchemas> = z.infer<(typeof lockEventSchemas)[T]>;
+type LockEvents = EventsOf<typeof lockEventSchemas>;
 
 /** A lease was granted; `previousOwner` is the expired holder it replaced, or `""`. */
-export type LockAcquired = EventEnvelope<"LockAcquired", Data<"LockAcquired">>;
+export type LockAcquired = LockEvents["LockAcquired"];
 /** The holder extended its lease; the generation is unchanged. */
-export type LockRenewed = EventEnvelope<"LockRenewed", Data<"LockRenewed">>;
+export type LockRenewed = LockEvents["LockRenewed"];
 /** The holder gave the lease up. */
-export type LockReleased = EventEnvelope<"LockReleased", Data<"LockReleased">>;
+export type LockReleased = LockEvents["LockReleased"];
 /** An operator freed the lock; `generation` is the highest seen so far. */
-export type LockReset = EventEnvelope<"LockReset", Data<"LockReset">>;
+export type LockReset = LockEvents["LockReset"];
 /** An acquire joined the lock's wait queue until `until` (a blocking acquire). */
-export type LockWaiterQueued = EventEnvelope<"LockWaiterQueued", Data<"LockWaiterQueued">>;
+export type LockWaiterQueued = LockEvents["LockWaiterQueued"];
 /** Any lock event. */
-export type LockEvent = LockAcquired | LockRenewed | LockReleased | LockReset | LockWaiterQueued;
+export type LockEvent = EventOf<typeof lockEventSchemas>;
 
-/**
- * Narrows an event read back to the lock events: its type is one a lock
- * writes (and {@link decodeEvent} checked its data against that type's schema).
- */
+/** Narrows an event read back to the lock events (see {@link isEventOf}). */
 export function isLockEvent(event: EventEnvelope): event is LockEvent {
-  return Object.hasOwn(lockEventSchemas, event.type);
+  return isEventOf(lockEventSchemas, event);
 }

@@ -2,6 +2,7 @@
 import { instantMs } from "../events/envelope.ts";
 import { isUnparsable, type RecordedEvent } from "../events/envelope.ts";
 import { lockEventSchemas, type LockEvent } from "./events.ts";
+import { eventTypesOf } from "../events/kind-events.ts";
 import { applySessionEnds, resolveSessions } from "./session-waiters.ts";
 import {
   type KindLogic,
@@ -135,7 +136,7 @@ function lockHolderOf(state: LockState, command: LockCommand): string | undefine
   }
 }
 
-const LOCK_EVENT_TYPES: ReadonlySet<string> = new Set(Object.keys(lockEventSchemas));
+const LOCK_EVENT_TYPES = eventTypesOf(lockEventSchemas);
 
 /** Does `recorded` grant or renew a lease (its reply is the lease the lock then holds)? */
 function grantsLease(recorded: RecordedEvent): boolean {

@@ -291,12 +291,30 @@ export interface ReplyMemoryOptions {
 
 /** The entry of a reply owed to the event stored as `payload` at `seq`, to render when asked for. */
 function storedEntry(msgId: string, id: string, payload: Uint8Array, seq: number, atMs: number): Entry {
+  return newEntry(msgId, id, atMs, payload.length, undefined, undefined, payload, seq);
+}
+
+/**
+ * A new entry for `msgId`, holding its reply or what it is rendered from (the
+ * event, or the event's bytes at `seq`); `heldBytes` is what that holds. Every
+ * entry is made here, so all have the same fields in the same order.
+ */
+function newEntry(
+  msgId: string,
+  id: string,
+  atMs: number,
+  heldBytes: number,
+  reply: unknown,
+  event: RecordedEvent | undefined,
+  payload: Uint8Array | undefined,
+  seq: number,
+): Entry {
   return {
     msgId,
     atMs,
-    bytes: msgId.length + payload.length + 16,
-    reply: undefined,
-    event: undefined,
+    bytes: msgId.length + heldBytes + 16,
+    reply,
+    event,
     payload,
     seq,
     id,
@@ -346,20 +364,7 @@ export class ReplyMemory {
 
   /** Remembers `reply` for `msgId` as the newest (remembering an id again moves it to the end). */
   remember(msgId: string, reply: unknown, atMs: number): void {
-    this.take({
-      msgId,
-      atMs,
-      bytes: msgId.length + approximateSize(reply) + 16,
-      reply,
-      event: undefined,
-      payload: undefined,
-      seq: 0,
-      id: "",
-      n: 0,
-      request: undefined,
-      older: undefined,
-      newer: undefined,
-    });
+    this.take(newEntry(msgId, "", atMs, approximateSize(reply), reply, undefined, undefined, 0));
   }
 
   /**
@@ -369,20 +374,7 @@ export class ReplyMemory {
    */
   rememberEvent(msgId: string, id: string, event: RecordedEvent, atMs: number, eventBytes: number): void {
     if (this.render === undefined) throw new Error("this reply memory renders no replies");
-    this.take({
-      msgId,
-      atMs,
-      bytes: msgId.length + eventBytes + 16,
-      reply: undefined,
-      event,
-      payload: undefined,
-      seq: 0,
-      id,
-      n: 0,
-      request: undefined,
-      older: undefined,
-      newer: undefined,
-    });
+    this.take(newEntry(msgId, id, atMs, eventBytes, undefined, event, undefined, 0));
   }
 
   /**

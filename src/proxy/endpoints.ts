@@ -1,6 +1,6 @@
 /** The proxy endpoints: `proxy.register|remove|acquire|release|report|list|counts`. */
 import type { Clock } from "../actors/clock.ts";
-import { OPERATOR_OP, READS, answer, endpoint, type Endpoint } from "../transport/endpoint.ts";
+import { OPERATOR_OP, endpoint, readEndpoint, type Endpoint } from "../transport/endpoint.ts";
 import type { ProxyLeasing } from "./leasing.ts";
 import type { ProxyReadModel } from "./read-model.ts";
 import { proxyRequests } from "./requests.ts";
@@ -14,6 +14,7 @@ export interface ProxyEndpointDeps {
 
 /** `proxy.register|remove|acquire|release|report|list|counts`. */
 export function proxyEndpoints({ proxies, model, clock }: ProxyEndpointDeps): Endpoint[] {
+  const fresh = () => model.fresh();
   return [
     endpoint(
       "proxy",
@@ -35,25 +36,7 @@ export function proxyEndpoints({ proxies, model, clock }: ProxyEndpointDeps): En
     endpoint("proxy", "report", proxyRequests.report, (r, a) =>
       proxies.report({ leaseId: r.leaseId, result: r.result, target: r.target }, a),
     ),
-    endpoint(
-      "proxy",
-      "list",
-      proxyRequests.list,
-      async () => {
-        await model.fresh();
-        return answer({ proxies: model.list(clock.now()) });
-      },
-      READS,
-    ),
-    endpoint(
-      "proxy",
-      "counts",
-      proxyRequests.counts,
-      async () => {
-        await model.fresh();
-        return answer({ counts: model.counts(clock.now()) });
-      },
-      READS,
-    ),
+    readEndpoint("proxy", "list", proxyRequests.list, fresh, () => ({ proxies: model.list(clock.now()) })),
+    readEndpoint("proxy", "counts", proxyRequests.counts, fresh, () => ({ counts: model.counts(clock.now()) })),
   ];
 }

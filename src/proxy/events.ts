@@ -4,6 +4,7 @@
  */
 import { z } from "zod";
 import type { EventEnvelope } from "../events/envelope.ts";
+import { isEventOf, type EventOf, type EventSchemas, type EventsOf } from "../events/kind-events.ts";
 import { count, instant, positiveInt } from "../events/fields.ts";
 
 /** The acquisition statistics of docs/protocol.md (`stats`), as a grant records them. */
@@ -36,30 +37,27 @@ export const proxyEventSchemas = {
     cooldownMs: positiveInt.optional(),
     streak: positiveInt.optional(),
   }),
-} satisfies Record<string, z.ZodType>;
+} satisfies EventSchemas;
 
-type Data<T extends keyof typeof proxyEventSchemas> = z.infer<(typeof proxyEventSchemas)[T]>;
+type ProxyEvents = EventsOf<typeof proxyEventSchemas>;
 
 /** `stats` of an acquisition: considered, and how many of those were unhealthy, cooling down or full. */
 export type ProxyStats = z.infer<typeof proxyStatsSchema>;
 
 /** A proxy was registered, or its registration replaced (capacity, latency, labels, health). */
-export type ProxyRegistered = EventEnvelope<"ProxyRegistered", Data<"ProxyRegistered">>;
+export type ProxyRegistered = ProxyEvents["ProxyRegistered"];
 /** A proxy was taken out of selection; its leases and cooldowns stay. */
-export type ProxyRemoved = EventEnvelope<"ProxyRemoved", Data<"ProxyRemoved">>;
+export type ProxyRemoved = ProxyEvents["ProxyRemoved"];
 /** A lease on the proxy was granted for `target` until `expiresAt`. */
-export type ProxyLeaseGranted = EventEnvelope<"ProxyLeaseGranted", Data<"ProxyLeaseGranted">>;
+export type ProxyLeaseGranted = ProxyEvents["ProxyLeaseGranted"];
 /** A lease was given back before its expiry (or after it, within retention). */
-export type ProxyLeaseReleased = EventEnvelope<"ProxyLeaseReleased", Data<"ProxyLeaseReleased">>;
+export type ProxyLeaseReleased = ProxyEvents["ProxyLeaseReleased"];
 /** A report put the (proxy, target) pair in cooldown until `untilAt` (`target: ""` = global). */
-export type ProxyCooldownStarted = EventEnvelope<"ProxyCooldownStarted", Data<"ProxyCooldownStarted">>;
+export type ProxyCooldownStarted = ProxyEvents["ProxyCooldownStarted"];
 /** Any proxy event. */
-export type ProxyEvent = ProxyRegistered | ProxyRemoved | ProxyLeaseGranted | ProxyLeaseReleased | ProxyCooldownStarted;
+export type ProxyEvent = EventOf<typeof proxyEventSchemas>;
 
-/**
- * Narrows an event read back to the proxy events: its type is one a proxy
- * writes (and {@link decodeEvent} checked its data against that type's schema).
- */
+/** Narrows an event read back to the proxy events (see {@link isEventOf}). */
 export function isProxyEvent(event: EventEnvelope): event is ProxyEvent {
-  return Object.hasOwn(proxyEventSchemas, event.type);
+  return isEventOf(proxyEventSchemas, event);
 }

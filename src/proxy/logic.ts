@@ -1,6 +1,7 @@
 /** The proxy actor's logic: XState `fromTransition` logic over the proxy decider and the proxy fold. */
 import type { KindLogic } from "../actors/kind-logic.ts";
 import { isProxyEvent, proxyEventSchemas, type ProxyEvent } from "./events.ts";
+import { eventTypesOf } from "../events/kind-events.ts";
 import { type RecordedEvent } from "../events/envelope.ts";
 import { decideAndFold } from "../actors/kind-logic.ts";
 import { fromXState, transitionSnapshotOf } from "../actors/kind-logic.ts";
@@ -45,7 +46,7 @@ export function proxyMachineLogic(settings: ProxySettings) {
   });
 }
 
-const PROXY_EVENT_TYPES: ReadonlySet<string> = new Set(Object.keys(proxyEventSchemas));
+const PROXY_EVENT_TYPES = eventTypesOf(proxyEventSchemas);
 
 /** The reply owed to `recorded`, an entry of proxy `name`'s history. */
 function proxyReply(name: string, recorded: RecordedEvent): unknown {

@@ -11,8 +11,8 @@
  */
 import type { HistoryEntry } from "../events/envelope.ts";
 import type { ProxyLeaseGranted, ProxyStats } from "./events.ts";
-import { isProxyEvent } from "./events.ts";
-import { isUnparsable } from "../events/envelope.ts";
+import { proxyEventSchemas } from "./events.ts";
+import { eventIn } from "../events/kind-events.ts";
 import { instantMs } from "../events/envelope.ts";
 import type { ProxyInfo } from "../contract/messages.ts";
 
@@ -68,9 +68,8 @@ export function initialProxyState(name: string): ProxyState {
  * rule is re-checked against the state at decision time anyway.
  */
 export function evolveProxy(state: ProxyState, entry: HistoryEntry): ProxyState {
-  if (isUnparsable(entry)) return state;
-  const event = entry.event;
-  if (!isProxyEvent(event)) return state;
+  const event = eventIn(proxyEventSchemas, entry);
+  if (event === undefined) return state;
   switch (event.type) {
     case "ProxyRegistered": {
       const d = event.data;

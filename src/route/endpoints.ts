@@ -1,6 +1,6 @@
 /** The route endpoints: `route.acquire|move|candidates|pin|unpin|release|get|snapshot`. */
 import { compareCodeUnits } from "../contract/code-units.ts";
-import { OPERATOR_OP, READS, answer, endpoint, type Endpoint } from "../transport/endpoint.ts";
+import { OPERATOR_OP, endpoint, readEndpoint, type Endpoint } from "../transport/endpoint.ts";
 import type { RoutePlacement } from "./placement.ts";
 import { routeRequests } from "./requests.ts";
 import { routeLeaseView, sortedLeases } from "./state.ts";
@@ -14,6 +14,7 @@ export interface RouteEndpointDeps {
 
 /** `route.acquire|move|candidates|pin|unpin|release|get|snapshot`. */
 export function routeEndpoints({ placement, routes }: RouteEndpointDeps): Endpoint[] {
+  const fresh = () => routes.fresh();
   return [
     endpoint("route", "acquire", routeRequests.acquire, (r, a) =>
       placement.acquire({ route: r.route, fp: r.fp, model: r.model, candidates: r.candidates }, a),
@@ -31,27 +32,13 @@ export function routeEndpoints({ placement, routes }: RouteEndpointDeps): Endpoi
     endpoint("route", "pin", routeRequests.pin, (r, a) => placement.command(r.route, { op: "pin", host: r.host }, a), OPERATOR_OP),
     endpoint("route", "unpin", routeRequests.unpin, (r, a) => placement.command(r.route, { op: "unpin" }, a), OPERATOR_OP),
     endpoint("route", "release", routeRequests.release, (r, a) => placement.command(r.route, { op: "release" }, a), OPERATOR_OP),
-    endpoint(
-      "route",
-      "get",
-      routeRequests.get,
-      async (r) => {
-        await routes.fresh();
-        const state = routes.get(r.route);
-        return answer({ pinned: state.pinned, leases: sortedLeases(state).map((l) => routeLeaseView(r.route, l)) });
-      },
-      READS,
-    ),
-    endpoint(
-      "route",
-      "snapshot",
-      routeRequests.snapshot,
-      async () => {
-        await routes.fresh();
-        const all = [...routes.routes()].sort(([a], [b]) => compareCodeUnits(a, b));
-        return answer({ leases: all.flatMap(([route, state]) => sortedLeases(state).map((l) => routeLeaseView(route, l))) });
-      },
-      READS,
-    ),
+    readEndpoint("route", "get", routeRequests.get, fresh, (r) => {
+      const state = routes.get(r.route);
+      return { pinned: state.pinned, leases: sortedLeases(state).map((l) => routeLeaseView(r.route, l)) };
+    }),
+    readEndpoint("route", "snapshot", routeRequests.snapshot, fresh, () => {
+      const all = [...routes.routes()].sort(([a], [b]) => compareCodeUnits(a, b));
+      return { leases: all.flatMap(([route, state]) => sortedLeases(state).map((l) => routeLeaseView(route, l))) };
+    }),
   ];
 }

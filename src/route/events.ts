@@ -5,6 +5,7 @@
  */
 import { z } from "zod";
 import type { EventEnvelope } from "../events/envelope.ts";
+import { isEventOf, type EventOf, type EventSchemas, type EventsOf } from "../events/kind-events.ts";
 
 const host = z.string().min(1);
 const seen = z.array(host).optional();
@@ -38,45 +39,34 @@ export const routeEventSchemas = {
   RouteUnpinned: z.object({ seen }),
   RouteReleased: z.object({ released: z.array(leaseRef), seen }),
   RouteAdmissionLapsed: z.object({ host, admission: z.number().int().positive() }),
-} satisfies Record<string, z.ZodType>;
+} satisfies EventSchemas;
 
-type Data<T extends keyof typeof routeEventSchemas> = z.infer<(typeof routeEventSchemas)[T]>;
+type RouteEvents = EventsOf<typeof routeEventSchemas>;
 
 /** A lease of `(fp, model)` now sits on `host` (`from` is the host it left, or `""`). */
-export type RouteLeasePlaced = EventEnvelope<"RouteLeasePlaced", Data<"RouteLeasePlaced">>;
+export type RouteLeasePlaced = RouteEvents["RouteLeasePlaced"];
 /** The lease of `(fp, model)` was used again (coalesced: at most `routeIdleMs / 100` stale). */
-export type RouteLeaseTouched = EventEnvelope<"RouteLeaseTouched", Data<"RouteLeaseTouched">>;
+export type RouteLeaseTouched = RouteEvents["RouteLeaseTouched"];
 /** The lease of `(fp, model)` idled out. */
-export type RouteLeaseExpired = EventEnvelope<"RouteLeaseExpired", Data<"RouteLeaseExpired">>;
+export type RouteLeaseExpired = RouteEvents["RouteLeaseExpired"];
 /** Hosts were added to the route's seen set and nothing else changed. */
-export type RouteCandidatesSeen = EventEnvelope<"RouteCandidatesSeen", Data<"RouteCandidatesSeen">>;
+export type RouteCandidatesSeen = RouteEvents["RouteCandidatesSeen"];
 /** The route was pinned to `host`; its leases on other hosts were dropped. */
-export type RoutePinned = EventEnvelope<"RoutePinned", Data<"RoutePinned">>;
+export type RoutePinned = RouteEvents["RoutePinned"];
 /** The route's pin was removed; its leases stay. */
-export type RouteUnpinned = EventEnvelope<"RouteUnpinned", Data<"RouteUnpinned">>;
+export type RouteUnpinned = RouteEvents["RouteUnpinned"];
 /** Every lease of the route was dropped (the pin stays). */
-export type RouteReleased = EventEnvelope<"RouteReleased", Data<"RouteReleased">>;
+export type RouteReleased = RouteEvents["RouteReleased"];
 /**
  * A host admission for this route was never used and never will be: the
  * route's subject moved past the one position the admitted lease could take.
  * Changes nothing in the route; it settles the host's slot.
  */
-export type RouteAdmissionLapsed = EventEnvelope<"RouteAdmissionLapsed", Data<"RouteAdmissionLapsed">>;
+export type RouteAdmissionLapsed = RouteEvents["RouteAdmissionLapsed"];
 /** Any route event. */
-export type RouteEvent =
-  | RouteLeasePlaced
-  | RouteLeaseTouched
-  | RouteLeaseExpired
-  | RouteCandidatesSeen
-  | RoutePinned
-  | RouteUnpinned
-  | RouteReleased
-  | RouteAdmissionLapsed;
+export type RouteEvent = EventOf<typeof routeEventSchemas>;
 
-/**
- * Narrows an event read back to the route events: its type is one a route
- * writes (and {@link decodeEvent} checked its data against that type's schema).
- */
+/** Narrows an event read back to the route events (see {@link isEventOf}). */
 export function isRouteEvent(event: EventEnvelope): event is RouteEvent {
-  return Object.hasOwn(routeEventSchemas, event.type);
+  return isEventOf(routeEventSchemas, event);
 }

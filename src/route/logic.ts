@@ -3,6 +3,7 @@ import { chooserNamed } from "./chooser.ts";
 import type { RouteChooserName } from "../contract/route-choosers.ts";
 import type { KindLogic } from "../actors/kind-logic.ts";
 import { isRouteEvent, routeEventSchemas, type RouteEvent } from "./events.ts";
+import { eventTypesOf } from "../events/kind-events.ts";
 import { type RecordedEvent } from "../events/envelope.ts";
 import { decideAndFold } from "../actors/kind-logic.ts";
 import { fromXState, transitionSnapshotOf } from "../actors/kind-logic.ts";
@@ -68,7 +69,7 @@ function routeEventReply(recorded: RecordedEvent): unknown {
   }
 }
 
-const ROUTE_EVENT_TYPES: ReadonlySet<string> = new Set(Object.keys(routeEventSchemas));
+const ROUTE_EVENT_TYPES = eventTypesOf(routeEventSchemas);
 
 /** The settings a service's configuration gives route placement: its idle expiry and its chooser, built once from its name. */
 export function routeSettingsOf(config: {

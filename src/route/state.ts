@@ -6,8 +6,8 @@
  */
 import type { HistoryEntry } from "../events/envelope.ts";
 import { compareCodeUnits } from "../contract/code-units.ts";
-import { isRouteEvent } from "./events.ts";
-import { isUnparsable } from "../events/envelope.ts";
+import { routeEventSchemas } from "./events.ts";
+import { eventIn } from "../events/kind-events.ts";
 import { instantMs } from "../events/envelope.ts";
 import { LeaseMap } from "./lease-map.ts";
 
@@ -73,9 +73,8 @@ export function evolveRoute(state: RouteState, entry: HistoryEntry): RouteState 
 }
 
 function evolveRouteContent(state: RouteState, entry: HistoryEntry): RouteState {
-  if (isUnparsable(entry)) return state;
-  const event = entry.event;
-  if (!isRouteEvent(event)) return state;
+  const event = eventIn(routeEventSchemas, entry);
+  if (event === undefined) return state;
   const at = event.at;
   const atMs = instantMs(at);
   switch (event.type) {
@@ -150,9 +149,8 @@ export function countLeaseMoves(
 
 /** The lease keys a route event may have changed (placed, moved or removed; a touch moves no lease). */
 function leaseKeysChangedBy(entry: HistoryEntry): readonly { fp: string; model: string }[] {
-  if (isUnparsable(entry)) return [];
-  const event = entry.event;
-  if (!isRouteEvent(event)) return [];
+  const event = eventIn(routeEventSchemas, entry);
+  if (event === undefined) return [];
   switch (event.type) {
     case "RouteLeasePlaced":
     case "RouteLeaseExpired":

@@ -1,6 +1,7 @@
 /** Session events (docs/protocol.md, "Sessions") and the schemas their `data` must satisfy when read back. */
 import { z } from "zod";
 import type { EventEnvelope } from "../events/envelope.ts";
+import { isEventOf, type EventOf, type EventSchemas, type EventsOf } from "../events/kind-events.ts";
 import { instant, positiveInt } from "../events/fields.ts";
 
 /** `data` schemas of every session event, by type. */
@@ -8,23 +9,20 @@ export const sessionEventSchemas = {
   SessionOpened: z.object({ owner: z.string(), ttlMs: positiveInt, expiresAt: instant }),
   SessionKeptAlive: z.object({ expiresAt: instant }),
   SessionClosed: z.object({}),
-} satisfies Record<string, z.ZodType>;
+} satisfies EventSchemas;
 
-type Data<T extends keyof typeof sessionEventSchemas> = z.infer<(typeof sessionEventSchemas)[T]>;
+type SessionEvents = EventsOf<typeof sessionEventSchemas>;
 
 /** A session began; it ends at `expiresAt` unless kept alive. */
-export type SessionOpened = EventEnvelope<"SessionOpened", Data<"SessionOpened">>;
+export type SessionOpened = SessionEvents["SessionOpened"];
 /** The session's holder kept it alive: it now ends at `expiresAt`. */
-export type SessionKeptAlive = EventEnvelope<"SessionKeptAlive", Data<"SessionKeptAlive">>;
+export type SessionKeptAlive = SessionEvents["SessionKeptAlive"];
 /** The session was closed: it ended at the event's instant. */
-export type SessionClosed = EventEnvelope<"SessionClosed", Data<"SessionClosed">>;
+export type SessionClosed = SessionEvents["SessionClosed"];
 /** Any session event. */
-export type SessionEvent = SessionOpened | SessionKeptAlive | SessionClosed;
+export type SessionEvent = EventOf<typeof sessionEventSchemas>;
 
-/**
- * Narrows an event read back to the session events: its type is one a session
- * writes (and {@link decodeEvent} checked its data against that type's schema).
- */
+/** Narrows an event read back to the session events (see {@link isEventOf}). */
 export function isSessionEvent(event: EventEnvelope): event is SessionEvent {
-  return Object.hasOwn(sessionEventSchemas, event.type);
+  return isEventOf(sessionEventSchemas, event);
 }

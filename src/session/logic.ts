@@ -1,6 +1,7 @@
 /** The session actor's logic: XState `fromTransition` logic over the session decider and the session fold. */
 import type { KindLogic } from "../actors/kind-logic.ts";
 import { sessionEventSchemas, type SessionEvent } from "./events.ts";
+import { eventTypesOf } from "../events/kind-events.ts";
 import { evolveSession, initialSessionState, sessionView, type SessionState } from "./state.ts";
 import { decideAndFold } from "../actors/kind-logic.ts";
 import { fromXState, transitionSnapshotOf } from "../actors/kind-logic.ts";
@@ -47,4 +48,4 @@ export function sessionMachineLogic(settings: SessionSettings) {
   });
 }
 
-const SESSION_EVENT_TYPES: ReadonlySet<string> = new Set(Object.keys(sessionEventSchemas));
+const SESSION_EVENT_TYPES = eventTypesOf(sessionEventSchemas);

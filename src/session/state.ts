@@ -6,8 +6,8 @@
  */
 import type { HistoryEntry } from "../events/envelope.ts";
 import { instantMs } from "../events/envelope.ts";
-import { isSessionEvent } from "./events.ts";
-import { isUnparsable } from "../events/envelope.ts";
+import { sessionEventSchemas } from "./events.ts";
+import { eventIn } from "../events/kind-events.ts";
 import type { Session } from "../contract/messages.ts";
 
 /** One session's state; a session never opened has `opened: false`. */
@@ -47,9 +47,8 @@ export function sessionView(state: SessionState): Session {
 
 /** Applies one history entry; messages that do not parse, and events of other kinds, change nothing. */
 export function evolveSession(state: SessionState, entry: HistoryEntry): SessionState {
-  if (isUnparsable(entry)) return state;
-  const event = entry.event;
-  if (!isSessionEvent(event)) return state;
+  const event = eventIn(sessionEventSchemas, entry);
+  if (event === undefined) return state;
   switch (event.type) {
     case "SessionOpened": {
       const d = event.data;

@@ -89,6 +89,26 @@ export function endpoint<Req extends { requestId?: string | undefined }>(
   };
 }
 
+/** Builds an endpoint that only reads: it waits for `fresh` (its read model caught up with the stream), then answers `read`. */
+export function readEndpoint<Req extends { requestId?: string | undefined }>(
+  kind: string,
+  op: string,
+  schema: z.ZodType<Req>,
+  fresh: () => Promise<unknown>,
+  read: (request: Req) => unknown,
+): Endpoint {
+  return endpoint(
+    kind,
+    op,
+    schema,
+    async (request) => {
+      await fresh();
+      return answer(read(request));
+    },
+    READS,
+  );
+}
+
 /**
  * A durable command's body, parsed once: a `requestId` is checked before the
  * schema, since without one a redelivery could not be told from a new command.

@@ -276,6 +276,18 @@ describe("a turn with an append whose fate it does not know", () => {
     return runTurn(f.ports, "x", pending);
   };
 
+  /** Answers the shared grant's append number `at` as a duplicate at sequence 0 that verifies as taken: the turn appends again under a variant, which lands. */
+  const takenThenVariant = async (f: ReturnType<typeof fixture>, result: ReturnType<typeof sharedGrant>, at: number) => {
+    f.appends[at]!.resolve({ seq: 0, duplicate: true });
+    await settle();
+    f.verifies[0]!.resolve();
+    await settle();
+    expect(f.appends).toHaveLength(at + 2);
+    expect(f.appends[at + 1]!.input.msgId).not.toBe("m-shared");
+    f.appends[at + 1]!.resolve({ seq: 1, duplicate: false });
+    expect(await result).toMatchObject({ ok: true, reply: { lease: { owner: "alice" } } });
+  };
+
   it.each([
     ["an earlier turn of this instance left it in doubt on another actor", "y"],
     ["this instance never sent it (another instance's copy, on any actor)", undefined],
@@ -303,14 +315,7 @@ describe("a turn with an append whose fate it does not know", () => {
     if (leftOn !== undefined) f.inDoubtOn.set("m-shared", leftOn);
     const result = sharedGrant(f);
     await settle();
-    f.appends[0]!.resolve({ seq: 0, duplicate: true });
-    await settle();
-    f.verifies[0]!.resolve();
-    await settle();
-    expect(f.appends).toHaveLength(2);
-    expect(f.appends[1]!.input.msgId).not.toBe("m-shared");
-    f.appends[1]!.resolve({ seq: 1, duplicate: false });
-    expect(await result).toMatchObject({ ok: true, reply: { lease: { owner: "alice" } } });
+    await takenThenVariant(f, result, 0);
     expect(f.closed).toEqual([{ msgId: "m-shared", id: "x", taken: true, inDoubt: false }]);
   });
 
@@ -321,14 +326,7 @@ describe("a turn with an append whose fate it does not know", () => {
     f.appends[0]!.reject(new LogUnavailableError("timed out", true));
     await settle();
     // The same copy again, as after any lost acknowledgement: the leader holds the first one.
-    f.appends[1]!.resolve({ seq: 0, duplicate: true });
-    await settle();
-    f.verifies[0]!.resolve();
-    await settle();
-    expect(f.appends).toHaveLength(3);
-    expect(f.appends[2]!.input.msgId).not.toBe("m-shared");
-    f.appends[2]!.resolve({ seq: 1, duplicate: false });
-    expect(await result).toMatchObject({ ok: true, reply: { lease: { owner: "alice" } } });
+    await takenThenVariant(f, result, 1);
   });
 
   it("settles the doubt once the subject moved past the lost append without it, and then answers as usual", async () => {

@@ -18,11 +18,15 @@ const root = resolve(import.meta.dirname, "../..");
 const { layerRules } = (await import(pathToFileURL(join(root, "eslint.layers.js")).href)) as {
   layerRules: (plugin: unknown) => Linter.Config;
 };
-const eslint = new ESLint({
-  cwd: root,
-  overrideConfigFile: true,
-  overrideConfig: [{ files: ["**/*.ts"], languageOptions: { parser: tseslint.parser }, ...layerRules(importX) }],
-});
+/** A linter with only the layer rules, for the files below `cwd`. */
+function layerLinter(cwd: string): ESLint {
+  return new ESLint({
+    cwd,
+    overrideConfigFile: true,
+    overrideConfig: [{ files: ["**/*.ts"], languageOptions: { parser: tseslint.parser }, ...layerRules(importX) }],
+  });
+}
+const eslint = layerLinter(root);
 
 /** The rule ids of the errors in `code`, linted as if it were the file at `path` (relative to the root). */
 async function errorsOf(path: string, code: string): Promise<string[]> {
@@ -30,58 +34,46 @@ async function errorsOf(path: string, code: string): Promise<string[]> {
   return (result?.messages ?? []).map((m) => m.ruleId ?? m.message);
 }
 
+/** The rule ids of the errors in a probe at `path` that imports `name` from `from` (and exports it, so it is used). */
+function errorsOfImport(path: string, name: string, from: string): Promise<string[]> {
+  return errorsOf(path, `import { ${name} } from "${from}";\nexport { ${name} };\n`);
+}
+
 // The first lint parses the graph of imports behind the probe (cycles are looked for through it).
 describe("layer rules", { timeout: 60_000 }, () => {
   it("refuse an upward import: events importing the actor runtime", async () => {
-    expect(
-      await errorsOf("src/events/probe.ts", 'import { ActorRuntime } from "../actors/actor-runtime.ts";\nexport { ActorRuntime };\n'),
-    ).toEqual(["import-x/no-restricted-paths"]);
+    expect(await errorsOfImport("src/events/probe.ts", "ActorRuntime", "../actors/actor-runtime.ts")).toEqual([
+      "import-x/no-restricted-paths",
+    ]);
   });
 
   it("keep the thread pipe below the projections: src/threads importing a projection is refused, a projection importing the pipe is not", async () => {
-    expect(
-      await errorsOf("src/threads/probe.ts", 'import { FoldStore } from "../projections/fold-store.ts";\nexport { FoldStore };\n'),
-    ).toEqual(["import-x/no-restricted-paths"]);
-    expect(
-      await errorsOf("src/projections/probe.ts", 'import { pipeToWorker } from "../threads/worker-pipe.ts";\nexport { pipeToWorker };\n'),
-    ).toEqual([]);
+    expect(await errorsOfImport("src/threads/probe.ts", "FoldStore", "../projections/fold-store.ts")).toEqual([
+      "import-x/no-restricted-paths",
+    ]);
+    expect(await errorsOfImport("src/projections/probe.ts", "pipeToWorker", "../threads/worker-pipe.ts")).toEqual([]);
   });
 
   it("refuse the shared runtime importing a kind: an actor importing the lock's endpoint table", async () => {
-    expect(
-      await errorsOf("src/actors/probe.ts", 'import { lockEndpoints } from "../lock/endpoints.ts";\nexport { lockEndpoints };\n'),
-    ).toEqual(["import-x/no-restricted-paths"]);
+    expect(await errorsOfImport("src/actors/probe.ts", "lockEndpoints", "../lock/endpoints.ts")).toEqual(["import-x/no-restricted-paths"]);
   });
 
   it("keep kinds apart: a lock uses sessions only through src/session/index.ts, and a session never imports a lock", async () => {
-    expect(
-      await errorsOf("src/lock/probe.ts", 'import { sessionLiveAt } from "../session/state.ts";\nexport { sessionLiveAt };\n'),
-    ).toEqual(["import-x/no-restricted-paths"]);
-    expect(
-      await errorsOf("src/lock/probe.ts", 'import { sessionLiveAt } from "../session/index.ts";\nexport { sessionLiveAt };\n'),
-    ).toEqual([]);
-    expect(await errorsOf("src/session/probe.ts", 'import { lockLogic } from "../lock/logic.ts";\nexport { lockLogic };\n')).toEqual([
-      "import-x/no-restricted-paths",
-    ]);
+    expect(await errorsOfImport("src/lock/probe.ts", "sessionLiveAt", "../session/state.ts")).toEqual(["import-x/no-restricted-paths"]);
+    expect(await errorsOfImport("src/lock/probe.ts", "sessionLiveAt", "../session/index.ts")).toEqual([]);
+    expect(await errorsOfImport("src/session/probe.ts", "lockLogic", "../lock/logic.ts")).toEqual(["import-x/no-restricted-paths"]);
   });
 
   it("let the envelope read each kind's event schemas, and nothing else of a kind", async () => {
-    expect(await errorsOf("src/events/probe.ts", 'import { isLockEvent } from "../lock/events.ts";\nexport { isLockEvent };\n')).toEqual(
-      [],
-    );
-    expect(await errorsOf("src/events/probe.ts", 'import { lockLogic } from "../lock/logic.ts";\nexport { lockLogic };\n')).toEqual([
-      "import-x/no-restricted-paths",
-    ]);
+    expect(await errorsOfImport("src/events/probe.ts", "isLockEvent", "../lock/events.ts")).toEqual([]);
+    expect(await errorsOfImport("src/events/probe.ts", "lockLogic", "../lock/logic.ts")).toEqual(["import-x/no-restricted-paths"]);
   });
 
   it("refuse the client importing anything but the contract", async () => {
-    expect(
-      await errorsOf(
-        "src/client/probe.ts",
-        'import { MemoryEventLog } from "../events/memory-event-log.ts";\nexport { MemoryEventLog };\n',
-      ),
-    ).toEqual(["import-x/no-restricted-paths"]);
-    expect(await errorsOf("src/client/probe.ts", 'import { STATUS } from "../contract/errors.ts";\nexport { STATUS };\n')).toEqual([]);
+    expect(await errorsOfImport("src/client/probe.ts", "MemoryEventLog", "../events/memory-event-log.ts")).toEqual([
+      "import-x/no-restricted-paths",
+    ]);
+    expect(await errorsOfImport("src/client/probe.ts", "STATUS", "../contract/errors.ts")).toEqual([]);
   });
 
   it("let downward imports through: a kind importing the runtime and a shared projection", async () => {
@@ -97,12 +89,7 @@ describe("layer rules", { timeout: 60_000 }, () => {
     it("is an error", async () => {
       writeFileSync(join(dir, "a.ts"), 'import { b } from "./b.ts";\nexport const a = () => b;\n');
       writeFileSync(join(dir, "b.ts"), 'import { a } from "./a.ts";\nexport const b = () => a;\n');
-      const cycle = new ESLint({
-        cwd: dir,
-        overrideConfigFile: true,
-        overrideConfig: [{ files: ["**/*.ts"], languageOptions: { parser: tseslint.parser }, ...layerRules(importX) }],
-      });
-      const results = await cycle.lintFiles([join(dir, "a.ts")]);
+      const results = await layerLinter(dir).lintFiles([join(dir, "a.ts")]);
       expect(results[0]?.messages.map((m) => m.ruleId)).toEqual(["import-x/no-cycle"]);
     });
   });

@@ -7,7 +7,7 @@
  * proxy's subject, where no expected sequence stops it. The retry must not
  * work around it with a variant id: the request would be granted twice.
  */
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, onTestFinished } from "vitest";
 import { isInDoubt } from "../../src/actors/actor-runtime.ts";
 import { LogUnavailableError, WrongLastSequenceError, type AppendOptions, type AppendResult } from "../../src/events/event-log.ts";
 import { MemoryEventLog } from "../../src/events/memory-event-log.ts";
@@ -66,12 +66,14 @@ const grantsOf = (h: ProxyHarness, requestId: string) =>
     .filter((e) => e.event.type === "ProxyLeaseGranted" && e.event.requestId === requestId)
     .map((e) => e.event.id);
 
-/** Two instances on one {@link LeaderLog}, with p1 (faster) and p2 registered, each of `maxLeases`. */
+/** Two instances on one {@link LeaderLog}, with p1 (faster) and p2 registered, each of `maxLeases`; both stop when the test ends. */
 async function twoInstances(maxLeases: number): Promise<{ log: LeaderLog; a: ProxyHarness; b: ProxyHarness }> {
   const clock = new ManualClock(PROXY_T0);
   const log = new LeaderLog({ now: () => clock.now(), dedupWindowMs: 120_000 });
   const a = await startProxyHarness({ clock, log, newId: () => `a-${Math.random()}` });
+  onTestFinished(() => a.stop());
   const b = await startProxyHarness({ clock, log, newId: () => `b-${Math.random()}` });
+  onTestFinished(() => b.stop());
   expect((await a.call("register", { proxy: "p1", maxLeases, latencyMs: 10 })).ok).toBe(true);
   expect((await a.call("register", { proxy: "p2", maxLeases, latencyMs: 20 })).ok).toBe(true);
   return { log, a, b };
@@ -87,56 +89,41 @@ async function heldOnP1ThenP2First(log: LeaderLog, a: ProxyHarness, b: ProxyHarn
 describe("a proxy acquisition retried on another instance while its first grant is held by the leader", () => {
   it("is granted once, on the proxy of the first copy, however the instances rank the proxies", async () => {
     const { log, a, b } = await twoInstances(2);
-    try {
-      await heldOnP1ThenP2First(log, a, b);
-      const retry = await b.call("acquire", { ttlMs: 60_000, requestId: "r1" });
-      expect(retry.ok).toBe(false);
-      expect(grantsOf(b, "r1")).toEqual([]);
-      await log.heal();
-      const after = await b.call("acquire", { ttlMs: 60_000, requestId: "r1" });
-      expect(after).toMatchObject({ ok: true, reply: { lease: { proxy: "p1" } } });
-      expect(grantsOf(b, "r1")).toEqual(["p1"]);
-    } finally {
-      await a.stop();
-      await b.stop();
-    }
+    await heldOnP1ThenP2First(log, a, b);
+    const retry = await b.call("acquire", { ttlMs: 60_000, requestId: "r1" });
+    expect(retry.ok).toBe(false);
+    expect(grantsOf(b, "r1")).toEqual([]);
+    await log.heal();
+    const after = await b.call("acquire", { ttlMs: 60_000, requestId: "r1" });
+    expect(after).toMatchObject({ ok: true, reply: { lease: { proxy: "p1" } } });
+    expect(grantsOf(b, "r1")).toEqual(["p1"]);
   });
 
   it("answers with the first copy's grant when it is stored while the retry looks", async () => {
     const { log, a, b } = await twoInstances(2);
-    try {
-      await heldOnP1ThenP2First(log, a, b);
-      log.onTaken = () => log.heal();
-      expect(await b.call("acquire", { ttlMs: 60_000, requestId: "r1" })).toMatchObject({ ok: true, reply: { lease: { proxy: "p1" } } });
-      expect(grantsOf(b, "r1")).toEqual(["p1"]);
-    } finally {
-      await a.stop();
-      await b.stop();
-    }
+    await heldOnP1ThenP2First(log, a, b);
+    log.onTaken = () => log.heal();
+    expect(await b.call("acquire", { ttlMs: 60_000, requestId: "r1" })).toMatchObject({ ok: true, reply: { lease: { proxy: "p1" } } });
+    expect(grantsOf(b, "r1")).toEqual(["p1"]);
   });
 
   it("still takes the next proxy under a variant after its own copy on a full proxy was refused by its expected sequence", async () => {
     const { log, a, b } = await twoInstances(1);
-    try {
-      // b fills p1 while a decides on it: a's copy is refused (and its id taken), then p1 is full, then p2.
-      const append = log.append.bind(log);
-      let raced = false;
-      log.append = async (subject, payload, options) => {
-        if (!raced && subject.endsWith(".p1") && options.msgId.includes("r-a")) {
-          raced = true;
-          expect(await b.call("acquire", { ttlMs: 60_000, requestId: "r-b" })).toMatchObject({
-            ok: true,
-            reply: { lease: { proxy: "p1" } },
-          });
-        }
-        return append(subject, payload, options);
-      };
-      expect(await a.call("acquire", { ttlMs: 60_000, requestId: "r-a" })).toMatchObject({ ok: true, reply: { lease: { proxy: "p2" } } });
-      expect(raced).toBe(true);
-      expect(grantsOf(a, "r-a")).toEqual(["p2"]);
-    } finally {
-      await a.stop();
-      await b.stop();
-    }
+    // b fills p1 while a decides on it: a's copy is refused (and its id taken), then p1 is full, then p2.
+    const append = log.append.bind(log);
+    let raced = false;
+    log.append = async (subject, payload, options) => {
+      if (!raced && subject.endsWith(".p1") && options.msgId.includes("r-a")) {
+        raced = true;
+        expect(await b.call("acquire", { ttlMs: 60_000, requestId: "r-b" })).toMatchObject({
+          ok: true,
+          reply: { lease: { proxy: "p1" } },
+        });
+      }
+      return append(subject, payload, options);
+    };
+    expect(await a.call("acquire", { ttlMs: 60_000, requestId: "r-a" })).toMatchObject({ ok: true, reply: { lease: { proxy: "p2" } } });
+    expect(raced).toBe(true);
+    expect(grantsOf(a, "r-a")).toEqual(["p2"]);
   });
 });

@@ -9,20 +9,11 @@ import type { NatsConnection } from "@nats-io/nats-core";
 import { isUnparsable, type RecordedEvent } from "../../src/events/envelope.ts";
 import { decodeEvent } from "../../src/events/decode.ts";
 import type { RunningService } from "../../src/service/start-service.ts";
+import type { RouteLeaseView } from "../../src/route/state.ts";
 import { call, type Reply } from "./nats.ts";
 import { useTestServices, type TestServices } from "./cleanup.ts";
 
 export { expectOk as ok, expectFailure as failed } from "./replies.ts";
-
-/** A route lease as `route.get` and `route.snapshot` show it. */
-export interface RouteLeaseBody {
-  readonly route: string;
-  readonly fp: string;
-  readonly model: string;
-  readonly host: string;
-  readonly createdAt: string;
-  readonly lastUsedAt: string;
-}
 
 /** Any reply body of the host and route endpoints. */
 export interface RouteBody {
@@ -31,7 +22,8 @@ export interface RouteBody {
   readonly from?: string;
   readonly released?: number;
   readonly pinned?: string;
-  readonly leases?: RouteLeaseBody[];
+  /** Route leases as `route.get` and `route.snapshot` show them. */
+  readonly leases?: RouteLeaseView[];
   readonly hosts?: { host: string; healthy: boolean; draining: boolean; active: number }[];
   readonly error?: { readonly code: string; readonly message: string } & Record<string, unknown>;
 }
