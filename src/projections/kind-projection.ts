@@ -359,9 +359,9 @@ export class KindProjection<State> {
 /*
  * When a kind projection saves a snapshot: after a number of folded events
  * (but no sooner than a gap after the last save) or a while after the last
- * save when anything changed, never while the
- * start folds its backlog (each save would encode every record), one save
- * at a time, and a failed save's events counted again.
+ * save when anything changed, never while the start folds its backlog (each
+ * save would encode every record), one save at a time, and a failed save's
+ * events counted again.
  */
 
 /** Settings of a {@link SnapshotSchedule}. */
