@@ -57,8 +57,6 @@ export interface TransitionLogic<Snap extends { readonly context: unknown }> {
   transition(snapshot: Snap, event: never, scope: { emit(event: never): void }): Snap;
   /** The same transition from context to context, where the logic offers it (a flat machine): no snapshot objects made. */
   transitionContext?(context: Snap["context"], event: never, scope: { emit(event: never): void }): Snap["context"];
-  /** A command's decision from the context, where the logic offers it (a flat machine): the decider called directly. */
-  decideContext?(context: Snap["context"], event: never): Decision | undefined;
 }
 
 /** How to build a kind's {@link KindLogic} from its XState logic. */
@@ -90,7 +88,6 @@ export function fromXState<State, C extends Command, E extends EventEnvelope, Sn
       decided = event.decision;
     },
   };
-  const decideContext = logic.decideContext?.bind(logic) as ((state: State, event: EventObject) => Decision | undefined) | undefined;
   const transition = logic.transition.bind(logic) as (snapshot: Snap, event: EventObject, s: typeof scope) => Snap;
   // From context to context: the logic's own where it has one, else through its snapshots.
   const step: (state: State, event: EventObject, s: typeof scope) => State =
@@ -105,13 +102,8 @@ export function fromXState<State, C extends Command, E extends EventEnvelope, Sn
     ...(options.lateReply === undefined ? {} : { lateReply: options.lateReply }),
     ...persistence(options),
     decide(state, command, now) {
-      const event: CommandEvent<C> = { type: command.op, command, now };
-      if (decideContext !== undefined) {
-        const made = decideContext(state, event) as Decision<E> | undefined;
-        if (made === undefined) throw new Error(`the ${options.kind} logic decided nothing for ${command.op}`);
-        return made;
-      }
       decided = undefined;
+      const event: CommandEvent<C> = { type: command.op, command, now };
       step(state, event, scope);
       const decision = decided as Decision<E> | undefined;
       if (decision === undefined) throw new Error(`the ${options.kind} logic decided nothing for ${command.op}`);

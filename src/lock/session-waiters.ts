@@ -11,7 +11,7 @@
 import { instantMs } from "../events/envelope.ts";
 import { OPEN_END, type LockLease, type LockState } from "./state.ts";
 import type { LockWaiter } from "./state.ts";
-import { WaiterQueue } from "./waiter-queue.ts";
+import { boundedBySession, WaiterQueue } from "./waiter-queue.ts";
 import { sessionEndMs, type SessionLookup } from "../session/index.ts";
 import { refersToSessions } from "./state.ts";
 
@@ -54,9 +54,7 @@ export function resolveSessions(
     return { state: { ...state, lease, waiters: read.queue }, ended };
   }
   // Else every session waiter read, a walk; the queue read once keeps no indexes.
-  const waiters = state.waiters.map((w): LockWaiter =>
-    w.session === undefined ? w : { ...w, untilMs: Math.min(w.untilMs, endOf(w.session, w.untilMs)) },
-  );
+  const waiters = state.waiters.map((w): LockWaiter => (w.session === undefined ? w : boundedBySession(w, endOf(w.session, w.untilMs))));
   return { state: { ...state, lease, waiters: WaiterQueue.from(waiters, true) }, ended };
 }
 

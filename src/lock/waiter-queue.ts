@@ -94,11 +94,14 @@ class Buffer {
     for (const [id, endMs] of endOf) {
       const all = places.get(id);
       if (all === undefined) continue;
-      const kept = all.filter((i) => i < start || i >= end);
+      const kept: number[] = [];
+      for (const i of all) {
+        if (i < start || i >= end) kept.push(i);
+        else this.endSession(i, endMs);
+      }
       queueWork.steps += all.length;
       if (kept.length === all.length) continue;
       changed = true;
-      for (const i of all) if (i >= start && i < end) this.endSession(i, endMs);
       if (kept.length === 0) places.delete(id);
       else places.set(id, kept);
     }
@@ -108,8 +111,7 @@ class Buffer {
   private endSession(i: number, endMs: number): void {
     const w = this.items[i]!;
     if (!this.joined.has(i)) this.joined.set(i, w);
-    const { session: _ended, ...rest } = w;
-    this.items[i] = { ...rest, untilMs: Math.min(w.untilMs, endMs) };
+    this.items[i] = afterSessionEnd(w, endMs);
     if (endMs < w.untilMs) this.index?.lowered(i);
     this.addUnsessioned(i);
   }
@@ -300,8 +302,7 @@ export class WaiterQueue implements Iterable<LockWaiter> {
       const end = w.session === undefined ? undefined : endOf.get(w.session);
       if (end === undefined) return w;
       changed = true;
-      const { session: _ended, ...rest } = w;
-      return { ...rest, untilMs: Math.min(w.untilMs, end) };
+      return afterSessionEnd(w, end);
     });
     return changed ? WaiterQueue.from(waiters) : this;
   }
@@ -442,6 +443,17 @@ function sameWaiter(a: LockWaiter | undefined, b: LockWaiter): boolean {
   );
 }
 
+/** A waiter once its session's end `endMs` is recorded: no longer under the session, waiting until that end at the latest. */
+function afterSessionEnd(w: LockWaiter, endMs: number): LockWaiter {
+  const { session: _ended, ...rest } = w;
+  return { ...rest, untilMs: Math.min(w.untilMs, endMs) };
+}
+
+/** A waiter as read while its session ends at `endMs`: still under it, waiting until that end at the latest (itself when it waits less). */
+export function boundedBySession(w: LockWaiter, endMs: number): LockWaiter {
+  return endMs >= w.untilMs ? w : { ...w, untilMs: endMs };
+}
+
 /** How one reading bounds its waiters by their sessions' ends: read from the lookup as each waiter is read, once. */
 class SessionReading {
   /** Bounded waiters by buffer position: one object per waiter, so a waiter read twice is the same one. */
@@ -460,8 +472,7 @@ class SessionReading {
     if (bounded === undefined) {
       queueWork.steps++;
       const session = this.sessions.get(w.session);
-      const end = session === undefined ? w.untilMs : sessionEndMs(session);
-      bounded = end >= w.untilMs ? w : { ...w, untilMs: end };
+      bounded = boundedBySession(w, session === undefined ? w.untilMs : sessionEndMs(session));
       this.#bounded.set(i, bounded);
     }
     return bounded;
