@@ -31,6 +31,7 @@ import { badRequest } from "../contract/errors.ts";
 import type { ServeEndpoint, Served } from "./endpoint.ts";
 import type { RefusedReply, ReplyGuard } from "./micro-service.ts";
 import { OP_TIMEOUT_MS, pause, withDeadline } from "../events/deadline.ts";
+import { isReplySubject, quotedSubject } from "./reply-subject.ts";
 
 /** Deadline of each call that sets up the subscription. */
 
@@ -165,10 +166,15 @@ export class CommandConsumer {
             // handle() puts the command into its actor's mailbox before its first
             // await, so commands reach each actor in stream order.
             this.inFlight++;
-            void this.handle(m).finally(() => {
-              this.inFlight--;
-              this.wake?.();
-            });
+            void this.handle(m)
+              .catch((err: unknown) =>
+                // Left unacknowledged, it is redelivered after the ack wait; the process stays up.
+                this.options.logger.error({ err, subject: m.subject, seq: m.seq }, "durable command failed"),
+              )
+              .finally(() => {
+                this.inFlight--;
+                this.wake?.();
+              });
             // Bound the commands this instance holds: wait for a free slot before pulling more.
             while (this.inFlight >= maxInFlight) await new Promise<void>((resolve) => (this.wake = resolve));
           }
@@ -194,7 +200,13 @@ export class CommandConsumer {
     const endpoint = this.byKey.get(tail);
     const { replyAllowed } = this.options;
     let refused: Served | undefined;
-    if (replyTo !== undefined && replyAllowed !== undefined && !replyAllowed(replyTo)) {
+    if (replyTo !== undefined && !isReplySubject(replyTo)) {
+      this.options.onRefusedReply?.(quotedSubject(replyTo), m.subject, "durable");
+      refused = invalid(
+        `${REPLY_TO_HEADER}: ${quotedSubject(replyTo)} is not a subject a reply may go to (one literal subject, no wildcard or whitespace)`,
+      );
+      replyTo = undefined;
+    } else if (replyTo !== undefined && replyAllowed !== undefined && !replyAllowed(replyTo)) {
       this.options.onRefusedReply?.(replyTo, m.subject, "durable");
       refused = invalid(`${REPLY_TO_HEADER}: ${replyTo} is in the service's or NATS's own namespace; a reply may not go there`);
       replyTo = undefined;
