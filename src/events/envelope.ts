@@ -59,17 +59,40 @@ export function encodeEvent(event: EventEnvelope): Uint8Array {
  * without a `requestId`.
  */
 export function requestMsgId(subject: string, op: string, requestId: string, fingerprint = ""): string {
-  return fingerprint === "" ? `${subject}|${op}|${requestId}` : `${subject}|${op}|${fingerprint}|${requestId}`;
+  const msgId = fingerprint === "" ? `${subject}|${op}|${requestId}` : `${subject}|${op}|${fingerprint}|${requestId}`;
+  return LINE_BREAK.test(requestId) ? headerSafe(msgId) : msgId;
+}
+
+/**
+ * A header value may hold no CR or LF, and a requestId may. A message id
+ * whose requestId holds one is written as `%` then the id with `%`, CR and
+ * LF percent-escaped: no subject starts with `%` (a prefix is tokens of
+ * `[A-Za-z0-9_-]`), so the mark cannot be mistaken, every other id stays as
+ * it always was, and {@link plainMsgId} gives the id back exactly.
+ */
+const LINE_BREAK = /[\r\n]/;
+const ESCAPED_MARK = "%";
+
+function headerSafe(msgId: string): string {
+  return ESCAPED_MARK + msgId.replace(/[%\r\n]/g, (c) => (c === "%" ? "%25" : c === "\r" ? "%0D" : "%0A"));
+}
+
+/** `msgId` with its escapes undone (itself when {@link headerSafe} did not write it). */
+function plainMsgId(msgId: string): string {
+  if (!msgId.startsWith(ESCAPED_MARK)) return msgId;
+  return msgId.slice(1).replace(/%(25|0D|0A)/g, (_, h: string) => (h === "25" ? "%" : h === "0D" ? "\r" : "\n"));
 }
 
 /** The subject a request's event was appended to, read back from its message id; undefined for an id without one. */
 export function subjectOfMsgId(msgId: string): string | undefined {
-  const bar = msgId.indexOf("|");
-  return bar < 0 ? undefined : msgId.slice(0, bar);
+  const plain = plainMsgId(msgId);
+  const bar = plain.indexOf("|");
+  return bar < 0 ? undefined : plain.slice(0, bar);
 }
 
 /** A request's id and fingerprint, read back from the message id of its event; undefined for an id without them. */
-export function requestOfMsgId(msgId: string): { readonly requestId: string; readonly fingerprint: string } | undefined {
+export function requestOfMsgId(escaped: string): { readonly requestId: string; readonly fingerprint: string } | undefined {
+  const msgId = plainMsgId(escaped);
   const first = msgId.indexOf("|");
   const second = first < 0 ? -1 : msgId.indexOf("|", first + 1);
   const third = second < 0 ? -1 : msgId.indexOf("|", second + 1);
