@@ -7,7 +7,8 @@
  * unless the box beside the events asks for them. The principal behind a
  * lease, session or event (who NATS says sent the request) is a muted
  * `by <principal>` line under its holder or type, when one is known. Every
- * name is written with `textContent`, so an id holding markup is shown, never run.
+ * name is written with `textContent`, so an id holding markup is shown, never run,
+ * and quoted with its invisible code points escaped where it could pass for another.
  */
 
 /** The document at `/`. */
@@ -96,9 +97,18 @@ export const DASHBOARD_JS = `const $ = (id) => document.getElementById(id);
 let view = null;
 let offset = 0; // server clock minus this clock
 
+// Ids are exact: one that differs from another only by what shows as nothing (a zero-width space, a BOM,
+// a space at an end), by normalization or by a bidi override is shown quoted, those code points escaped.
+const UNSHOWN = /(?! )[\\p{C}\\p{Z}]|^ | $|"/u;
+function shown(name) {
+  const nfc = name.normalize("NFC") === name;
+  if (name !== "" && nfc && !UNSHOWN.test(name)) return name;
+  const escape = (c) => Array.from({ length: c.length }, (_, i) => "\\\\u" + c.charCodeAt(i).toString(16).padStart(4, "0")).join("");
+  return JSON.stringify(name).replace(nfc ? /(?! )[\\p{C}\\p{Z}]/gu : /(?! )[\\p{C}\\p{Z}\\p{M}]/gu, escape);
+}
 function el(tag, text, cls) {
   const e = document.createElement(tag);
-  if (text !== undefined) e.textContent = String(text);
+  if (text !== undefined) e.textContent = cls === "name" ? shown(String(text)) : String(text);
   if (cls) e.className = cls;
   return e;
 }

@@ -1,8 +1,27 @@
 /** Aligned plain-text tables for the operator tools' human output. */
 
-/** A name as a table cell: as is when plain, JSON-quoted when empty or holding spaces or control characters. */
+/**
+ * A name as a table cell: as is when plain, else {@link quoted}. Ids are
+ * exact, so two that differ only by what a terminal shows as nothing (a
+ * zero-width space, a byte-order mark), by normalization, or by a
+ * right-to-left override must print differently: a name holding a space, a
+ * quote, any control, format, unassigned or private-use code point, or not
+ * in NFC, is quoted.
+ */
 export function cell(name: string): string {
-  return name === "" || /[\s"\p{Cc}]/u.test(name) ? JSON.stringify(name) : name;
+  return name === "" || /[\s"\p{C}]/u.test(name) || name.normalize("NFC") !== name ? quoted(name) : name;
+}
+
+/** `name` as a JSON string whose every invisible code point is a `\uXXXX` escape (combining marks too when `name` is not in NFC). */
+export function quoted(name: string): string {
+  const hidden = name.normalize("NFC") === name ? /[\p{C}\p{Z}]/gu : /[\p{C}\p{Z}\p{M}]/gu;
+  return JSON.stringify(name).replace(hidden, (c) => (c === " " ? c : escapeUnits(c)));
+}
+
+function escapeUnits(c: string): string {
+  let out = "";
+  for (let i = 0; i < c.length; i++) out += `\\u${c.charCodeAt(i).toString(16).padStart(4, "0")}`;
+  return out;
 }
 
 /**

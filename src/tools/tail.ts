@@ -11,7 +11,7 @@ import { decodeEvent } from "../events/decode.ts";
 import { type EventLog, type Following, type StoredMessage } from "../events/event-log.ts";
 import { type ActorKind, type Subjects } from "../contract/subjects.ts";
 import { actorOfSubject } from "./stream-fold.ts";
-import { cell } from "./table.ts";
+import { cell, quoted } from "./table.ts";
 import { firstSeqAtOrAfter, iso } from "./time.ts";
 import { ToolUsageError } from "./errors.ts";
 
@@ -39,7 +39,7 @@ export function tailFilter(subjects: Subjects, kind?: ActorKind, id?: string): s
 
 /** A `data` value as `key=value`: plain strings and numbers as they are, anything else as JSON. */
 function field(key: string, value: unknown): string {
-  if (typeof value === "string") return `${key}=${value === "" || /[\s"=\p{Cc}]/u.test(value) ? JSON.stringify(value) : value}`;
+  if (typeof value === "string") return `${key}=${value.includes("=") ? quoted(value) : cell(value)}`;
   if (typeof value === "number" || typeof value === "boolean") return `${key}=${value}`;
   return `${key}=${JSON.stringify(value)}`;
 }

@@ -16,7 +16,7 @@ import { execFile } from "node:child_process";
 import { mkdirSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
 import { chromium, type Browser, type Page } from "playwright-core";
 import type { NatsConnection } from "@nats-io/nats-core";
 import { publishHostLoad } from "../../src/client/host-load.ts";
@@ -81,6 +81,24 @@ describe("dashboard", () => {
       const { lease } = acquired.body as { lease: { etag: string } };
       await ok("lock.release", { name: "deploy/prod", etag: lease.etag });
       await row.waitFor({ state: "detached", timeout: 10_000 });
+    } finally {
+      await page.close();
+    }
+  });
+
+  it("shows two locks whose names look alike as two different names, the invisible code points escaped", async () => {
+    const page = await open(1280, 800);
+    try {
+      const held: [string, string][] = [];
+      for (const name of ["look/alike", "\u200Blook/alike", "look/alike ", "look/alik\u00E9", "look/alike\u0301"])
+        held.push([name, ((await ok("lock.acquire", { name, owner: "o", ttlMs: 30_000 })).body as { lease: { etag: string } }).lease.etag]);
+      onTestFinished(async () => {
+        for (const [name, etag] of held) await ok("lock.release", { name, etag });
+      });
+      const names = () => page.locator("#locks tr td:first-child").allTextContents();
+      await expect
+        .poll(async () => (await names()).filter((n) => n.includes("look/alik")).sort())
+        .toEqual(['"\\u200blook/alike"', '"look/alike "', '"look/alike\\u0301"', "look/alike", "look/alik\u00E9"]);
     } finally {
       await page.close();
     }
