@@ -8,7 +8,7 @@
  * (`--principals nats-request-info`): elsewhere a header of that name was
  * written by the client, and every principal is `""` (unknown).
  */
-import type { MsgHdrs } from "@nats-io/nats-core";
+import { Match, type MsgHdrs } from "@nats-io/nats-core";
 
 /** Where a request's principal comes from: nowhere (`off`), or the server's `Nats-Request-Info` header. */
 export type PrincipalSource = "off" | "nats-request-info";
@@ -19,7 +19,11 @@ export const REQUEST_INFO_HEADER = "Nats-Request-Info";
 /** The principal of a request with `headers`, from `source`; `""` when unknown. */
 export function principalOf(headers: MsgHdrs | undefined, source: PrincipalSource): string {
   if (source === "off" || headers === undefined) return "";
-  const info = headers.get(REQUEST_INFO_HEADER);
+  // The server writes one copy, after taking out one the client wrote: any other copy (in any letter case) is
+  // the client's, and may stand before the server's. Such a request names no one.
+  const copies = headers.values(REQUEST_INFO_HEADER, Match.IgnoreCase);
+  if (copies.length !== 1) return "";
+  const info = copies[0]!;
   if (info === "") return "";
   let parsed: unknown;
   try {
