@@ -27,6 +27,8 @@ export interface ServiceConfig {
   readonly claimWindowMs: number;
   /** Locks: live waiters one lock's queue holds at most; a waiting acquire past them is TOO_MANY_WAITERS. */
   readonly maxWaiters: number;
+  /** Locks: waiting acquires one instance holds at once, across all locks; one more is TOO_MANY_WAITERS. */
+  readonly maxWaitingAcquires: number;
   /** Host loads: how many hosts without a host record have their load kept (the oldest dropped first). */
   readonly maxUnknownLoads: number;
   readonly sweepIntervalMs: number;
@@ -87,6 +89,7 @@ export const DEFAULTS: Omit<ServiceConfig, "nats"> = {
   maxWaitMs: 60_000,
   claimWindowMs: 1000,
   maxWaiters: 10_000,
+  maxWaitingAcquires: 100_000,
   maxUnknownLoads: 10_000,
   sweepIntervalMs: 30_000,
   dedupWindowMs: 120_000,
@@ -126,6 +129,7 @@ const schema = z
     maxWaitMs: ms,
     claimWindowMs: ms,
     maxWaiters: z.coerce.number().int().min(1).max(10_000_000),
+    maxWaitingAcquires: z.coerce.number().int().min(1).max(10_000_000),
     maxUnknownLoads: z.coerce.number().int().min(1).max(10_000_000),
     sweepIntervalMs: ms,
     dedupWindowMs: ms,

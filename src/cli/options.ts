@@ -93,6 +93,14 @@ export function addServiceOptions(command: Command): Command {
   );
   command.addOption(
     new Option(
+      "--max-waiting-acquires <n>",
+      "locks: waiting acquires one instance holds at once, across all locks (one more is TOO_MANY_WAITERS)",
+    )
+      .env("LEASEHOLD_MAX_WAITING_ACQUIRES")
+      .default(String(DEFAULTS.maxWaitingAcquires)),
+  );
+  command.addOption(
+    new Option(
       "--max-unknown-loads <n>",
       "host loads: how many hosts without a host record have their load kept (the oldest dropped first)",
     )

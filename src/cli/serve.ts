@@ -40,6 +40,7 @@ export interface ServeFlags extends CommonFlags, AppendConnectionFlags {
   maxWaitMs?: string;
   claimWindowMs?: string;
   maxWaiters?: string;
+  maxWaitingAcquires?: string;
   maxUnknownLoads?: string;
   sweepIntervalMs?: string;
   dedupWindowMs?: string;

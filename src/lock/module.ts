@@ -28,7 +28,14 @@ export function lockModule(ctx: KindContext): KindModule {
   const sessions = runtime.register(sessionLogic({ lockTtlMs: config.lockTtlMs, maxTtlMs: config.maxTtlMs }));
   const table = new SessionTable(sessions, projection, sessionHolding);
   const turns = new LockTurns(runtime, projection, table);
-  const waiters = new LockWaiters({ runtime, projection, clock: ctx.clock, logger: ctx.logger, turns });
+  const waiters = new LockWaiters({
+    runtime,
+    projection,
+    clock: ctx.clock,
+    logger: ctx.logger,
+    turns,
+    maxWaiting: config.maxWaitingAcquires,
+  });
   // The locks a live session holds: read once the lock projection has caught up, within the request's deadline.
   const locksOf = async (id: string, arrival: Parameters<typeof runtime.deadlineFor>[0]) => {
     await freshBy(projection, runtime, runtime.deadlineFor(arrival).deadline);

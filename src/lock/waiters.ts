@@ -45,6 +45,12 @@ export interface LockWaitersOptions {
   readonly recheckMs?: number;
   /** Counts the parked requests and index entries each look reads (for tests of its cost). */
   readonly count?: (reads: number) => void;
+  /**
+   * Waiting acquires this instance holds at most, joining or parked, across
+   * all locks (`--max-waiting-acquires`; default no bound): each holds memory
+   * until it ends, and `--max-waiters` bounds only one lock's queue.
+   */
+  readonly maxWaiting?: number;
 }
 
 /** What a waiting acquire asks for. */
@@ -79,6 +85,8 @@ export class LockWaiters {
   private readonly recheckMs: number;
   private readonly turns: LockTurns;
   private parkedCount = 0;
+  /** Waiting acquires in progress (joining the queue or parked), against {@link LockWaitersOptions.maxWaiting}. */
+  private waitingCount = 0;
   private stopping = false;
   /** Unregisters the fold listener that rouses parked requests; set only while some lock has them. */
   private stopWatching: (() => void) | undefined;
@@ -105,6 +113,17 @@ export class LockWaiters {
    * `waitMs` plus the request timeout.
    */
   async acquire(name: string, request: WaitingAcquire, arrival: Arrival = {}): Promise<TurnResult> {
+    const { maxWaiting = Infinity } = this.options;
+    if (this.waitingCount >= maxWaiting) return tooManyWaitingAcquires(this.waitingCount, maxWaiting);
+    this.waitingCount++;
+    try {
+      return await this.joinAndWait(name, request, arrival);
+    } finally {
+      this.waitingCount--;
+    }
+  }
+
+  private async joinAndWait(name: string, request: WaitingAcquire, arrival: Arrival): Promise<TurnResult> {
     const { clock } = this.options;
     const waitingSince = clock.now();
     const startedMono = this.monotonic();
@@ -243,4 +262,10 @@ export class LockWaiters {
     if (queue.head?.seq === place) return queue.headMayClaim;
     return livePlace(state, now, place) === undefined;
   }
+}
+
+/** TOO_MANY_WAITERS for the instance's bound on waiting acquires (nothing joined, nothing appended). */
+function tooManyWaitingAcquires(waiting: number, maxWaiting: number): TurnResult {
+  const message = `this instance holds ${waiting} waiting acquires, its maximum (--max-waiting-acquires ${maxWaiting})`;
+  return { ok: false, rejection: { code: "TOO_MANY_WAITERS", message, details: { waiters: waiting, maxWaiters: maxWaiting } } };
 }

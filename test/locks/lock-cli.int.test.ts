@@ -161,6 +161,7 @@ describe("leasehold serve", () => {
       "max-wait-ms",
       "claim-window-ms",
       "max-waiters",
+      "max-waiting-acquires",
       "max-unknown-loads",
       "sweep-interval-ms",
       "dedup-window-ms",
