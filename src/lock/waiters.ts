@@ -15,7 +15,8 @@
  * clock in case the clock jumps back), plus one request timeout for the
  * last turn. Under sessions the lock's state is read with its
  * sessions' ends; a session's close wakes the requests parked under it and
- * looks at every lock with parked requests (a lock it held is free).
+ * looks at the locks it held (free now) and those whose queues have waiters
+ * under sessions, not at every lock with parked requests.
  */
 import type { Logger } from "pino";
 import type { ActorRuntime, Arrival } from "../actors/actor-runtime.ts";
@@ -23,7 +24,7 @@ import type { Clock } from "../actors/clock.ts";
 import { unavailable, type TurnResult } from "../actors/actor-runtime.ts";
 import type { KindProjection } from "../projections/kind-projection.ts";
 import type { LockState } from "./state.ts";
-import { livePlace, nextQueueChangeAt, queueAt } from "./state.ts";
+import { livePlace, nextQueueChangeAt, queueAt, refersToSessions } from "./state.ts";
 import { resolveSessions } from "./session-waiters.ts";
 import { sessionEndMs } from "../session/index.ts";
 import type { AcquireLock, ClaimLock } from "./commands.ts";
@@ -85,6 +86,8 @@ export class LockWaiters {
   private readonly recheckMs: number;
   private readonly turns: LockTurns;
   private parkedCount = 0;
+  /** Locks with parked requests here whose state, at their last look, had a lease or waiters under a session. */
+  private readonly sessionQueues = new Set<string>();
   /** Waiting acquires in progress (joining the queue or parked), against {@link LockWaitersOptions.maxWaiting}. */
   private waitingCount = 0;
   private stopping = false;
@@ -95,10 +98,14 @@ export class LockWaiters {
     this.monotonic = options.monotonic ?? (() => performance.now());
     this.recheckMs = options.recheckMs ?? 1000;
     this.turns = options.turns ?? new LockTurns(options.runtime, options.projection);
-    this.turns.sessions?.onClose((id) => {
+    const sessions = this.turns.sessions;
+    sessions?.onClose((id) => {
       for (const p of this.bySession.get(id) ?? []) p.rouse();
-      // A lock the session held is free: its head may be parked here.
-      for (const lock of this.locks.values()) lock.lookSoon();
+      // A lock the session held is free, and a queue with waiters under sessions may have lost its head: its next
+      // may be parked here. Only those are looked at: a look at every lock with parked requests per close let a
+      // client that opened and closed sessions slow every lock by the number of locks with waiters.
+      for (const name of sessions.locksOf(id)) this.locks.get(name)?.lookSoon();
+      for (const name of this.sessionQueues) this.locks.get(name)?.lookSoon();
     });
   }
 
@@ -224,6 +231,7 @@ export class LockWaiters {
     if (lock.size === 0) {
       lock.close();
       this.locks.delete(name);
+      this.sessionQueues.delete(name);
       if (this.locks.size === 0) {
         this.stopWatching?.();
         this.stopWatching = undefined;
@@ -238,6 +246,8 @@ export class LockWaiters {
 
   /** What a look at the lock needs at `now`: its head's place, whether it may claim, and when the queue next changes by time. */
   private look(name: string, now: number): { headPlace: number | null; headMayClaim: boolean; nextChangeAt: number } {
+    if (refersToSessions(this.options.projection.get(name))) this.sessionQueues.add(name);
+    else this.sessionQueues.delete(name);
     const state = this.stateOf(name, now);
     const view = queueAt(state, now);
     return { headPlace: view.head?.seq ?? null, headMayClaim: view.headMayClaim, nextChangeAt: nextQueueChangeAt(state, now) };
