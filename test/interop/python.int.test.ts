@@ -13,10 +13,10 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ERROR_CODES } from "../../src/contract/errors.ts";
-import { appendUserOf, serviceFlagsOf, serviceUserOf, type NatsConfigOptions } from "../../src/security/nats-permissions.ts";
-import { defer, leasehold, ROOT, run, waitForLog } from "../cli/cli-process.ts";
+import type { NatsConfigOptions } from "../../src/security/nats-permissions.ts";
+import { defer, ROOT, run } from "../cli/cli-process.ts";
 import { natsUrl, startTestService, uniquePrefix } from "../support/nats.ts";
-import { passwordOf, startLayoutNats, type LayoutNats } from "../security/layout-server.ts";
+import { passwordOf, serveProcessOn, startLayoutNats, type LayoutNats } from "../security/layout-server.ts";
 
 /** The interpreter asked for (PYTHON, else python3 on the PATH), and the binary behind it once found. */
 const ASKED = process.env.PYTHON ?? "python3";
@@ -81,22 +81,7 @@ describe("the Python client", () => {
   it("on the account layout: bob with alice's etag is FORBIDDEN, an operator may release", async () => {
     layout = await startLayoutNats({ options: OPTIONS });
     const url = layout.url;
-    const serve = leasehold(
-      ["serve", "--nats", url, "--prefix", PREFIX, "--log-format", "json", "--http", "off", ...serviceFlagsOf(OPTIONS)],
-      {
-        env: {
-          LEASEHOLD_USER: serviceUserOf(PREFIX),
-          LEASEHOLD_PASSWORD: passwordOf(serviceUserOf(PREFIX)),
-          LEASEHOLD_APPEND_USER: appendUserOf(PREFIX),
-          LEASEHOLD_APPEND_PASSWORD: passwordOf(appendUserOf(PREFIX)),
-        },
-      },
-    );
-    defer(async () => {
-      serve.child.kill("SIGTERM");
-      await serve.exited;
-    });
-    await waitForLog(serve, "leasehold serving");
+    await serveProcessOn(url, OPTIONS);
     const as = (user: string, args: string[]) => python(url, PREFIX, user, args);
 
     const lease = leaseOf(await as("alice", ["acquire", "reports", "--owner", "worker-a", "--ttl-ms", "20000"]));

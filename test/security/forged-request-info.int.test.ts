@@ -14,9 +14,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { headers as natsHeaders, type NatsConnection } from "@nats-io/nats-core";
 import { jetstreamManager } from "@nats-io/jetstream";
 import { Subjects } from "../../src/contract/subjects.ts";
-import { appendUserOf, serviceFlagsOf, serviceUserOf, type NatsConfigOptions } from "../../src/security/nats-permissions.ts";
-import { defer, leasehold, waitForLog } from "../cli/cli-process.ts";
-import { passwordOf, startLayoutNats, type LayoutNats } from "./layout-server.ts";
+import type { NatsConfigOptions } from "../../src/security/nats-permissions.ts";
+import { serveProcessOn, startLayoutNats, type LayoutNats } from "./layout-server.ts";
 
 const PREFIX = "acme.lh";
 const subjects = new Subjects(PREFIX);
@@ -69,24 +68,8 @@ beforeAll(async () => {
 
 afterAll(() => nats?.stop());
 
-async function startServe(): Promise<void> {
-  const serve = leasehold(
-    ["serve", "--nats", nats.url, "--prefix", PREFIX, "--log-format", "json", "--http", "off", ...serviceFlagsOf(OPTIONS)],
-    {
-      env: {
-        LEASEHOLD_USER: serviceUserOf(PREFIX),
-        LEASEHOLD_PASSWORD: passwordOf(serviceUserOf(PREFIX)),
-        LEASEHOLD_APPEND_USER: appendUserOf(PREFIX),
-        LEASEHOLD_APPEND_PASSWORD: passwordOf(appendUserOf(PREFIX)),
-      },
-    },
-  );
-  defer(async () => {
-    serve.child.kill("SIGTERM");
-    await serve.exited;
-  });
-  await waitForLog(serve, "leasehold serving");
-}
+/** `leasehold serve` on the layout (for one test). */
+const startServe = () => serveProcessOn(nats.url, OPTIONS);
 
 async function ask(nc: NatsConnection, op: string, body: unknown, written: [string, string][] = []): Promise<Record<string, unknown>> {
   const h = natsHeaders();

@@ -15,6 +15,7 @@ import { startService, type RunningService } from "../../src/service/start-servi
 import {
   appendPasswordEnvOf,
   appendUserOf,
+  serviceFlagsOf,
   inboxPrefixOf,
   natsUsers,
   passwordEnvOf,
@@ -24,6 +25,7 @@ import {
 } from "../../src/security/nats-permissions.ts";
 import { natsConfig } from "../../src/security/nats-config-text.ts";
 import { quietLogger } from "../support/nats.ts";
+import { defer, leasehold, waitForLog, type Proc } from "../cli/cli-process.ts";
 import { startConfiguredServer, type ConfiguredServer } from "./configured-server.ts";
 
 /** Which configuration: the shipped file, or nats-config's output for these options. */
@@ -143,4 +145,30 @@ export async function expectPublishRefused(seen: () => string, subject: string):
     timeout: 5000,
     interval: 20,
   });
+}
+
+/**
+ * `leasehold serve` as a process on the layout's server, as its two users and
+ * with the flags nats-config prints for `options`; waits until it serves and
+ * stops it (SIGTERM) after the test.
+ */
+export async function serveProcessOn(url: string, options: NatsConfigOptions): Promise<Proc> {
+  const { prefix } = options;
+  const serve = leasehold(
+    ["serve", "--nats", url, "--prefix", prefix, "--log-format", "json", "--http", "off", ...serviceFlagsOf(options)],
+    {
+      env: {
+        LEASEHOLD_USER: serviceUserOf(prefix),
+        LEASEHOLD_PASSWORD: passwordOf(serviceUserOf(prefix)),
+        LEASEHOLD_APPEND_USER: appendUserOf(prefix),
+        LEASEHOLD_APPEND_PASSWORD: passwordOf(appendUserOf(prefix)),
+      },
+    },
+  );
+  defer(async () => {
+    serve.child.kill("SIGTERM");
+    await serve.exited;
+  });
+  await waitForLog(serve, "leasehold serving");
+  return serve;
 }

@@ -9,29 +9,14 @@
  */
 import { describe, expect, it } from "vitest";
 import { connect } from "@nats-io/transport-node";
-import { createInbox, headers as natsHeaders, type NatsConnection } from "@nats-io/nats-core";
+import type { NatsConnection } from "@nats-io/nats-core";
+import { ask, durable } from "./default-client.ts";
 import { defer, restartLocalServe, startLocalServe } from "../cli/cli-process.ts";
-
-const encode = (value: unknown) => new TextEncoder().encode(JSON.stringify(value));
 
 async function opened(url: string): Promise<NatsConnection> {
   const nc = await connect({ servers: url, maxReconnectAttempts: 0 });
   defer(() => nc.close());
   return nc;
-}
-
-async function ask(nc: NatsConnection, op: string, body: unknown): Promise<Record<string, unknown>> {
-  return (await nc.request(`leasehold.v1.${op}`, encode(body), { timeout: 10_000 })).json<Record<string, unknown>>();
-}
-
-async function durable(nc: NatsConnection, op: string, body: unknown): Promise<Record<string, unknown>> {
-  const inbox = createInbox();
-  const sub = nc.subscribe(inbox, { max: 1, timeout: 10_000 });
-  const h = natsHeaders();
-  h.set("Leasehold-Reply-To", inbox);
-  nc.publish(`leasehold.cmd.${op}`, encode(body), { headers: h });
-  for await (const m of sub) return m.json<Record<string, unknown>>();
-  throw new Error("no answer");
 }
 
 /** requestIds a header line could not carry as they are, and their look-alikes that it could. */

@@ -7,26 +7,9 @@
  */
 import { describe, expect, it } from "vitest";
 import { connect } from "@nats-io/transport-node";
-import { createInbox, headers as natsHeaders, type NatsConnection } from "@nats-io/nats-core";
 import { jetstreamManager } from "@nats-io/jetstream";
+import { ask, durable } from "./default-client.ts";
 import { defer, freePort, leasehold, tempDir, waitForLog } from "../cli/cli-process.ts";
-
-const encode = (value: unknown) => new TextEncoder().encode(JSON.stringify(value));
-
-async function ask(nc: NatsConnection, op: string, body: unknown): Promise<Record<string, unknown>> {
-  return (await nc.request(`leasehold.v1.${op}`, encode(body), { timeout: 10_000 })).json<Record<string, unknown>>();
-}
-
-/** Publishes a durable command and returns its answer on `Leasehold-Reply-To`. */
-async function durable(nc: NatsConnection, op: string, body: unknown): Promise<Record<string, unknown>> {
-  const inbox = createInbox();
-  const sub = nc.subscribe(inbox, { max: 1, timeout: 10_000 });
-  const h = natsHeaders();
-  h.set("Leasehold-Reply-To", inbox);
-  nc.publish(`leasehold.cmd.${op}`, encode(body), { headers: h });
-  for await (const m of sub) return m.json<Record<string, unknown>>();
-  throw new Error("no answer");
-}
 
 describe("a requestId", () => {
   it("gets the first answer when its request comes again, and REQUEST_ID_REUSED when another request reuses it", async () => {
