@@ -37,6 +37,8 @@ import { isReplySubject, quotedSubject } from "./reply-subject.ts";
 
 /** The durable consumer every instance shares. */
 export const COMMAND_CONSUMER = "leasehold-commands";
+/** The longest `<kind>.<op>` part of a subject that names no durable command which its error's subject repeats. */
+const MAX_ERROR_TAIL_BYTES = 256;
 /** Header naming where a durable command's reply goes. */
 export const REPLY_TO_HEADER = "Leasehold-Reply-To";
 
@@ -194,7 +196,6 @@ export class CommandConsumer {
   }
 
   private async handle(m: JsMsg): Promise<void> {
-    const { subjects } = this.options;
     const { tail, principal } = this.kindOpOf(m.subject);
     let replyTo = m.headers?.get(REPLY_TO_HEADER) || undefined;
     const endpoint = this.byKey.get(tail);
@@ -225,7 +226,7 @@ export class CommandConsumer {
       return;
     }
     if (!result.ok && result.rejection.code === "BAD_REQUEST") {
-      this.publish(subjects.commandError(tail), response, m);
+      this.publish(this.errorSubject(tail), response, m);
       this.options.logger.info(
         { subject: m.subject, seq: m.seq, message: result.rejection.message },
         "durable command rejected as invalid",
@@ -242,6 +243,15 @@ export class CommandConsumer {
         "ack of a durable command was not confirmed; it may be redelivered (a no-op)",
       );
     }
+  }
+
+  /**
+   * Where a refused command's error goes: `<prefix>.cmd-errors.<kind>.<op>`, or `.invalid` when its subject names
+   * no durable command and is no short literal one (4,000 bytes of it made the server drop the connection).
+   */
+  private errorSubject(tail: string): string {
+    const fits = this.byKey.has(tail) || (Buffer.byteLength(tail) <= MAX_ERROR_TAIL_BYTES && isReplySubject(tail));
+    return this.options.subjects.commandError(fits ? tail : "invalid");
   }
 
   /** The `<kind>.<op>` of a command's subject, and the principal the subject proves (its account token in the account layout, else ""). */

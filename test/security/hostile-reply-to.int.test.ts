@@ -8,7 +8,9 @@
  * service keeps serving on the same connection. (A space made the client
  * library throw inside the consumer and the process exit, again at every
  * redelivery; 5,000 bytes made the server close the service's connection
- * for a control line past its limit, again every ack wait.)
+ * for a control line past its limit, again every ack wait.) A command
+ * subject of 4,000 bytes did the same through its error's subject on
+ * `cmd-errors`: such an error goes to `<prefix>.cmd-errors.invalid`.
  */
 import { describe, expect, it } from "vitest";
 import { connect } from "@nats-io/transport-node";
@@ -66,5 +68,23 @@ describe("a durable command whose Leasehold-Reply-To is no subject a reply may g
     expect(released.json()).toEqual({});
     expect(serve.proc.logs().filter((l) => String(l.msg).startsWith("NATS connection lost"))).toEqual([]);
     expect(serve.proc.stderr()).toBe("");
+  });
+});
+
+describe("a durable command on a subject of thousands of bytes", () => {
+  it("has its error published to cmd-errors.invalid, and leaves the service serving on its connection", async () => {
+    const serve = await startLocalServe("hostile-command-subject");
+    const nc = await connect({ servers: serve.url, maxReconnectAttempts: 0 });
+    defer(() => nc.close());
+    const errors = nc.subscribe("leasehold.cmd-errors.invalid", { max: 1, timeout: 15_000 });
+    // As long as the client's own control line allows: the error's subject would be 7 bytes longer.
+    nc.publish(`leasehold.cmd.${"x".repeat(4070)}`, encode({ requestId: "long-subject" }));
+    for await (const m of errors) {
+      expect(m.json<{ error: { code: string } }>().error.code).toBe("BAD_REQUEST");
+      expect(m.headers?.get("Leasehold-Command-Subject")).toHaveLength("leasehold.cmd.".length + 4070);
+    }
+    const got = await nc.request("leasehold.v1.lock.get", encode({ name: "after" }), { timeout: 5000 });
+    expect(got.json()).toEqual({ lease: null, waiters: 0 });
+    expect(serve.proc.logs().filter((l) => String(l.msg).startsWith("NATS connection lost"))).toEqual([]);
   });
 });
