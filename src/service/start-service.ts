@@ -181,6 +181,7 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
       logger.error({ err, subject }, `cannot serve ${subject}: ${err.message}`);
       options.onFatal?.(new Error(`cannot serve ${subject}: ${err.message}`, { cause: err }));
     },
+    onUnsent: (err, subject) => logger.warn({ err, subject }, "an answer could not be sent; answered INTERNAL instead"),
   });
   const endpoints = modules.flatMap((m) => m.endpoints);
   // Headers are decoded only where the deployment says the server writes who sent a request.

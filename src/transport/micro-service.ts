@@ -23,6 +23,8 @@ export interface MicroServiceOptions {
   readonly metadata?: Record<string, string>;
   /** A subscription failed (e.g. a permission violation): told once per failure, never thrown. */
   readonly onError?: (error: Error, subject: string) => void;
+  /** An answer could not be sent (e.g. over the server's max_payload); the asker got an INTERNAL error instead. */
+  readonly onUnsent?: (error: Error, subject: string) => void;
   /** Whether a request's reply subject may be answered; a request whose reply may not is neither served nor answered. */
   readonly replyAllowed?: ReplyGuard;
   /** Told of each request refused for its reply subject. */
@@ -132,6 +134,26 @@ export class MicroService {
     stats.num_requests++;
     // Nanoseconds, as the framework's stats count them; a float clock, not a BigInt per request.
     stats.processing_time += Math.round((performance.now() - start) * 1e6);
+    try {
+      this.answer(msg, response, stats);
+    } catch (e) {
+      // An answer the connection cannot carry (over the server's max_payload, which any client can make a
+      // snapshot pass): the asker gets an error, and the process stays up.
+      const message = `the answer could not be sent: ${(e as Error).message}`;
+      this.options.onUnsent?.(e as Error, msg.subject);
+      try {
+        this.answer(msg, { ok: false, status: 500, message, body: { error: { code: "INTERNAL", message } } }, stats);
+      } catch {
+        // The connection is gone: the asker's timeout says so.
+      }
+    } finally {
+      if (--this.inFlight === 0 && this.idleWaiters.length > 0) {
+        for (const resolve of this.idleWaiters.splice(0)) resolve();
+      }
+    }
+  }
+
+  private answer(msg: Msg, response: EndpointResponse, stats: EndpointStats): void {
     if (response.ok) {
       msg.respond(json(response.body));
     } else {
@@ -139,9 +161,6 @@ export class MicroService {
       stats.last_error = `${response.status}:${response.message}`;
       // Not known whether the command took effect: no answer, so the client's timeout says "not known" (never UNAVAILABLE).
       if (response.inDoubt !== true) msg.respond(json(response.body), { headers: replyHeaders(response) });
-    }
-    if (--this.inFlight === 0 && this.idleWaiters.length > 0) {
-      for (const resolve of this.idleWaiters.splice(0)) resolve();
     }
   }
 
