@@ -44,7 +44,7 @@ describe("--max-waiting-acquires", () => {
       expect(await ask(nc, "lock.acquire", { name: `held-${i}`, owner: "holder", ttlMs: 30_000 })).toHaveProperty("lease");
     // Four wait, one on each of four locks; the first gives up soon.
     const waiting = [0, 1, 2, 3].map((i) =>
-      ask(nc, "lock.acquire", { name: `held-${i}`, owner: `w-${i}`, waitMs: i === 0 ? 1500 : 20_000 }),
+      ask(nc, "lock.acquire", { name: `held-${i}`, owner: `w-${i}`, waitMs: i === 0 ? 5000 : 20_000 }),
     );
     const joined = 5 + 4;
     await expect.poll(lastSeq, { timeout: 10_000, interval: 20 }).toBe(joined);
