@@ -109,7 +109,7 @@ export function nextSteps(input: NextStepsInput): string[] {
       ? ""
       : ` LEASEHOLD_APPEND_PASSWORD="$${appender.passwordEnv}"`;
   const append = appender === undefined ? "" : ` LEASEHOLD_APPEND_USER=${appender.user}${appendPassword}`;
-  const extra = (input.serveFlags ?? []).map((f) => ` ${f}`).join("");
+  const extra = (input.serveFlags ?? []).map((f) => ` ${shellWord(f)}`).join("");
   if (service !== undefined) lines.push(`${as(service)}${append} ${bin} serve --nats ${url}${prefix}${extra} &`);
   const client = withPasswords.find((u) => u.role === "client");
   if (client !== undefined)
@@ -128,6 +128,6 @@ function connectHost(listen: string | undefined): string {
 }
 
 /** `word` quoted for a POSIX shell when it needs it. */
-function shellWord(word: string): string {
+export function shellWord(word: string): string {
   return /^[A-Za-z0-9_./:@%+=-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`;
 }

@@ -5,7 +5,7 @@ import { isValidPrefix } from "../contract/subjects.ts";
 import { natsConfig } from "../security/nats-config-text.ts";
 import { natsUsers, serviceFlagsOf, type NatsLayout } from "../security/nats-permissions.ts";
 import { natsServerBinary } from "../cluster/nats-server-binary.ts";
-import { nextSteps, writeConfig } from "./config-output.ts";
+import { nextSteps, shellWord, writeConfig } from "./config-output.ts";
 import { CliError, reportFailure } from "./cli-errors.ts";
 
 interface NatsConfigFlags {
@@ -78,7 +78,7 @@ export function addNatsConfigCommand(program: Command): void {
           natsConfig({ prefix: DEFAULTS.prefix, clients: [], anonymousClient: true }),
         );
         if (path === undefined) {
-          if (serveFlags.length > 0) console.error(`leasehold nats-config: run the service with ${serveFlags.join(" ")}`);
+          if (serveFlags.length > 0) console.error(`leasehold nats-config: run the service with ${serveFlags.map(shellWord).join(" ")}`);
           return;
         }
         const natsServer = await natsServerBinary((line) => console.error(`leasehold nats-config: ${line}`)).catch(() => undefined);

@@ -22,12 +22,16 @@ export class Operators {
     return this.exact.size === 0 && this.accounts.size === 0;
   }
 
-  /** Whether `principal` is an operator. */
+  /**
+   * Whether `principal` is an operator: named exactly, or of an account named
+   * `<acc>/*`. A principal that proves only its account (a durable command's)
+   * is one when every user of that account is.
+   */
   includes(principal: string): boolean {
     if (principal === "") return false;
     if (this.exact.has(principal)) return true;
     const slash = principal.indexOf("/");
-    return slash > 0 && this.accounts.has(principal.slice(0, slash));
+    return this.accounts.has(slash > 0 ? principal.slice(0, slash) : principal);
   }
 }
 

@@ -76,7 +76,10 @@ function header(options: NatsConfigText): string[] {
       "# server writes who sent each request (Nats-Request-Info). Durable commands",
       "# a client publishes to <prefix>.cmd.<kind>.<op> arrive as",
       "# <prefix>.cmd.<account>.<kind>.<op>. Run the service with:",
-      `#   leasehold serve ${serviceFlagsOf(options).join(" ")}`,
+      // Quoted as a shell needs it: an operator is `<name>/*`.
+      `#   leasehold serve ${serviceFlagsOf(options)
+        .map((f) => (f.includes("*") ? `'${f}'` : f))
+        .join(" ")}`,
     );
   }
   return lines;

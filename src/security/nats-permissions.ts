@@ -133,15 +133,15 @@ export function accountOf(prefix: string): string {
   return new Subjects(prefix).eventStream.slice(0, -"_EVENTS".length);
 }
 
-/** The principal the service sees for a client or operator of the account layout: `<account>/<user>`, both its name. */
-export function principalOf(name: string): string {
-  return `${name}/${name}`;
-}
-
-/** The service flags that match an account layout: principals from `Nats-Request-Info`, its operators as `--operators`. */
+/**
+ * The service flags that match an account layout: principals from
+ * `Nats-Request-Info`, its operators as `--operators`, each as its account
+ * (`<name>/*`: the account has that one user), which is all a durable
+ * command of theirs proves.
+ */
 export function serviceFlagsOf(options: Pick<NatsConfigOptions, "operators">): string[] {
   const operators = options.operators ?? [];
-  return ["--principals", "nats-request-info", ...(operators.length > 0 ? ["--operators", operators.map(principalOf).join(",")] : [])];
+  return ["--principals", "nats-request-info", ...(operators.length > 0 ? ["--operators", operators.map((o) => `${o}/*`).join(",")] : [])];
 }
 
 const USER_NAME = /^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$/;

@@ -99,7 +99,7 @@ describe("the Python client", () => {
     }
     const renewed = leaseOf(await as("alice", ["renew", "reports", "--owner", "worker-a", "--etag", lease!.etag]));
     expect(renewed).toMatchObject({ owner: "worker-a", generation: 1 });
-    // An operator (--operators ops/ops) may release anyone's lease.
+    // An operator (--operators ops/*) may release anyone's lease.
     const released = await as("ops", ["release", "reports", "--etag", renewed!.etag]);
     expect(released.code, released.stderr).toBe(0);
     expect(leaseOf(await as("alice", ["get", "reports"]))).toBeNull();

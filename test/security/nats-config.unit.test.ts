@@ -67,12 +67,12 @@ describe("nats-config", () => {
       expect(account.imports).toContainEqual({ kind: "service", account: "A_B", subject: "a.b.v1.>", share: true });
       expect(account.imports).toContainEqual({ kind: "service", account: "A_B", subject: `a.b.cmd.${account.name}.>`, to: "a.b.cmd.>" });
     }
-    expect(serviceFlagsOf(options)).toEqual(["--principals", "nats-request-info", "--operators", "ops/ops"]);
+    expect(serviceFlagsOf(options)).toEqual(["--principals", "nats-request-info", "--operators", "ops/*"]);
     const text = natsConfig(options);
     expect(text).toMatch(/account_token_position: 4/);
     expect(text).toMatch(/share: true/);
     expect(withoutComments(text)).not.toMatch(/no_auth_user|allow_responses|deny/);
-    expect(text).toContain("leasehold serve --principals nats-request-info --operators ops/ops");
+    expect(text).toContain("leasehold serve --principals nats-request-info --operators 'ops/*'");
     expect(() => natsAccounts({ ...options, anonymousClient: true })).toThrow(/no anonymous client/);
     expect(() => natsAccounts({ ...options, clients: ["a.b"] })).toThrow(/one subject token/);
     expect(() => natsAccounts({ ...options, operators: ["alice"] })).toThrow(/named twice/);
