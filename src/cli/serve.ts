@@ -14,8 +14,16 @@ import { inboxPrefixOf } from "../security/nats-permissions.ts";
 import { startService } from "../service/start-service.ts";
 import { CLOCK_OFFSET_VARIABLE, clockOffsetMs, offsetClock } from "./clock-offset.ts";
 import { VERSION } from "../version.ts";
-import { EXIT, reportFailure, UsageError } from "./cli-errors.ts";
-import { appendTarget, connectTo, natsServers, natsTarget, type AppendConnectionFlags, type NatsTarget } from "./connection-options.ts";
+import { CliError, EXIT, reportFailure, UsageError } from "./cli-errors.ts";
+import {
+  appendTarget,
+  connectTo,
+  LOCAL_NATS_URL,
+  natsServers,
+  natsTarget,
+  type AppendConnectionFlags,
+  type NatsTarget,
+} from "./connection-options.ts";
 import { openBusWarning } from "./open-bus.ts";
 import { startLocalNats, type LocalNats } from "./local-nats.ts";
 import { cliLogger, effectiveFormat, type LogFormat } from "./logging.ts";
@@ -90,6 +98,20 @@ export async function serve(flags: ServeFlags, logLevelGiven: boolean): Promise<
         logger,
         note: (line) => (format === "text" ? console.error(`leasehold: ${line}`) : logger.info(line)),
         onSpawn: (stop) => shutdown.add("local nats-server", (ms) => stop(ms), STOP_NATS_SERVER_MS),
+      });
+      // Nothing else would restart it: without it serve would wait for NATS forever, answering nothing.
+      const { pid, exited } = local;
+      void exited.then((code) => {
+        if (shutdown.stopping) return;
+        reportFailure(
+          "serve",
+          new CliError(
+            `its nats-server (pid ${pid}) exited (code ${code}), so serve stops; the data in ${displayPath(flags.dataDir)} is kept: start serve again`,
+            EXIT.usage,
+          ),
+          debug,
+        );
+        void shutdown.begin("local nats-server exited", EXIT.usage);
       });
       // The shipped nats.conf has two service users: one answers (and may publish only to clients' inboxes), one appends.
       const as = (user: string, pass: string): NatsTarget => ({
@@ -269,7 +291,8 @@ export function readyLine(config: ServiceConfig, where: string, dataDir: string 
   const local = dataDir === undefined ? "" : ` (its own nats-server, data in ${displayPath(dataDir)})`;
   const http = dashboard === undefined ? "" : `; dashboard ${dashboard}`;
   const prefix = config.prefix === "leasehold" ? "" : ` --prefix ${config.prefix}`;
-  const nats = dataDir === undefined ? ` --nats ${where}` : "";
+  // The tools connect to LOCAL_NATS_URL by themselves: any other server must be named.
+  const nats = where === LOCAL_NATS_URL ? "" : ` --nats ${where}`;
   return `leasehold ${VERSION} serving on ${where}${local}${http}; try: npx leasehold call${nats}${prefix} lock.acquire '{"name":"demo","owner":"me"}'; Ctrl-C stops`;
 }
 

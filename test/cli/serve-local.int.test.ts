@@ -150,6 +150,40 @@ describe("serve with its own nats-server", () => {
     expect(proc.stdout()).not.toContain("leasehold serving");
   });
 
+  it("refuses a data folder whose nats-server still runs on another port: one line, exit 2, its configuration untouched", async () => {
+    const cwd = tempDir("shared");
+    const port = await freePort();
+    const first = await serveLocal(port, { cwd });
+    const config = join(cwd, ".leasehold", "nats-server.conf");
+    const before = readFileSync(config, "utf8");
+    const second = leasehold(["serve", "--nats-port", String(await freePort()), "--http", "off"], { cwd });
+    expect((await second.exited).code).toBe(2);
+    const lines = second.stderr().trim().split("\n");
+    expect(lines, second.stderr()).toHaveLength(1);
+    expect(lines[0]).toMatch(
+      new RegExp(
+        `^leasehold serve: --data-dir .*\\.leasehold is in use by the nats-server \\(pid ${first.natsPid}\\) of another leasehold serve on nats://127\\.0\\.0\\.1:${port}: .*--data-dir of its own.*leasehold serve --nats nats://127\\.0\\.0\\.1:${port}$`,
+      ),
+    );
+    expect(second.stdout()).not.toContain("started local nats-server");
+    expect(readFileSync(config, "utf8")).toBe(before);
+    expect(alive(first.natsPid)).toBe(true);
+  });
+
+  it("stops in one line, exit 2, when its nats-server dies under it, instead of waiting for it forever", async () => {
+    const cwd = tempDir("died");
+    const { proc, natsPid } = await serveLocal(await freePort(), { cwd });
+    process.kill(natsPid, "SIGKILL");
+    expect((await proc.exited).code).toBe(2);
+    expect(proc.stderr().trim().split("\n")).toEqual([
+      expect.stringMatching(
+        new RegExp(
+          `^leasehold serve: its nats-server \\(pid ${natsPid}\\) exited \\(code \\d+\\), so serve stops; the data in \\./\\.leasehold is kept: start serve again$`,
+        ),
+      ),
+    ]);
+  });
+
   it("names the way to join when the port is held by this data folder's own nats-server", async () => {
     const cwd = tempDir("join");
     const port = await freePort();
