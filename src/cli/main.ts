@@ -21,8 +21,8 @@ const program = new Command()
   .name("leasehold")
   .description("Event-sourced lease service on NATS JetStream: proxy leases, route placement and fenced locks.")
   .version(VERSION)
-  // A usage error is one line naming the flag, with where the flags are listed.
-  .configureOutput({ outputError: (message, write) => write(`${oneLine(message)} (leasehold <command> --help lists its flags)\n`) })
+  // A usage error is one line naming the flag, with where the flags are listed (each command's own: usageLine below).
+  .configureOutput({ outputError: (message, write) => write(usageLine(undefined, message)) })
   // Usage errors exit 2 (commander's default is 1, which audit and call use for another meaning); help and version exit 0.
   .exitOverride((e: CommanderError) => {
     const ok = e.code === "commander.helpDisplayed" || e.code === "commander.version" || e.code === "commander.help";
@@ -113,5 +113,16 @@ addStatusCommand(program);
 addNatsConfigCommand(program);
 addDevClusterCommand(program);
 addHostLoadCommand(program);
+
+for (const command of program.commands)
+  command.configureOutput({ outputError: (message, write) => write(usageLine(command.name(), message)) });
+
+/** Commander's usage error as `leasehold <command>: <what>`, the form of every other failure, with the help that lists the flags. */
+function usageLine(command: string | undefined, message: string): string {
+  const what = oneLine(message).replace(/^error: /, "");
+  return command === undefined
+    ? `leasehold: ${what} (leasehold --help lists the commands)\n`
+    : `leasehold ${command}: ${what} (leasehold ${command} --help lists its flags)\n`;
+}
 
 await program.parseAsync(process.argv);

@@ -100,6 +100,19 @@ describe("one-line errors and exit codes", () => {
     }
   });
 
+  it("commander's usage errors name the command and its help, as every other failure does", async () => {
+    const [unknownCommand, unknownFlag, badChoice] = await Promise.all([
+      fails(["frob"], 2),
+      fails(["serve", "--frob"], 2),
+      fails(["replay", "--kind", "frob"], 2),
+    ]);
+    expect(unknownCommand).toBe("leasehold: unknown command 'frob' (leasehold --help lists the commands)");
+    expect(unknownFlag).toBe("leasehold serve: unknown option '--frob' (leasehold serve --help lists its flags)");
+    expect(badChoice).toMatch(
+      /^leasehold replay: option '--kind <kind>' argument 'frob' is invalid\..* \(leasehold replay --help lists its flags\)$/,
+    );
+  });
+
   it("--help and --version exit 0; call --help lists the ops", async () => {
     const help = leasehold(["call", "--help"]);
     expect((await help.exited).code).toBe(0);
