@@ -12,7 +12,7 @@ import { auditInWorker } from "../tools/worker-read.ts";
 import { SPLIT_FROM_CORES } from "../tools/split-audit.ts";
 import { natsSource } from "../tools/stream-reader.ts";
 import { cell } from "../tools/table.ts";
-import { parseCount, parsePosition } from "../tools/time.ts";
+import { parseBounds, parseCount } from "../tools/time.ts";
 import { addToolAction } from "./options.ts";
 import { terminalReadProgress } from "./progress.ts";
 import { TOOL_THREADS_HELP, toolsOnTwoThreads, toolThreadsSetting } from "./tool-threads.ts";
@@ -75,18 +75,16 @@ export function addAuditCommand(program: Command): void {
     command,
     (flags: AuditFlags): Omit<AuditOptions, "onViolation" | "onProgress"> => {
       toolThreadsSetting(); // a bad LEASEHOLD_TOOLS_THREADS is a usage error before connecting
-      const since = flags.from ?? flags.since;
-      const until = flags.to ?? flags.until;
-      const from = since === undefined ? undefined : parsePosition(since, flags.from === undefined ? "--since" : "--from");
-      const to = until === undefined ? undefined : parsePosition(until, flags.to === undefined ? "--until" : "--to");
+      const names = [flags.from === undefined ? "--since" : "--from", flags.to === undefined ? "--until" : "--to"] as const;
+      const bounds = parseBounds(flags.from ?? flags.since, flags.to ?? flags.until, Date.now, names);
       return {
         cooldownMs: parseCount(flags.cooldownMs, "--cooldown-ms", 1),
         maxTtlMs: parseCount(flags.maxTtlMs, "--max-ttl-ms", 1),
         operators: principalList(flags.operators ?? ""),
-        fromSeq: from !== undefined && "seq" in from ? from.seq : undefined,
-        fromTime: from !== undefined && "time" in from ? from.time : undefined,
-        toSeq: to !== undefined && "seq" in to ? to.seq : undefined,
-        toTime: to !== undefined && "time" in to ? to.time : undefined,
+        fromSeq: bounds.sinceSeq,
+        fromTime: bounds.sinceTime,
+        toSeq: bounds.untilSeq,
+        toTime: bounds.untilTime,
       };
     },
     async ({ nc, subjects, url }, options, flags) => {

@@ -91,6 +91,10 @@ describe("one-line errors and exit codes", () => {
       [["serve", "--password", "x", "--nats", "nats://127.0.0.1:1"], /--password needs --user/],
       [["serve", "--user", "u", "--password", "p"], /need --nats/],
       [["status", "--creds", "/nonexistent/file.creds"], /--creds: cannot read \/nonexistent\/file\.creds: ENOENT/],
+      [
+        ["audit", "--nats", "nats://127.0.0.1:1", "--from", "5", "--to", "2"],
+        /^leasehold audit: --from 5 comes after --to 2: nothing lies/,
+      ],
     ];
     const runs = cases.map(([args, message]) => ({ args, message, proc: leasehold(args) }));
     for (const { args, message, proc } of runs) {
