@@ -13,7 +13,7 @@ import { SPLIT_FROM_CORES } from "../tools/split-audit.ts";
 import { natsSource } from "../tools/stream-reader.ts";
 import { cell } from "../tools/table.ts";
 import { parseBounds, parseCount } from "../tools/time.ts";
-import { addToolAction } from "./options.ts";
+import { addToolAction, examplesHelp } from "./options.ts";
 import { terminalReadProgress } from "./progress.ts";
 import { TOOL_THREADS_HELP, toolsOnTwoThreads, toolThreadsSetting } from "./tool-threads.ts";
 
@@ -69,6 +69,14 @@ export function addAuditCommand(program: Command): void {
       ).env("LEASEHOLD_OPERATORS"),
     )
     .addHelpText("after", `\nRules checked:\n${rules}`)
+    .addHelpText(
+      "after",
+      examplesHelp(
+        "leasehold audit",
+        "leasehold audit --from 2026-11-30T19:00:00Z --json",
+        "leasehold audit --nats nats://10.0.0.5:4222 --creds ~/auditor.creds --max-ttl-ms 60000",
+      ),
+    )
     .addHelpText("after", TOOL_THREADS_HELP)
     .addHelpText("after", `With two threads on ${SPLIT_FROM_CORES} cores or more, the checks run on two workers, split by kind.`);
   addToolAction(

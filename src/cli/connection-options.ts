@@ -52,12 +52,15 @@ function addEnvFlags(command: Command, flags: readonly (readonly [string, string
   return command;
 }
 
-/** Adds the NATS server and credential flags shared by `serve` and every tool. */
-export function addNatsOptions(command: Command): Command {
+/**
+ * Adds the NATS server and credential flags shared by `serve` and every tool;
+ * `withoutNats` says what the command does without `--nats`.
+ */
+export function addNatsOptions(command: Command, withoutNats = `connects to ${LOCAL_NATS_URL}`): Command {
   return addEnvFlags(command, [
     [
       "--nats <urls>",
-      "NATS server URL, or several separated by commas (nats://a:4222,nats://b:4222); also NATS_URL. Without it serve starts its own nats-server",
+      `NATS server URL, or several separated by commas (nats://a:4222,nats://b:4222); also NATS_URL. Without it ${command.name()} ${withoutNats}`,
       "LEASEHOLD_NATS",
     ],
     ["--creds <file>", "NATS credentials file (user JWT and NKey seed)", "LEASEHOLD_CREDS"],

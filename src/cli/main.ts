@@ -2,7 +2,15 @@
 import { Command, Option, type CommanderError } from "commander";
 import { VERSION } from "../version.ts";
 import { EXIT, oneLine } from "./cli-errors.ts";
-import { addConnectionOptions, addServiceOptions, CONNECTION_HELP, listenOrOff, runReported, wholeNumber } from "./options.ts";
+import {
+  addConnectionOptions,
+  addServiceOptions,
+  CONNECTION_HELP,
+  examplesHelp,
+  listenOrOff,
+  runReported,
+  wholeNumber,
+} from "./options.ts";
 import type { ServeFlags } from "./serve.ts";
 import { addAppendOptions } from "./connection-options.ts";
 import { DEFAULT_HEAP_GROWTH_PERCENT } from "./heap-growth.ts";
@@ -40,7 +48,7 @@ const serveCommand = program
     "Run the service. Answers <prefix>.v1.<kind>.<op> requests in the 'leasehold' queue group (run several for scale-out) " +
       "and keeps every lease in the <PREFIX>_EVENTS stream. Ready when $SRV.PING.leasehold answers; SIGTERM/SIGINT stop it cleanly.",
   );
-addConnectionOptions(serveCommand);
+addConnectionOptions(serveCommand, "starts its own nats-server (--nats-port, --data-dir)");
 addAppendOptions(serveCommand);
 addServiceOptions(serveCommand);
 serveCommand.addOption(
@@ -87,6 +95,14 @@ serveCommand
       .choices(["auto", "json", "text"])
       .default("auto"),
   )
+  .addHelpText(
+    "after",
+    examplesHelp(
+      "leasehold serve                       # its own nats-server on 127.0.0.1:4222, data in ./.leasehold, dashboard on 127.0.0.1:7420",
+      "leasehold serve --nats nats://10.0.0.5:4222,nats://10.0.0.6:4222 --creds ~/leasehold.creds --http 0.0.0.0:7420",
+      "leasehold serve --nats-port 4333 --data-dir /var/lib/leasehold --lock-ttl-ms 10000 --max-ttl-ms 60000",
+    ),
+  )
   .addHelpText("after", `\nExit codes: ${EXIT.ok} stopped by a signal, ${EXIT.usage} usage or connection error.`);
 // Loaded when used: the service's modules take most of a start-up, which call and the tools do not need.
 serveCommand.action(async (flags: ServeFlags) =>
@@ -101,6 +117,14 @@ const callCmd = program
   .addOption(new Option("--timeout-ms <ms>", "how long to wait for the reply").default(5000).argParser(wholeNumber(1)))
   .option("--pretty", "indent the JSON reply");
 addConnectionOptions(callCmd);
+callCmd.addHelpText(
+  "after",
+  examplesHelp(
+    `leasehold call lock.acquire '{"name":"reports/nightly","owner":"worker-a","ttlMs":15000}'`,
+    "leasehold call --pretty proxy.list",
+    `leasehold call --nats nats://10.0.0.5:4222 --creds ~/alice.creds route.get '{"route":"chat"}'`,
+  ),
+);
 callCmd.addHelpText("after", `\nOps (request bodies; ? marks an optional field):\n${opsHelp()}\n${CONNECTION_HELP}`);
 callCmd.action((kindOp: string, body: string | undefined, flags: CallFlags) =>
   runReported("call", flags, () => callCommand(kindOp, body, flags)),

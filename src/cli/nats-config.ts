@@ -6,6 +6,7 @@ import { natsConfig } from "../security/nats-config-text.ts";
 import { natsUsers, serviceFlagsOf, type NatsLayout } from "../security/nats-permissions.ts";
 import { natsServerBinary } from "../cluster/nats-server-binary.ts";
 import { nextSteps, writeConfig } from "./config-output.ts";
+import { examplesHelp } from "./options.ts";
 import { CliError, reportFailure } from "./cli-errors.ts";
 
 interface NatsConfigFlags {
@@ -63,6 +64,14 @@ export function addNatsConfigCommand(program: Command): void {
     .option("--store-dir <dir>", "JetStream store of the whole configuration", ".leasehold/jetstream")
     .option("--out <file>", "write the configuration to this file and print the commands to run next (default: stdout)")
     .option("--force", "let --out (or a redirect) replace the package's own nats.conf, which `leasehold serve` runs")
+    .addHelpText(
+      "after",
+      examplesHelp(
+        "leasehold nats-config --client alice --client bob --no-anonymous --out leasehold-nats.conf",
+        "leasehold nats-config --layout accounts --client alice --operator ops --listen 0.0.0.0:4222 --out leasehold-nats.conf",
+        "leasehold nats-config --prefix billing --accounts",
+      ),
+    )
     .action(async (flags: NatsConfigFlags) => {
       if (!isValidPrefix(flags.prefix)) {
         console.error(
