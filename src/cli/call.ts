@@ -54,7 +54,14 @@ async function send(nc: NatsConnection, subject: string, payload: string, flags:
         { cause: e },
       );
     }
-    throw new ConnectFailure(`request to ${subject} failed: ${(e as Error).message}${inboxHint((e as Error).message)}`, { cause: e });
+    const message = (e as Error).message;
+    if (message.includes(`Permissions Violation for Publish to "${subject}"`)) {
+      throw new ConnectFailure(
+        `this NATS user may not send ${subject}: check --prefix, or the user's permissions (leasehold nats-config --prefix ${flags.prefix})`,
+        { cause: e },
+      );
+    }
+    throw new ConnectFailure(`request to ${subject} failed: ${message}${inboxHint(message)}`, { cause: e });
   }
   const text = flags.pretty === true ? pretty(reply.string()) : reply.string();
   const status = reply.headers?.get(ERROR_STATUS_HEADER);

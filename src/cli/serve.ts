@@ -5,6 +5,7 @@
  * flight, drains its connection, stops its nats-server and exits 0, all
  * within 10 s.
  */
+import { createServer } from "node:net";
 import { relative } from "node:path";
 import type { NatsConnection } from "@nats-io/nats-core";
 import { ConfigError, DEFAULTS, resolveConfig, type ServiceConfig } from "../config.ts";
@@ -31,7 +32,7 @@ import type { CommonFlags } from "./options.ts";
 import { Shutdown } from "./shutdown.ts";
 import { applyHeapGrowth } from "./heap-growth.ts";
 import { CommandCount, startIdleCollect } from "./idle-collect.ts";
-import { DEFAULT_LOCAL_HTTP, httpParts, ServiceMetrics, startHttp, type RunningHttp } from "../http/index.ts";
+import { DEFAULT_LOCAL_HTTP, httpParts, parseListen, ServiceMetrics, startHttp, type RunningHttp } from "../http/index.ts";
 
 /** Options as commander hands them over (strings from flags or environment). */
 export interface ServeFlags extends CommonFlags, AppendConnectionFlags {
@@ -91,6 +92,9 @@ export async function serve(flags: ServeFlags, logLevelGiven: boolean): Promise<
     let local: LocalNats | undefined;
     let connectTarget = target;
     let appendConnectTarget = append;
+    const httpListen = flags.http ?? (target === undefined ? DEFAULT_LOCAL_HTTP : undefined);
+    // Before anything starts: a taken port would otherwise be found only after the nats-server and the whole start.
+    if (httpListen !== undefined && httpListen !== "off") await refuseBusyHttp(httpListen);
     if (target === undefined) {
       local = await startLocalNats({
         dataDir: flags.dataDir,
@@ -194,17 +198,11 @@ export async function serve(flags: ServeFlags, logLevelGiven: boolean): Promise<
     else logger.debug({ why: growth.why }, "heap growth left to V8");
     const stopIdleCollect = await startIdleCollect({ idleMs: flags.idleCollectMs, commands: () => commands.count, logger });
     if (stopIdleCollect !== undefined) shutdown.add("idle collection", () => Promise.resolve(stopIdleCollect()), 100);
-    const httpListen = flags.http ?? (local === undefined ? undefined : DEFAULT_LOCAL_HTTP);
     let http: RunningHttp | undefined;
     if (httpListen !== undefined && httpListen !== "off") {
       http = await startHttp({ listen: httpListen, service: httpParts(nc, service), metrics, logger }).catch((e: unknown) => {
         if ((e as NodeJS.ErrnoException).code !== "EADDRINUSE") throw e;
-        throw new UsageError(
-          `--http: ${httpListen} is already in use; pick a free port with --http <host:port>, or turn it off with --http off`,
-          {
-            cause: e,
-          },
-        );
+        throw httpInUse(httpListen, e);
       });
       const running = http;
       shutdown.add("HTTP", () => running.stop(), 1000);
@@ -241,6 +239,24 @@ export async function serve(flags: ServeFlags, logLevelGiven: boolean): Promise<
     const code = reportFailure("serve", explainStartFailure(e, startContext(flags)), debug);
     await shutdown.begin("start-up failed", code);
   }
+}
+
+/** `--http`'s address is taken: the one line that says so. */
+function httpInUse(listen: string, cause: unknown): UsageError {
+  return new UsageError(`--http: ${listen} is already in use; pick a free port with --http <host:port>, or turn it off with --http off`, {
+    cause,
+  });
+}
+
+/** Throws {@link httpInUse} when something already listens on `listen` (any other failure is left to the real bind). */
+async function refuseBusyHttp(listen: string): Promise<void> {
+  const { host, port } = parseListen(listen);
+  const probe = createServer();
+  const failure = await new Promise<NodeJS.ErrnoException | undefined>((done) => {
+    probe.once("error", (e: NodeJS.ErrnoException) => done(e));
+    probe.listen(port, host, () => probe.close(() => done(undefined)));
+  });
+  if (failure?.code === "EADDRINUSE") throw httpInUse(listen, failure);
 }
 
 /** Where and for what the start connected, for the words of a failure (flags already read, or unreadable). */

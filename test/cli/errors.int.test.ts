@@ -6,7 +6,9 @@
 import { createServer, type AddressInfo } from "node:net";
 import { describe, expect, inject, it } from "vitest";
 import { startTestService, uniquePrefix } from "../support/nats.ts";
-import { defer, leasehold, type Proc } from "./cli-process.ts";
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { defer, freePort, leasehold, startLocalServe, tempDir, type Proc } from "./cli-process.ts";
 
 /** Runs the command to its end and checks the one-line rule. */
 async function fails(args: string[], code: number, env: Record<string, string> = {}): Promise<string> {
@@ -44,6 +46,28 @@ describe("one-line errors and exit codes", () => {
       await fails(["serve", "--nats", inject("natsUrl"), "--prefix", uniquePrefix(), "--http", listen, "--log-format", "text"], 2),
     ).toBe(
       `leasehold serve: --http: ${listen} is already in use; pick a free port with --http <host:port>, or turn it off with --http off`,
+    );
+  });
+
+  it("serve with its own nats-server and --http on a taken port: refused before the nats-server starts", async () => {
+    const taken = createServer();
+    await new Promise<void>((resolve) => taken.listen(0, "127.0.0.1", resolve));
+    defer(() => new Promise<void>((resolve) => taken.close(() => resolve())));
+    const listen = `127.0.0.1:${(taken.address() as AddressInfo).port}`;
+    const dataDir = join(tempDir("http-taken"), "data");
+    const proc = leasehold(["serve", "--nats-port", String(await freePort()), "--data-dir", dataDir, "--http", listen]);
+    expect((await proc.exited).code).toBe(2);
+    expect(proc.stderr().trim()).toBe(
+      `leasehold serve: --http: ${listen} is already in use; pick a free port with --http <host:port>, or turn it off with --http off`,
+    );
+    expect(proc.stdout()).not.toContain("started local nats-server");
+    expect(existsSync(dataDir)).toBe(false);
+  });
+
+  it("call with a prefix the user may not send to names --prefix, in one line, exit 2", async () => {
+    const serve = await startLocalServe("call-prefix");
+    expect(await fails(["call", "--nats", serve.url, "--prefix", "billing", "lock.get", '{"name":"x"}'], 2)).toBe(
+      "leasehold call: this NATS user may not send billing.v1.lock.get: check --prefix, or the user's permissions (leasehold nats-config --prefix billing)",
     );
   });
 
