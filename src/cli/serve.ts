@@ -136,7 +136,11 @@ export async function serve(flags: ServeFlags, logLevelGiven: boolean): Promise<
     };
     const nc = await connectTo(connectTarget!, { name: "leasehold-serve", ...connectOptions });
     shutdown.add("NATS connection", (ms) => drain(nc, ms), DRAIN_MS);
-    watchConnection(nc, logger);
+    watchConnection(nc, {
+      lost: (server) =>
+        logger.warn({ server }, "NATS connection lost; reconnecting (meanwhile commands that need the stream answer UNAVAILABLE)"),
+      back: (server, awayMs) => logger.warn({ server, awayMs }, "NATS connection back"),
+    });
     if (shutdown.stopping) return;
     // Without a second user, the one connection answers and appends: the server then lets a reply go wherever its user may publish.
     const appendNc =
