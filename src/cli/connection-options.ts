@@ -258,6 +258,12 @@ export function explainConnectError(target: NatsTarget, error: unknown): string 
   if (error instanceof AuthorizationError || /authoriz|authenticat/i.test(String((error as Error).message))) {
     return `${where} refused the credentials (${target.hasCredentials ? "check --creds, --user/--password or --token" : "it needs --creds, --user/--password or --token"})`;
   }
+  // Reached, but the flags do not fit: name the flags, not the server list.
+  const message = String((error as Error).message);
+  if (/unable to parse credentials|invalid (nkey|seed|jwt)/i.test(message))
+    return `--creds (or --append-creds): not a NATS credentials file, a user JWT and an NKey seed (${message.toLowerCase()})`;
+  if (/server does not support 'tls'/i.test(message))
+    return `${where} speaks no TLS, but --tls-ca, --tls-cert or a tls:// URL asks for it: drop them, or name the server's TLS port`;
   const codes = new Set<string>();
   for (let e: unknown = error; e instanceof Error; e = e.cause) {
     const code = (e as NodeJS.ErrnoException).code;

@@ -115,6 +115,7 @@ describe("one-line errors and exit codes", () => {
       [["serve", "--password", "x", "--nats", "nats://127.0.0.1:1"], /--password needs --user/],
       [["serve", "--user", "u", "--password", "p"], /need --nats/],
       [["status", "--creds", "/nonexistent/file.creds"], /--creds: cannot read \/nonexistent\/file\.creds: ENOENT/],
+      [["call", "--nats", "nats://127.0.0.1:1", "--prefix", "a b", "lock.get"], /^leasehold call: --prefix: must be subject tokens/],
       [
         ["audit", "--nats", "nats://127.0.0.1:1", "--from", "5", "--to", "2"],
         /^leasehold audit: --from 5 comes after --to 2: nothing lies/,
