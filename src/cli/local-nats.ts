@@ -11,6 +11,7 @@ import { connect as netConnect } from "node:net";
 import { join, resolve } from "node:path";
 import type { Logger } from "pino";
 import { CliError, EXIT, UsageError } from "./cli-errors.ts";
+import { leaseholdByPath } from "./config-output.ts";
 import { makeDirectory } from "../cluster/make-directory.ts";
 import { natsServerBinary, PROJECT_ROOT } from "../cluster/nats-server-binary.ts";
 import { appendUserOf, serviceUserOf } from "../security/nats-permissions.ts";
@@ -68,12 +69,17 @@ export class PortInUseError extends UsageError {
   }
 }
 
-/** The command that runs a second instance on the nats-server a `serve` started with its data in `dataDir`, listening on `url`. */
+/**
+ * The command that runs a second instance on the nats-server a `serve`
+ * started with its data in `dataDir`, listening on `url`: `npx leasehold` when
+ * this one was started so (in the clone, where npx finds it), else by path
+ * (`leasehold` alone is on no PATH in a clone).
+ */
 function joinCommand(dataDir: string, url: string): string {
   return (
     `LEASEHOLD_USER=${SERVICE_USER} LEASEHOLD_PASSWORD="$(cat ${join(dataDir, PASSWORD_FILE)})" ` +
     `LEASEHOLD_APPEND_USER=${APPEND_USER} LEASEHOLD_APPEND_PASSWORD="$(cat ${join(dataDir, APPEND_PASSWORD_FILE)})" ` +
-    `leasehold serve --nats ${url}`
+    `${process.env.npm_command === "exec" ? "npx leasehold" : leaseholdByPath()} serve --nats ${url}`
   );
 }
 
