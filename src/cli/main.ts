@@ -33,7 +33,8 @@ const program = new Command()
   .configureOutput({ outputError: (message, write) => write(usageLine(undefined, message)) })
   // Usage errors exit 2 (commander's default is 1, which audit and call use for another meaning); help and version exit 0.
   .exitOverride((e: CommanderError) => {
-    const ok = e.code === "commander.helpDisplayed" || e.code === "commander.version" || e.code === "commander.help";
+    // Help shown for want of a command (none given, or `help <unknown>`) carries exit code 1: that is a usage error too.
+    const ok = e.code === "commander.helpDisplayed" || e.code === "commander.version" || (e.code === "commander.help" && e.exitCode === 0);
     process.exit(ok ? EXIT.ok : EXIT.usage);
   })
   .addHelpText(

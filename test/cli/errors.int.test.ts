@@ -137,6 +137,12 @@ describe("one-line errors and exit codes", () => {
     ]);
     expect(unknownCommand).toBe("leasehold: unknown command 'frob' (leasehold --help lists the commands)");
     expect(unknownFlag).toBe("leasehold serve: unknown option '--frob' (leasehold serve --help lists its flags)");
+    // No command, or help for one that does not exist: the program's help on stderr, as a usage error.
+    for (const args of [[], ["help", "frob"]]) {
+      const proc = leasehold(args);
+      expect((await proc.exited).code, args.join(" ")).toBe(2);
+      expect(proc.stderr()).toMatch(/^Usage: leasehold \[options\] \[command\]/);
+    }
     expect(badChoice).toMatch(
       /^leasehold replay: option '--kind <kind>' argument 'frob' is invalid\..* \(leasehold replay --help lists its flags\)$/,
     );
