@@ -286,7 +286,7 @@ function readSettings(flags: ServeFlags): { config: ServiceConfig; target: NatsT
     const { unsafeNoReplyCheck, ...settings } = flags;
     config = resolveConfig({ ...settings, nats: servers?.join(","), replyCheck: unsafeNoReplyCheck !== true });
   } catch (e) {
-    if (e instanceof ConfigError) throw new UsageError(e.message, { cause: e });
+    if (e instanceof ConfigError) throw new UsageError(`${e.message}${setByEnvironment(e.message)}`, { cause: e });
     throw e;
   }
   if (servers === undefined) {
@@ -304,6 +304,17 @@ function readSettings(flags: ServeFlags): { config: ServiceConfig; target: NatsT
     return { config, target: undefined, append: undefined };
   }
   return { config, target: natsTarget(flags, servers), append: appendTarget(flags, servers) };
+}
+
+/**
+ * ` (set by LEASEHOLD_<FLAG>)` when the flag a setting's error names was not
+ * typed but comes from the environment, where the user must look for it.
+ */
+function setByEnvironment(message: string): string {
+  const flag = /^(--[a-z-]+):/.exec(message)?.[1];
+  if (flag === undefined || process.argv.some((arg) => arg === flag || arg.startsWith(`${flag}=`))) return "";
+  const variable = `LEASEHOLD_${flag.slice(2).replace(/-/g, "_").toUpperCase()}`;
+  return process.env[variable] === undefined ? "" : ` (set by ${variable})`;
 }
 
 /** The one line a person at a terminal sees once the service answers. */

@@ -71,6 +71,15 @@ describe("one-line errors and exit codes", () => {
     );
   });
 
+  it("a bad setting from the environment names the variable that set it", async () => {
+    expect(await fails(["serve"], 2, { LEASEHOLD_LOCK_TTL_MS: "-1" })).toBe(
+      "leasehold serve: --lock-ttl-ms: must be positive (set by LEASEHOLD_LOCK_TTL_MS)",
+    );
+    expect(await fails(["serve", "--lock-ttl-ms", "-1"], 2, { LEASEHOLD_LOCK_TTL_MS: "5" })).toBe(
+      "leasehold serve: --lock-ttl-ms: must be positive",
+    );
+  });
+
   it("call with no service answering says so in one line, exit 2", async () => {
     const prefix = uniquePrefix();
     expect(await fails(["call", "--nats", inject("natsUrl"), "--prefix", prefix, "lock.get", '{"name":"x"}'], 2)).toBe(
