@@ -128,12 +128,12 @@ const schema = z
     maxTtlMs: ms,
     maxWaitMs: ms,
     claimWindowMs: ms,
-    maxWaiters: z.coerce.number().int().min(1).max(10_000_000),
-    maxWaitingAcquires: z.coerce.number().int().min(1).max(10_000_000),
-    maxUnknownLoads: z.coerce.number().int().min(1).max(10_000_000),
+    maxWaiters: z.coerce.number().int("must be a whole number").min(1).max(10_000_000),
+    maxWaitingAcquires: z.coerce.number().int("must be a whole number").min(1).max(10_000_000),
+    maxUnknownLoads: z.coerce.number().int("must be a whole number").min(1).max(10_000_000),
     sweepIntervalMs: ms,
     dedupWindowMs: ms,
-    replicas: z.coerce.number().int().min(1).max(5),
+    replicas: z.coerce.number().int("must be a whole number").min(1).max(5),
     routeChooser: z.enum(ROUTE_CHOOSER_NAMES),
     hashBalanceFactor: z.coerce
       .number()
@@ -141,7 +141,7 @@ const schema = z
       .refine((c) => c <= 1000, "must be at most 1000"),
     loadStaleMs: ms,
     commandAckWaitMs: ms,
-    commandConcurrency: z.coerce.number().int().min(1).max(4096),
+    commandConcurrency: z.coerce.number().int("must be a whole number").min(1).max(4096),
     requestTimeoutMs: ms,
     replyCheck: flag,
     principals: z.enum(PRINCIPAL_SOURCES),
@@ -154,7 +154,7 @@ const schema = z
     requirePrincipal: flag,
     principalSourceCheck: flag,
   })
-  .refine((c) => c.lockTtlMs <= c.maxTtlMs, { message: "lock-ttl-ms must not exceed max-ttl-ms", path: ["lockTtlMs"] });
+  .refine((c) => c.lockTtlMs <= c.maxTtlMs, { message: "must not exceed --max-ttl-ms (raise that too)", path: ["lockTtlMs"] });
 
 /** Thrown when a setting is unusable; the message names the setting. */
 export class ConfigError extends Error {
@@ -171,8 +171,8 @@ export function resolveConfig(input: Partial<Record<keyof ServiceConfig, unknown
     const flag = String(issue.path[0] ?? "").replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
     // A value that is not a number at all says what it got, not zod's "received NaN".
     const given = merged[String(issue.path[0])];
-    const message =
-      issue.code === "invalid_type" && typeof given === "string" ? `expected a number, got ${JSON.stringify(given)}` : issue.message;
+    const notANumber = typeof given === "string" && Number.isNaN(Number(given));
+    const message = issue.code === "invalid_type" && notANumber ? `expected a number, got ${JSON.stringify(given)}` : issue.message;
     throw new ConfigError(`--${flag}: ${message}`);
   }
   return { ...result.data, nats: result.data.nats };

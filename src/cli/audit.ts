@@ -12,8 +12,8 @@ import { auditInWorker } from "../tools/worker-read.ts";
 import { SPLIT_FROM_CORES } from "../tools/split-audit.ts";
 import { natsSource } from "../tools/stream-reader.ts";
 import { cell } from "../tools/table.ts";
-import { parseCount, parsePosition } from "../tools/time.ts";
-import { addToolAction } from "./options.ts";
+import { parseBounds, parseCount } from "../tools/time.ts";
+import { addToolAction, examplesHelp } from "./options.ts";
 import { terminalReadProgress } from "./progress.ts";
 import { TOOL_THREADS_HELP, toolsOnTwoThreads, toolThreadsSetting } from "./tool-threads.ts";
 
@@ -69,24 +69,30 @@ export function addAuditCommand(program: Command): void {
       ).env("LEASEHOLD_OPERATORS"),
     )
     .addHelpText("after", `\nRules checked:\n${rules}`)
+    .addHelpText(
+      "after",
+      examplesHelp(
+        "leasehold audit",
+        "leasehold audit --from 2026-11-30T19:00:00Z --json",
+        "leasehold audit --nats nats://10.0.0.5:4222 --creds ~/auditor.creds --max-ttl-ms 60000",
+      ),
+    )
     .addHelpText("after", TOOL_THREADS_HELP)
     .addHelpText("after", `With two threads on ${SPLIT_FROM_CORES} cores or more, the checks run on two workers, split by kind.`);
   addToolAction(
     command,
     (flags: AuditFlags): Omit<AuditOptions, "onViolation" | "onProgress"> => {
       toolThreadsSetting(); // a bad LEASEHOLD_TOOLS_THREADS is a usage error before connecting
-      const since = flags.from ?? flags.since;
-      const until = flags.to ?? flags.until;
-      const from = since === undefined ? undefined : parsePosition(since, flags.from === undefined ? "--since" : "--from");
-      const to = until === undefined ? undefined : parsePosition(until, flags.to === undefined ? "--until" : "--to");
+      const names = [flags.from === undefined ? "--since" : "--from", flags.to === undefined ? "--until" : "--to"] as const;
+      const bounds = parseBounds(flags.from ?? flags.since, flags.to ?? flags.until, Date.now, names);
       return {
         cooldownMs: parseCount(flags.cooldownMs, "--cooldown-ms", 1),
         maxTtlMs: parseCount(flags.maxTtlMs, "--max-ttl-ms", 1),
         operators: principalList(flags.operators ?? ""),
-        fromSeq: from !== undefined && "seq" in from ? from.seq : undefined,
-        fromTime: from !== undefined && "time" in from ? from.time : undefined,
-        toSeq: to !== undefined && "seq" in to ? to.seq : undefined,
-        toTime: to !== undefined && "time" in to ? to.time : undefined,
+        fromSeq: bounds.sinceSeq,
+        fromTime: bounds.sinceTime,
+        toSeq: bounds.untilSeq,
+        toTime: bounds.untilTime,
       };
     },
     async ({ nc, subjects, url }, options, flags) => {

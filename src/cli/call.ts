@@ -10,6 +10,7 @@ import { connectTo, LOCAL_NATS_URL, natsTarget } from "./connection-options.ts";
 import type { CommonFlags } from "./options.ts";
 import { closestOps, isOp } from "./ops.ts";
 import { ERROR_MESSAGE_HEADER, ERROR_STATUS_HEADER } from "../contract/errors.ts";
+import { isValidPrefix } from "../contract/subjects.ts";
 
 /** Flags of `call`. */
 export interface CallFlags extends CommonFlags {
@@ -23,6 +24,8 @@ export async function callCommand(kindOp: string, body: string | undefined, flag
   if (!/^[a-z]+\.[a-z]+$/.test(kindOp))
     throw new UsageError(`expected <kind>.<op> such as lock.acquire, got ${JSON.stringify(kindOp)} (call --help lists them)`);
   if (!isOp(kindOp)) throw new UsageError(`unknown op ${kindOp}: did you mean ${closestOps(kindOp).join(", ")}? (call --help lists them)`);
+  if (!isValidPrefix(flags.prefix))
+    throw new UsageError(`--prefix: must be subject tokens of A-Z a-z 0-9 _ - separated by dots, got ${JSON.stringify(flags.prefix)}`);
   const payload = body ?? "{}";
   try {
     JSON.parse(payload);
@@ -54,7 +57,14 @@ async function send(nc: NatsConnection, subject: string, payload: string, flags:
         { cause: e },
       );
     }
-    throw new ConnectFailure(`request to ${subject} failed: ${(e as Error).message}${inboxHint((e as Error).message)}`, { cause: e });
+    const message = (e as Error).message;
+    if (message.includes(`Permissions Violation for Publish to "${subject}"`)) {
+      throw new ConnectFailure(
+        `this NATS user may not send ${subject}: check --prefix, or the user's permissions (leasehold nats-config --prefix ${flags.prefix})`,
+        { cause: e },
+      );
+    }
+    throw new ConnectFailure(`request to ${subject} failed: ${message}${inboxHint(message)}`, { cause: e });
   }
   const text = flags.pretty === true ? pretty(reply.string()) : reply.string();
   const status = reply.headers?.get(ERROR_STATUS_HEADER);

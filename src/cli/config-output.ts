@@ -82,9 +82,14 @@ export interface NextStepsInput {
   readonly serveFlags?: readonly string[];
 }
 
+/** The `leasehold` command by its absolute path: runs from any folder, whether or not `leasehold` is on PATH. */
+export function leaseholdByPath(): string {
+  return `node ${shellWord(join(PROJECT_ROOT, "bin/leasehold.js"))}`;
+}
+
 /** The exact commands to run next, as lines (paths absolute, so they work from any folder). */
 export function nextSteps(input: NextStepsInput): string[] {
-  const bin = `node ${shellWord(join(PROJECT_ROOT, "bin/leasehold.js"))}`;
+  const bin = leaseholdByPath();
   const server =
     input.natsServer === undefined ? `"$(bash ${shellWord(join(PROJECT_ROOT, "scripts/nats-server.sh"))})"` : shellWord(input.natsServer);
   const withPasswords = input.users.filter((u) => u.passwordEnv !== undefined);

@@ -52,12 +52,15 @@ function addEnvFlags(command: Command, flags: readonly (readonly [string, string
   return command;
 }
 
-/** Adds the NATS server and credential flags shared by `serve` and every tool. */
-export function addNatsOptions(command: Command): Command {
+/**
+ * Adds the NATS server and credential flags shared by `serve` and every tool;
+ * `withoutNats` says what the command does without `--nats`.
+ */
+export function addNatsOptions(command: Command, withoutNats = `connects to ${LOCAL_NATS_URL}`): Command {
   return addEnvFlags(command, [
     [
       "--nats <urls>",
-      "NATS server URL, or several separated by commas (nats://a:4222,nats://b:4222); also NATS_URL. Without it serve starts its own nats-server",
+      `NATS server URL, or several separated by commas (nats://a:4222,nats://b:4222); also NATS_URL. Without it ${command.name()} ${withoutNats}`,
       "LEASEHOLD_NATS",
     ],
     ["--creds <file>", "NATS credentials file (user JWT and NKey seed)", "LEASEHOLD_CREDS"],
@@ -255,6 +258,12 @@ export function explainConnectError(target: NatsTarget, error: unknown): string 
   if (error instanceof AuthorizationError || /authoriz|authenticat/i.test(String((error as Error).message))) {
     return `${where} refused the credentials (${target.hasCredentials ? "check --creds, --user/--password or --token" : "it needs --creds, --user/--password or --token"})`;
   }
+  // Reached, but the flags do not fit: name the flags, not the server list.
+  const message = String((error as Error).message);
+  if (/unable to parse credentials|invalid (nkey|seed|jwt)/i.test(message))
+    return `--creds (or --append-creds): not a NATS credentials file, a user JWT and an NKey seed (${message.toLowerCase()})`;
+  if (/server does not support 'tls'/i.test(message))
+    return `${where} speaks no TLS, but --tls-ca, --tls-cert or a tls:// URL asks for it: drop them, or name the server's TLS port`;
   const codes = new Set<string>();
   for (let e: unknown = error; e instanceof Error; e = e.cause) {
     const code = (e as NodeJS.ErrnoException).code;

@@ -6,6 +6,7 @@
  */
 import { Option, type Command } from "commander";
 import { startLocalCluster, type LocalNatsCluster } from "../cluster/local-cluster.ts";
+import { examplesHelp } from "./options.ts";
 
 /** Flags of `dev-cluster`. */
 export interface DevClusterFlags {
@@ -25,6 +26,7 @@ export function addDevClusterCommand(program: Command): void {
     .addOption(new Option("--nodes <n>", "how many nats-servers").default("3"))
     .option("--dir <path>", "folder for the nodes' configs and stores, kept after exit (default: a temporary folder, removed on exit)")
     .option("--ports <p1,p2,p3>", "client ports, one per node (default: free ports)")
+    .addHelpText("after", examplesHelp("leasehold dev-cluster", "leasehold dev-cluster --dir ./cluster --ports 4301,4302,4303"))
     .action((flags: DevClusterFlags) => devCluster(flags));
 }
 

@@ -16,6 +16,7 @@ import { withDeadline } from "../events/deadline.ts";
 import { parseDuration } from "../tools/time.ts";
 import { CliError, EXIT, oneLine, UsageError } from "./cli-errors.ts";
 import { connectTo, LOCAL_NATS_URL, natsTarget } from "./connection-options.ts";
+import { watchConnection } from "./connection-watch.ts";
 import { addConnectionOptions, CONNECTION_HELP, runReported, type CommonFlags } from "./options.ts";
 
 /** Flags of `host-load`. */
@@ -178,6 +179,13 @@ async function publishEvery(nc: NatsConnection, subject: string, plan: HostLoadP
     onSignal();
   });
   console.error(`leasehold host-load: publishing the load of ${plan.host} on ${subject} every ${plan.everyMs} ms; Ctrl-C stops`);
+  watchConnection(nc, {
+    lost: (server) =>
+      console.error(
+        `leasehold host-load: NATS connection to ${server} lost; reconnecting (the service takes this host's load for unknown once its last one is older than --load-stale-ms)`,
+      ),
+    back: (server, awayMs) => console.error(`leasehold host-load: NATS connection to ${server} back after ${awayMs} ms; publishing again`),
+  });
   let lastProblem = "";
   try {
     while (!stopping) {

@@ -11,6 +11,7 @@ import { connect as netConnect } from "node:net";
 import { join, resolve } from "node:path";
 import type { Logger } from "pino";
 import { CliError, EXIT, UsageError } from "./cli-errors.ts";
+import { leaseholdByPath } from "./config-output.ts";
 import { makeDirectory } from "../cluster/make-directory.ts";
 import { natsServerBinary, PROJECT_ROOT } from "../cluster/nats-server-binary.ts";
 import { appendUserOf, serviceUserOf } from "../security/nats-permissions.ts";
@@ -37,6 +38,8 @@ export interface LocalNats {
   readonly appendPassword: string;
   /** The nats-server's own pid. */
   readonly pid: number;
+  /** Resolves with the exit code of nats-server (through its wrapper) once it has ended, stopped or not. */
+  readonly exited: Promise<number | null>;
   /** Stops nats-server; resolves once it is gone (SIGKILL after `graceMs`). */
   stop(graceMs?: number): Promise<void>;
 }
@@ -59,14 +62,25 @@ export class PortInUseError extends UsageError {
     const howToJoin =
       ownDataDir === undefined
         ? `or use that server with --nats nats://${host}:${port}`
-        : `or join the leasehold nats-server of ${ownDataDir} as a second instance with ` +
-          `LEASEHOLD_USER=${SERVICE_USER} LEASEHOLD_PASSWORD="$(cat ${join(ownDataDir, PASSWORD_FILE)})" ` +
-          `LEASEHOLD_APPEND_USER=${APPEND_USER} LEASEHOLD_APPEND_PASSWORD="$(cat ${join(ownDataDir, APPEND_PASSWORD_FILE)})" ` +
-          `leasehold serve --nats nats://${host}:${port}`;
+        : `or join the leasehold nats-server of ${ownDataDir} as a second instance with ${joinCommand(ownDataDir, `nats://${host}:${port}`)}`;
     super(
       `port ${port} on ${host} is already in use (another nats-server, or a leasehold serve already running): pick a free one with --nats-port <port>, ${howToJoin}`,
     );
   }
+}
+
+/**
+ * The command that runs a second instance on the nats-server a `serve`
+ * started with its data in `dataDir`, listening on `url`: `npx leasehold` when
+ * this one was started so (in the clone, where npx finds it), else by path
+ * (`leasehold` alone is on no PATH in a clone).
+ */
+function joinCommand(dataDir: string, url: string): string {
+  return (
+    `LEASEHOLD_USER=${SERVICE_USER} LEASEHOLD_PASSWORD="$(cat ${join(dataDir, PASSWORD_FILE)})" ` +
+    `LEASEHOLD_APPEND_USER=${APPEND_USER} LEASEHOLD_APPEND_PASSWORD="$(cat ${join(dataDir, APPEND_PASSWORD_FILE)})" ` +
+    `${process.env.npm_command === "exec" ? "npx leasehold" : leaseholdByPath()} serve --nats ${url}`
+  );
 }
 
 /** A PortInUseError that says how to join when the server on the port is the one this data folder's serve started. */
@@ -76,6 +90,34 @@ function portInUse(host: string, port: number, dataDir: string): PortInUseError 
     readdirSync(dataDir).some((name) => /^nats-server_(\d+)\.ports$/.test(name) && alive(Number(name.split(/[_.]/)[1])));
   const joinable = ours && existsSync(join(dataDir, PASSWORD_FILE)) && existsSync(join(dataDir, APPEND_PASSWORD_FILE));
   return new PortInUseError(host, port, joinable ? dataDir : undefined);
+}
+
+/**
+ * Two nats-servers on one JetStream store corrupt it: a data folder whose
+ * nats-server (named by a ports file of a live pid) still runs, on another
+ * port, is refused before its configuration is rewritten.
+ */
+function refuseSharedStore(dataDir: string): void {
+  for (const name of readdirSync(dataDir)) {
+    const pid = /^nats-server_(\d+)\.ports$/.exec(name)?.[1];
+    if (pid === undefined || !aliveNatsServer(Number(pid))) continue;
+    const url = listenedUrl(join(dataDir, name));
+    const joining = url === undefined ? "" : `, or join it as a second instance with ${joinCommand(dataDir, url)}`;
+    throw new UsageError(
+      `--data-dir ${dataDir} is in use by the nats-server (pid ${pid}) of another leasehold serve${url === undefined ? "" : ` on ${url}`}: ` +
+        `stop that serve, give this one a --data-dir of its own${joining}`,
+    );
+  }
+}
+
+/** The first client URL a nats-server's ports file names, if readable. */
+function listenedUrl(portsFile: string): string | undefined {
+  try {
+    const urls = (JSON.parse(readFileSync(portsFile, "utf8")) as { nats?: unknown }).nats;
+    return Array.isArray(urls) && typeof urls[0] === "string" ? urls[0] : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** Starts nats-server with the package's nats.conf on `host:port`, its store in the data folder, and waits until it listens. */
@@ -91,6 +133,7 @@ export async function startLocalNats(options: LocalNatsOptions): Promise<LocalNa
     });
   }
   if (await canConnect(host, port)) throw portInUse(host, port, dataDir);
+  refuseSharedStore(dataDir);
   const binary = await natsServerBinary((line) => options.note?.(line));
   const password = keptPassword(dataDir, PASSWORD_FILE);
   const appendPassword = keptPassword(dataDir, APPEND_PASSWORD_FILE);
@@ -145,7 +188,7 @@ export async function startLocalNats(options: LocalNatsOptions): Promise<LocalNa
       );
     }
   }
-  return { url: `nats://${host}:${port}`, user: SERVICE_USER, password, appendUser: APPEND_USER, appendPassword, pid, stop };
+  return { url: `nats://${host}:${port}`, user: SERVICE_USER, password, appendUser: APPEND_USER, appendPassword, pid, exited, stop };
 }
 
 /**
@@ -186,6 +229,16 @@ function alive(pid: number): boolean {
     return true;
   } catch (e) {
     return (e as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+/** Whether `pid` runs, and (where /proc tells) is a nats-server rather than a process that got a dead server's pid. */
+function aliveNatsServer(pid: number): boolean {
+  if (!alive(pid)) return false;
+  try {
+    return readFileSync(`/proc/${pid}/comm`, "utf8").startsWith("nats-server");
+  } catch {
+    return true;
   }
 }
 

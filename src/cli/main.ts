@@ -2,7 +2,15 @@
 import { Command, Option, type CommanderError } from "commander";
 import { VERSION } from "../version.ts";
 import { EXIT, oneLine } from "./cli-errors.ts";
-import { addConnectionOptions, addServiceOptions, CONNECTION_HELP, listenOrOff, runReported, wholeNumber } from "./options.ts";
+import {
+  addConnectionOptions,
+  addServiceOptions,
+  CONNECTION_HELP,
+  examplesHelp,
+  listenOrOff,
+  runReported,
+  wholeNumber,
+} from "./options.ts";
 import type { ServeFlags } from "./serve.ts";
 import { addAppendOptions } from "./connection-options.ts";
 import { DEFAULT_HEAP_GROWTH_PERCENT } from "./heap-growth.ts";
@@ -21,11 +29,12 @@ const program = new Command()
   .name("leasehold")
   .description("Event-sourced lease service on NATS JetStream: proxy leases, route placement and fenced locks.")
   .version(VERSION)
-  // A usage error is one line naming the flag, with where the flags are listed.
-  .configureOutput({ outputError: (message, write) => write(`${oneLine(message)} (leasehold <command> --help lists its flags)\n`) })
+  // A usage error is one line naming the flag, with where the flags are listed (each command's own: usageLine below).
+  .configureOutput({ outputError: (message, write) => write(usageLine(undefined, message)) })
   // Usage errors exit 2 (commander's default is 1, which audit and call use for another meaning); help and version exit 0.
   .exitOverride((e: CommanderError) => {
-    const ok = e.code === "commander.helpDisplayed" || e.code === "commander.version" || e.code === "commander.help";
+    // Help shown for want of a command (none given, or `help <unknown>`) carries exit code 1: that is a usage error too.
+    const ok = e.code === "commander.helpDisplayed" || e.code === "commander.version" || (e.code === "commander.help" && e.exitCode === 0);
     process.exit(ok ? EXIT.ok : EXIT.usage);
   })
   .addHelpText(
@@ -40,7 +49,7 @@ const serveCommand = program
     "Run the service. Answers <prefix>.v1.<kind>.<op> requests in the 'leasehold' queue group (run several for scale-out) " +
       "and keeps every lease in the <PREFIX>_EVENTS stream. Ready when $SRV.PING.leasehold answers; SIGTERM/SIGINT stop it cleanly.",
   );
-addConnectionOptions(serveCommand);
+addConnectionOptions(serveCommand, "starts its own nats-server (--nats-port, --data-dir)");
 addAppendOptions(serveCommand);
 addServiceOptions(serveCommand);
 serveCommand.addOption(
@@ -87,6 +96,14 @@ serveCommand
       .choices(["auto", "json", "text"])
       .default("auto"),
   )
+  .addHelpText(
+    "after",
+    examplesHelp(
+      "leasehold serve                       # its own nats-server on 127.0.0.1:4222, data in ./.leasehold, dashboard on 127.0.0.1:7420",
+      "leasehold serve --nats nats://10.0.0.5:4222,nats://10.0.0.6:4222 --creds ~/leasehold.creds --http 0.0.0.0:7420",
+      "leasehold serve --nats-port 4333 --data-dir /var/lib/leasehold --lock-ttl-ms 10000 --max-ttl-ms 60000",
+    ),
+  )
   .addHelpText("after", `\nExit codes: ${EXIT.ok} stopped by a signal, ${EXIT.usage} usage or connection error.`);
 // Loaded when used: the service's modules take most of a start-up, which call and the tools do not need.
 serveCommand.action(async (flags: ServeFlags) =>
@@ -101,6 +118,14 @@ const callCmd = program
   .addOption(new Option("--timeout-ms <ms>", "how long to wait for the reply").default(5000).argParser(wholeNumber(1)))
   .option("--pretty", "indent the JSON reply");
 addConnectionOptions(callCmd);
+callCmd.addHelpText(
+  "after",
+  examplesHelp(
+    `leasehold call lock.acquire '{"name":"reports/nightly","owner":"worker-a","ttlMs":15000}'`,
+    "leasehold call --pretty proxy.list",
+    `leasehold call --nats nats://10.0.0.5:4222 --creds ~/alice.creds route.get '{"route":"chat"}'`,
+  ),
+);
 callCmd.addHelpText("after", `\nOps (request bodies; ? marks an optional field):\n${opsHelp()}\n${CONNECTION_HELP}`);
 callCmd.action((kindOp: string, body: string | undefined, flags: CallFlags) =>
   runReported("call", flags, () => callCommand(kindOp, body, flags)),
@@ -113,5 +138,16 @@ addStatusCommand(program);
 addNatsConfigCommand(program);
 addDevClusterCommand(program);
 addHostLoadCommand(program);
+
+for (const command of program.commands)
+  command.configureOutput({ outputError: (message, write) => write(usageLine(command.name(), message)) });
+
+/** Commander's usage error as `leasehold <command>: <what>`, the form of every other failure, with the help that lists the flags. */
+function usageLine(command: string | undefined, message: string): string {
+  const what = oneLine(message).replace(/^error: /, "");
+  return command === undefined
+    ? `leasehold: ${what} (leasehold --help lists the commands)\n`
+    : `leasehold ${command}: ${what} (leasehold ${command} --help lists its flags)\n`;
+}
 
 await program.parseAsync(process.argv);

@@ -1,11 +1,12 @@
 /** `leasehold nats-config`: prints a least-privilege nats-server configuration for a prefix. */
-import { Option, type Command } from "commander";
+import { InvalidArgumentError, Option, type Command } from "commander";
 import { DEFAULTS } from "../config.ts";
 import { isValidPrefix } from "../contract/subjects.ts";
 import { natsConfig } from "../security/nats-config-text.ts";
 import { natsUsers, serviceFlagsOf, type NatsLayout } from "../security/nats-permissions.ts";
 import { natsServerBinary } from "../cluster/nats-server-binary.ts";
 import { nextSteps, shellWord, writeConfig } from "./config-output.ts";
+import { examplesHelp } from "./options.ts";
 import { CliError, reportFailure } from "./cli-errors.ts";
 
 interface NatsConfigFlags {
@@ -19,6 +20,14 @@ interface NatsConfigFlags {
   storeDir: string;
   out?: string;
   force?: boolean;
+}
+
+/** A commander argument parser for `--listen`: a host name or IP address and a port, nothing the configuration would read otherwise. */
+export function listenAddress(value: string): string {
+  const m = /^(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._-]+):(\d{1,5})$/.exec(value);
+  if (m === null || Number(m[1]) < 1 || Number(m[1]) > 65535)
+    throw new InvalidArgumentError("expected <host>:<port>, e.g. 0.0.0.0:4222 or [::]:4222");
+  return value;
 }
 
 /** Registers `nats-config` on `program`. */
@@ -49,10 +58,20 @@ export function addNatsConfigCommand(program: Command): void {
       [],
     )
     .option("--no-anonymous", "no client user for connections without credentials")
-    .option("--listen <host:port>", "listen address of the whole configuration", "127.0.0.1:4222")
+    .addOption(
+      new Option("--listen <host:port>", "listen address of the whole configuration").default("127.0.0.1:4222").argParser(listenAddress),
+    )
     .option("--store-dir <dir>", "JetStream store of the whole configuration", ".leasehold/jetstream")
     .option("--out <file>", "write the configuration to this file and print the commands to run next (default: stdout)")
     .option("--force", "let --out (or a redirect) replace the package's own nats.conf, which `leasehold serve` runs")
+    .addHelpText(
+      "after",
+      examplesHelp(
+        "leasehold nats-config --client alice --client bob --no-anonymous --out leasehold-nats.conf",
+        "leasehold nats-config --layout accounts --client alice --operator ops --listen 0.0.0.0:4222 --out leasehold-nats.conf",
+        "leasehold nats-config --prefix billing --accounts",
+      ),
+    )
     .action(async (flags: NatsConfigFlags) => {
       if (!isValidPrefix(flags.prefix)) {
         console.error(

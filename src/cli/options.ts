@@ -17,9 +17,9 @@ export interface CommonFlags extends ConnectionFlags {
   readonly logLevel?: string | undefined;
 }
 
-/** Adds the NATS and credential flags, `--prefix` and `--log-level`. */
-export function addConnectionOptions(command: Command): Command {
-  addNatsOptions(command);
+/** Adds the NATS and credential flags (`withoutNats`: what the command does without `--nats`), `--prefix` and `--log-level`. */
+export function addConnectionOptions(command: Command, withoutNats?: string): Command {
+  addNatsOptions(command, withoutNats);
   return command
     .addOption(
       new Option("--prefix <prefix>", "subject prefix: commands <prefix>.v1.*, events <prefix>.events.*")
@@ -240,6 +240,11 @@ export function addToolAction<F extends CommonFlags, P>(
       }
     }),
   );
+}
+
+/** The "Examples:" section of a command's help: one command line each. */
+export function examplesHelp(...lines: string[]): string {
+  return `\nExamples:\n${lines.map((line) => `  ${line}`).join("\n")}`;
 }
 
 /** Help text every command that connects adds: where it connects without --nats, and the exit codes. */

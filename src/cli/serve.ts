@@ -5,6 +5,7 @@
  * flight, drains its connection, stops its nats-server and exits 0, all
  * within 10 s.
  */
+import { createServer } from "node:net";
 import { relative } from "node:path";
 import type { NatsConnection } from "@nats-io/nats-core";
 import { ConfigError, DEFAULTS, resolveConfig, type ServiceConfig } from "../config.ts";
@@ -14,8 +15,16 @@ import { inboxPrefixOf } from "../security/nats-permissions.ts";
 import { startService } from "../service/start-service.ts";
 import { CLOCK_OFFSET_VARIABLE, clockOffsetMs, offsetClock } from "./clock-offset.ts";
 import { VERSION } from "../version.ts";
-import { EXIT, reportFailure, UsageError } from "./cli-errors.ts";
-import { appendTarget, connectTo, natsServers, natsTarget, type AppendConnectionFlags, type NatsTarget } from "./connection-options.ts";
+import { CliError, EXIT, reportFailure, UsageError } from "./cli-errors.ts";
+import {
+  appendTarget,
+  connectTo,
+  LOCAL_NATS_URL,
+  natsServers,
+  natsTarget,
+  type AppendConnectionFlags,
+  type NatsTarget,
+} from "./connection-options.ts";
 import { openBusWarning } from "./open-bus.ts";
 import { startLocalNats, type LocalNats } from "./local-nats.ts";
 import { cliLogger, effectiveFormat, type LogFormat } from "./logging.ts";
@@ -23,7 +32,7 @@ import type { CommonFlags } from "./options.ts";
 import { Shutdown } from "./shutdown.ts";
 import { applyHeapGrowth } from "./heap-growth.ts";
 import { CommandCount, startIdleCollect } from "./idle-collect.ts";
-import { DEFAULT_LOCAL_HTTP, httpParts, ServiceMetrics, startHttp, type RunningHttp } from "../http/index.ts";
+import { DEFAULT_LOCAL_HTTP, httpParts, parseListen, ServiceMetrics, startHttp, type RunningHttp } from "../http/index.ts";
 
 /** Options as commander hands them over (strings from flags or environment). */
 export interface ServeFlags extends CommonFlags, AppendConnectionFlags {
@@ -84,6 +93,9 @@ export async function serve(flags: ServeFlags, logLevelGiven: boolean): Promise<
     let local: LocalNats | undefined;
     let connectTarget = target;
     let appendConnectTarget = append;
+    const httpListen = flags.http ?? (target === undefined ? DEFAULT_LOCAL_HTTP : undefined);
+    // Before anything starts: a taken port would otherwise be found only after the nats-server and the whole start.
+    if (httpListen !== undefined && httpListen !== "off") await refuseBusyHttp(httpListen);
     if (target === undefined) {
       local = await startLocalNats({
         dataDir: flags.dataDir,
@@ -91,6 +103,20 @@ export async function serve(flags: ServeFlags, logLevelGiven: boolean): Promise<
         logger,
         note: (line) => (format === "text" ? console.error(`leasehold: ${line}`) : logger.info(line)),
         onSpawn: (stop) => shutdown.add("local nats-server", (ms) => stop(ms), STOP_NATS_SERVER_MS),
+      });
+      // Nothing else would restart it: without it serve would wait for NATS forever, answering nothing.
+      const { pid, exited } = local;
+      void exited.then((code) => {
+        if (shutdown.stopping) return;
+        reportFailure(
+          "serve",
+          new CliError(
+            `its nats-server (pid ${pid}) exited (code ${code}), so serve stops; the data in ${displayPath(flags.dataDir)} is kept: start serve again`,
+            EXIT.usage,
+          ),
+          debug,
+        );
+        void shutdown.begin("local nats-server exited", EXIT.usage);
       });
       // The shipped nats.conf has two service users: one answers (and may publish only to clients' inboxes), one appends.
       const as = (user: string, pass: string): NatsTarget => ({
@@ -111,7 +137,11 @@ export async function serve(flags: ServeFlags, logLevelGiven: boolean): Promise<
     };
     const nc = await connectTo(connectTarget!, { name: "leasehold-serve", ...connectOptions });
     shutdown.add("NATS connection", (ms) => drain(nc, ms), DRAIN_MS);
-    watchConnection(nc, logger);
+    watchConnection(nc, {
+      lost: (server) =>
+        logger.warn({ server }, "NATS connection lost; reconnecting (meanwhile commands that need the stream answer UNAVAILABLE)"),
+      back: (server, awayMs) => logger.warn({ server, awayMs }, "NATS connection back"),
+    });
     if (shutdown.stopping) return;
     // Without a second user, the one connection answers and appends: the server then lets a reply go wherever its user may publish.
     const appendNc =
@@ -173,17 +203,11 @@ export async function serve(flags: ServeFlags, logLevelGiven: boolean): Promise<
     else logger.debug({ why: growth.why }, "heap growth left to V8");
     const stopIdleCollect = await startIdleCollect({ idleMs: flags.idleCollectMs, commands: () => commands.count, logger });
     if (stopIdleCollect !== undefined) shutdown.add("idle collection", () => Promise.resolve(stopIdleCollect()), 100);
-    const httpListen = flags.http ?? (local === undefined ? undefined : DEFAULT_LOCAL_HTTP);
     let http: RunningHttp | undefined;
     if (httpListen !== undefined && httpListen !== "off") {
       http = await startHttp({ listen: httpListen, service: httpParts(nc, service), metrics, logger }).catch((e: unknown) => {
         if ((e as NodeJS.ErrnoException).code !== "EADDRINUSE") throw e;
-        throw new UsageError(
-          `--http: ${httpListen} is already in use; pick a free port with --http <host:port>, or turn it off with --http off`,
-          {
-            cause: e,
-          },
-        );
+        throw httpInUse(httpListen, e);
       });
       const running = http;
       shutdown.add("HTTP", () => running.stop(), 1000);
@@ -222,6 +246,24 @@ export async function serve(flags: ServeFlags, logLevelGiven: boolean): Promise<
   }
 }
 
+/** `--http`'s address is taken: the one line that says so. */
+function httpInUse(listen: string, cause: unknown): UsageError {
+  return new UsageError(`--http: ${listen} is already in use; pick a free port with --http <host:port>, or turn it off with --http off`, {
+    cause,
+  });
+}
+
+/** Throws {@link httpInUse} when something already listens on `listen` (any other failure is left to the real bind). */
+async function refuseBusyHttp(listen: string): Promise<void> {
+  const { host, port } = parseListen(listen);
+  const probe = createServer();
+  const failure = await new Promise<NodeJS.ErrnoException | undefined>((done) => {
+    probe.once("error", (e: NodeJS.ErrnoException) => done(e));
+    probe.listen(port, host, () => probe.close(() => done(undefined)));
+  });
+  if (failure?.code === "EADDRINUSE") throw httpInUse(listen, failure);
+}
+
 /** Where and for what the start connected, for the words of a failure (flags already read, or unreadable). */
 function startContext(flags: ServeFlags): StartContext {
   let servers: string[] | undefined;
@@ -245,7 +287,7 @@ function readSettings(flags: ServeFlags): { config: ServiceConfig; target: NatsT
     const { unsafeNoReplyCheck, ...settings } = flags;
     config = resolveConfig({ ...settings, nats: servers?.join(","), replyCheck: unsafeNoReplyCheck !== true });
   } catch (e) {
-    if (e instanceof ConfigError) throw new UsageError(e.message, { cause: e });
+    if (e instanceof ConfigError) throw new UsageError(`${e.message}${setByEnvironment(e.message)}`, { cause: e });
     throw e;
   }
   if (servers === undefined) {
@@ -265,12 +307,24 @@ function readSettings(flags: ServeFlags): { config: ServiceConfig; target: NatsT
   return { config, target: natsTarget(flags, servers), append: appendTarget(flags, servers) };
 }
 
+/**
+ * ` (set by LEASEHOLD_<FLAG>)` when the flag a setting's error names was not
+ * typed but comes from the environment, where the user must look for it.
+ */
+function setByEnvironment(message: string): string {
+  const flag = /^(--[a-z-]+):/.exec(message)?.[1];
+  if (flag === undefined || process.argv.some((arg) => arg === flag || arg.startsWith(`${flag}=`))) return "";
+  const variable = `LEASEHOLD_${flag.slice(2).replace(/-/g, "_").toUpperCase()}`;
+  return process.env[variable] === undefined ? "" : ` (set by ${variable})`;
+}
+
 /** The one line a person at a terminal sees once the service answers. */
 export function readyLine(config: ServiceConfig, where: string, dataDir: string | undefined, dashboard?: string): string {
   const local = dataDir === undefined ? "" : ` (its own nats-server, data in ${displayPath(dataDir)})`;
   const http = dashboard === undefined ? "" : `; dashboard ${dashboard}`;
   const prefix = config.prefix === "leasehold" ? "" : ` --prefix ${config.prefix}`;
-  const nats = dataDir === undefined ? ` --nats ${where}` : "";
+  // The tools connect to LOCAL_NATS_URL by themselves: any other server must be named.
+  const nats = where === LOCAL_NATS_URL ? "" : ` --nats ${where}`;
   return `leasehold ${VERSION} serving on ${where}${local}${http}; try: npx leasehold call${nats}${prefix} lock.acquire '{"name":"demo","owner":"me"}'; Ctrl-C stops`;
 }
 

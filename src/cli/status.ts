@@ -6,7 +6,7 @@
 import type { Command } from "commander";
 import { collectStatus, renderStatus } from "../tools/status.ts";
 import { parseCount } from "../tools/time.ts";
-import { addToolAction } from "./options.ts";
+import { addToolAction, examplesHelp } from "./options.ts";
 import { terminalProgress } from "./progress.ts";
 
 /** Flags of `status`. */
@@ -28,7 +28,11 @@ export function addStatusCommand(program: Command): void {
     )
     .option("--json", "print one JSON object instead of tables")
     .option("--all-locks", "also list locks that are free or whose lease expired")
-    .option("--timeout-ms <ms>", "how long to wait for the service's answers", "5000");
+    .option("--timeout-ms <ms>", "how long to wait for the service's answers", "5000")
+    .addHelpText(
+      "after",
+      examplesHelp("leasehold status", "leasehold status --all-locks --json", "leasehold status --nats nats://10.0.0.5:4222"),
+    );
   addToolAction(
     command,
     (flags: StatusFlags) => parseCount(flags.timeoutMs, "--timeout-ms", 1),

@@ -8,6 +8,7 @@ import { ACTOR_KINDS, type ActorKind } from "../contract/subjects.ts";
 import { parseCount, parseSince } from "../tools/time.ts";
 import { startTail, type TailOptions } from "../tools/tail.ts";
 import { ToolUsageError } from "../tools/errors.ts";
+import { ConnectFailure } from "./cli-errors.ts";
 import { addToolAction } from "./options.ts";
 import { terminalProgress } from "./progress.ts";
 
@@ -56,7 +57,7 @@ export function addTailCommand(program: Command): void {
         limit: flags.limit === undefined ? undefined : parseCount(flags.limit, "--limit", 1),
       };
     },
-    async ({ log: stream, subjects, nc }, { options, limit }) => {
+    async ({ log: stream, subjects, nc, url }, { options, limit }) => {
       let printed = 0;
       let finish!: () => void;
       const done = new Promise<void>((resolve) => (finish = resolve));
@@ -78,11 +79,22 @@ export function addTailCommand(program: Command): void {
       const onSignal = () => finish();
       process.once("SIGINT", onSignal);
       process.once("SIGTERM", onSignal);
-      void nc.closed().then(() => finish());
+      let lost: Error | undefined;
+      void nc.closed().then((err) => {
+        lost = err ?? new Error("closed");
+        finish();
+      });
       await done;
       process.off("SIGINT", onSignal);
       process.off("SIGTERM", onSignal);
       await following.stop();
+      // Not a clean end: whoever reads tail's output (a person, a pipe) must learn that the events stopped because NATS went.
+      if (lost !== undefined) {
+        throw new ConnectFailure(
+          `lost the connection to NATS at ${url} (${lost.message}) after ${printed} events: run tail again (--from-seq <the next #seq> goes on where it stopped)`,
+          { cause: lost },
+        );
+      }
       return 0;
     },
   );

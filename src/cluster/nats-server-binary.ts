@@ -31,7 +31,9 @@ export async function natsServerBinary(note: (line: string) => void = () => unde
     stderr = (stderr + c.toString()).slice(-4000);
     const lines = (partial + c.toString()).split("\n");
     partial = lines.pop() ?? "";
-    for (const line of lines) if (/fetching|downloaded|installed|waiting/i.test(line)) note(line.replace(/^nats-server\.sh: /, ""));
+    // Progress, and a NATS_SERVER_BIN set but passed over (whoever set it expects that binary to run).
+    for (const line of lines)
+      if (/fetching|downloaded|installed|waiting|ignoring/i.test(line)) note(line.replace(/^nats-server\.sh: /, ""));
   });
   const code = await new Promise<number | null>((done) => {
     child.once("error", () => done(-1));

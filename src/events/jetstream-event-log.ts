@@ -475,7 +475,8 @@ export async function followStream(
         }
         if (!stopped) throw dropped ?? new Error("the subscription ended");
       } catch (e) {
-        if (stopped) break;
+        // A draining or closed connection delivers nothing again: a re-creation would only fail, and its warning mislead a stop.
+        if (stopped || source.nc.isDraining() || source.nc.isClosed()) break;
         options.onRestart?.(e as Error, next);
         await close();
         await pause(backoffMs);

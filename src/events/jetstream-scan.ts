@@ -18,7 +18,8 @@ export interface ScanRange {
 /**
  * Calls `visit` with every message of `stream` within `range`, in order;
  * `visit` returning false (or throwing) stops the read. A read that receives
- * nothing for `stallMs` fails (server gone, stream deleted).
+ * nothing for `stallMs` fails (server gone, stream deleted); so does one
+ * whose connection closes (`closed`, its `closed()`), at once.
  */
 export async function scanStream(
   js: JetStreamClient,
@@ -26,6 +27,7 @@ export async function scanStream(
   range: ScanRange,
   visit: (m: JsMsg) => boolean | void,
   stallMs: number,
+  closed?: Promise<void | Error>,
 ): Promise<void> {
   const fromSeq = Math.max(1, range.fromSeq ?? 1);
   const toSeq = range.toSeq;
@@ -61,6 +63,7 @@ export async function scanStream(
       if (goOn === false || seq >= toSeq || m.info.pending === 0) end();
     },
   });
+  void closed?.then((err) => end(new Error(`the NATS connection closed${err ? ` (${err.message})` : ""} after ${received} messages`)));
   // Bounded: a read that stops moving fails instead of hanging.
   let seen = -1;
   const watchdog = setInterval(() => {

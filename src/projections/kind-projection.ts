@@ -49,6 +49,8 @@ export interface KindProjectionOptions<State> {
   readonly stallMs?: number;
   /** How long a start may take to catch up with the stream before it fails (default 300 s). */
   readonly startTimeoutMs?: number;
+  /** While a start catches up, how often it logs how far it is (default 10 s). */
+  readonly progressEveryMs?: number;
   readonly replies?: ReplyMemoryLimits;
   /** The clock replies are judged past their horizon by (default: the system's). */
   readonly now?: () => number;
@@ -114,6 +116,7 @@ export class KindProjection<State> {
       });
     this.follower = new ProjectionFollower({
       ...{ log, kind: this.kind, filter, logger, opTimeoutMs, stallMs: options.stallMs, startTimeoutMs: options.startTimeoutMs },
+      progressEveryMs: options.progressEveryMs,
       deliver: (m) => this.store.foldStored(m),
       delivered: () => this.schedule?.folded(),
       tick: () => this.schedule?.tick(),
@@ -510,6 +513,8 @@ export interface ProjectionFollowerOptions {
   readonly stallMs?: number | undefined;
   /** How long a start may take to catch up with the stream before it fails (default 300 s). */
   readonly startTimeoutMs?: number | undefined;
+  /** While the start catches up, how often it logs how far it is (default 10 s). */
+  readonly progressEveryMs?: number | undefined;
   /** Folds one message the follower delivered (before the follower's sequence moves past it). */
   readonly deliver: (message: StoredMessage) => void;
   /** Called once the follower's sequence moved past a delivered message. */
@@ -577,7 +582,17 @@ export class ProjectionFollower {
     this.watchdog = setInterval(() => this.checkProgress(), this.options.stallMs ?? 1000);
     this.watchdog.unref();
     const last = await patiently("reading the stream's last sequence", () => log.lastSubjectSeq(filter, opTimeoutMs));
-    await this.reached(last, Math.max(1, startDeadline - performance.now()));
+    // A long catch-up is otherwise silent: say how far it is, so that a start of minutes is not taken for a hang.
+    const progress = setInterval(
+      () => logger.info({ kind, seq: this.appliedSeq, lastSeq: last }, "projection catching up with the stream"),
+      this.options.progressEveryMs ?? 10_000,
+    );
+    progress.unref();
+    try {
+      await this.reached(last, Math.max(1, startDeadline - performance.now()));
+    } finally {
+      clearInterval(progress);
+    }
     return from;
   }
 

@@ -11,6 +11,7 @@ import { jetstream } from "@nats-io/jetstream";
 import { storedMillis } from "../events/stored-time.ts";
 import { type EventLog, type StoredMessage } from "../events/event-log.ts";
 import { scanStream } from "../events/jetstream-scan.ts";
+import { ToolConnectionError } from "./errors.ts";
 import { type Subjects } from "../contract/subjects.ts";
 
 /** Which messages to read: sequence bounds (inclusive). */
@@ -52,13 +53,28 @@ export function natsSource(nc: NatsConnection, subjects: Subjects, options: Nats
     async read(range, visit) {
       const toSeq = range.toSeq ?? (await lastSeq());
       const scan = { fromSeq: range.fromSeq, toSeq, filter: subjects.allEvents };
-      await scanStream(
-        js,
-        subjects.eventStream,
-        scan,
-        (m) => visit({ seq: m.seq, subject: m.subject, payload: m.data, time: storedMillis(m) }),
-        stallMs,
-      );
+      let visiting = false;
+      try {
+        await scanStream(
+          js,
+          subjects.eventStream,
+          scan,
+          (m) => {
+            visiting = true;
+            const goOn = visit({ seq: m.seq, subject: m.subject, payload: m.data, time: storedMillis(m) });
+            visiting = false;
+            return goOn;
+          },
+          stallMs,
+          nc.closed(),
+        );
+      } catch (e) {
+        // The visitor's own failure is the caller's; anything else is the read's: the server went, or stopped sending.
+        if (visiting) throw e;
+        throw new ToolConnectionError(`reading ${subjects.eventStream} failed: ${(e as Error).message}; run the command again`, {
+          cause: e,
+        });
+      }
     },
   };
 }

@@ -55,10 +55,19 @@ export interface StreamBounds {
   readonly untilTime?: number | undefined;
 }
 
-/** Parses `--since` and `--until` (each a stream sequence or an RFC 3339 instant); refuses an empty interval. */
-export function parseBounds(since: string | undefined, until: string | undefined, now: () => number = Date.now): StreamBounds {
-  const from = since === undefined ? undefined : parsePosition(since, "--since", now);
-  const to = until === undefined ? undefined : parsePosition(until, "--until", now);
+/**
+ * Parses `--since` and `--until` (each a stream sequence or an RFC 3339
+ * instant; `flags` names them otherwise, e.g. audit's `--from`/`--to`);
+ * refuses an empty interval.
+ */
+export function parseBounds(
+  since: string | undefined,
+  until: string | undefined,
+  now: () => number = Date.now,
+  flags: readonly [string, string] = ["--since", "--until"],
+): StreamBounds {
+  const from = since === undefined ? undefined : parsePosition(since, flags[0], now);
+  const to = until === undefined ? undefined : parsePosition(until, flags[1], now);
   const bounds: StreamBounds = {
     sinceSeq: from !== undefined && "seq" in from ? from.seq : undefined,
     sinceTime: from !== undefined && "time" in from ? from.time : undefined,
@@ -67,7 +76,7 @@ export function parseBounds(since: string | undefined, until: string | undefined
   };
   const seqs = bounds.sinceSeq !== undefined && bounds.untilSeq !== undefined && bounds.sinceSeq > bounds.untilSeq;
   const times = bounds.sinceTime !== undefined && bounds.untilTime !== undefined && bounds.sinceTime > bounds.untilTime;
-  if (seqs || times) throw new ToolUsageError(`--since ${since} comes after --until ${until}: nothing lies between them`);
+  if (seqs || times) throw new ToolUsageError(`${flags[0]} ${since} comes after ${flags[1]} ${until}: nothing lies between them`);
   return bounds;
 }
 

@@ -121,6 +121,15 @@ describe("explainConnectError", () => {
     expect(explainConnectError(target, new Error("timeout"))).toMatch(/: no answer in time /);
   });
 
+  it("names the flag, not the servers, when the server was reached but the flags do not fit it", () => {
+    expect(explainConnectError(target, new Error("unable to parse credentials"))).toBe(
+      "--creds (or --append-creds): not a NATS credentials file, a user JWT and an NKey seed (unable to parse credentials)",
+    );
+    expect(explainConnectError(target, new Error("server does not support 'tls'"))).toBe(
+      "NATS at nats://a:1,nats://b:2 speaks no TLS, but --tls-ca, --tls-cert or a tls:// URL asks for it: drop them, or name the server's TLS port",
+    );
+  });
+
   it("says which flags carry credentials when the server refuses them", () => {
     expect(explainConnectError(target, new AuthorizationError("Authorization Violation"))).toBe(
       "NATS at nats://a:1,nats://b:2 refused the credentials (it needs --creds, --user/--password or --token)",

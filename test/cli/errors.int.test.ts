@@ -6,7 +6,9 @@
 import { createServer, type AddressInfo } from "node:net";
 import { describe, expect, inject, it } from "vitest";
 import { startTestService, uniquePrefix } from "../support/nats.ts";
-import { defer, leasehold, type Proc } from "./cli-process.ts";
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { defer, freePort, leasehold, startLocalServe, tempDir, type Proc } from "./cli-process.ts";
 
 /** Runs the command to its end and checks the one-line rule. */
 async function fails(args: string[], code: number, env: Record<string, string> = {}): Promise<string> {
@@ -44,6 +46,37 @@ describe("one-line errors and exit codes", () => {
       await fails(["serve", "--nats", inject("natsUrl"), "--prefix", uniquePrefix(), "--http", listen, "--log-format", "text"], 2),
     ).toBe(
       `leasehold serve: --http: ${listen} is already in use; pick a free port with --http <host:port>, or turn it off with --http off`,
+    );
+  });
+
+  it("serve with its own nats-server and --http on a taken port: refused before the nats-server starts", async () => {
+    const taken = createServer();
+    await new Promise<void>((resolve) => taken.listen(0, "127.0.0.1", resolve));
+    defer(() => new Promise<void>((resolve) => taken.close(() => resolve())));
+    const listen = `127.0.0.1:${(taken.address() as AddressInfo).port}`;
+    const dataDir = join(tempDir("http-taken"), "data");
+    const proc = leasehold(["serve", "--nats-port", String(await freePort()), "--data-dir", dataDir, "--http", listen]);
+    expect((await proc.exited).code).toBe(2);
+    expect(proc.stderr().trim()).toBe(
+      `leasehold serve: --http: ${listen} is already in use; pick a free port with --http <host:port>, or turn it off with --http off`,
+    );
+    expect(proc.stdout()).not.toContain("started local nats-server");
+    expect(existsSync(dataDir)).toBe(false);
+  });
+
+  it("call with a prefix the user may not send to names --prefix, in one line, exit 2", async () => {
+    const serve = await startLocalServe("call-prefix");
+    expect(await fails(["call", "--nats", serve.url, "--prefix", "billing", "lock.get", '{"name":"x"}'], 2)).toBe(
+      "leasehold call: this NATS user may not send billing.v1.lock.get: check --prefix, or the user's permissions (leasehold nats-config --prefix billing)",
+    );
+  });
+
+  it("a bad setting from the environment names the variable that set it", async () => {
+    expect(await fails(["serve"], 2, { LEASEHOLD_LOCK_TTL_MS: "-1" })).toBe(
+      "leasehold serve: --lock-ttl-ms: must be positive (set by LEASEHOLD_LOCK_TTL_MS)",
+    );
+    expect(await fails(["serve", "--lock-ttl-ms", "-1"], 2, { LEASEHOLD_LOCK_TTL_MS: "5" })).toBe(
+      "leasehold serve: --lock-ttl-ms: must be positive",
     );
   });
 
@@ -91,6 +124,11 @@ describe("one-line errors and exit codes", () => {
       [["serve", "--password", "x", "--nats", "nats://127.0.0.1:1"], /--password needs --user/],
       [["serve", "--user", "u", "--password", "p"], /need --nats/],
       [["status", "--creds", "/nonexistent/file.creds"], /--creds: cannot read \/nonexistent\/file\.creds: ENOENT/],
+      [["call", "--nats", "nats://127.0.0.1:1", "--prefix", "a b", "lock.get"], /^leasehold call: --prefix: must be subject tokens/],
+      [
+        ["audit", "--nats", "nats://127.0.0.1:1", "--from", "5", "--to", "2"],
+        /^leasehold audit: --from 5 comes after --to 2: nothing lies/,
+      ],
     ];
     const runs = cases.map(([args, message]) => ({ args, message, proc: leasehold(args) }));
     for (const { args, message, proc } of runs) {
@@ -98,6 +136,25 @@ describe("one-line errors and exit codes", () => {
       expect(proc.stderr()).toMatch(message);
       expect(proc.stderr()).not.toMatch(/\n\s+at /);
     }
+  });
+
+  it("commander's usage errors name the command and its help, as every other failure does", async () => {
+    const [unknownCommand, unknownFlag, badChoice] = await Promise.all([
+      fails(["frob"], 2),
+      fails(["serve", "--frob"], 2),
+      fails(["replay", "--kind", "frob"], 2),
+    ]);
+    expect(unknownCommand).toBe("leasehold: unknown command 'frob' (leasehold --help lists the commands)");
+    expect(unknownFlag).toBe("leasehold serve: unknown option '--frob' (leasehold serve --help lists its flags)");
+    // No command, or help for one that does not exist: the program's help on stderr, as a usage error.
+    for (const args of [[], ["help", "frob"]]) {
+      const proc = leasehold(args);
+      expect((await proc.exited).code, args.join(" ")).toBe(2);
+      expect(proc.stderr()).toMatch(/^Usage: leasehold \[options\] \[command\]/);
+    }
+    expect(badChoice).toMatch(
+      /^leasehold replay: option '--kind <kind>' argument 'frob' is invalid\..* \(leasehold replay --help lists its flags\)$/,
+    );
   });
 
   it("--help and --version exit 0; call --help lists the ops", async () => {

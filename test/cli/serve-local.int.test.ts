@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { describe, expect, it, vi } from "vitest";
 import { connect } from "@nats-io/transport-node";
 import { createInbox, type NatsConnection } from "@nats-io/nats-core";
-import { alive, defer, freePort, leasehold, run, tempDir, waitForLog, waitGone, ROOT, type Proc } from "./cli-process.ts";
+import { alive, BIN, defer, freePort, leasehold, run, tempDir, waitForLog, waitGone, ROOT, type Proc } from "./cli-process.ts";
 
 /** Starts `serve` on its own nats-server and waits until it serves; returns the pids of both. */
 async function serveLocal(
@@ -150,6 +150,40 @@ describe("serve with its own nats-server", () => {
     expect(proc.stdout()).not.toContain("leasehold serving");
   });
 
+  it("refuses a data folder whose nats-server still runs on another port: one line, exit 2, its configuration untouched", async () => {
+    const cwd = tempDir("shared");
+    const port = await freePort();
+    const first = await serveLocal(port, { cwd });
+    const config = join(cwd, ".leasehold", "nats-server.conf");
+    const before = readFileSync(config, "utf8");
+    const second = leasehold(["serve", "--nats-port", String(await freePort()), "--http", "off"], { cwd });
+    expect((await second.exited).code).toBe(2);
+    const lines = second.stderr().trim().split("\n");
+    expect(lines, second.stderr()).toHaveLength(1);
+    expect(lines[0]).toMatch(
+      new RegExp(
+        `^leasehold serve: --data-dir .*\\.leasehold is in use by the nats-server \\(pid ${first.natsPid}\\) of another leasehold serve on nats://127\\.0\\.0\\.1:${port}: .*--data-dir of its own.*node ${BIN} serve --nats nats://127\\.0\\.0\\.1:${port}$`,
+      ),
+    );
+    expect(second.stdout()).not.toContain("started local nats-server");
+    expect(readFileSync(config, "utf8")).toBe(before);
+    expect(alive(first.natsPid)).toBe(true);
+  });
+
+  it("stops in one line, exit 2, when its nats-server dies under it, instead of waiting for it forever", async () => {
+    const cwd = tempDir("died");
+    const { proc, natsPid } = await serveLocal(await freePort(), { cwd });
+    process.kill(natsPid, "SIGKILL");
+    expect((await proc.exited).code).toBe(2);
+    expect(proc.stderr().trim().split("\n")).toEqual([
+      expect.stringMatching(
+        new RegExp(
+          `^leasehold serve: its nats-server \\(pid ${natsPid}\\) exited \\(code \\d+\\), so serve stops; the data in \\./\\.leasehold is kept: start serve again$`,
+        ),
+      ),
+    ]);
+  });
+
   it("names the way to join when the port is held by this data folder's own nats-server", async () => {
     const cwd = tempDir("join");
     const port = await freePort();
@@ -158,7 +192,11 @@ describe("serve with its own nats-server", () => {
     expect((await again.exited).code).toBe(2);
     expect(again.stderr().trim().split("\n")).toHaveLength(1);
     expect(again.stderr()).toMatch(
-      /LEASEHOLD_USER=leasehold LEASEHOLD_PASSWORD="\$\(cat .*service-password\)" LEASEHOLD_APPEND_USER=leasehold-append LEASEHOLD_APPEND_PASSWORD="\$\(cat .*append-password\)" leasehold serve --nats/,
+      /LEASEHOLD_USER=leasehold LEASEHOLD_PASSWORD="\$\(cat .*service-password\)" LEASEHOLD_APPEND_USER=leasehold-append LEASEHOLD_APPEND_PASSWORD="\$\(cat .*append-password\)" node \S+\/bin\/leasehold\.js serve --nats/,
     );
+    // Started through npx, it names npx: `leasehold` alone is on no PATH in a clone.
+    const viaNpx = run("npx", ["leasehold", "serve", "--nats-port", String(port), "--data-dir", join(cwd, ".leasehold")], { cwd: ROOT });
+    expect((await viaNpx.exited).code).toBe(2);
+    expect(viaNpx.stderr()).toMatch(/append-password\)" npx leasehold serve --nats nats:\/\/127\.0\.0\.1:\d+$/m);
   });
 });

@@ -61,9 +61,12 @@ describe("the README's tour", () => {
     const httpPort = await freePort();
     const env = { LEASEHOLD_NATS: `nats://127.0.0.1:${port}` };
     const asUserTypes = (line: string) => `${JSON.stringify(process.execPath)} ${JSON.stringify(BIN)}${line.slice("npx leasehold".length)}`;
-    // What differs from the README's own run: the ports (4222 and the dashboard's 7420).
+    // What differs from the README's own run: the ports (4222 and the dashboard's 7420), and so the --nats the ready line's try-command names.
     const readmePorts = (text: string) =>
-      text.replaceAll(`127.0.0.1:${port}`, "127.0.0.1:4222").replaceAll(`127.0.0.1:${httpPort}`, "127.0.0.1:7420");
+      text
+        .replaceAll(`call --nats nats://127.0.0.1:${port} `, "call ")
+        .replaceAll(`127.0.0.1:${port}`, "127.0.0.1:4222")
+        .replaceAll(`127.0.0.1:${httpPort}`, "127.0.0.1:7420");
     const learned = new Learned();
     const differences: string[] = [];
 

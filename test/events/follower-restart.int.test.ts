@@ -4,7 +4,7 @@
  * a follower someone awaits, and nats.js left alone may pause an ordered
  * consumer for up to its 30 s pull expiry after a reconnect.
  */
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, inject, it } from "vitest";
 import { connect } from "@nats-io/transport-node";
 import type { NatsConnection } from "@nats-io/nats-core";
 import { startLocalNatsServer, type LocalNatsCluster } from "../../src/cluster/local-cluster.ts";
@@ -28,6 +28,24 @@ async function until(done: () => boolean, withinMs: number, what: string): Promi
     await new Promise((r) => setTimeout(r, 20));
   }
 }
+
+describe("a JetStream follower whose connection drains", () => {
+  it("ends without a restart, so a service stopping mid-start logs no re-created followers", async () => {
+    nc = await connect({ servers: inject("natsUrl") });
+    const subjects = new Subjects(uniquePrefix());
+    const log = await JetStreamEventLog.open(nc, { stream: subjects.eventStream, subjects: subjects.allEvents, dedupWindowMs: 120_000 });
+    await log.append(`${subjects.prefix}.events.lock.a`, new Uint8Array([1]), { msgId: "m1", expectedLastSubjectSeq: 0 });
+    const seen: number[] = [];
+    const restarts: string[] = [];
+    const following = await log.follow(1, (m) => seen.push(m.seq), { onRestart: (err) => restarts.push(err.message) });
+    await until(() => seen.length === 1, 5000, "the first message");
+    await nc.drain();
+    // The subscription ended with the drain; what the follower does about it is decided on the next turns.
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(restarts).toEqual([]);
+    await following.stop();
+  });
+});
 
 describe("a JetStream follower across a nats-server restart", () => {
   it("re-creates its consumer on the reconnect and delivers what is appended after, each message once", async () => {

@@ -6,7 +6,7 @@
 import { pino } from "pino";
 import { describe, expect, it, vi } from "vitest";
 import { encodeEvent, type EventEnvelope } from "../../src/events/envelope.ts";
-import { LogUnavailableError } from "../../src/events/event-log.ts";
+import { LogUnavailableError, type FollowOptions, type Following, type StoredMessage } from "../../src/events/event-log.ts";
 import { MemoryEventLog } from "../../src/events/memory-event-log.ts";
 import { Subjects } from "../../src/contract/subjects.ts";
 import { KindProjection } from "../../src/projections/kind-projection.ts";
@@ -61,6 +61,33 @@ async function history(log: MemoryEventLog, name: string, n: number, from = 0): 
     seq = (await log.append(subject, encodeEvent(acquired), { expectedLastSubjectSeq: seq, msgId: `${subject}|acquire|r${i}` })).seq;
     const released: EventEnvelope = { type: "LockReleased", v: 1, at, kind: "lock", id: name, data: { owner: `o${i}`, generation: i + 1 } };
     seq = (await log.append(subject, encodeEvent(released), { expectedLastSubjectSeq: seq, msgId: `rel-${name}-${i}` })).seq;
+  }
+}
+
+/** The in-memory log with a follower that hands over its backlog one message every `everyMs`, as a slow start would. */
+class TricklingLog extends MemoryEventLog {
+  constructor(private readonly everyMs: number) {
+    super();
+  }
+
+  override async follow(
+    fromSeq: number,
+    onMessage: (message: StoredMessage) => void,
+    options?: string | FollowOptions,
+  ): Promise<Following> {
+    const queue: StoredMessage[] = [];
+    const timer = setInterval(() => {
+      const next = queue.shift();
+      if (next !== undefined) onMessage(next);
+    }, this.everyMs);
+    const following = await super.follow(fromSeq, (m) => queue.push(m), options);
+    return {
+      ...following,
+      stop: () => {
+        clearInterval(timer);
+        return following.stop();
+      },
+    };
   }
 }
 
@@ -152,6 +179,31 @@ describe("KindProjection", () => {
     await soon.start();
     expect(soon.replies.entries).toBe(10);
     await Promise.all([late.stop(), soon.stop()]);
+  });
+
+  it("logs how far a slow start's catch-up is, and stops logging once it has caught up", async () => {
+    const log = new TricklingLog(10);
+    await history(log, "a", 10);
+    const lines: { msg: string; kind?: string; seq?: number; lastSeq?: number }[] = [];
+    const logger = pino({ level: "info" }, { write: (line: string) => void lines.push(JSON.parse(line) as (typeof lines)[number]) });
+    const p = new KindProjection({
+      log,
+      filter: subjects.eventsOfKind("lock"),
+      fold: logic,
+      logger,
+      opTimeoutMs: 200,
+      progressEveryMs: 40,
+    });
+    await p.start();
+    const progress = lines.filter((l) => l.msg === "projection catching up with the stream");
+    // 20 events, one per 10 ms: about five reports, each short of the stream's last sequence.
+    expect(progress.length).toBeGreaterThanOrEqual(2);
+    for (const line of progress) expect(line).toMatchObject({ kind: "lock", lastSeq: 20, seq: expect.any(Number) as number });
+    expect(progress.every((l) => l.seq! < 20)).toBe(true);
+    const after = lines.length;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(lines.slice(after).filter((l) => l.msg === "projection catching up with the stream")).toEqual([]);
+    await p.stop();
   });
 
   it("rejects a wait past its deadline with LogUnavailableError", async () => {

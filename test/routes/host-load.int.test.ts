@@ -170,4 +170,28 @@ describe("leasehold host-load", () => {
     expect(await good.exited).toBe(0);
     await vi.waitFor(() => expect(seen).toEqual(['{"load":4}']), { timeout: 5000, interval: 20 });
   });
+
+  it("says once that NATS is gone and once that it is back, and publishes again after", async () => {
+    const server = await startLocalNatsServer();
+    h.defer(() => server.stop());
+    const url = server.urls[0]!;
+    const prefix = uniquePrefix();
+    const cli = startCli(["host-load", "--nats", url, "--prefix", prefix, "--host", "h", "--every", "100ms", "--load", "1"]);
+    h.defer(() => cli.kill());
+    const stderrShows = (what: RegExp) => vi.waitFor(() => expect(cli.stderr()).toMatch(what), { timeout: 20_000, interval: 50 });
+    await stderrShows(/publishing the load of h/);
+    await server.kill(0, "SIGKILL");
+    await stderrShows(
+      new RegExp(`NATS connection to ${url.replace("nats://", "")} lost; reconnecting \\(the service takes this host's load`),
+    );
+    await server.restart(0);
+    await stderrShows(/NATS connection to .* back after \d+ ms; publishing again/);
+    const nc = await connect({ servers: url });
+    h.defer(() => nc.close());
+    const sub = nc.subscribe(`${prefix}.loads.h`, { max: 1, timeout: 10_000 });
+    for await (const m of sub) expect(m.string()).toBe('{"load":1}');
+    cli.child.kill("SIGTERM");
+    expect(await cli.exited).toBe(0);
+    expect(cli.stderr().match(/lost; reconnecting/g)).toHaveLength(1);
+  });
 });

@@ -11,6 +11,9 @@ import { Subjects } from "../../src/contract/subjects.ts";
 import { auditSource } from "../../src/tools/audit.ts";
 import { foldSource } from "../../src/tools/replay.ts";
 import { natsSource } from "../../src/tools/stream-reader.ts";
+import { ToolConnectionError } from "../../src/tools/errors.ts";
+import { scanStream } from "../../src/events/jetstream-scan.ts";
+import { jetstream } from "@nats-io/jetstream";
 import { connectNats, uniquePrefix } from "../support/nats.ts";
 import { openEventLog, publishRaw } from "./support/cli.ts";
 
@@ -61,5 +64,34 @@ describe("natsSource", () => {
     expect(audit.read).toBe(expectedSeq);
     expect(audit.checked).toBe(read.filter((m) => m.time === middle).length);
     expect(audit.violations).toBe(0);
+  });
+
+  it("ends a read at once when its connection closes, as a connection failure naming the stream (exit 2), not a stall 10 s later", async () => {
+    nc = await connectNats();
+    const prefix = uniquePrefix();
+    const subjects = new Subjects(prefix);
+    const event = {
+      type: "HostStateSet",
+      v: 1,
+      at: new Date().toISOString(),
+      kind: "host",
+      id: "h",
+      data: { healthy: true, draining: false },
+    };
+    await publishRaw(nc, prefix, [{ subject: subjects.event("host", "h"), payload: encoder.encode(JSON.stringify(event)) }], 1);
+    // A connection that has closed already: the read learns it before any message arrives.
+    const closed = Promise.resolve(new Error("connection refused"));
+    await expect(
+      scanStream(jetstream(nc), subjects.eventStream, { toSeq: 1, filter: subjects.allEvents }, () => undefined, 60_000, closed),
+    ).rejects.toThrow("the NATS connection closed (connection refused) after 0 messages");
+
+    const gone = await connectNats();
+    await gone.close();
+    const failure = await natsSource(gone, subjects)
+      .read({ toSeq: 1 }, () => undefined)
+      .catch((e: unknown) => e);
+    expect(failure).toBeInstanceOf(ToolConnectionError);
+    expect((failure as ToolConnectionError).exitCode).toBe(2);
+    expect((failure as Error).message).toMatch(new RegExp(`^reading ${subjects.eventStream} failed: .*; run the command again$`));
   });
 });

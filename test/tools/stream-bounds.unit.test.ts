@@ -44,6 +44,7 @@ describe("stream bounds", () => {
       untilTime: T0 + 1000,
     });
     expect(() => parseBounds("5", "3")).toThrow(ToolUsageError);
+    expect(() => parseBounds("5", "3", Date.now, ["--from", "--to"])).toThrow("--from 5 comes after --to 3: nothing lies between them");
     expect(() => parseBounds("2026-06-02T00:00:00Z", "2026-06-01T00:00:00Z")).toThrow(ToolUsageError);
   });
 

@@ -10,6 +10,10 @@ import { call, natsUrl, uniquePrefix } from "../support/nats.ts";
 import { useTestServices } from "../support/cleanup.ts";
 import { okSender } from "../support/replies.ts";
 import { runCli, startCli, type CliProcess } from "./support/cli.ts";
+import { connect } from "@nats-io/transport-node";
+import { startLocalNatsServer } from "../../src/cluster/local-cluster.ts";
+import { JetStreamEventLog } from "../../src/events/jetstream-event-log.ts";
+import { Subjects } from "../../src/contract/subjects.ts";
 
 const h = useTestServices();
 
@@ -130,5 +134,26 @@ describe("leasehold tail", () => {
     const usage = await runCli(["tail", "--nats", natsUrl(), "--prefix", prefix, "--id", "h"]);
     expect(usage.code).toBe(2);
     expect(usage.stderr).toContain("--id needs --kind");
+  });
+
+  it("says in one line, exit 2, that NATS went away, rather than end as if it were done", async () => {
+    const server = await startLocalNatsServer();
+    h.defer(() => server.stop());
+    const nc = await connect({ servers: [...server.urls] });
+    h.defer(() => nc.close());
+    const subjects = new Subjects(uniquePrefix());
+    await JetStreamEventLog.open(nc, { stream: subjects.eventStream, subjects: subjects.allEvents, dedupWindowMs: 120_000 });
+    const cli = startCli(["tail", "--nats", server.urls[0]!, "--prefix", subjects.prefix]);
+    h.defer(() => cli.kill());
+    await ready(cli);
+    await server.kill(0, "SIGKILL");
+    expect(await cli.exited).toBe(2);
+    expect(cli.stderr().trim().split("\n").slice(1)).toEqual([
+      expect.stringMatching(
+        new RegExp(
+          `^leasehold tail: lost the connection to NATS at ${server.urls[0]!} \\(.*\\) after 0 events: run tail again \\(--from-seq`,
+        ),
+      ),
+    ]);
   });
 });
