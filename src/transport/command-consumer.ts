@@ -32,6 +32,7 @@ import type { ServeEndpoint, Served } from "./endpoint.ts";
 import type { RefusedReply, ReplyGuard } from "./micro-service.ts";
 import { OP_TIMEOUT_MS, pause, withDeadline } from "../events/deadline.ts";
 import { isReplySubject, quotedSubject } from "./reply-subject.ts";
+import { MAX_HEADER_BYTES, headerBytes, headersTooLarge } from "./header-bytes.ts";
 
 /** Deadline of each call that sets up the subscription. */
 
@@ -197,11 +198,15 @@ export class CommandConsumer {
 
   private async handle(m: JsMsg): Promise<void> {
     const { tail, principal } = this.kindOpOf(m.subject);
-    let replyTo = m.headers?.get(REPLY_TO_HEADER) || undefined;
+    // A header block too large to decode is not read (see header-bytes.ts).
+    const oversized = headersTooLarge(m);
+    let replyTo = oversized ? undefined : m.headers?.get(REPLY_TO_HEADER) || undefined;
     const endpoint = this.byKey.get(tail);
     const { replyAllowed } = this.options;
     let refused: Served | undefined;
-    if (replyTo !== undefined && !isReplySubject(replyTo)) {
+    if (oversized) {
+      refused = invalid(`headers: ${headerBytes(m)} bytes, more than ${MAX_HEADER_BYTES}`);
+    } else if (replyTo !== undefined && !isReplySubject(replyTo)) {
       this.options.onRefusedReply?.(quotedSubject(replyTo), m.subject, "durable");
       refused = invalid(
         `${REPLY_TO_HEADER}: ${quotedSubject(replyTo)} is not a subject a reply may go to (one literal subject, no wildcard or whitespace)`,

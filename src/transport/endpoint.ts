@@ -14,6 +14,7 @@ import type { Logger } from "pino";
 import { toResponse, type EndpointResponse, type MicroService } from "./micro-service.ts";
 import type { Subjects } from "../contract/subjects.ts";
 import { principalOf, type PrincipalSource } from "./principals.ts";
+import { headersTooLarge } from "./header-bytes.ts";
 import { Operators } from "../contract/operators.ts";
 
 /** One `<kind>.<op>` endpoint, ready to serve. */
@@ -508,7 +509,9 @@ export function mountEndpoints(
       endpoint.op,
       principals === "off"
         ? async (data) => (await serve(endpoint, data, NO_PRINCIPAL)).response
-        : async (data, msg) => (await serve(endpoint, data, { principal: principalOf(msg.headers, principals) })).response,
+        : async (data, msg) =>
+            // A header block too large to decode names no one (see header-bytes.ts).
+            (await serve(endpoint, data, { principal: headersTooLarge(msg) ? "" : principalOf(msg.headers, principals) })).response,
     );
   }
 }
