@@ -34,6 +34,7 @@ import {
   ReconnectedError,
 } from "./event-log.ts";
 import { scanStream } from "./jetstream-scan.ts";
+import { planScan } from "./scan-plan.ts";
 import { plainMsgIdOf } from "./msg-id-header.ts";
 import { OP_TIMEOUT_MS, withDeadline, pause } from "./deadline.ts";
 import { storedMillis } from "./stored-time.ts";
@@ -230,12 +231,23 @@ export class JetStreamEventLog implements EventLog {
 
   async scan(range: StreamRange, visit: (message: StoredMessage) => boolean | void, stallMs: number): Promise<void> {
     const toSeq = range.toSeq ?? (await this.lastSeq());
-    const scan = { fromSeq: range.fromSeq, toSeq, filter: range.filter ?? this.options.subjects };
+    const fromSeq = Math.max(1, range.fromSeq ?? 1);
+    const source = { jsm: this.jsm, stream: this.options.stream, streamSubjects: this.options.subjects, timeoutMs: this.opTimeoutMs };
+    const plan = await planScan(source, range.filter ?? this.options.subjects, fromSeq, toSeq);
+    const late = (m: JsMsg) => range.toTime !== undefined && storedMillis(m) > range.toTime;
+    if (!("keep" in plan)) {
+      const scan = { fromSeq, toSeq, filter: plan.filter };
+      await scanStream(this.js, this.options.stream, scan, (m) => (late(m) ? false : visit(new StoredJsMsg(m, m.info.pending))), stallMs);
+      return;
+    }
+    // Read unfiltered: the kind's pending count is what a filtered read would have said, counted down.
+    const { keep } = plan;
+    let pending = plan.count;
     await scanStream(
       this.js,
       this.options.stream,
-      scan,
-      (m) => (range.toTime !== undefined && storedMillis(m) > range.toTime ? false : visit(new StoredJsMsg(m, m.info.pending))),
+      { fromSeq, toSeq, filter: plan.filter },
+      (m) => (!keep(m.subject) ? undefined : late(m) ? false : visit(new StoredJsMsg(m, Math.max(0, --pending)))),
       stallMs,
     );
   }

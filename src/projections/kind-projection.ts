@@ -568,19 +568,6 @@ export class ProjectionFollower {
     const from = await restore(patiently);
     this.appliedSeq = from;
     this.lastProgressSeq = from;
-    this.following = await patiently("following the stream", () =>
-      log.follow(from + 1, (m) => this.onMessage(m), {
-        filter,
-        onRestart: (err, nextSeq) => {
-          this.restarts++;
-          // After a reconnect this is routine (the reconnect itself is logged once); any other cause is worth a warning.
-          if (err instanceof ReconnectedError) logger.debug({ kind, nextSeq }, "projection follower re-created after the reconnect");
-          else logger.warn({ err, kind, nextSeq }, "projection follower re-created");
-        },
-      }),
-    );
-    this.watchdog = setInterval(() => this.checkProgress(), this.options.stallMs ?? 1000);
-    this.watchdog.unref();
     const last = await patiently("reading the stream's last sequence", () => log.lastSubjectSeq(filter, opTimeoutMs));
     // A long catch-up is otherwise silent: say how far it is, so that a start of minutes is not taken for a hang.
     const progress = setInterval(
@@ -589,11 +576,42 @@ export class ProjectionFollower {
     );
     progress.unref();
     try {
+      await this.catchUp(last);
+      this.following = await patiently("following the stream", () =>
+        log.follow(this.appliedSeq + 1, (m) => this.onMessage(m), {
+          filter,
+          onRestart: (err, nextSeq) => {
+            this.restarts++;
+            // After a reconnect this is routine (the reconnect itself is logged once); any other cause is worth a warning.
+            if (err instanceof ReconnectedError) logger.debug({ kind, nextSeq }, "projection follower re-created after the reconnect");
+            else logger.warn({ err, kind, nextSeq }, "projection follower re-created");
+          },
+        }),
+      );
+      this.watchdog = setInterval(() => this.checkProgress(), this.options.stallMs ?? 1000);
+      this.watchdog.unref();
       await this.reached(last, Math.max(1, startDeadline - performance.now()));
     } finally {
       clearInterval(progress);
     }
     return from;
+  }
+
+  /**
+   * Folds the events of the kind up to `last` with one bounded read (which
+   * the log may filter on this side: src/events/scan-plan.ts) before the
+   * follower starts: a follower's consumer is filtered by the server, slow
+   * over a long backlog of many subjects. A read that fails leaves the rest
+   * to the follower.
+   */
+  private async catchUp(last: number): Promise<void> {
+    const { log, filter, kind, logger, opTimeoutMs } = this.options;
+    if (log.scan === undefined || last <= this.appliedSeq) return;
+    try {
+      await log.scan({ fromSeq: this.appliedSeq + 1, toSeq: last, filter }, (m) => this.onMessage(m), opTimeoutMs);
+    } catch (err) {
+      logger.warn({ err, kind, seq: this.appliedSeq, lastSeq: last }, "projection catch-up read failed; the follower reads the rest");
+    }
   }
 
   /** Stops following; waits still pending are released by {@link release}. */

@@ -6,7 +6,13 @@
 import { pino } from "pino";
 import { describe, expect, it, vi } from "vitest";
 import { encodeEvent, type EventEnvelope } from "../../src/events/envelope.ts";
-import { LogUnavailableError, type FollowOptions, type Following, type StoredMessage } from "../../src/events/event-log.ts";
+import {
+  LogUnavailableError,
+  type FollowOptions,
+  type Following,
+  type StoredMessage,
+  type StreamRange,
+} from "../../src/events/event-log.ts";
 import { MemoryEventLog } from "../../src/events/memory-event-log.ts";
 import { Subjects } from "../../src/contract/subjects.ts";
 import { KindProjection } from "../../src/projections/kind-projection.ts";
@@ -88,6 +94,16 @@ class TricklingLog extends MemoryEventLog {
         return following.stop();
       },
     };
+  }
+
+  /** A start's catch-up read trickles too. */
+  override async scan(range: StreamRange, visit: (message: StoredMessage) => boolean | void): Promise<void> {
+    const messages: StoredMessage[] = [];
+    await super.scan(range, (m) => void messages.push(m));
+    for (const m of messages) {
+      await new Promise((resolve) => setTimeout(resolve, this.everyMs));
+      if (visit(m) === false) return;
+    }
   }
 }
 
@@ -203,6 +219,25 @@ describe("KindProjection", () => {
     const after = lines.length;
     await new Promise((resolve) => setTimeout(resolve, 100));
     expect(lines.slice(after).filter((l) => l.msg === "projection catching up with the stream")).toEqual([]);
+    await p.stop();
+  });
+
+  it("catches up through its follower, after a warning, when the catch-up read fails", async () => {
+    const log = new (class extends MemoryEventLog {
+      override scan(): Promise<void> {
+        return Promise.reject(new Error("read refused (test)"));
+      }
+    })();
+    await history(log, "a", 10);
+    const lines: { msg: string; lastSeq?: number }[] = [];
+    const logger = pino({ level: "info" }, { write: (line: string) => void lines.push(JSON.parse(line) as (typeof lines)[number]) });
+    const p = new KindProjection({ log, filter: subjects.eventsOfKind("lock"), fold: logic, logger, opTimeoutMs: 200 });
+    await p.start();
+    expect(p.get("a").generation).toBe(10);
+    expect(p.seq).toBe(20);
+    expect(lines).toContainEqual(
+      expect.objectContaining({ msg: "projection catch-up read failed; the follower reads the rest", lastSeq: 20 }),
+    );
     await p.stop();
   });
 
