@@ -11,6 +11,7 @@ import type { CommonFlags } from "./options.ts";
 import { closestOps, isOp } from "./ops.ts";
 import { ERROR_MESSAGE_HEADER, ERROR_STATUS_HEADER } from "../contract/errors.ts";
 import { isValidPrefix } from "../contract/subjects.ts";
+import { isNoResponders } from "../transport/no-responders.ts";
 
 /** Flags of `call`. */
 export interface CallFlags extends CommonFlags {
@@ -74,12 +75,6 @@ async function send(nc: NatsConnection, subject: string, payload: string, flags:
     return EXIT.refused;
   }
   return EXIT.ok;
-}
-
-function isNoResponders(e: unknown): boolean {
-  if (e instanceof errors.NoRespondersError) return true;
-  if (e instanceof errors.RequestError && e.isNoResponders()) return true;
-  return (e as { cause?: unknown }).cause instanceof errors.NoRespondersError;
 }
 
 function pretty(text: string): string {

@@ -11,6 +11,7 @@ import type { Subjects } from "../contract/subjects.ts";
 import type { ProxyView } from "../proxy/state.ts";
 import type { RouteLeaseView } from "../route/state.ts";
 import { ToolConnectionError } from "./errors.ts";
+import { isNoResponders } from "../transport/no-responders.ts";
 import { foldStream, replayView, type HostReplayView } from "./replay.ts";
 import { holderCell, labelsText } from "./replay-render.ts";
 import { cell, renderTable } from "./table.ts";
@@ -59,8 +60,11 @@ export async function requestService<T>(nc: NatsConnection, subjects: Subjects, 
   try {
     reply = await nc.request(subject, encoder.encode("{}"), { timeout: timeoutMs });
   } catch (e) {
+    const why = isNoResponders(e)
+      ? `no leasehold service listens on ${subject}`
+      : `no leasehold service answered ${subject} within ${timeoutMs} ms`;
     throw new ToolConnectionError(
-      `no leasehold service answered ${subject} within ${timeoutMs} ms (${(e as Error).message}); status needs a running service: start one with \`leasehold serve --prefix ${subjects.prefix}\``,
+      `${why} (${(e as Error).message}); status needs a running service: start one with \`npx leasehold serve --prefix ${subjects.prefix}\``,
       { cause: e },
     );
   }

@@ -93,7 +93,7 @@ describe("leasehold status", () => {
     expect(gone.code).toBe(2);
     expect(gone.stderr).toMatch(
       new RegExp(
-        `leasehold status: no leasehold service answered ${prefix}\\.v1\\.\\w+\\.\\w+ within 1000 ms .*start one with \`leasehold serve --prefix ${prefix}\``,
+        `leasehold status: no leasehold service listens on ${prefix}\\.v1\\.\\w+\\.\\w+ .*start one with \`npx leasehold serve --prefix ${prefix}\``,
       ),
     );
   });
