@@ -22,11 +22,15 @@ interface NatsConfigFlags {
   force?: boolean;
 }
 
-/** A commander argument parser for `--listen`: a host name or IP address and a port, nothing the configuration would read otherwise. */
+/**
+ * A commander argument parser for `--listen`: a host name or IP address and a
+ * port (1 to 65535, or -1: nats-server picks a free one), nothing the
+ * configuration would read otherwise.
+ */
 export function listenAddress(value: string): string {
-  const m = /^(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._-]+):(\d{1,5})$/.exec(value);
-  if (m === null || Number(m[1]) < 1 || Number(m[1]) > 65535)
-    throw new InvalidArgumentError("expected <host>:<port>, e.g. 0.0.0.0:4222 or [::]:4222");
+  const m = /^(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._-]+):(-1|\d{1,5})$/.exec(value);
+  if (m === null || (m[1] !== "-1" && (Number(m[1]) < 1 || Number(m[1]) > 65535)))
+    throw new InvalidArgumentError("expected <host>:<port>, e.g. 0.0.0.0:4222 or [::]:4222 (-1: any free port)");
   return value;
 }
 

@@ -31,8 +31,7 @@ import { badRequest } from "../contract/errors.ts";
 import type { ServeEndpoint, Served } from "./endpoint.ts";
 import type { RefusedReply, ReplyGuard } from "./micro-service.ts";
 import { OP_TIMEOUT_MS, pause, withDeadline } from "../events/deadline.ts";
-import { isReplySubject, quotedSubject } from "./reply-subject.ts";
-import { MAX_HEADER_BYTES, headerBytes, headersTooLarge } from "./header-bytes.ts";
+import { MAX_HEADER_BYTES, headerBytes, headersTooLarge, isReplySubject, quotedSubject } from "./client-text.ts";
 
 /** Deadline of each call that sets up the subscription. */
 
@@ -198,7 +197,7 @@ export class CommandConsumer {
 
   private async handle(m: JsMsg): Promise<void> {
     const { tail, principal } = this.kindOpOf(m.subject);
-    // A header block too large to decode is not read (see header-bytes.ts).
+    // A header block too large to decode is not read (see client-text.ts).
     const oversized = headersTooLarge(m);
     let replyTo = oversized ? undefined : m.headers?.get(REPLY_TO_HEADER) || undefined;
     const endpoint = this.byKey.get(tail);

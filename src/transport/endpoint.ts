@@ -14,7 +14,7 @@ import type { Logger } from "pino";
 import { toResponse, type EndpointResponse, type MicroService } from "./micro-service.ts";
 import type { Subjects } from "../contract/subjects.ts";
 import { principalOf, type PrincipalSource } from "./principals.ts";
-import { headersTooLarge } from "./header-bytes.ts";
+import { headersTooLarge } from "./client-text.ts";
 import { Operators } from "../contract/operators.ts";
 
 /** One `<kind>.<op>` endpoint, ready to serve. */
@@ -510,7 +510,7 @@ export function mountEndpoints(
       principals === "off"
         ? async (data) => (await serve(endpoint, data, NO_PRINCIPAL)).response
         : async (data, msg) =>
-            // A header block too large to decode names no one (see header-bytes.ts).
+            // A header block too large to decode names no one (see client-text.ts).
             (await serve(endpoint, data, { principal: headersTooLarge(msg) ? "" : principalOf(msg.headers, principals) })).response,
     );
   }

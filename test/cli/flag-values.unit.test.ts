@@ -35,13 +35,13 @@ describe("serve's setting values", () => {
 });
 
 describe("nats-config --listen", () => {
-  it("takes a host or address and a port", () => {
-    for (const ok of ["127.0.0.1:4222", "0.0.0.0:4222", "[::]:4222", "nats.example.com:4222", "localhost:1"])
+  it("takes a host or address and a port, -1 (any free port, as nats-server reads it) included", () => {
+    for (const ok of ["127.0.0.1:4222", "0.0.0.0:4222", "[::]:4222", "nats.example.com:4222", "localhost:1", "127.0.0.1:-1"])
       expect(listenAddress(ok)).toBe(ok);
   });
 
   it("refuses anything else, a line break or brace that would reach the configuration included", () => {
-    for (const bad of ["nope", "1.2.3.4:99999", "1.2.3.4:0", ":4222", "0.0.0.0:4222\n}", "a b:4222", '"x":4222'])
+    for (const bad of ["nope", "1.2.3.4:99999", "1.2.3.4:0", "1.2.3.4:-2", ":4222", "0.0.0.0:4222\n}", "a b:4222", '"x":4222'])
       expect(() => listenAddress(bad), bad).toThrow(InvalidArgumentError);
   });
 });
