@@ -234,20 +234,19 @@ export class JetStreamEventLog implements EventLog {
     const fromSeq = Math.max(1, range.fromSeq ?? 1);
     const source = { jsm: this.jsm, stream: this.options.stream, streamSubjects: this.options.subjects, timeoutMs: this.opTimeoutMs };
     const plan = await planScan(source, range.filter ?? this.options.subjects, fromSeq, toSeq);
-    const late = (m: JsMsg) => range.toTime !== undefined && storedMillis(m) > range.toTime;
-    if (!("keep" in plan)) {
-      const scan = { fromSeq, toSeq, filter: plan.filter };
-      await scanStream(this.js, this.options.stream, scan, (m) => (late(m) ? false : visit(new StoredJsMsg(m, m.info.pending))), stallMs);
-      return;
-    }
-    // Read unfiltered: the kind's pending count is what a filtered read would have said, counted down.
-    const { keep } = plan;
-    let pending = plan.count;
+    // Read unfiltered, a message of another kind is passed over, and the kind's pending count is what a filtered
+    // read would have said, counted down.
+    const keep = "keep" in plan ? plan.keep : undefined;
+    let pending = "keep" in plan ? plan.count : 0;
     await scanStream(
       this.js,
       this.options.stream,
       { fromSeq, toSeq, filter: plan.filter },
-      (m) => (!keep(m.subject) ? undefined : late(m) ? false : visit(new StoredJsMsg(m, Math.max(0, --pending)))),
+      (m) => {
+        if (keep !== undefined && !keep(m.subject)) return;
+        if (range.toTime !== undefined && storedMillis(m) > range.toTime) return false;
+        return visit(new StoredJsMsg(m, keep === undefined ? m.info.pending : Math.max(0, --pending)));
+      },
       stallMs,
     );
   }

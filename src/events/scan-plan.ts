@@ -13,7 +13,7 @@ import { AckPolicy, DeliverPolicy, type JetStreamManager } from "@nats-io/jetstr
 import { withDeadline } from "./deadline.ts";
 
 /** The least share of a range's messages a kind must hold to be read unfiltered. */
-export const DENSE_SHARE = 0.25;
+const DENSE_SHARE = 0.25;
 
 /** How to read one kind's messages between two sequences. */
 export type ScanPlan =
