@@ -81,6 +81,8 @@ interface Settings extends CommonSettings {
   readonly asyncTraces: boolean;
   /** Whether a session is open on the service (kept alive) while measuring. */
   readonly sessionOpen: boolean;
+  /** The service's --max-active-requests; undefined: its default. */
+  readonly maxActiveRequests: number | undefined;
   readonly names: readonly Names[];
   readonly nodes: number;
   /** `plain`: one server without authorization; `accounts`: the account layout (see the file's comment). */
@@ -107,7 +109,7 @@ interface Run extends WindowFigures {
 
 function parseSettings(): Settings {
   const { values, common } = parseBenchArgs(
-    "usage: npx tsx bench/locks.ts [--duration-ms N] [--warmup-ms N] [--concurrency 1,64] [--repeats N] [--systems ceiling,leasehold] [--ttl-ms N] [--names cold,hot] [--nodes 1|3] [--layout plain|accounts] [--async-traces] [--session-open] [--json]",
+    "usage: npx tsx bench/locks.ts [--duration-ms N] [--warmup-ms N] [--concurrency 1,64] [--repeats N] [--systems ceiling,leasehold] [--ttl-ms N] [--names cold,hot] [--nodes 1|3] [--layout plain|accounts] [--async-traces] [--session-open] [--max-active-requests N] [--json]",
     {
       systems: { type: "string", default: "ceiling,leasehold" },
       "ttl-ms": { type: "string", default: "10000" },
@@ -116,6 +118,7 @@ function parseSettings(): Settings {
       layout: { type: "string", default: "plain" },
       "async-traces": { type: "boolean", default: false },
       "session-open": { type: "boolean", default: false },
+      "max-active-requests": { type: "string" },
     },
   );
   const [layout, ...more] = listOf<Layout>("layout", "layout", values.layout, ["plain", "accounts"]);
@@ -131,6 +134,8 @@ function parseSettings(): Settings {
     ttlMs: positiveInt("ttl-ms", values["ttl-ms"]),
     asyncTraces: values["async-traces"],
     sessionOpen: values["session-open"],
+    maxActiveRequests:
+      values["max-active-requests"] === undefined ? undefined : positiveInt("max-active-requests", values["max-active-requests"]),
     json: values.json,
   };
 }
@@ -377,6 +382,7 @@ async function main(): Promise<void> {
         lockTtlMs: settings.ttlMs,
         maxTtlMs: Math.max(settings.ttlMs, 30_000),
         replicas,
+        maxActiveRequests: settings.maxActiveRequests,
         ...(layout === undefined ? {} : { principals: "nats-request-info" as const }),
       });
       if (settings.systems.includes("leasehold")) await bench.startService(config, layout?.service);

@@ -31,6 +31,10 @@ export interface ServiceConfig {
   readonly maxWaitingAcquires: number;
   /** Host loads: how many hosts without a host record have their load kept (the oldest dropped first). */
   readonly maxUnknownLoads: number;
+  /** Requests served at once; past them a request waits its client's turn (src/transport/fair-queue.ts). */
+  readonly maxActiveRequests: number;
+  /** Requests that may wait for their turn, all clients together (a tenth of them per client); one more is UNAVAILABLE. */
+  readonly maxQueuedRequests: number;
   readonly sweepIntervalMs: number;
   readonly dedupWindowMs: number;
   /** Replicas of the streams the service creates. */
@@ -91,6 +95,8 @@ export const DEFAULTS: Omit<ServiceConfig, "nats"> = {
   maxWaiters: 10_000,
   maxWaitingAcquires: 100_000,
   maxUnknownLoads: 10_000,
+  maxActiveRequests: 8,
+  maxQueuedRequests: 10_000,
   sweepIntervalMs: 30_000,
   dedupWindowMs: 120_000,
   replicas: 1,
@@ -131,6 +137,8 @@ const schema = z
     maxWaiters: z.coerce.number().int("must be a whole number").min(1).max(10_000_000),
     maxWaitingAcquires: z.coerce.number().int("must be a whole number").min(1).max(10_000_000),
     maxUnknownLoads: z.coerce.number().int("must be a whole number").min(1).max(10_000_000),
+    maxActiveRequests: z.coerce.number().int("must be a whole number").min(1).max(1_000_000),
+    maxQueuedRequests: z.coerce.number().int("must be a whole number").min(10).max(10_000_000),
     sweepIntervalMs: ms,
     dedupWindowMs: ms,
     replicas: z.coerce.number().int("must be a whole number").min(1).max(5),

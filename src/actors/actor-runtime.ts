@@ -79,6 +79,12 @@ export interface Arrival {
    * A command that spans turns passes one deadline to all of them.
    */
   readonly deadline?: number | undefined;
+  /**
+   * Told when the request stops working and starts waiting (a blocking
+   * acquire parked in its queue): its place among the requests being served
+   * goes to the next (src/transport/micro-service.ts, fair admission).
+   */
+  readonly onWait?: (() => void) | undefined;
 }
 
 /** The map key of an actor (NUL cannot occur in a kind). */

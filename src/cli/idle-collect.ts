@@ -111,6 +111,10 @@ export class CommandCount implements ServiceObserver {
   replyRefused(path: "request" | "durable"): void {
     this.observer.replyRefused?.(path);
   }
+
+  requestShed(reason: string): void {
+    this.observer.requestShed?.(reason);
+  }
 }
 
 /** The heap as the policy weighs it: V8's committed heap and the off-heap buffers its objects hold. */

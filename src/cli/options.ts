@@ -107,6 +107,22 @@ export function addServiceOptions(command: Command): Command {
       .env("LEASEHOLD_MAX_UNKNOWN_LOADS")
       .default(String(DEFAULTS.maxUnknownLoads)),
   );
+  command.addOption(
+    new Option(
+      "--max-active-requests <n>",
+      "requests served at once; past them a request waits while other clients' requests take turns with its client's",
+    )
+      .env("LEASEHOLD_MAX_ACTIVE_REQUESTS")
+      .default(String(DEFAULTS.maxActiveRequests)),
+  );
+  command.addOption(
+    new Option(
+      "--max-queued-requests <n>",
+      "requests that may wait for their turn, all clients together, a tenth of them per client (one more is UNAVAILABLE)",
+    )
+      .env("LEASEHOLD_MAX_QUEUED_REQUESTS")
+      .default(String(DEFAULTS.maxQueuedRequests)),
+  );
   ms(
     "sweep-interval-ms",
     "LEASEHOLD_SWEEP_INTERVAL_MS",

@@ -51,6 +51,8 @@ export interface ServeFlags extends CommonFlags, AppendConnectionFlags {
   maxWaiters?: string;
   maxWaitingAcquires?: string;
   maxUnknownLoads?: string;
+  maxActiveRequests?: string;
+  maxQueuedRequests?: string;
   sweepIntervalMs?: string;
   dedupWindowMs?: string;
   replicas?: string;

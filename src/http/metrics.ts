@@ -44,6 +44,7 @@ export class ServiceMetrics {
   private readonly appendSeconds: Histogram;
   private readonly appendConflicts: Counter;
   private readonly refusedReplies: Counter<"path">;
+  private readonly shedRequests: Counter<"reason">;
   private source: MetricsSource | undefined;
   private readonly now: () => number;
 
@@ -79,6 +80,12 @@ export class ServiceMetrics {
       name: "leasehold_refused_replies_total",
       help: "Requests (path=request) and durable commands (path=durable) refused because their reply subject is in the service's or NATS's own namespaces.",
       labelNames: ["path"],
+      registers,
+    });
+    this.shedRequests = new Counter({
+      name: "leasehold_shed_requests_total",
+      help: "Requests answered UNAVAILABLE without being carried out, for load: reason=client-full (its client had a tenth of --max-queued-requests waiting), queue-full, waited-too-long (over 1 s for its turn).",
+      labelNames: ["reason"],
       registers,
     });
     const perKind = (name: string, help: string, read: (source: MetricsSource) => PerKind) => this.perKindGauge(name, help, read);
@@ -136,6 +143,10 @@ export class ServiceMetrics {
 
   replyRefused(path: "request" | "durable"): void {
     this.refusedReplies.inc({ path });
+  }
+
+  requestShed(reason: string): void {
+    this.shedRequests.inc({ reason });
   }
 
   /** The exposition text and its content type. */

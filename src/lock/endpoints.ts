@@ -1,6 +1,6 @@
 /** The lock's endpoints: `lock.acquire|renew|release|get|reset`, each for the lock the request names. */
 import { badRequest } from "../contract/errors.ts";
-import { OPERATOR_OP, READS, endpoint, refuse, type Endpoint, positiveMs, requestBase, requiredId } from "../transport/endpoint.ts";
+import { OPERATOR_OP, READS, WAITS, endpoint, refuse, type Endpoint, positiveMs, requestBase, requiredId } from "../transport/endpoint.ts";
 import type { LockWaiters } from "./waiters.ts";
 import { z } from "zod";
 import type { ActorRuntime, Arrival } from "../actors/actor-runtime.ts";
@@ -29,17 +29,23 @@ export interface LockAcquireOptions {
  */
 export function lockEndpoints({ turns, waiters, maxWaitMs }: LockAcquireOptions): Endpoint[] {
   return [
-    endpoint("lock", "acquire", lockRequests.acquire, async (r, a) => {
-      const waitMs = r.waitMs ?? 0;
-      if (waitMs > maxWaitMs) return refuse(badRequest(`waitMs: ${waitMs} exceeds the server's --max-wait-ms (${maxWaitMs})`));
-      // A durable command has nobody waiting for its answer, so it may not wait.
-      if (waitMs > 0 && a.requestedAt !== undefined) {
-        return refuse(badRequest("waitMs: a durable command cannot wait (send waitMs 0 or none)"));
-      }
-      const acquire = { owner: r.owner, ttlMs: r.ttlMs, waitMs, requestId: r.requestId, session: r.session };
-      // Without a wait nothing spans turns: one turn of the lock's actor, a repeat of an acquire that joined the queue included.
-      return waitMs > 0 ? waiters.acquire(r.name, acquire, a) : turns.execute(r.name, { op: "acquire", ...acquire }, a);
-    }),
+    endpoint(
+      "lock",
+      "acquire",
+      lockRequests.acquire,
+      async (r, a) => {
+        const waitMs = r.waitMs ?? 0;
+        if (waitMs > maxWaitMs) return refuse(badRequest(`waitMs: ${waitMs} exceeds the server's --max-wait-ms (${maxWaitMs})`));
+        // A durable command has nobody waiting for its answer, so it may not wait.
+        if (waitMs > 0 && a.requestedAt !== undefined) {
+          return refuse(badRequest("waitMs: a durable command cannot wait (send waitMs 0 or none)"));
+        }
+        const acquire = { owner: r.owner, ttlMs: r.ttlMs, waitMs, requestId: r.requestId, session: r.session };
+        // Without a wait nothing spans turns: one turn of the lock's actor, a repeat of an acquire that joined the queue included.
+        return waitMs > 0 ? waiters.acquire(r.name, acquire, a) : turns.execute(r.name, { op: "acquire", ...acquire }, a);
+      },
+      WAITS,
+    ),
     endpoint("lock", "renew", lockRequests.renew, (r, a) =>
       turns.execute(r.name, { op: "renew", owner: r.owner, etag: r.etag, ttlMs: r.ttlMs }, a),
     ),

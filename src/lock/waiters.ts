@@ -155,6 +155,7 @@ export class LockWaiters {
       waitingSince,
     };
     const parked = this.enter(name, w);
+    arrival.onWait?.();
     try {
       return await this.wait(name, parked);
     } finally {

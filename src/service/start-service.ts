@@ -14,6 +14,7 @@ import { proxyModule } from "../proxy/module.ts";
 import { MicroService } from "../transport/micro-service.ts";
 import { endpointServer, mountEndpoints, type CommandObserver } from "../transport/endpoint.ts";
 import { replyConfinement } from "../transport/micro-service.ts";
+import { shedReport } from "../transport/micro-service.ts";
 import { accountOf, principalSourceProblem } from "../transport/principal-source.ts";
 import { Operators } from "../contract/operators.ts";
 import { CommandConsumer } from "../transport/command-consumer.ts";
@@ -66,6 +67,8 @@ export interface ServiceObserver extends CommandObserver {
   appendConflict(): void;
   /** A request or durable command refused for its reply subject. */
   replyRefused?(path: "request" | "durable"): void;
+  /** A request answered UNAVAILABLE without being carried out, for load (src/transport/fair-queue.ts). */
+  requestShed?(reason: string): void;
 }
 
 /** Options of {@link startService}. */
@@ -182,10 +185,15 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
       options.onFatal?.(new Error(`cannot serve ${subject}: ${err.message}`, { cause: err }));
     },
     onUnsent: (err, subject) => logger.warn({ err, subject }, "an answer could not be sent; answered INTERNAL instead"),
+    // Headers are decoded only where the deployment says the server writes who sent a request.
+    principals: config.principals,
+    admission: {
+      ...{ maxActive: config.maxActiveRequests, maxQueued: config.maxQueuedRequests },
+      onShed: shedReport(logger, observer?.requestShed && ((reason) => observer.requestShed?.(reason))),
+    },
   });
   const endpoints = modules.flatMap((m) => m.endpoints);
-  // Headers are decoded only where the deployment says the server writes who sent a request.
-  mountEndpoints(micro, subjects, endpoints, serve, config.principals);
+  mountEndpoints(micro, subjects, endpoints, serve);
 
   const commands = await CommandConsumer.start({
     nc: appendNc,

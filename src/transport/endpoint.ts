@@ -13,8 +13,6 @@ import { createHash } from "node:crypto";
 import type { Logger } from "pino";
 import { toResponse, type EndpointResponse, type MicroService } from "./micro-service.ts";
 import type { Subjects } from "../contract/subjects.ts";
-import { principalOf, type PrincipalSource } from "./principals.ts";
-import { headersTooLarge } from "./client-text.ts";
 import { Operators } from "../contract/operators.ts";
 
 /** One `<kind>.<op>` endpoint, ready to serve. */
@@ -25,6 +23,8 @@ export interface Endpoint {
   readonly reads: boolean;
   /** An operator op (docs/protocol.md, "Principals"): with `--operators`, only those principals may call it. */
   readonly operatorOp: boolean;
+  /** May wait for something other than CPU (a blocking acquire): it says so through {@link Delivery.onWait}. */
+  readonly waits: boolean;
   /**
    * Runs a raw request body; never throws. The handler starts before this
    * returns (no await in between), so requests that reach an actor enter its
@@ -43,12 +43,16 @@ export interface Delivery {
   readonly operator?: boolean;
   /** Whether the principal may call operator ops: an operator, or anyone while `--operators` is unset (default true). */
   readonly mayOperate?: boolean;
+  /** Told when the request starts waiting (see {@link Arrival.onWait}). */
+  readonly onWait?: () => void;
 }
 
 /** Marks an endpoint that only reads. */
 export const READS = { reads: true } as const;
 /** Marks an op only `--operators` may call when it is set (docs/protocol.md, "Principals"). */
 export const OPERATOR_OP = { operatorOp: true } as const;
+/** Marks an op that may wait for something other than CPU (a blocking acquire). */
+export const WAITS = { waits: true } as const;
 
 /** What a handler does with a valid request. */
 export type Handler<Req> = (request: Req, arrival: Arrival) => Promise<TurnResult>;
@@ -59,7 +63,7 @@ export function endpoint<Req extends { requestId?: string | undefined }>(
   op: string,
   schema: z.ZodType<Req>,
   handle: Handler<Req>,
-  options: { reads?: boolean; operatorOp?: boolean } = {},
+  options: { reads?: boolean; operatorOp?: boolean; waits?: boolean } = {},
 ): Endpoint {
   const operatorOp = options.operatorOp ?? false;
   return {
@@ -67,6 +71,7 @@ export function endpoint<Req extends { requestId?: string | undefined }>(
     op,
     reads: options.reads ?? false,
     operatorOp,
+    waits: options.waits ?? false,
     run(data, delivery) {
       const request = delivery?.requestedAt === undefined ? parseRequest(schema, data) : parseDurable(schema, data);
       if (!request.ok) return Promise.resolve({ ok: false, rejection: request.rejection });
@@ -78,6 +83,7 @@ export function endpoint<Req extends { requestId?: string | undefined }>(
         requestedAt: delivery?.requestedAt,
         principal,
         operator: delivery?.operator ?? false,
+        onWait: delivery?.onWait,
         // Only a request that can be repeated needs telling from another with its id.
         fingerprint: requestId === undefined ? undefined : requestFingerprint(kind, op, request.value, principal),
       };
@@ -448,7 +454,13 @@ export function endpointServer(options: EndpointServerOptions): ServeEndpoint {
     const result: TurnResult =
       requirePrincipal && principal === ""
         ? { ok: false, rejection: unauthenticated() }
-        : await endpoint.run(data, { requestedAt: delivery.requestedAt, principal, operator, mayOperate: operator || open });
+        : await endpoint.run(data, {
+            requestedAt: delivery.requestedAt,
+            principal,
+            operator,
+            mayOperate: operator || open,
+            onWait: delivery.onWait,
+          });
     observer?.commandFinished(endpoint.kind, endpoint.op, outcomeOf(result), (performance.now() - started) / 1000);
     if (!result.ok && isInDoubt(result)) warnInDoubt(endpoint.kind, endpoint.op, result.rejection.message);
     else if (!result.ok && isUnavailable(result)) warnUnavailable(endpoint.kind, endpoint.op, result.rejection.message);
@@ -491,27 +503,19 @@ function throttledWarn(logger: Logger, msg: string, periodMs: number): (kind: st
 /**
  * Mounts every endpoint on the NATS service, each kind's in its group
  * (`<prefix>.v1.<kind>`): a request's bytes go straight to `serve`, with the
- * principal its headers prove when the deployment says the server writes
- * them (`principals`), else none.
+ * principal the service framework read from it.
  */
-export function mountEndpoints(
-  micro: MicroService,
-  subjects: Subjects,
-  endpoints: readonly Endpoint[],
-  serve: ServeEndpoint,
-  principals: PrincipalSource,
-): void {
+export function mountEndpoints(micro: MicroService, subjects: Subjects, endpoints: readonly Endpoint[], serve: ServeEndpoint): void {
   const groups = new Map<string, ReturnType<MicroService["addGroup"]>>();
   for (const endpoint of endpoints) {
     let group = groups.get(endpoint.kind);
     if (group === undefined) groups.set(endpoint.kind, (group = micro.addGroup(subjects.commandGroup(endpoint.kind))));
     group.addEndpoint(
       endpoint.op,
-      principals === "off"
-        ? async (data) => (await serve(endpoint, data, NO_PRINCIPAL)).response
-        : async (data, msg) =>
-            // A header block too large to decode names no one (see client-text.ts).
-            (await serve(endpoint, data, { principal: headersTooLarge(msg) ? "" : principalOf(msg.headers, principals) })).response,
+      endpoint.waits
+        ? // An op that may wait says when it starts to, so that fair admission gives its place to the next request.
+          async (data, msg, principal) => (await serve(endpoint, data, { principal, onWait: () => micro.waits(msg) })).response
+        : async (data, _msg, principal) => (await serve(endpoint, data, principal === "" ? NO_PRINCIPAL : { principal })).response,
     );
   }
 }

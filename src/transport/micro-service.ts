@@ -12,6 +12,9 @@ import { type Msg, type NatsConnection, type Subscription, nuid, headers as nats
 import { ERROR_MESSAGE_HEADER, ERROR_STATUS_HEADER, STATUS, errorBody } from "../contract/errors.ts";
 import type { TurnResult } from "../actors/actor-runtime.ts";
 import type { Logger } from "pino";
+import { FairQueue, type QueueRefusal } from "./fair-queue.ts";
+import { principalOf, type PrincipalSource } from "./principals.ts";
+import { headersTooLarge } from "./client-text.ts";
 
 /** Identity of a service. */
 export interface MicroServiceOptions {
@@ -29,10 +32,18 @@ export interface MicroServiceOptions {
   readonly replyAllowed?: ReplyGuard;
   /** Told of each request refused for its reply subject. */
   readonly onRefusedReply?: RefusedReply;
+  /** Where a request's principal comes from (src/transport/principals.ts; default `off`: every principal is `""`). */
+  readonly principals?: PrincipalSource;
+  /** Fair admission (docs/operations.md, "Fair admission"); absent: every request is served as it arrives. */
+  readonly admission?: AdmissionOptions;
 }
 
-/** Handles one request (`msg` for what else it carries, its headers); never throws (a throw is answered as a 500). */
-export type EndpointHandler = (data: Uint8Array, msg: Msg) => Promise<EndpointResponse>;
+/**
+ * Handles one request (`msg` for what else it carries) from `principal`
+ * (who NATS says sent it, `""` when unknown); never throws (a throw is
+ * answered as a 500).
+ */
+export type EndpointHandler = (data: Uint8Array, msg: Msg, principal: string) => Promise<EndpointResponse>;
 
 interface EndpointStats {
   readonly name: string;
@@ -46,6 +57,103 @@ interface EndpointStats {
 const encoder = new TextEncoder();
 const json = (value: unknown): Uint8Array => encoder.encode(JSON.stringify(value));
 
+/**
+ * Fair admission: while one client alone sends requests, or fewer than
+ * `maxActive` are being served, each is served as it arrives. Past that,
+ * while several clients send, each may have its share of `maxActive` served
+ * at once (`maxActive` divided among the clients seen in the last
+ * {@link PRESENT_FOR_MS}, at least one each); a request past its client's
+ * share waits in that client's queue, and the queues are served in rotation
+ * (src/transport/fair-queue.ts). So a client with 64 requests in flight puts
+ * about `maxActive` requests' work, not 64, in front of another's one.
+ */
+export interface AdmissionOptions {
+  readonly maxActive: number;
+  /** Requests that may wait, all clients together; one client may have a tenth of them. */
+  readonly maxQueued: number;
+  /** Told of each request answered UNAVAILABLE without being carried out, and why. */
+  readonly onShed?: (client: string, reason: ShedReason) => void;
+  /** The monotonic clock in ms (default `performance.now()`; tests pass their own). */
+  readonly now?: () => number;
+}
+
+/** Why a request was answered UNAVAILABLE without being carried out. */
+export type ShedReason = QueueRefusal | "waited-too-long";
+
+/** A client counts among those sharing `maxActive` this long after its last request. */
+export const PRESENT_FOR_MS = 100;
+/**
+ * The most requests one client has served at once, alone or not: a burst of
+ * thousands sent without waiting would otherwise all be in service at once
+ * (memory for each, and every other client's request behind them); past it
+ * they wait, and past the queue's bounds they are refused.
+ */
+export const MAX_SERVED_PER_CLIENT = 256;
+/** How long a request may wait for its turn; past it, it is answered UNAVAILABLE, not carried out (its asker may have given up). */
+export const MAX_TURN_WAIT_MS = 1000;
+
+/** One client's requests at this instance. */
+interface ClientState {
+  /** Requests of this client being served (a blocking acquire parked in its queue no longer counts). */
+  active: number;
+  /** Requests of this client waiting for their turn. */
+  queued: number;
+  /** When its last request arrived. */
+  lastSeen: number;
+}
+
+/** A request waiting for its turn. */
+interface Waiting {
+  readonly msg: Msg;
+  readonly handler: EndpointHandler;
+  readonly stats: EndpointStats;
+  readonly principal: string;
+  readonly client: string;
+  readonly since: number;
+}
+
+/**
+ * The client a request is from when NATS names no principal: the
+ * connection its reply inbox belongs to. Clients take replies on
+ * `<inbox prefix>.<connection token>.<request token>` (nats.js, the Go and
+ * Python clients), so all but the last token name the connection; a reply
+ * subject of two tokens or fewer (a client's own inbox per request) is its
+ * own client. A client that draws a new inbox per request is, to this, many
+ * clients: only a principal the server states holds against that.
+ */
+export function replyClient(msg: Msg): string {
+  const reply = msg.reply ?? "";
+  const last = reply.lastIndexOf(".");
+  return last > 0 && reply.indexOf(".") < last ? reply.slice(0, last) : reply;
+}
+
+/**
+ * Reports requests answered UNAVAILABLE for load: each is counted, and a
+ * line at warn says so at most every `periodMs` with how many since the last
+ * and the client of the latest (a flood must not flood the log as well).
+ */
+export function shedReport(
+  logger: Logger,
+  count: ((reason: string) => void) | undefined,
+  periodMs = 5000,
+): (client: string, reason: string) => void {
+  let lastAt = -Infinity;
+  let suppressed = 0;
+  return (client, reason) => {
+    count?.(reason);
+    const now = performance.now();
+    if (now - lastAt < periodMs) {
+      suppressed++;
+      return;
+    }
+    logger.warn(
+      { client, reason, shedSinceLast: suppressed },
+      "requests answered UNAVAILABLE for load (--max-active-requests, --max-queued-requests); client: the latest one's",
+    );
+    [lastAt, suppressed] = [now, 0];
+  };
+}
+
 /** One running service instance. */
 export class MicroService {
   /** This instance's id, as `$SRV.PING` reports it. */
@@ -53,13 +161,24 @@ export class MicroService {
   private readonly started = new Date().toISOString();
   private readonly endpoints: { stats: EndpointStats; sub: Subscription }[] = [];
   private readonly control: Subscription[] = [];
+  /** Requests taken and not yet answered, waiting ones included. */
   private inFlight = 0;
   private idleWaiters: (() => void)[] = [];
+  /** Fair admission: the clients seen lately, the client each served request counts against, and the queues. */
+  private readonly clients = new Map<string, ClientState>();
+  private readonly servedFor = new Map<Msg, ClientState>();
+  private readonly waiting: FairQueue<Waiting> | undefined;
+  private queued = 0;
+  private sweptAt = -Infinity;
+  private readonly now: () => number;
 
   constructor(
     private readonly nc: NatsConnection,
     private readonly options: MicroServiceOptions,
   ) {
+    const admission = options.admission;
+    this.now = admission?.now ?? (() => performance.now());
+    if (admission !== undefined) this.waiting = new FairQueue(Math.max(1, Math.floor(admission.maxQueued / 10)), admission.maxQueued);
     for (const verb of ["PING", "INFO", "STATS"] as const) {
       for (const subject of [`$SRV.${verb}`, `$SRV.${verb}.${options.name}`, `$SRV.${verb}.${options.name}.${this.id}`]) {
         this.control.push(
@@ -91,10 +210,18 @@ export class MicroService {
       queue: this.options.queue,
       callback: (err, msg) => {
         if (err !== null) this.options.onError?.(err, subject);
-        else if (this.mayAnswer(msg)) void this.serve(msg, handler, stats);
+        else if (this.mayAnswer(msg)) this.admit(msg, handler, stats, this.principalOf(msg));
       },
     });
     this.endpoints.push({ stats, sub });
+  }
+
+  /**
+   * `msg`, being served, now waits for something other than CPU (a blocking
+   * acquire parked in its queue): it no longer counts against `maxActive`.
+   */
+  waits(msg: Msg): void {
+    this.finished(msg);
   }
 
   /** Requests being handled right now. */
@@ -117,12 +244,120 @@ export class MicroService {
     return false;
   }
 
-  private async serve(msg: Msg, handler: EndpointHandler, stats: EndpointStats): Promise<void> {
-    const start = performance.now();
+  /** Who NATS says sent `msg` (src/transport/principals.ts): `""` unless the deployment says the server writes it. */
+  private principalOf(msg: Msg): string {
+    const source = this.options.principals ?? "off";
+    // A header block too large to decode names no one (see client-text.ts).
+    return source === "off" || headersTooLarge(msg) ? "" : principalOf(msg.headers, source);
+  }
+
+  /** Serves `msg` now, or queues it behind its client's earlier requests when that client has its share served. */
+  private admit(msg: Msg, handler: EndpointHandler, stats: EndpointStats, principal: string): void {
     this.inFlight++;
+    if (this.options.admission === undefined) {
+      void this.serve(msg, handler, stats, principal);
+      return;
+    }
+    const now = this.now();
+    if (this.sweep(now) && this.queued > 0) this.admitWaiting();
+    // A space is in no subject, so a principal never names the same client as a reply inbox.
+    const key = principal === "" ? replyClient(msg) : `principal ${principal}`;
+    let client = this.clients.get(key);
+    if (client === undefined) this.clients.set(key, (client = { active: 0, queued: 0, lastSeen: now }));
+    else client.lastSeen = now;
+    if (client.queued === 0 && this.mayServe(client)) {
+      this.start(msg, handler, stats, principal, client);
+      return;
+    }
+    const refused = this.waiting!.push(key, { msg, handler, stats, principal, client: key, since: now });
+    if (refused !== undefined) {
+      this.shed(msg, stats, key, refused);
+    } else {
+      client.queued++;
+      this.queued++;
+    }
+  }
+
+  /**
+   * Whether a request of `client` may be served now: never past
+   * {@link MAX_SERVED_PER_CLIENT} of its own; else while fewer than
+   * `maxActive` are served, anyone's (no place is left idle); past that,
+   * a client's under its share of `maxActive` (all of it while it is alone).
+   */
+  private mayServe(client: ClientState): boolean {
+    if (client.active >= MAX_SERVED_PER_CLIENT) return false;
+    const { maxActive } = this.options.admission!;
+    const clients = this.clients.size;
+    return this.servedFor.size < maxActive || clients <= 1 || client.active < Math.max(1, Math.floor(maxActive / clients));
+  }
+
+  private start(msg: Msg, handler: EndpointHandler, stats: EndpointStats, principal: string, client: ClientState): void {
+    client.active++;
+    this.servedFor.set(msg, client);
+    void this.serve(msg, handler, stats, principal);
+  }
+
+  /** `msg` no longer counts against its client's share (answered, or waiting for something other than CPU). */
+  private finished(msg: Msg): void {
+    const client = this.servedFor.get(msg);
+    if (client === undefined) return;
+    this.servedFor.delete(msg);
+    client.active--;
+    if (this.queued > 0) this.admitWaiting();
+  }
+
+  /**
+   * Forgets, at most once per {@link PRESENT_FOR_MS}, the clients with
+   * nothing served or waiting and no request for that long: the others'
+   * shares grow. Tells whether it forgot any.
+   */
+  private sweep(now: number): boolean {
+    if (now - this.sweptAt <= PRESENT_FOR_MS) return false;
+    this.sweptAt = now;
+    const before = this.clients.size;
+    for (const [key, client] of this.clients) {
+      if (client.active === 0 && client.queued === 0 && now - client.lastSeen > PRESENT_FOR_MS) this.clients.delete(key);
+    }
+    return this.clients.size < before;
+  }
+
+  /** Serves waiting requests, clients in rotation, while their clients are under their shares. */
+  private admitWaiting(): void {
+    const now = this.now();
+    this.sweep(now);
+    for (;;) {
+      const next = this.waiting!.next((key) => this.mayServe(this.clients.get(key)!));
+      if (next === undefined) return;
+      const client = this.clients.get(next.client)!;
+      client.queued--;
+      this.queued--;
+      if (now - next.since > MAX_TURN_WAIT_MS) this.shed(next.msg, next.stats, next.client, "waited-too-long");
+      else this.start(next.msg, next.handler, next.stats, next.principal, client);
+    }
+  }
+
+  /** Answers UNAVAILABLE a request that was not carried out for load. */
+  private shed(msg: Msg, stats: EndpointStats, client: string, reason: ShedReason): void {
+    this.options.admission!.onShed?.(client, reason);
+    const message =
+      reason === "waited-too-long"
+        ? `this instance is overloaded: the request waited over ${MAX_TURN_WAIT_MS} ms for its turn and was not carried out; retry later`
+        : reason === "client-full"
+          ? `this instance is overloaded: ${this.waiting!.perClient} requests from this client are waiting already; this one was not carried out; retry later`
+          : `this instance is overloaded: ${this.waiting!.total} requests are waiting already; this one was not carried out; retry later`;
+    try {
+      this.answer(msg, { ok: false, status: 503, message, body: errorBody({ code: "UNAVAILABLE", message }) }, stats);
+    } catch {
+      // The connection is gone: the asker's timeout says so.
+    }
+    this.settled();
+  }
+
+  private async serve(msg: Msg, handler: EndpointHandler, stats: EndpointStats, principal: string): Promise<void> {
+    const start = performance.now();
     let response: EndpointResponse;
     try {
-      response = await handler(msg.data, msg);
+      response = await handler(msg.data, msg, principal);
     } catch (e) {
       response = {
         ok: false,
@@ -147,9 +382,15 @@ export class MicroService {
         // The connection is gone: the asker's timeout says so.
       }
     } finally {
-      if (--this.inFlight === 0 && this.idleWaiters.length > 0) {
-        for (const resolve of this.idleWaiters.splice(0)) resolve();
-      }
+      this.finished(msg);
+      this.settled();
+    }
+  }
+
+  /** One request answered: tells {@link stop} when it was the last. */
+  private settled(): void {
+    if (--this.inFlight === 0 && this.idleWaiters.length > 0) {
+      for (const resolve of this.idleWaiters.splice(0)) resolve();
     }
   }
 

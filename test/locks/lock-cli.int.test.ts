@@ -163,6 +163,8 @@ describe("leasehold serve", () => {
       "max-waiters",
       "max-waiting-acquires",
       "max-unknown-loads",
+      "max-active-requests",
+      "max-queued-requests",
       "sweep-interval-ms",
       "dedup-window-ms",
     ]) {
