@@ -32,9 +32,8 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { setTimeout as sleep } from "node:timers/promises";
 import { randomUUID } from "node:crypto";
-import { spawn } from "node:child_process";
 import type { Msg, NatsConnection } from "@nats-io/nats-core";
-import { firstAnswer, rssMb, serviceNodeArgs, stopService, type ServiceChild } from "./service-process.ts";
+import { firstAnswer, rssMb, spawnServeOf, stopService, type ServiceChild } from "./service-process.ts";
 import {
   alternate,
   json,
@@ -108,14 +107,7 @@ function threadCpuSeconds(pid: number): number {
 
 /** `leasehold serve` of `system` as a child process. */
 function spawnServe(system: System, url: string, prefix: string): ServiceChild {
-  const args = [system.cli, "serve", "--nats", url, "--prefix", prefix, "--max-ttl-ms", String(MAX_MS), "--max-wait-ms", String(MAX_MS)];
-  const child = spawn(process.execPath, [...serviceNodeArgs, ...args], {
-    stdio: ["ignore", "ignore", "pipe"],
-    env: { ...process.env, LEASEHOLD_LOG_LEVEL: "warn" },
-  });
-  const service: ServiceChild = { child, lines: [], stderr: "" };
-  child.stderr.on("data", (c: Buffer) => (service.stderr = (service.stderr + c.toString()).slice(-4000)));
-  return service;
+  return spawnServeOf(system.cli, ["--nats", url, "--prefix", prefix, "--max-ttl-ms", String(MAX_MS), "--max-wait-ms", String(MAX_MS)]);
 }
 
 async function request(nc: NatsConnection, prefix: string, op: string, body: unknown, timeout = 10_000): Promise<Msg> {

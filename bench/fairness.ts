@@ -25,7 +25,7 @@ import { join } from "node:path";
 import { randomUUID } from "node:crypto";
 import { createInterface } from "node:readline";
 import type { NatsConnection } from "@nats-io/nats-core";
-import { firstAnswer, rssMb, serviceNodeArgs, stopService, type ServiceChild } from "./service-process.ts";
+import { firstAnswer, rssMb, spawnServeOf, stopService, type ServiceChild } from "./service-process.ts";
 import {
   json,
   markdownTable,
@@ -84,14 +84,7 @@ interface System {
 
 /** `leasehold serve` of `system` as a user runs it. */
 function spawnServe(url: string, prefix: string, system: System): ServiceChild {
-  const args = [system.cli, "serve", "--nats", url, "--prefix", prefix, "--http", "off", ...system.flags];
-  const child = spawn(process.execPath, [...serviceNodeArgs, ...args], {
-    stdio: ["ignore", "ignore", "pipe"],
-    env: { ...process.env, LEASEHOLD_LOG_LEVEL: "warn" },
-  });
-  const service: ServiceChild = { child, lines: [], stderr: "" };
-  child.stderr.on("data", (c: Buffer) => (service.stderr = (service.stderr + c.toString()).slice(-4000)));
-  return service;
+  return spawnServeOf(system.cli, ["--nats", url, "--prefix", prefix, "--http", "off", ...system.flags]);
 }
 
 /** Pair latencies (ms) of one client, one pair at a time, for `windowMs`. */

@@ -73,6 +73,21 @@ export function spawnService(url: string, prefix: string, maxTtlMs = 30_000, cli
   return service;
 }
 
+/**
+ * `leasehold serve` of the checkout whose bin/leasehold.js is `cli` (its
+ * built dist/ when current), with `args` after `serve`, logging at warn;
+ * the tail of its stderr is kept.
+ */
+export function spawnServeOf(cli: string, args: readonly string[]): ServiceChild {
+  const child = spawn(process.execPath, [...serviceNodeArgs, cli, "serve", ...args], {
+    stdio: ["ignore", "ignore", "pipe"],
+    env: { ...process.env, LEASEHOLD_LOG_LEVEL: "warn" },
+  });
+  const service: ServiceChild = { child, lines: [], stderr: "" };
+  child.stderr.on("data", (c: Buffer) => (service.stderr = (service.stderr + c.toString()).slice(-4000)));
+  return service;
+}
+
 /** Polls `subject` until it answers without an error header; ms from `since`. */
 export async function firstAnswer(nc: NatsConnection, subject: string, body: unknown, since: number, child: ChildProcess): Promise<number> {
   const deadline = performance.now() + 180_000;
