@@ -112,8 +112,8 @@ export interface LocalServe {
 }
 
 /** Starts `leasehold serve` in a new folder on a free port, waits until it serves, and stops it (SIGTERM) after the test. */
-export async function startLocalServe(name: string): Promise<LocalServe> {
-  return serveIn(tempDir(name), await freePort());
+export async function startLocalServe(name: string, env: Record<string, string> = {}): Promise<LocalServe> {
+  return serveIn(tempDir(name), await freePort(), env);
 }
 
 /**
