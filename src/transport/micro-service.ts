@@ -83,12 +83,13 @@ export type ShedReason = QueueRefusal | "waited-too-long";
 /** A client counts among those sharing `maxActive` this long after its last request. */
 export const PRESENT_FOR_MS = 100;
 /**
- * The most requests one client has served at once, alone or not: a burst of
- * thousands sent without waiting would otherwise all be in service at once
- * (memory for each, and every other client's request behind them); past it
- * they wait, and past the queue's bounds they are refused.
+ * The most requests served at once, whoever sent them: a burst of thousands
+ * sent without waiting (from one client, or from as many reply inboxes)
+ * would otherwise all be in service at once, with memory for each and every
+ * other request behind them; past it they wait, and past the queue's bounds
+ * they are refused.
  */
-export const MAX_SERVED_PER_CLIENT = 256;
+export const MAX_SERVED = 256;
 /** How long a request may wait for its turn; past it, it is answered UNAVAILABLE, not carried out (its asker may have given up). */
 export const MAX_TURN_WAIT_MS = 1000;
 
@@ -280,12 +281,12 @@ export class MicroService {
 
   /**
    * Whether a request of `client` may be served now: never past
-   * {@link MAX_SERVED_PER_CLIENT} of its own; else while fewer than
+   * {@link MAX_SERVED} in all; else while fewer than
    * `maxActive` are served, anyone's (no place is left idle); past that,
    * a client's under its share of `maxActive` (all of it while it is alone).
    */
   private mayServe(client: ClientState): boolean {
-    if (client.active >= MAX_SERVED_PER_CLIENT) return false;
+    if (this.servedFor.size >= MAX_SERVED) return false;
     const { maxActive } = this.options.admission!;
     const clients = this.clients.size;
     return this.servedFor.size < maxActive || clients <= 1 || client.active < Math.max(1, Math.floor(maxActive / clients));

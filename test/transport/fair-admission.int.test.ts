@@ -12,6 +12,7 @@ import {
   type ShedReason,
   PRESENT_FOR_MS,
   MAX_TURN_WAIT_MS,
+  MAX_SERVED,
 } from "../../src/transport/micro-service.ts";
 import { connectNats, uniquePrefix } from "../support/nats.ts";
 
@@ -182,6 +183,22 @@ describe("fair admission", () => {
     await until(() => s.started.length === 5);
     for (const body of names("a", 4)) s.finish(body);
     expect(await Promise.all([...fromA, ...more])).toEqual(names("a", 4));
+  });
+
+  it("serves at most MAX_SERVED at once, however many clients send (a reply inbox per request)", async () => {
+    const s = await setup({ maxActive: 8, maxQueued: 1000 });
+    const a = await client();
+    const bodies = names("r", MAX_SERVED + 44);
+    // noMux: each request has an inbox of its own, so each is a client of its own.
+    const answers = bodies.map(
+      async (body) => (await a.request(s.subject, encoder.encode(body), { timeout: 10_000, noMux: true })).json<{ done: string }>().done,
+    );
+    await until(() => s.micro.busy === bodies.length);
+    expect(s.started).toHaveLength(MAX_SERVED);
+    for (const body of [...s.started]) s.finish(body);
+    await until(() => s.started.length === bodies.length);
+    for (const body of s.started.slice(MAX_SERVED)) s.finish(body);
+    expect((await Promise.all(answers)).sort()).toEqual([...bodies].sort());
   });
 
   it("answers UNAVAILABLE, without serving it, a request past its client's bound or waiting too long", async () => {
