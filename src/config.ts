@@ -137,8 +137,12 @@ const schema = z
     maxWaiters: z.coerce.number().int("must be a whole number").min(1).max(10_000_000),
     maxWaitingAcquires: z.coerce.number().int("must be a whole number").min(1).max(10_000_000),
     maxUnknownLoads: z.coerce.number().int("must be a whole number").min(1).max(10_000_000),
-    maxActiveRequests: z.coerce.number().int("must be a whole number").min(1).max(1_000_000),
-    maxQueuedRequests: z.coerce.number().int("must be a whole number").min(10).max(10_000_000),
+    maxActiveRequests: z.coerce.number().int("must be a whole number").min(1, "must be at least 1").max(1_000_000),
+    maxQueuedRequests: z.coerce
+      .number()
+      .int("must be a whole number")
+      .min(10, "must be at least 10 (a tenth of it is what one client may have waiting)")
+      .max(10_000_000),
     sweepIntervalMs: ms,
     dedupWindowMs: ms,
     replicas: z.coerce.number().int("must be a whole number").min(1).max(5),

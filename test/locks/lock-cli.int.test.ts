@@ -138,6 +138,8 @@ describe("leasehold serve", () => {
     [["--lock-ttl-ms", "0"], /--lock-ttl-ms.*positive/],
     [["--lock-ttl-ms", "60000"], /--lock-ttl-ms.*max-ttl-ms/],
     [["--max-ttl-ms", "soon"], /--max-ttl-ms/],
+    [["--max-queued-requests", "5"], /--max-queued-requests: must be at least 10/],
+    [["--max-active-requests", "0"], /--max-active-requests: must be at least 1/],
   ])("refuses %j with a non-zero exit and a message naming the flag", async (flags, message) => {
     const cli = runCli(["serve", "--nats", inject("natsUrl"), "--prefix", uniquePrefix(), ...flags]);
     const { code } = await cli.exited;
