@@ -171,6 +171,8 @@ export class MicroService {
   private readonly waiting: FairQueue<Waiting> | undefined;
   private queued = 0;
   private sweptAt = -Infinity;
+  /** Answers the requests that waited past {@link MAX_TURN_WAIT_MS} while places stay taken (set while any wait). */
+  private expiryTimer: ReturnType<typeof setTimeout> | undefined;
   private readonly now: () => number;
 
   constructor(
@@ -276,7 +278,30 @@ export class MicroService {
     } else {
       client.queued++;
       this.queued++;
+      this.expiryTimer ??= this.armExpiry();
     }
+  }
+
+  /**
+   * Every quarter of {@link MAX_TURN_WAIT_MS} while requests wait, answers
+   * UNAVAILABLE those that waited longer: a turn that does not come (every
+   * place held by requests that take seconds, e.g. appends while NATS is
+   * away) must not leave their askers without an answer until they give up.
+   */
+  private armExpiry(): ReturnType<typeof setTimeout> {
+    const timer = setTimeout(() => {
+      this.expiryTimer = undefined;
+      const now = this.now();
+      for (const expired of this.waiting!.expire((w) => now - w.since > MAX_TURN_WAIT_MS)) {
+        this.clients.get(expired.client)!.queued--;
+        this.queued--;
+        this.shed(expired.msg, expired.stats, expired.client, "waited-too-long");
+      }
+      if (this.queued > 0) this.expiryTimer = this.armExpiry();
+    }, MAX_TURN_WAIT_MS / 4);
+    // Never what keeps the process alive: stop() waits for the requests themselves.
+    timer.unref();
+    return timer;
   }
 
   /**
