@@ -173,6 +173,8 @@ export class MicroService {
   private sweptAt = -Infinity;
   /** Answers the requests that waited past {@link MAX_TURN_WAIT_MS} while places stay taken (set while any wait). */
   private expiryTimer: ReturnType<typeof setTimeout> | undefined;
+  /** `$SRV.*` answers as last encoded (see {@link answerControl}). */
+  private readonly controlAnswers = new Map<"PING" | "INFO" | "STATS", Uint8Array>();
   private readonly shedAnswers = new Map<ShedReason, ReturnType<MicroService["shedAnswer"]>>();
   private readonly now: () => number;
 
@@ -189,7 +191,7 @@ export class MicroService {
           nc.subscribe(subject, {
             callback: (err, msg) => {
               if (err !== null) options.onError?.(err, subject);
-              else if (this.mayAnswer(msg)) msg.respond(json(this.controlReply(verb)));
+              else if (this.mayAnswer(msg)) this.answerControl(verb, msg);
             },
           }),
         );
@@ -218,6 +220,7 @@ export class MicroService {
       },
     });
     this.endpoints.push({ stats, sub });
+    this.controlAnswers.clear();
   }
 
   /**
@@ -370,6 +373,7 @@ export class MicroService {
     if (answer === undefined) this.shedAnswers.set(reason, (answer = this.shedAnswer(reason)));
     stats.num_errors++;
     stats.last_error = answer.lastError;
+    this.statsChanged();
     try {
       msg.respond(answer.data, { headers: answer.headers });
     } catch {
@@ -408,6 +412,7 @@ export class MicroService {
       };
     }
     stats.num_requests++;
+    this.statsChanged();
     // Nanoseconds, as the framework's stats count them; a float clock, not a BigInt per request.
     stats.processing_time += Math.round((performance.now() - start) * 1e6);
     try {
@@ -444,6 +449,23 @@ export class MicroService {
       // Not known whether the command took effect: no answer, so the client's timeout says "not known" (never UNAVAILABLE).
       if (response.inDoubt !== true) msg.respond(json(response.body), { headers: replyHeaders(response) });
     }
+  }
+
+  /** Drops the encoded `$SRV.STATS` answer: the next one asked is encoded anew. */
+  private statsChanged(): void {
+    this.controlAnswers.delete("STATS");
+  }
+
+  /**
+   * Answers a discovery request with its answer encoded once while nothing
+   * changed: `$SRV.*` is not admitted (each is answered as it comes), and
+   * encoding the statistics of every endpoint anew for each of a flood of
+   * `$SRV.STATS` requests held the service for seconds.
+   */
+  private answerControl(verb: "PING" | "INFO" | "STATS", msg: Msg): void {
+    let data = this.controlAnswers.get(verb);
+    if (data === undefined) this.controlAnswers.set(verb, (data = json(this.controlReply(verb))));
+    msg.respond(data);
   }
 
   private controlReply(verb: "PING" | "INFO" | "STATS"): Record<string, unknown> {
