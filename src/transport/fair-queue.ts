@@ -25,6 +25,11 @@ class Fifo<T> {
     this.items.push(item);
   }
 
+  /** The oldest item, left in place. */
+  peek(): T | undefined {
+    return this.head === this.items.length ? undefined : this.items[this.head];
+  }
+
   shift(): T | undefined {
     if (this.head === this.items.length) return undefined;
     const item = this.items[this.head];
@@ -96,5 +101,26 @@ export class FairQueue<T> {
       return item;
     }
     return undefined;
+  }
+
+  /**
+   * Takes out and returns the requests `stale` says have waited too long,
+   * the oldest of each client first; since each client's queue is in
+   * arrival order, only its oldest ones are looked at. Clients keep their
+   * places in rotation.
+   */
+  expire(stale: (item: T) => boolean): T[] {
+    const expired: T[] = [];
+    for (const [client, queue] of this.byClient) {
+      for (let head = queue.peek(); head !== undefined && stale(head); head = queue.peek()) expired.push(queue.shift()!);
+      if (queue.length === 0) this.byClient.delete(client);
+    }
+    if (expired.length === 0) return expired;
+    this.count -= expired.length;
+    for (let turns = this.rotation.length; turns > 0; turns--) {
+      const client = this.rotation.shift()!;
+      if (this.byClient.has(client)) this.rotation.push(client);
+    }
+    return expired;
   }
 }

@@ -171,6 +171,11 @@ export class MicroService {
   private readonly waiting: FairQueue<Waiting> | undefined;
   private queued = 0;
   private sweptAt = -Infinity;
+  /** Answers the requests that waited past {@link MAX_TURN_WAIT_MS} while places stay taken (set while any wait). */
+  private expiryTimer: ReturnType<typeof setTimeout> | undefined;
+  /** `$SRV.*` answers as last encoded (see {@link answerControl}). */
+  private readonly controlAnswers = new Map<"PING" | "INFO" | "STATS", Uint8Array>();
+  private readonly shedAnswers = new Map<ShedReason, ReturnType<MicroService["shedAnswer"]>>();
   private readonly now: () => number;
 
   constructor(
@@ -186,7 +191,7 @@ export class MicroService {
           nc.subscribe(subject, {
             callback: (err, msg) => {
               if (err !== null) options.onError?.(err, subject);
-              else if (this.mayAnswer(msg)) msg.respond(json(this.controlReply(verb)));
+              else if (this.mayAnswer(msg)) this.answerControl(verb, msg);
             },
           }),
         );
@@ -215,6 +220,7 @@ export class MicroService {
       },
     });
     this.endpoints.push({ stats, sub });
+    this.controlAnswers.clear();
   }
 
   /**
@@ -276,7 +282,30 @@ export class MicroService {
     } else {
       client.queued++;
       this.queued++;
+      this.expiryTimer ??= this.armExpiry();
     }
+  }
+
+  /**
+   * Every quarter of {@link MAX_TURN_WAIT_MS} while requests wait, answers
+   * UNAVAILABLE those that waited longer: a turn that does not come (every
+   * place held by requests that take seconds, e.g. appends while NATS is
+   * away) must not leave their askers without an answer until they give up.
+   */
+  private armExpiry(): ReturnType<typeof setTimeout> {
+    const timer = setTimeout(() => {
+      this.expiryTimer = undefined;
+      const now = this.now();
+      for (const expired of this.waiting!.expire((w) => now - w.since > MAX_TURN_WAIT_MS)) {
+        this.clients.get(expired.client)!.queued--;
+        this.queued--;
+        this.shed(expired.msg, expired.stats, expired.client, "waited-too-long");
+      }
+      if (this.queued > 0) this.expiryTimer = this.armExpiry();
+    }, MAX_TURN_WAIT_MS / 4);
+    // Never what keeps the process alive: stop() waits for the requests themselves.
+    timer.unref();
+    return timer;
   }
 
   /**
@@ -340,18 +369,33 @@ export class MicroService {
   /** Answers UNAVAILABLE a request that was not carried out for load. */
   private shed(msg: Msg, stats: EndpointStats, client: string, reason: ShedReason): void {
     this.options.admission!.onShed?.(client, reason);
+    let answer = this.shedAnswers.get(reason);
+    if (answer === undefined) this.shedAnswers.set(reason, (answer = this.shedAnswer(reason)));
+    stats.num_errors++;
+    stats.last_error = answer.lastError;
+    this.statsChanged();
+    try {
+      msg.respond(answer.data, { headers: answer.headers });
+    } catch {
+      // The connection is gone: the asker's timeout says so.
+    }
+    this.settled();
+  }
+
+  /**
+   * The UNAVAILABLE answer for `reason`, encoded once: a flood is mostly
+   * answered this way, and encoding its body and headers anew for each of a
+   * million requests was about half the service's CPU while it was flooded.
+   */
+  private shedAnswer(reason: ShedReason): { data: Uint8Array; headers: MsgHdrs; lastError: string } {
     const message =
       reason === "waited-too-long"
         ? `this instance is overloaded: the request waited over ${MAX_TURN_WAIT_MS} ms for its turn and was not carried out; retry later`
         : reason === "client-full"
           ? `this instance is overloaded: ${this.waiting!.perClient} requests from this client are waiting already; this one was not carried out; retry later`
           : `this instance is overloaded: ${this.waiting!.total} requests are waiting already; this one was not carried out; retry later`;
-    try {
-      this.answer(msg, { ok: false, status: 503, message, body: errorBody({ code: "UNAVAILABLE", message }) }, stats);
-    } catch {
-      // The connection is gone: the asker's timeout says so.
-    }
-    this.settled();
+    const response = { ok: false, status: 503, message, body: errorBody({ code: "UNAVAILABLE", message }) } as const;
+    return { data: json(response.body), headers: replyHeaders(response)!, lastError: `503:${message}` };
   }
 
   private async serve(msg: Msg, handler: EndpointHandler, stats: EndpointStats, principal: string): Promise<void> {
@@ -368,6 +412,7 @@ export class MicroService {
       };
     }
     stats.num_requests++;
+    this.statsChanged();
     // Nanoseconds, as the framework's stats count them; a float clock, not a BigInt per request.
     stats.processing_time += Math.round((performance.now() - start) * 1e6);
     try {
@@ -404,6 +449,23 @@ export class MicroService {
       // Not known whether the command took effect: no answer, so the client's timeout says "not known" (never UNAVAILABLE).
       if (response.inDoubt !== true) msg.respond(json(response.body), { headers: replyHeaders(response) });
     }
+  }
+
+  /** Drops the encoded `$SRV.STATS` answer: the next one asked is encoded anew. */
+  private statsChanged(): void {
+    this.controlAnswers.delete("STATS");
+  }
+
+  /**
+   * Answers a discovery request with its answer encoded once while nothing
+   * changed: `$SRV.*` is not admitted (each is answered as it comes), and
+   * encoding the statistics of every endpoint anew for each of a flood of
+   * `$SRV.STATS` requests held the service for seconds.
+   */
+  private answerControl(verb: "PING" | "INFO" | "STATS", msg: Msg): void {
+    let data = this.controlAnswers.get(verb);
+    if (data === undefined) this.controlAnswers.set(verb, (data = json(this.controlReply(verb))));
+    msg.respond(data);
   }
 
   private controlReply(verb: "PING" | "INFO" | "STATS"): Record<string, unknown> {

@@ -6,11 +6,14 @@
  * the flood's requests is answered, those past the flooding client's bounds
  * `UNAVAILABLE` without being carried out (no lease for them in the stream's
  * state), the other client's pair succeeds, and the service says what it
- * shed in its log.
+ * shed in its log. Stopped (SIGTERM) with thousands more waiting, the
+ * process answers every one and exits 0 within its budget, and a restart on
+ * the same stream holds a lease for each acquire granted and none for one
+ * answered `UNAVAILABLE`.
  */
 import { describe, expect, it } from "vitest";
 import { connect } from "@nats-io/transport-node";
-import { defer, startLocalServe, waitForLog } from "../cli/cli-process.ts";
+import { defer, restartLocalServe, startLocalServe, waitForLog } from "../cli/cli-process.ts";
 import { ask } from "./default-client.ts";
 
 describe("a client that floods the service", () => {
@@ -44,4 +47,45 @@ describe("a client that floods the service", () => {
     );
     expect(logged).toMatchObject({ level: expect.anything(), reason: expect.stringMatching(/client-full|queue-full|waited-too-long/) });
   }, 60_000);
+
+  it("stopped (SIGTERM) with thousands waiting, answers every one, exits 0 in its budget, and carried out none it answered UNAVAILABLE", async () => {
+    const serve = await startLocalServe("request-flood-stop", { LEASEHOLD_MAX_ACTIVE_REQUESTS: "1" });
+    const ncs = await Promise.all([0, 1, 2, 3].map(() => connect({ servers: serve.url, maxReconnectAttempts: 0 })));
+    defer(async () => {
+      await Promise.all(ncs.map((nc) => nc.close()));
+    });
+    const encode = (value: unknown) => new TextEncoder().encode(JSON.stringify(value));
+    // Four connections, half the requests with an inbox of their own: thousands of clients, most waiting their turn.
+    const flood = Array.from({ length: 4000 }, async (_, i) => {
+      const body = encode({ name: `stop-${i}`, owner: "flooder", ttlMs: 30_000 });
+      const reply = await ncs[i % 4]!.request("leasehold.v1.lock.acquire", body, { timeout: 15_000, noMux: i % 2 === 0 });
+      return reply.json<Record<string, unknown>>();
+    });
+    await Promise.race(flood);
+    const stopping = performance.now();
+    serve.proc.child.kill("SIGTERM");
+    const { code } = await serve.proc.exited;
+    expect(code).toBe(0);
+    expect(performance.now() - stopping).toBeLessThan(10_000);
+    const answers = await Promise.all(flood);
+    const granted = answers.map((a) => a.lease !== undefined);
+    for (const [i, a] of answers.entries()) {
+      if (!granted[i]) expect(a, `stop-${i}`).toMatchObject({ error: { code: "UNAVAILABLE" } });
+    }
+    expect(granted.filter((g) => !g).length).toBeGreaterThan(0);
+    // On the same stream after a restart: a lease for each acquire granted, none for any answered UNAVAILABLE.
+    const again = await restartLocalServe(serve);
+    const reader = await connect({ servers: again.url, maxReconnectAttempts: 0 });
+    defer(() => reader.close());
+    // In batches: the reader's own requests, sent all at once, would be past its client's bounds.
+    const held: boolean[] = [];
+    for (let from = 0; from < answers.length; from += 200) {
+      const batch = answers.slice(from, from + 200).map((_, i) => ask(reader, "lock.get", { name: `stop-${from + i}` }));
+      for (const got of await Promise.all(batch)) {
+        expect(got).toHaveProperty("lease");
+        held.push(got.lease !== null);
+      }
+    }
+    expect(held).toEqual(granted);
+  }, 90_000);
 });

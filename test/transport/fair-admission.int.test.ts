@@ -201,6 +201,34 @@ describe("fair admission", () => {
     expect((await Promise.all(answers)).sort()).toEqual([...bodies].sort());
   });
 
+  it("answers UNAVAILABLE a request that waited too long while every place stays taken, and serves its client's next", async () => {
+    const s = await setup({ maxActive: 2, maxQueued: 1000 });
+    const [a, b] = [await client(), await client()];
+    const held = [...send(b, s.subject, ["b0"])];
+    await until(() => s.started.length === 1);
+    held.push(...send(a, s.subject, ["a0"]));
+    await until(() => s.started.length === 2);
+    const waiting = send(
+      a,
+      s.subject,
+      names("a", 2).map((x) => `w${x}`),
+    );
+    await until(() => s.micro.busy === 4);
+    // No place frees, yet past MAX_TURN_WAIT_MS both are answered, neither served, in order.
+    s.clock.now += MAX_TURN_WAIT_MS + 1;
+    expect(await Promise.all(waiting)).toEqual(["UNAVAILABLE", "UNAVAILABLE"]);
+    expect(s.shed.map((x) => x.reason)).toEqual(["waited-too-long", "waited-too-long"]);
+    expect(s.micro.busy).toBe(2);
+    // a's next request waits behind nothing of its own: it is served as soon as a place frees.
+    const next = send(a, s.subject, ["a1"]);
+    await until(() => s.micro.busy === 3);
+    s.finish("b0");
+    await until(() => s.started.includes("a1"));
+    for (const body of ["a0", "a1"]) s.finish(body);
+    expect(await Promise.all([...held, ...next])).toEqual(["b0", "a0", "a1"]);
+    expect(s.started).toEqual(["b0", "a0", "a1"]);
+  });
+
   it("answers UNAVAILABLE, without serving it, a request past its client's bound or waiting too long", async () => {
     // maxQueued 10: one client may have one request waiting.
     const s = await setup({ maxActive: 2, maxQueued: 10 });

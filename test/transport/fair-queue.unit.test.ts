@@ -36,6 +36,31 @@ describe("FairQueue", () => {
     );
   });
 
+  it("takes out the stale requests (each client's oldest), the rest keeping their order and clients their turns", () => {
+    fc.assert(
+      fc.property(fc.array(fc.tuple(fc.constantFrom("a", "b", "c"), fc.boolean()), { maxLength: 100 }), (pushes) => {
+        // A request is stale while every earlier one of its client is: stale ones are a prefix of each client's queue.
+        const seenFresh = new Set<string>();
+        const items = pushes.map(([client, old], n) => {
+          const stale = old && !seenFresh.has(client);
+          if (!stale) seenFresh.add(client);
+          return { client, n, stale };
+        });
+        const queue = new FairQueue<(typeof items)[number]>(1000, 1000);
+        for (const item of items) queue.push(item.client, item);
+        const expired = queue.expire((item) => item.stale);
+        expect(expired.map((i) => i.n).sort((x, y) => x - y)).toEqual(items.filter((i) => i.stale).map((i) => i.n));
+        expect(queue.size).toBe(items.length - expired.length);
+        const rest = drain(queue);
+        expect(rest.map((i) => i.n).sort((x, y) => x - y)).toEqual(items.filter((i) => !i.stale).map((i) => i.n));
+        for (const c of ["a", "b", "c"]) {
+          const mine = rest.filter((i) => i.client === c).map((i) => i.n);
+          expect(mine).toEqual([...mine].sort((x, y) => x - y));
+        }
+      }),
+    );
+  });
+
   it("passes over a client that may not be served now, and keeps its place for later", () => {
     const queue = new FairQueue<string>(10, 100);
     for (const [client, item] of [
