@@ -11,6 +11,7 @@ import { unavailableAfter, type TurnResult, isInDoubt, isUnavailable } from "../
 import { IdListTails } from "./id-list-tails.ts";
 import { createHash } from "node:crypto";
 import type { Logger } from "pino";
+import { throttledWarn } from "./throttled-warn.ts";
 import { toResponse, type EndpointResponse, type MicroService } from "./micro-service.ts";
 import type { Subjects } from "../contract/subjects.ts";
 import { Operators } from "../contract/operators.ts";
@@ -462,8 +463,10 @@ export function endpointServer(options: EndpointServerOptions): ServeEndpoint {
             onWait: delivery.onWait,
           });
     observer?.commandFinished(endpoint.kind, endpoint.op, outcomeOf(result), (performance.now() - started) / 1000);
-    if (!result.ok && isInDoubt(result)) warnInDoubt(endpoint.kind, endpoint.op, result.rejection.message);
-    else if (!result.ok && isUnavailable(result)) warnUnavailable(endpoint.kind, endpoint.op, result.rejection.message);
+    // An outage at thousands of requests a second must not flood the log: at most one line per period, the cause in it.
+    if (!result.ok && isInDoubt(result)) warnInDoubt({ kind: endpoint.kind, op: endpoint.op, cause: result.rejection.message });
+    else if (!result.ok && isUnavailable(result))
+      warnUnavailable({ kind: endpoint.kind, op: endpoint.op, cause: result.rejection.message });
     else if (!result.ok) {
       logger.debug(
         { kind: endpoint.kind, op: endpoint.op, code: result.rejection.code, message: result.rejection.message },
@@ -478,26 +481,6 @@ export function endpointServer(options: EndpointServerOptions): ServeEndpoint {
 export function outcomeOf(result: TurnResult): string {
   if (result.ok) return "ok";
   return isUnavailable(result) ? "unavailable" : result.rejection.code;
-}
-
-/**
- * Logs an UNAVAILABLE answer at warn so an operator sees an outage and its
- * cause, but at most once per `periodMs`: the next line counts the ones
- * left out (an outage at thousands of requests a second must not flood the log).
- */
-function throttledWarn(logger: Logger, msg: string, periodMs: number): (kind: string, op: string, message: string) => void {
-  let lastAt = -Infinity;
-  let suppressed = 0;
-  return (kind, op, message) => {
-    const now = performance.now();
-    if (now - lastAt < periodMs) {
-      suppressed++;
-      return;
-    }
-    logger.warn({ kind, op, cause: message, suppressedSinceLast: suppressed }, msg);
-    lastAt = now;
-    suppressed = 0;
-  };
 }
 
 /**

@@ -15,6 +15,7 @@ import type { Logger } from "pino";
 import { FairQueue, type QueueRefusal } from "./fair-queue.ts";
 import { principalOf, type PrincipalSource } from "./principals.ts";
 import { headersTooLarge } from "./client-text.ts";
+import { throttledWarn } from "./throttled-warn.ts";
 
 /** Identity of a service. */
 export interface MicroServiceOptions {
@@ -109,7 +110,9 @@ interface Waiting {
   readonly handler: EndpointHandler;
   readonly stats: EndpointStats;
   readonly principal: string;
+  /** Its client's key (in the queue and the shed report) and state (kept while it waits: a client with requests waiting is never swept). */
   readonly client: string;
+  readonly state: ClientState;
   readonly since: number;
 }
 
@@ -131,27 +134,21 @@ export function replyClient(msg: Msg): string {
 /**
  * Reports requests answered UNAVAILABLE for load: each is counted, and a
  * line at warn says so at most every `periodMs` with how many since the last
- * and the client of the latest (a flood must not flood the log as well).
+ * and the client of the latest.
  */
 export function shedReport(
   logger: Logger,
   count: ((reason: string) => void) | undefined,
   periodMs = 5000,
 ): (client: string, reason: string) => void {
-  let lastAt = -Infinity;
-  let suppressed = 0;
+  const warn = throttledWarn(
+    logger,
+    "requests answered UNAVAILABLE for load (--max-active-requests, --max-queued-requests); client: the latest one's",
+    periodMs,
+  );
   return (client, reason) => {
     count?.(reason);
-    const now = performance.now();
-    if (now - lastAt < periodMs) {
-      suppressed++;
-      return;
-    }
-    logger.warn(
-      { client, reason, shedSinceLast: suppressed },
-      "requests answered UNAVAILABLE for load (--max-active-requests, --max-queued-requests); client: the latest one's",
-    );
-    [lastAt, suppressed] = [now, 0];
+    warn({ client, reason });
   };
 }
 
@@ -169,6 +166,7 @@ export class MicroService {
   private readonly clients = new Map<string, ClientState>();
   private readonly servedFor = new Map<Msg, ClientState>();
   private readonly waiting: FairQueue<Waiting> | undefined;
+  /** `waiting.size`, kept here: read for every answered request, and a call into fair-queue.ts would put that file on the request path. */
   private queued = 0;
   private sweptAt = -Infinity;
   /** Answers the requests that waited past {@link MAX_TURN_WAIT_MS} while places stay taken (set while any wait). */
@@ -276,7 +274,7 @@ export class MicroService {
       this.start(msg, handler, stats, principal, client);
       return;
     }
-    const refused = this.waiting!.push(key, { msg, handler, stats, principal, client: key, since: now });
+    const refused = this.waiting!.push(key, { msg, handler, stats, principal, client: key, state: client, since: now });
     if (refused !== undefined) {
       this.shed(msg, stats, key, refused);
     } else {
@@ -297,7 +295,7 @@ export class MicroService {
       this.expiryTimer = undefined;
       const now = this.now();
       for (const expired of this.waiting!.expire((w) => now - w.since > MAX_TURN_WAIT_MS)) {
-        this.clients.get(expired.client)!.queued--;
+        expired.state.queued--;
         this.queued--;
         this.shed(expired.msg, expired.stats, expired.client, "waited-too-long");
       }
@@ -358,11 +356,10 @@ export class MicroService {
     for (;;) {
       const next = this.waiting!.next((key) => this.mayServe(this.clients.get(key)!));
       if (next === undefined) return;
-      const client = this.clients.get(next.client)!;
-      client.queued--;
+      next.state.queued--;
       this.queued--;
       if (now - next.since > MAX_TURN_WAIT_MS) this.shed(next.msg, next.stats, next.client, "waited-too-long");
-      else this.start(next.msg, next.handler, next.stats, next.principal, client);
+      else this.start(next.msg, next.handler, next.stats, next.principal, next.state);
     }
   }
 
@@ -589,17 +586,10 @@ export interface ReplyConfinementOptions {
 export function replyConfinement(options: ReplyConfinementOptions): { replyAllowed?: ReplyGuard; onRefusedReply: RefusedReply } {
   const { logger, count, logPeriodMs = 1000 } = options;
   const ownInboxes = options.ownInboxes.filter((inbox): inbox is string => inbox !== undefined && inbox !== "_INBOX");
-  let lastAt = -Infinity;
-  let suppressed = 0;
+  const warn = throttledWarn(logger, "request refused: its reply subject is in a reserved namespace", logPeriodMs);
   const onRefusedReply: RefusedReply = (reply, subject, path) => {
     count?.(path);
-    const now = performance.now();
-    if (now - lastAt < logPeriodMs) {
-      suppressed++;
-      return;
-    }
-    logger.warn({ reply, subject, path, suppressedSinceLast: suppressed }, "request refused: its reply subject is in a reserved namespace");
-    [lastAt, suppressed] = [now, 0];
+    warn({ reply, subject, path });
   };
   return options.enabled ? { replyAllowed: replyGuard(options.prefix, ownInboxes), onRefusedReply } : { onRefusedReply };
 }
