@@ -4,6 +4,7 @@
  * loopback ports; whether a pid is still alive.
  */
 import { spawn, type ChildProcess } from "node:child_process";
+import { exitOf } from "../support/child-exit.ts";
 import { mkdtempSync, rmSync } from "node:fs";
 import { connect, createServer } from "node:net";
 import { tmpdir } from "node:os";
@@ -51,9 +52,7 @@ export function run(command: string, args: string[], options: { cwd?: string; en
   let stderr = "";
   child.stdout.on("data", (c: Buffer) => (stdout += c.toString()));
   child.stderr.on("data", (c: Buffer) => (stderr += c.toString()));
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
-    child.once("exit", (code, signal) => resolve({ code, signal })),
-  );
+  const exited = exitOf(child);
   defer(async () => {
     if (child.exitCode === null && child.signalCode === null) {
       child.kill("SIGKILL");

@@ -10,6 +10,7 @@ import { describe, expect, inject, it, vi } from "vitest";
 import type { NatsConnection } from "@nats-io/nats-core";
 import { JetStreamEventLog } from "../../src/events/jetstream-event-log.ts";
 import { Subjects } from "../../src/contract/subjects.ts";
+import { exitOf } from "../support/child-exit.ts";
 import { uniquePrefix } from "../support/nats.ts";
 import { expectLease, expectOk, lockClient, srvAll, useLockHarness } from "../support/lock-fixtures.ts";
 
@@ -34,9 +35,7 @@ function runCli(args: string[], env: Record<string, string> = {}): Cli {
   let stderr = "";
   child.stdout.on("data", (c: Buffer) => (stdout += c.toString()));
   child.stderr.on("data", (c: Buffer) => (stderr += c.toString()));
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
-    child.once("exit", (code, signal) => resolve({ code, signal })),
-  );
+  const exited = exitOf(child);
   h.defer(async () => {
     if (child.exitCode === null && child.signalCode === null) {
       child.kill("SIGKILL");

@@ -9,6 +9,7 @@ import { jetstream, jetstreamManager, RetentionPolicy, StorageType } from "@nats
 import { isUnparsable, type EventEnvelope } from "../../src/events/envelope.ts";
 import { decodeEvent } from "../../src/events/decode.ts";
 import { Subjects } from "../../src/contract/subjects.ts";
+import { exitOf } from "./child-exit.ts";
 
 /** Publishes one durable command with `Nats-Msg-Id` = requestId and an optional reply subject. */
 export async function publishCommand(
@@ -82,7 +83,7 @@ export function spawnServe(url: string, prefix: string, extra: string[] = [], en
   let out = "";
   child.stdout.on("data", (c: Buffer) => (out += c.toString()));
   child.stderr.on("data", (c: Buffer) => (out += c.toString()));
-  const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+  const exited = exitOf(child).then((e) => e.code);
   return { child, exited, output: () => out };
 }
 

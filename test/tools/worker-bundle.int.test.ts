@@ -35,19 +35,25 @@ async function checkout(dir: string, name: string, word: string): Promise<{ entr
 
 describe("the fold worker's bundle", () => {
   it("is reused while its sources are unchanged, made again when one is newer, and the worker it starts folds", async () => {
-    const first = await workerEntryFromSource(FOLD_WORKER);
-    expect(first.pathname).toMatch(/node_modules\/\.cache\/leasehold\/fold-worker-[0-9a-f]{16}-[0-9a-f]{16}\.mjs$/);
+    expect((await workerEntryFromSource(FOLD_WORKER)).pathname).toMatch(
+      /node_modules\/\.cache\/leasehold\/fold-worker-[0-9a-f]{16}-[0-9a-f]{16}\.mjs$/,
+    );
 
-    // Older than its sources: made again (the same text, so the same name, written anew).
-    const past = new Date(Date.now() - 3600_000);
+    // The rest on a cache of this test's own: the checkout's is shared with the test files running beside this one.
+    scratch = await mkdtemp(join(tmpdir(), "leasehold-bundle-"));
+    const cache = pathToFileURL(join(scratch, "cache") + "/");
+    const first = await bundleOf(FOLD_WORKER, cache);
+    // Older than its sources (dated 2001: an hour ago is newer than every source of a checkout made before that):
+    // made again (the same text, so the same name, written anew).
+    const past = new Date("2001-01-01T00:00:00Z");
     await utimes(first, past, past);
-    const remade = await workerEntryFromSource(FOLD_WORKER);
+    const remade = await bundleOf(FOLD_WORKER, cache);
     expect(remade.href).toBe(first.href);
     expect((await stat(remade)).mtimeMs).toBeGreaterThan(past.getTime() + 1000);
 
     // Newer than every source: used as it is.
     const mtime = (await stat(remade)).mtimeMs;
-    expect((await workerEntryFromSource(FOLD_WORKER)).href).toBe(first.href);
+    expect((await bundleOf(FOLD_WORKER, cache)).href).toBe(first.href);
     expect((await stat(remade)).mtimeMs).toBe(mtime);
 
     const view = await replayInWorker(logSource(new MemoryEventLog()), new Subjects("bundle"));

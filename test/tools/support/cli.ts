@@ -10,6 +10,7 @@ import { jetstream } from "@nats-io/jetstream";
 import { JetStreamEventLog } from "../../../src/events/jetstream-event-log.ts";
 import { type StoredMessage } from "../../../src/events/event-log.ts";
 import { Subjects } from "../../../src/contract/subjects.ts";
+import { exitOf } from "../../support/child-exit.ts";
 
 const ROOT = fileURLToPath(new URL("../../../", import.meta.url));
 const BIN = fileURLToPath(new URL("../../../bin/leasehold.js", import.meta.url));
@@ -32,7 +33,7 @@ export function startCli(args: readonly string[], env: Record<string, string> = 
   let err = "";
   child.stdout.on("data", (c: Buffer) => (out += c.toString()));
   child.stderr.on("data", (c: Buffer) => (err += c.toString()));
-  const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+  const exited = exitOf(child).then((e) => e.code);
   return {
     child,
     exited,
