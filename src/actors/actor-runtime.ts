@@ -74,6 +74,12 @@ export interface Arrival {
   /** Whether that principal is an operator (it may act on any holder's lease). */
   readonly operator?: boolean | undefined;
   /**
+   * Whom per-client bounds count the request against: the principal, else
+   * the connection its reply inbox belongs to (src/transport/micro-service.ts,
+   * `clientOf`); absent on durable commands.
+   */
+  readonly client?: string | undefined;
+  /**
    * When the request must be answered, on the runtime's timer clock (see
    * {@link ActorRuntime.deadlineFor}); default: the request timeout from now.
    * A command that spans turns passes one deadline to all of them.

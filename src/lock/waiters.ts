@@ -49,7 +49,9 @@ export interface LockWaitersOptions {
   /**
    * Waiting acquires this instance holds at most, joining or parked, across
    * all locks (`--max-waiting-acquires`; default no bound): each holds memory
-   * until it ends, and `--max-waiters` bounds only one lock's queue.
+   * until it ends, and `--max-waiters` bounds only one lock's queue. One
+   * client (see {@link Arrival.client}) holds at most a tenth of them (at
+   * least one), so that no client's waiting shuts the others out.
    */
   readonly maxWaiting?: number;
 }
@@ -90,6 +92,8 @@ export class LockWaiters {
   private readonly sessionQueues = new Set<string>();
   /** Waiting acquires in progress (joining the queue or parked), against {@link LockWaitersOptions.maxWaiting}. */
   private waitingCount = 0;
+  /** The same, by client, for those whose client is known. */
+  private readonly waitingByClient = new Map<string, number>();
   private stopping = false;
   /** Unregisters the fold listener that rouses parked requests; set only while some lock has them. */
   private stopWatching: (() => void) | undefined;
@@ -122,11 +126,21 @@ export class LockWaiters {
   async acquire(name: string, request: WaitingAcquire, arrival: Arrival = {}): Promise<TurnResult> {
     const { maxWaiting = Infinity } = this.options;
     if (this.waitingCount >= maxWaiting) return tooManyWaitingAcquires(this.waitingCount, maxWaiting);
+    const { client } = arrival;
+    const ofClient = client === undefined ? 0 : (this.waitingByClient.get(client) ?? 0);
+    const share = clientShare(maxWaiting);
+    if (ofClient >= share) return tooManyOfOneClient(ofClient, share, maxWaiting);
     this.waitingCount++;
+    if (client !== undefined) this.waitingByClient.set(client, ofClient + 1);
     try {
       return await this.joinAndWait(name, request, arrival);
     } finally {
       this.waitingCount--;
+      if (client !== undefined) {
+        const left = this.waitingByClient.get(client)! - 1;
+        if (left === 0) this.waitingByClient.delete(client);
+        else this.waitingByClient.set(client, left);
+      }
     }
   }
 
@@ -273,6 +287,17 @@ export class LockWaiters {
     if (queue.head?.seq === place) return queue.headMayClaim;
     return livePlace(state, now, place) === undefined;
   }
+}
+
+/** The waiting acquires one client may hold on an instance that holds at most `maxWaiting`: a tenth, at least one. */
+function clientShare(maxWaiting: number): number {
+  return Math.max(1, Math.floor(maxWaiting / 10));
+}
+
+/** TOO_MANY_WAITERS for one client's share of the instance's waiting acquires (nothing joined, nothing appended). */
+function tooManyOfOneClient(waiting: number, share: number, maxWaiting: number): TurnResult {
+  const message = `this client holds ${waiting} waiting acquires on this instance, its share (a tenth of --max-waiting-acquires ${maxWaiting})`;
+  return { ok: false, rejection: { code: "TOO_MANY_WAITERS", message, details: { waiters: waiting, maxWaiters: share } } };
 }
 
 /** TOO_MANY_WAITERS for the instance's bound on waiting acquires (nothing joined, nothing appended). */

@@ -12,7 +12,7 @@ import { IdListTails } from "./id-list-tails.ts";
 import { createHash } from "node:crypto";
 import type { Logger } from "pino";
 import { throttledWarn } from "./throttled-warn.ts";
-import { toResponse, type EndpointResponse, type MicroService } from "./micro-service.ts";
+import { clientOf, toResponse, type EndpointResponse, type MicroService } from "./micro-service.ts";
 import type { Subjects } from "../contract/subjects.ts";
 import { Operators } from "../contract/operators.ts";
 
@@ -46,6 +46,8 @@ export interface Delivery {
   readonly mayOperate?: boolean;
   /** Told when the request starts waiting (see {@link Arrival.onWait}). */
   readonly onWait?: () => void;
+  /** Whom per-client bounds count it against (see {@link Arrival.client}). */
+  readonly client?: string | undefined;
 }
 
 /** Marks an endpoint that only reads. */
@@ -85,6 +87,7 @@ export function endpoint<Req extends { requestId?: string | undefined }>(
         principal,
         operator: delivery?.operator ?? false,
         onWait: delivery?.onWait,
+        client: delivery?.client,
         // Only a request that can be repeated needs telling from another with its id.
         fingerprint: requestId === undefined ? undefined : requestFingerprint(kind, op, request.value, principal),
       };
@@ -461,6 +464,7 @@ export function endpointServer(options: EndpointServerOptions): ServeEndpoint {
             operator,
             mayOperate: operator || open,
             onWait: delivery.onWait,
+            client: delivery.client,
           });
     observer?.commandFinished(endpoint.kind, endpoint.op, outcomeOf(result), (performance.now() - started) / 1000);
     // An outage at thousands of requests a second must not flood the log: at most one line per period, the cause in it.
@@ -497,7 +501,8 @@ export function mountEndpoints(micro: MicroService, subjects: Subjects, endpoint
       endpoint.op,
       endpoint.waits
         ? // An op that may wait says when it starts to, so that fair admission gives its place to the next request.
-          async (data, msg, principal) => (await serve(endpoint, data, { principal, onWait: () => micro.waits(msg) })).response
+          async (data, msg, principal) =>
+            (await serve(endpoint, data, { principal, client: clientOf(msg, principal), onWait: () => micro.waits(msg) })).response
         : async (data, _msg, principal) => (await serve(endpoint, data, principal === "" ? NO_PRINCIPAL : { principal })).response,
     );
   }

@@ -131,6 +131,12 @@ export function replyClient(msg: Msg): string {
   return last > 0 && reply.indexOf(".") < last ? reply.slice(0, last) : reply;
 }
 
+/** The client `msg` is from: its principal when NATS names one, else its reply inbox's connection ({@link replyClient}). */
+export function clientOf(msg: Msg, principal: string): string {
+  // A space is in no subject, so a principal never names the same client as a reply inbox.
+  return principal === "" ? replyClient(msg) : `principal ${principal}`;
+}
+
 /**
  * Reports requests answered UNAVAILABLE for load: each is counted, and a
  * line at warn says so at most every `periodMs` with how many since the last
@@ -265,8 +271,7 @@ export class MicroService {
     }
     const now = this.now();
     if (this.sweep(now) && this.queued > 0) this.admitWaiting();
-    // A space is in no subject, so a principal never names the same client as a reply inbox.
-    const key = principal === "" ? replyClient(msg) : `principal ${principal}`;
+    const key = clientOf(msg, principal);
     let client = this.clients.get(key);
     if (client === undefined) this.clients.set(key, (client = { active: 0, queued: 0, lastSeen: now }));
     else client.lastSeen = now;
