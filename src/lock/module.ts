@@ -3,7 +3,7 @@
  * waiting acquires' runtime, the sessions locks hang on and the table
  * their decisions read, and endpoints.
  */
-import { LockWaiters } from "./waiters.ts";
+import { LockWaiters, clientShareOfWaiting } from "./waiters.ts";
 import { LockTurns } from "./endpoints.ts";
 import { freshBy } from "../actors/deadlines.ts";
 import { SessionTable } from "../session/index.ts";
@@ -35,6 +35,7 @@ export function lockModule(ctx: KindContext): KindModule {
     logger: ctx.logger,
     turns,
     maxWaiting: config.maxWaitingAcquires,
+    maxWaitingPerClient: clientShareOfWaiting(config.maxWaitingAcquires, config.maxWaiters),
   });
   // The locks a live session holds: read once the lock projection has caught up, within the request's deadline.
   const locksOf = async (id: string, arrival: Parameters<typeof runtime.deadlineFor>[0]) => {

@@ -49,11 +49,11 @@ export interface LockWaitersOptions {
   /**
    * Waiting acquires this instance holds at most, joining or parked, across
    * all locks (`--max-waiting-acquires`; default no bound): each holds memory
-   * until it ends, and `--max-waiters` bounds only one lock's queue. One
-   * client (see {@link Arrival.client}) holds at most a tenth of them (at
-   * least one), so that no client's waiting shuts the others out.
+   * until it ends, and `--max-waiters` bounds only one lock's queue.
    */
   readonly maxWaiting?: number;
+  /** Of those, what one client (see {@link Arrival.client}) holds at most (default no bound; {@link clientShareOfWaiting}). */
+  readonly maxWaitingPerClient?: number;
 }
 
 /** What a waiting acquire asks for. */
@@ -124,12 +124,11 @@ export class LockWaiters {
    * `waitMs` plus the request timeout.
    */
   async acquire(name: string, request: WaitingAcquire, arrival: Arrival = {}): Promise<TurnResult> {
-    const { maxWaiting = Infinity } = this.options;
+    const { maxWaiting = Infinity, maxWaitingPerClient = Infinity } = this.options;
     if (this.waitingCount >= maxWaiting) return tooManyWaitingAcquires(this.waitingCount, maxWaiting);
     const { client } = arrival;
     const ofClient = client === undefined ? 0 : (this.waitingByClient.get(client) ?? 0);
-    const share = clientShare(maxWaiting);
-    if (ofClient >= share) return tooManyOfOneClient(ofClient, share, maxWaiting);
+    if (ofClient >= maxWaitingPerClient) return tooManyOfOneClient(ofClient, maxWaitingPerClient);
     this.waitingCount++;
     if (client !== undefined) this.waitingByClient.set(client, ofClient + 1);
     try {
@@ -289,14 +288,20 @@ export class LockWaiters {
   }
 }
 
-/** The waiting acquires one client may hold on an instance that holds at most `maxWaiting`: a tenth, at least one. */
-function clientShare(maxWaiting: number): number {
-  return Math.max(1, Math.floor(maxWaiting / 10));
+/**
+ * The waiting acquires one client may hold on an instance that holds at
+ * most `maxWaiting`, so that no client's waiting shuts the others out: a
+ * tenth of them, but never fewer than one lock's queue may hold
+ * (`maxWaiters`), so that one client may always fill one queue as the
+ * contract lets it.
+ */
+export function clientShareOfWaiting(maxWaiting: number, maxWaiters: number): number {
+  return Math.min(maxWaiting, Math.max(maxWaiters, Math.floor(maxWaiting / 10)));
 }
 
 /** TOO_MANY_WAITERS for one client's share of the instance's waiting acquires (nothing joined, nothing appended). */
-function tooManyOfOneClient(waiting: number, share: number, maxWaiting: number): TurnResult {
-  const message = `this client holds ${waiting} waiting acquires on this instance, its share (a tenth of --max-waiting-acquires ${maxWaiting})`;
+function tooManyOfOneClient(waiting: number, share: number): TurnResult {
+  const message = `this client holds ${waiting} waiting acquires on this instance, its share (--max-waiting-acquires / 10, at least --max-waiters)`;
   return { ok: false, rejection: { code: "TOO_MANY_WAITERS", message, details: { waiters: waiting, maxWaiters: share } } };
 }
 

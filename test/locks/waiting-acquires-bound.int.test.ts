@@ -8,8 +8,9 @@
  * clients) wait on four held locks, the fifth, on any lock, is refused
  * `TOO_MANY_WAITERS` at once and appends nothing, an acquire that need not
  * wait still works, and once a waiter has given up another may wait. One
- * client holds at most a tenth of the bound: with 20, its third waiting
- * acquire is refused while another client's may wait.
+ * client holds at most a tenth of the bound or one lock's queue
+ * (`--max-waiters`), whichever is more: with 20 and 2, its third waiting
+ * acquire, on a third lock, is refused while another client's may wait.
  */
 import { describe, expect, it } from "vitest";
 import { connect } from "@nats-io/transport-node";
@@ -23,11 +24,11 @@ async function ask(nc: NatsConnection, op: string, body: unknown): Promise<Recor
   return (await nc.request(`leasehold.v1.${op}`, encode(body), { timeout: 30_000 })).json<Record<string, unknown>>();
 }
 
-/** `leasehold serve --max-waiting-acquires <max>` on its own nats-server; a client of it (one connection each); its stream's last sequence. */
-async function serveWithBound(max: number) {
+/** `leasehold serve --max-waiting-acquires <max> [flags]` on its own nats-server; a client of it (one connection each); its stream's last sequence. */
+async function serveWithBound(max: number, flags: string[] = []) {
   const port = await freePort();
   const serve = leasehold(
-    ["serve", "--nats-port", String(port), "--http", "off", "--log-format", "json", "--max-waiting-acquires", String(max)],
+    ["serve", "--nats-port", String(port), "--http", "off", "--log-format", "json", "--max-waiting-acquires", String(max), ...flags],
     { cwd: tempDir("waiting-acquires") },
   );
   defer(async () => {
@@ -75,14 +76,16 @@ describe("--max-waiting-acquires", () => {
     for (let i = 1; i < 4; i++) void waiting[i]!.catch(() => undefined);
   });
 
-  it("lets one client hold a tenth of them, so that its waiting does not shut another client out", async () => {
-    const { client, lastSeq } = await serveWithBound(20);
+  it("lets one client hold a tenth of them (or one queue's worth), so that its waiting does not shut another client out", async () => {
+    const { client, lastSeq } = await serveWithBound(20, ["--max-waiters", "2"]);
     const [greedy, other] = [await client(), await client()];
-    expect(await ask(greedy, "lock.acquire", { name: "held", owner: "holder", ttlMs: 30_000 })).toHaveProperty("lease");
-    const waiting = [0, 1].map((i) => ask(greedy, "lock.acquire", { name: "held", owner: `g-${i}`, waitMs: 20_000 }));
-    await expect.poll(lastSeq, { timeout: 10_000, interval: 20 }).toBe(1 + 2);
+    for (const name of ["a", "b", "c"])
+      expect(await ask(greedy, "lock.acquire", { name, owner: "holder", ttlMs: 30_000 })).toHaveProperty("lease");
+    const waiting = ["a", "b"].map((name, i) => ask(greedy, "lock.acquire", { name, owner: `g-${i}`, waitMs: 20_000 }));
+    await expect.poll(lastSeq, { timeout: 10_000, interval: 20 }).toBe(3 + 2);
 
-    expect(await ask(greedy, "lock.acquire", { name: "held", owner: "g-2", waitMs: 20_000 })).toEqual({
+    // On a lock whose queue is empty: only the client's share refuses it.
+    expect(await ask(greedy, "lock.acquire", { name: "c", owner: "g-2", waitMs: 20_000 })).toEqual({
       error: {
         code: "TOO_MANY_WAITERS",
         message: expect.stringMatching(/this client holds 2 waiting acquires on this instance, its share/),
@@ -90,9 +93,9 @@ describe("--max-waiting-acquires", () => {
         maxWaiters: 2,
       },
     });
-    expect(await lastSeq()).toBe(1 + 2);
-    const others = ask(other, "lock.acquire", { name: "held", owner: "o-0", waitMs: 20_000 });
-    await expect.poll(lastSeq, { timeout: 10_000, interval: 20 }).toBe(1 + 2 + 1);
+    expect(await lastSeq()).toBe(3 + 2);
+    const others = ask(other, "lock.acquire", { name: "c", owner: "o-0", waitMs: 20_000 });
+    await expect.poll(lastSeq, { timeout: 10_000, interval: 20 }).toBe(3 + 2 + 1);
     for (const w of [...waiting, others]) void w.catch(() => undefined);
   });
 });
