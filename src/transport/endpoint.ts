@@ -12,7 +12,7 @@ import { IdListTails } from "./id-list-tails.ts";
 import { createHash } from "node:crypto";
 import type { Logger } from "pino";
 import { throttledWarn } from "./throttled-warn.ts";
-import { clientOf, toResponse, type EndpointResponse, type MicroService } from "./micro-service.ts";
+import { toResponse, type EndpointResponse, type MicroService } from "./micro-service.ts";
 import type { Subjects } from "../contract/subjects.ts";
 import { Operators } from "../contract/operators.ts";
 
@@ -501,8 +501,8 @@ export function mountEndpoints(micro: MicroService, subjects: Subjects, endpoint
       endpoint.op,
       endpoint.waits
         ? // An op that may wait says when it starts to, so that fair admission gives its place to the next request.
-          async (data, msg, principal) =>
-            (await serve(endpoint, data, { principal, client: clientOf(msg, principal), onWait: () => micro.waits(msg) })).response
+          async (data, msg, principal, client) =>
+            (await serve(endpoint, data, { principal, client, onWait: () => micro.waits(msg) })).response
         : async (data, _msg, principal) => (await serve(endpoint, data, principal === "" ? NO_PRINCIPAL : { principal })).response,
     );
   }

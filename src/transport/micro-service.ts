@@ -41,10 +41,11 @@ export interface MicroServiceOptions {
 
 /**
  * Handles one request (`msg` for what else it carries) from `principal`
- * (who NATS says sent it, `""` when unknown); never throws (a throw is
+ * (who NATS says sent it, `""` when unknown) and `client` (whom per-client
+ * bounds count it against, {@link clientOf}); never throws (a throw is
  * answered as a 500).
  */
-export type EndpointHandler = (data: Uint8Array, msg: Msg, principal: string) => Promise<EndpointResponse>;
+export type EndpointHandler = (data: Uint8Array, msg: Msg, principal: string, client: string) => Promise<EndpointResponse>;
 
 interface EndpointStats {
   readonly name: string;
@@ -96,6 +97,8 @@ export const MAX_TURN_WAIT_MS = 1000;
 
 /** One client's requests at this instance. */
 interface ClientState {
+  /** Its key ({@link clientOf}): in the queue, the shed report and the handler's arguments. */
+  readonly key: string;
   /** Requests of this client being served (a blocking acquire parked in its queue no longer counts). */
   active: number;
   /** Requests of this client waiting for their turn. */
@@ -110,9 +113,8 @@ interface Waiting {
   readonly handler: EndpointHandler;
   readonly stats: EndpointStats;
   readonly principal: string;
-  /** Its client's key (in the queue and the shed report) and state (kept while it waits: a client with requests waiting is never swept). */
-  readonly client: string;
-  readonly state: ClientState;
+  /** Its client (kept while it waits: a client with requests waiting is never swept). */
+  readonly client: ClientState;
   readonly since: number;
 }
 
@@ -132,7 +134,7 @@ export function replyClient(msg: Msg): string {
 }
 
 /** The client `msg` is from: its principal when NATS names one, else its reply inbox's connection ({@link replyClient}). */
-export function clientOf(msg: Msg, principal: string): string {
+function clientOf(msg: Msg, principal: string): string {
   // A space is in no subject, so a principal never names the same client as a reply inbox.
   return principal === "" ? replyClient(msg) : `principal ${principal}`;
 }
@@ -265,21 +267,21 @@ export class MicroService {
   /** Serves `msg` now, or queues it behind its client's earlier requests when that client has its share served. */
   private admit(msg: Msg, handler: EndpointHandler, stats: EndpointStats, principal: string): void {
     this.inFlight++;
+    const key = clientOf(msg, principal);
     if (this.options.admission === undefined) {
-      void this.serve(msg, handler, stats, principal);
+      void this.serve(msg, handler, stats, principal, key);
       return;
     }
     const now = this.now();
     if (this.sweep(now) && this.queued > 0) this.admitWaiting();
-    const key = clientOf(msg, principal);
     let client = this.clients.get(key);
-    if (client === undefined) this.clients.set(key, (client = { active: 0, queued: 0, lastSeen: now }));
+    if (client === undefined) this.clients.set(key, (client = { key, active: 0, queued: 0, lastSeen: now }));
     else client.lastSeen = now;
     if (client.queued === 0 && this.mayServe(client)) {
       this.start(msg, handler, stats, principal, client);
       return;
     }
-    const refused = this.waiting!.push(key, { msg, handler, stats, principal, client: key, state: client, since: now });
+    const refused = this.waiting!.push(key, { msg, handler, stats, principal, client, since: now });
     if (refused !== undefined) {
       this.shed(msg, stats, key, refused);
     } else {
@@ -300,9 +302,9 @@ export class MicroService {
       this.expiryTimer = undefined;
       const now = this.now();
       for (const expired of this.waiting!.expire((w) => now - w.since > MAX_TURN_WAIT_MS)) {
-        expired.state.queued--;
+        expired.client.queued--;
         this.queued--;
-        this.shed(expired.msg, expired.stats, expired.client, "waited-too-long");
+        this.shed(expired.msg, expired.stats, expired.client.key, "waited-too-long");
       }
       if (this.queued > 0) this.expiryTimer = this.armExpiry();
     }, MAX_TURN_WAIT_MS / 4);
@@ -327,7 +329,7 @@ export class MicroService {
   private start(msg: Msg, handler: EndpointHandler, stats: EndpointStats, principal: string, client: ClientState): void {
     client.active++;
     this.servedFor.set(msg, client);
-    void this.serve(msg, handler, stats, principal);
+    void this.serve(msg, handler, stats, principal, client.key);
   }
 
   /** `msg` no longer counts against its client's share (answered, or waiting for something other than CPU). */
@@ -361,10 +363,10 @@ export class MicroService {
     for (;;) {
       const next = this.waiting!.next((key) => this.mayServe(this.clients.get(key)!));
       if (next === undefined) return;
-      next.state.queued--;
+      next.client.queued--;
       this.queued--;
-      if (now - next.since > MAX_TURN_WAIT_MS) this.shed(next.msg, next.stats, next.client, "waited-too-long");
-      else this.start(next.msg, next.handler, next.stats, next.principal, next.state);
+      if (now - next.since > MAX_TURN_WAIT_MS) this.shed(next.msg, next.stats, next.client.key, "waited-too-long");
+      else this.start(next.msg, next.handler, next.stats, next.principal, next.client);
     }
   }
 
@@ -400,11 +402,11 @@ export class MicroService {
     return { data: json(response.body), headers: replyHeaders(response)!, lastError: `503:${message}` };
   }
 
-  private async serve(msg: Msg, handler: EndpointHandler, stats: EndpointStats, principal: string): Promise<void> {
+  private async serve(msg: Msg, handler: EndpointHandler, stats: EndpointStats, principal: string, client: string): Promise<void> {
     const start = performance.now();
     let response: EndpointResponse;
     try {
-      response = await handler(msg.data, msg, principal);
+      response = await handler(msg.data, msg, principal, client);
     } catch (e) {
       response = {
         ok: false,

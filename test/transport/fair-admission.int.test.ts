@@ -83,6 +83,17 @@ function send(nc: NatsConnection, subject: string, bodies: string[]): Promise<st
 
 const names = (tag: string, n: number) => Array.from({ length: n }, (_, i) => `${tag}${i}`);
 
+/** Two places (`maxActive` 2), taken by b's `b0` then a's `a0`, in that order; their answers in `held`. */
+async function bothPlacesHeld(maxQueued: number) {
+  const s = await setup({ maxActive: 2, maxQueued });
+  const [a, b] = [await client(), await client()];
+  const held = [...send(b, s.subject, ["b0"])];
+  await until(() => s.started.length === 1);
+  held.push(...send(a, s.subject, ["a0"]));
+  await until(() => s.started.length === 2);
+  return { s, a, held };
+}
+
 async function until(check: () => boolean): Promise<void> {
   for (let i = 0; i < 500 && !check(); i++) await new Promise((r) => setTimeout(r, 5));
   expect(check()).toBe(true);
@@ -202,12 +213,7 @@ describe("fair admission", () => {
   });
 
   it("answers UNAVAILABLE a request that waited too long while every place stays taken, and serves its client's next", async () => {
-    const s = await setup({ maxActive: 2, maxQueued: 1000 });
-    const [a, b] = [await client(), await client()];
-    const held = [...send(b, s.subject, ["b0"])];
-    await until(() => s.started.length === 1);
-    held.push(...send(a, s.subject, ["a0"]));
-    await until(() => s.started.length === 2);
+    const { s, a, held } = await bothPlacesHeld(1000);
     const waiting = send(
       a,
       s.subject,
@@ -231,12 +237,7 @@ describe("fair admission", () => {
 
   it("answers UNAVAILABLE, without serving it, a request past its client's bound or waiting too long", async () => {
     // maxQueued 10: one client may have one request waiting.
-    const s = await setup({ maxActive: 2, maxQueued: 10 });
-    const [a, b] = [await client(), await client()];
-    const held = [...send(b, s.subject, ["b0"])];
-    await until(() => s.started.length === 1);
-    held.push(...send(a, s.subject, ["a0"]));
-    await until(() => s.started.length === 2);
+    const { s, a, held } = await bothPlacesHeld(10);
     const waiting = send(a, s.subject, ["a1"]);
     await until(() => s.micro.busy === 3);
     const refused = send(a, s.subject, ["a2"]);
