@@ -53,18 +53,20 @@ export interface Following {
   /** Drops the current subscription and re-creates it from the next sequence (a follower that stalled). */
   restart(): void;
   /**
-   * Asks the server, now, whether this subscription has handed over every
-   * message of its filter the stream holds (nothing pending, and the last
-   * one the server delivered is the last one `onMessage` got). Cheap: the
-   * server keeps both figures, unlike a wildcard "last by subject" whose cost
-   * grows with the stream when the filter's last message is old. False when
-   * it cannot tell (messages in flight, or the subscription being re-created).
+   * Asks the stream, now, whether this subscription has handed over every
+   * message of its filter the stream holds: none stored at or after the next
+   * one it would hand over. Cheap: the look starts where the subscription
+   * stands (or past the other subjects' messages an earlier look read),
+   * unlike a wildcard "last by subject" whose cost grows with the stream
+   * when the filter's last message is old. False while messages are in
+   * flight to it.
    */
   caughtUp(timeoutMs: number): Promise<boolean>;
   /**
-   * Whether a yes from `caughtUp` covers everything the stream's leader has
-   * acknowledged. Not on a replicated stream: the subscription's server may
-   * be a replica that has not yet applied the latest acknowledged messages.
+   * Whether a yes from `caughtUp` covers everything the stream has
+   * acknowledged, whatever befalls its servers. Not on a replicated stream:
+   * a leader cut off from its quorum answers from a past it cannot see
+   * beyond (answers that must be exact add the quorum check).
    */
   readonly vouchesForLeader: boolean;
 }

@@ -253,14 +253,17 @@ export class JetStreamEventLog implements EventLog {
 
   follow(fromSeq: number, onMessage: (message: StoredMessage) => void, filterOrOptions?: string | FollowOptions): Promise<Following> {
     const options: FollowOptions = typeof filterOrOptions === "object" ? filterOrOptions : { filter: filterOrOptions };
-    const source = {
+    const source: FollowerSource = {
       nc: this.nc,
       js: this.js,
+      jsm: this.jsm,
       stream: this.options.stream,
       opTimeoutMs: this.opTimeoutMs,
       // A replicated stream places this one-replica consumer on any of its
       // servers, which may not yet hold what the leader has acknowledged.
       vouchesForLeader: this.replicas === 1,
+      // Only where no other server can answer for the stream (a deposed leader answers from its past).
+      storedUpTo: this.replicas === 1 ? () => this.pipe.highestAck : undefined,
     };
     return followStream(source, fromSeq, onMessage, (m) => new StoredJsMsg(m, m.info.pending), {
       ...options,
@@ -398,11 +401,14 @@ const BROKEN: ReadonlySet<ConsumerNotification["type"]> = new Set([
 export interface FollowerSource {
   readonly nc: NatsConnection;
   readonly js: JetStreamClient;
+  readonly jsm: JetStreamManager;
   readonly stream: string;
   /** Deadline of calls other than a creation (stop, position looks), ms. */
   readonly opTimeoutMs: number;
   /** Whether a caught-up answer of this follower's server covers the leader's acknowledged messages (one replica). */
   readonly vouchesForLeader: boolean;
+  /** A sequence every message up to which is known stored (this connection's acknowledgements), where that holds. */
+  readonly storedUpTo?: (() => number) | undefined;
 }
 
 /**
@@ -421,13 +427,12 @@ export async function followStream(
   let next = Math.max(1, fromSeq);
   let stopped = false;
   let consumer: Consumer | undefined;
-  /** The last delivery onMessage got: its consumer and that consumer's delivery sequence. */
-  let received: { consumer: string; dseq: number } | undefined;
+  /** Below this sequence the stream holds no message of the filter this follower has not handed over. */
+  let unmatchedBelow = 0;
   /** Why the current subscription is being dropped, when this module dropped it. */
   let dropped: Error | undefined;
 
   const open = async (): Promise<ConsumerMessages> => {
-    received = undefined;
     dropped = undefined;
     const deadline = Math.min(source.opTimeoutMs, OPEN_DEADLINE_MS);
     consumer = await withDeadline(
@@ -481,7 +486,6 @@ export async function followStream(
           if (m.seq < next) continue; // a re-created consumer may repeat what was delivered
           next = m.seq + 1;
           backoffMs = 50;
-          received = { consumer: m.info.consumer, dseq: m.info.deliverySequence };
           onMessage(toStored(m));
         }
         if (!stopped) throw dropped ?? new Error("the subscription ended");
@@ -507,13 +511,19 @@ export async function followStream(
     restart: () => drop(new Error("the follower stalled")),
     vouchesForLeader: source.vouchesForLeader,
     caughtUp: async (timeoutMs) => {
-      const current = consumer;
-      if (current === undefined || messages === undefined) return false;
-      const info = await withDeadline(current.info(false), timeoutMs, `position of follow ${filter}`);
-      if (info.num_pending > 0) return false;
-      const delivered = info.delivered.consumer_seq;
-      // (A filtered consumer's delivered *stream* sequence may run ahead over messages it skipped: count deliveries instead.)
-      return delivered === 0 || (received !== undefined && received.consumer === info.name && received.dseq >= delivered);
+      // The stream's own answer, not the consumer's: nats-server acknowledges an append before it signals the
+      // consumers, so right after another connection's acknowledgement the consumer may still say "nothing
+      // pending" without that message. The leader's message API looks at what is stored: no message of the
+      // filter at or after the next one this follower would hand over means it handed over all of them.
+      const storedBefore = source.storedUpTo?.() ?? 0;
+      const from = Math.max(next, unmatchedBelow);
+      const request = { seq: from, next_by_subj: filter } as unknown as { seq: number };
+      const m = await withDeadline(source.jsm.streams.getMessage(source.stream, request), timeoutMs, `position of follow ${filter}`);
+      if (m !== null) return false;
+      // Nothing of the filter from `from` on, and everything up to `storedBefore` was stored before the look: the
+      // next look need not read the messages of other subjects up to there again.
+      unmatchedBelow = Math.max(unmatchedBelow, storedBefore + 1);
+      return true;
     },
   };
 }
@@ -583,6 +593,8 @@ export class AppendPipe {
   private inbox = "";
   private next = 0;
   private sweeper: NodeJS.Timeout | undefined;
+  /** The highest stream sequence an acknowledgement named: every message up to it was stored when it came. */
+  highestAck = 0;
 
   constructor(
     private readonly nc: NatsConnection,
@@ -662,6 +674,7 @@ export class AppendPipe {
       a.reject(refusalOf(a.subject, a.expected, ack.error));
       return;
     }
+    if (ack.seq !== undefined && ack.seq > this.highestAck) this.highestAck = ack.seq;
     a.resolve({ seq: ack.seq ?? 0, duplicate: ack.duplicate === true });
   }
 
