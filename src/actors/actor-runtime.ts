@@ -125,6 +125,12 @@ export class ActorRuntime {
   private readonly newMsgId: () => string;
   private readonly monotonic: () => number;
   private inFlight = 0;
+  /**
+   * The requests with a requestId whose turns are running here, by requestId:
+   * another request with that id arriving meanwhile is refused at once (the
+   * event that would tell it, and so the projections, comes only after).
+   */
+  private readonly requestsRunning = new Map<string, { readonly fingerprint: string; turns: number }>();
   private idleWaiters: (() => void)[] = [];
   private stopping = false;
 
@@ -177,6 +183,8 @@ export class ActorRuntime {
   execute<C extends Command>(kind: ActorKind, id: string, command: C, arrival: Arrival = {}): Promise<TurnResult> {
     const { requestId, requestedAt, fingerprint, principal, operator } = arrival;
     if (this.stopping) return Promise.resolve(unavailable("the service instance is stopping", 100));
+    if (requestId !== undefined && fingerprint !== undefined && !this.running(requestId, fingerprint))
+      return Promise.resolve(reused(requestId));
     const runtime = this.kindRuntime(kind);
     const key = actorKey(kind, id);
     const pending: PendingCommand = {
@@ -217,8 +225,20 @@ export class ActorRuntime {
     this.mailboxes.delete(key);
   }
 
+  /** Notes a turn of `requestId` as running; false when a turn of another request with that id runs (it is refused). */
+  private running(requestId: string, fingerprint: string): boolean {
+    const running = this.requestsRunning.get(requestId);
+    if (running === undefined) this.requestsRunning.set(requestId, { fingerprint, turns: 1 });
+    else if (running.fingerprint !== fingerprint) return false;
+    else running.turns++;
+    return true;
+  }
+
   /** A command answered: logged when it was UNAVAILABLE or left in doubt, and no longer in flight. */
   private finished(kind: ActorKind, id: string, pending: PendingCommand, result: TurnResult): void {
+    const running = pending.requestId === undefined ? undefined : this.requestsRunning.get(pending.requestId);
+    if (running !== undefined && running.fingerprint === pending.fingerprint && --running.turns === 0)
+      this.requestsRunning.delete(pending.requestId!);
     if (!result.ok && isUnavailable(result)) {
       const inDoubt = result.unavailable?.inDoubt === true;
       this.options.logger.debug(
