@@ -43,8 +43,3 @@ export function headerBytes(msg: unknown): number | undefined {
   const hdr = (raw._msg ?? raw.msg?._msg)?.hdr;
   return typeof hdr === "number" ? Math.max(0, hdr) : undefined;
 }
-
-/** Whether `msg`'s headers are too large to decode (unknown sizes are decoded, as before). */
-export function headersTooLarge(msg: unknown): boolean {
-  return (headerBytes(msg) ?? 0) > MAX_HEADER_BYTES;
-}

@@ -31,7 +31,8 @@ import { badRequest } from "../contract/errors.ts";
 import type { ServeEndpoint, Served } from "./endpoint.ts";
 import type { RefusedReply, ReplyGuard } from "./micro-service.ts";
 import { OP_TIMEOUT_MS, pause, withDeadline } from "../events/deadline.ts";
-import { MAX_HEADER_BYTES, headerBytes, headersTooLarge, isReplySubject, quotedSubject } from "./client-text.ts";
+import { MAX_HEADER_BYTES, headerBytes, isReplySubject, quotedSubject } from "./client-text.ts";
+import { headerBlockOf, headerValues } from "./header-block.ts";
 
 /** Deadline of each call that sets up the subscription. */
 
@@ -39,6 +40,8 @@ import { MAX_HEADER_BYTES, headerBytes, headersTooLarge, isReplySubject, quotedS
 export const COMMAND_CONSUMER = "leasehold-commands";
 /** The longest `<kind>.<op>` part of a subject that names no durable command which its error's subject repeats. */
 const MAX_ERROR_TAIL_BYTES = 256;
+/** Deliveries of a command whose handling throws before it is dropped (see CommandConsumer.failed). */
+const MAX_FAILED_DELIVERIES = 5;
 /** Header naming where a durable command's reply goes. */
 export const REPLY_TO_HEADER = "Leasehold-Reply-To";
 
@@ -169,10 +172,7 @@ export class CommandConsumer {
             // await, so commands reach each actor in stream order.
             this.inFlight++;
             void this.handle(m)
-              .catch((err: unknown) =>
-                // Left unacknowledged, it is redelivered after the ack wait; the process stays up.
-                this.options.logger.error({ err, subject: m.subject, seq: m.seq }, "durable command failed"),
-              )
+              .catch((err: unknown) => this.failed(m, err))
               .finally(() => {
                 this.inFlight--;
                 this.wake?.();
@@ -197,14 +197,17 @@ export class CommandConsumer {
 
   private async handle(m: JsMsg): Promise<void> {
     const { tail, principal } = this.kindOpOf(m.subject);
-    // A header block too large to decode is not read (see client-text.ts).
-    const oversized = headersTooLarge(m);
-    let replyTo = oversized ? undefined : m.headers?.get(REPLY_TO_HEADER) || undefined;
+    // Read from the block's bytes, never by the client's parser, which throws on a malformed block (see header-block.ts).
+    const headers = headerBlockOf(m);
+    const unread = headers !== undefined && "unread" in headers ? headers.unread : undefined;
+    let replyTo = headers === undefined || "unread" in headers ? undefined : headerValues(headers, REPLY_TO_HEADER)[0] || undefined;
     const endpoint = this.byKey.get(tail);
     const { replyAllowed } = this.options;
     let refused: Served | undefined;
-    if (oversized) {
+    if (unread === "too large") {
       refused = invalid(`headers: ${headerBytes(m)} bytes, more than ${MAX_HEADER_BYTES}`);
+    } else if (unread === "malformed") {
+      refused = invalid("headers: not a well-formed NATS header block (a NATS/1.0 line, Name: value lines, a blank line)");
     } else if (replyTo !== undefined && !isReplySubject(replyTo)) {
       this.options.onRefusedReply?.(quotedSubject(replyTo), m.subject, "durable");
       refused = invalid(
@@ -246,6 +249,31 @@ export class CommandConsumer {
         { err, subject: m.subject, seq: m.seq },
         "ack of a durable command was not confirmed; it may be redelivered (a no-op)",
       );
+    }
+  }
+
+  /**
+   * A command whose handling threw: left unacknowledged, it is redelivered
+   * after the ack wait; after {@link MAX_FAILED_DELIVERIES} it is dropped with
+   * its error on the error subject, so no command that always fails holds a
+   * place of the consumer's bounded unacknowledged ones for ever (1,024 of
+   * them stopped every client's durable commands).
+   */
+  private failed(m: JsMsg, err: unknown): void {
+    const { logger } = this.options;
+    const deliveries = m.info.deliveryCount;
+    if (deliveries < MAX_FAILED_DELIVERIES) {
+      logger.error({ err, subject: m.subject, seq: m.seq, deliveries }, "durable command failed; it is delivered again after the ack wait");
+      return;
+    }
+    logger.error({ err, subject: m.subject, seq: m.seq, deliveries }, "durable command failed on every delivery; dropped");
+    const message = `not carried out: handling it failed on ${deliveries} deliveries (${(err as Error)?.message ?? String(err)})`;
+    const result = { ok: false, rejection: { code: "UNAVAILABLE", message } } as const;
+    try {
+      this.publish(this.errorSubject(this.kindOpOf(m.subject).tail), toResponse(result), m);
+      m.term(message.slice(0, 256));
+    } catch (e) {
+      logger.error({ err: e, subject: m.subject, seq: m.seq }, "a failed durable command could not be dropped");
     }
   }
 

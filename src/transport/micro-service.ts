@@ -14,7 +14,7 @@ import type { TurnResult } from "../actors/actor-runtime.ts";
 import type { Logger } from "pino";
 import { FairQueue, type QueueRefusal } from "./fair-queue.ts";
 import { principalOf, type PrincipalSource } from "./principals.ts";
-import { headersTooLarge } from "./client-text.ts";
+import { headerBlockOf } from "./header-block.ts";
 import { throttledWarn } from "./throttled-warn.ts";
 
 /** Identity of a service. */
@@ -195,10 +195,9 @@ export class MicroService {
       for (const subject of [`$SRV.${verb}`, `$SRV.${verb}.${options.name}`, `$SRV.${verb}.${options.name}.${this.id}`]) {
         this.control.push(
           nc.subscribe(subject, {
-            callback: (err, msg) => {
-              if (err !== null) options.onError?.(err, subject);
-              else if (this.mayAnswer(msg)) this.answerControl(verb, msg);
-            },
+            callback: guarded(subject, options.onError, (msg) => {
+              if (this.mayAnswer(msg)) this.answerControl(verb, msg);
+            }),
           }),
         );
       }
@@ -220,10 +219,9 @@ export class MicroService {
     const stats: EndpointStats = { name, subject, num_requests: 0, num_errors: 0, last_error: "", processing_time: 0 };
     const sub = this.nc.subscribe(subject, {
       queue: this.options.queue,
-      callback: (err, msg) => {
-        if (err !== null) this.options.onError?.(err, subject);
-        else if (this.mayAnswer(msg)) this.admit(msg, handler, stats, this.principalOf(msg));
-      },
+      callback: guarded(subject, this.options.onError, (msg) => {
+        if (this.mayAnswer(msg)) this.admit(msg, handler, stats, this.principalOf(msg));
+      }),
     });
     this.endpoints.push({ stats, sub });
     this.controlAnswers.clear();
@@ -260,8 +258,8 @@ export class MicroService {
   /** Who NATS says sent `msg` (src/transport/principals.ts): `""` unless the deployment says the server writes it. */
   private principalOf(msg: Msg): string {
     const source = this.options.principals ?? "off";
-    // A header block too large to decode names no one (see client-text.ts).
-    return source === "off" || headersTooLarge(msg) ? "" : principalOf(msg.headers, source);
+    // Read from the block's bytes: a block too large, or not well formed, names no one (see header-block.ts).
+    return source === "off" ? "" : principalOf(headerBlockOf(msg), source);
   }
 
   /** Serves `msg` now, or queues it behind its client's earlier requests when that client has its share served. */
@@ -532,6 +530,27 @@ export function toResponse(result: TurnResult): EndpointResponse {
   const rejection = { ...result.rejection, message: result.rejection.message.toWellFormed() };
   const response = { ok: false, status: STATUS[rejection.code], message: rejection.message, body: errorBody(rejection) } as const;
   return result.unavailable?.inDoubt === true ? { ...response, inDoubt: true } : response;
+}
+
+/**
+ * A subscription callback that never throws: a throw inside one reaches the
+ * NATS client's protocol reader, which then stops reading the connection
+ * without closing it, and every request after it goes unanswered. What
+ * throws is told to `onError` with the subscription's subject.
+ */
+function guarded(
+  subject: string,
+  onError: ((error: Error, subject: string) => void) | undefined,
+  take: (msg: Msg) => void,
+): (err: Error | null, msg: Msg) => void {
+  return (err, msg) => {
+    try {
+      if (err !== null) onError?.(err, subject);
+      else take(msg);
+    } catch (e) {
+      onError?.(e instanceof Error ? e : new Error(String(e)), subject);
+    }
+  };
 }
 
 /** Headers of a reply: the error headers for a failure (added to `into` when given), none for a success. */

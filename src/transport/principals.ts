@@ -8,7 +8,7 @@
  * (`--principals nats-request-info`): elsewhere a header of that name was
  * written by the client, and every principal is `""` (unknown).
  */
-import { Match, type MsgHdrs } from "@nats-io/nats-core";
+import { headerValues, type HeaderBlock, type UnreadHeaders } from "./header-block.ts";
 
 /** Where a request's principal comes from: nowhere (`off`), or the server's `Nats-Request-Info` header. */
 export type PrincipalSource = "off" | "nats-request-info";
@@ -16,12 +16,15 @@ export type PrincipalSource = "off" | "nats-request-info";
 /** The header the NATS server adds to a request that crosses a service import. */
 export const REQUEST_INFO_HEADER = "Nats-Request-Info";
 
-/** The principal of a request with `headers`, from `source`; `""` when unknown. */
-export function principalOf(headers: MsgHdrs | undefined, source: PrincipalSource): string {
-  if (source === "off" || headers === undefined) return "";
-  // The server writes one copy, after taking out one the client wrote: any other copy (in any letter case) is
-  // the client's, and may stand before the server's. Such a request names no one.
-  const copies = headers.values(REQUEST_INFO_HEADER, Match.IgnoreCase);
+/** The principal of a request with the header block `headers` (src/transport/header-block.ts), from `source`; `""` when unknown. */
+export function principalOf(headers: HeaderBlock | UnreadHeaders | undefined, source: PrincipalSource): string {
+  if (source === "off" || headers === undefined || "unread" in headers) return "";
+  // The server takes out one copy the client wrote, spelled exactly so, and adds its own at the end of the block,
+  // as if the block ended as the protocol says. Any other copy, in any letter case and anywhere in the block (in a
+  // value the server's line was run into, when the client left off the block's last line), is the client's, and
+  // may stand before the server's: such a request names no one.
+  if (occurrences(headers.text.toLowerCase(), REQUEST_INFO_HEADER.toLowerCase()) !== 1) return "";
+  const copies = headerValues(headers, REQUEST_INFO_HEADER);
   if (copies.length !== 1) return "";
   const info = copies[0]!;
   if (info === "") return "";
@@ -35,4 +38,11 @@ export function principalOf(headers: MsgHdrs | undefined, source: PrincipalSourc
   const { acc, user } = parsed as { acc?: unknown; user?: unknown };
   if (typeof acc !== "string" || acc === "") return "";
   return typeof user === "string" && user !== "" ? `${acc}/${user}` : acc;
+}
+
+/** How many times `part` occurs in `text`. */
+function occurrences(text: string, part: string): number {
+  let n = 0;
+  for (let at = text.indexOf(part); at >= 0; at = text.indexOf(part, at + 1)) n++;
+  return n;
 }
