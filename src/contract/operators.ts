@@ -37,14 +37,18 @@ export class Operators {
 
 /**
  * Whether a request from `principal` acts for `holder`, the principal that
- * created a lease or session: the same principal, or the holder's account
- * when the requester proves only an account (a durable command proves no
- * more than the account it was published from; in the account layout each
- * client is an account of one user, so the two name the same client).
+ * created a lease or session: the same principal, or one of them names only
+ * the other's account. A durable command proves no more than the account it
+ * was published from, so what a client created by one path it must be able
+ * to touch by the other (in the account layout each client is an account of
+ * one user, so the two name the same client); what one user of an account
+ * created by durable command, any user of it could have.
  */
 export function actsFor(principal: string, holder: string): boolean {
   if (principal === holder) return true;
-  return principal !== "" && !principal.includes("/") && holder.startsWith(`${principal}/`);
+  if (principal === "" || holder === "") return false;
+  const accountOnly = (p: string) => !p.includes("/");
+  return (accountOnly(principal) && holder.startsWith(`${principal}/`)) || (accountOnly(holder) && principal.startsWith(`${holder}/`));
 }
 
 /** The principals of a comma-separated list (`--operators`), blanks and empty entries left out. */

@@ -71,6 +71,9 @@ export interface Waiting {
   readonly session: string | undefined;
   readonly ttlMs: number | undefined;
   readonly requestId: string | undefined;
+  /** Who asked, and whether as an operator: the grant its claim makes is theirs (a lease bound to nobody was anyone's). */
+  readonly principal: string | undefined;
+  readonly operator: boolean | undefined;
   readonly place: number;
   /** When the request stops waiting, on the clock and on the timer clock. */
   readonly giveUpAt: number;
@@ -162,6 +165,8 @@ export class LockWaiters {
       session: request.session,
       ttlMs: request.ttlMs,
       requestId: request.requestId,
+      principal: arrival.principal,
+      operator: arrival.operator,
       place: joined.reply.waiting.place,
       giveUpAt: waitingSince + request.waitMs,
       giveUpMono: startedMono + request.waitMs,
@@ -203,7 +208,7 @@ export class LockWaiters {
           giveUpAt: due ? Math.min(w.giveUpAt, now) : w.giveUpAt,
           waitingSince: w.waitingSince,
         };
-        const result = await this.turns.execute(name, claim, { requestId: w.requestId });
+        const result = await this.turns.execute(name, claim, { requestId: w.requestId, principal: w.principal, operator: w.operator });
         if (!result.ok || !isWaitingReply(result.reply)) return result;
       }
       // A fold that came while this request looked or claimed is looked at again at once.

@@ -384,15 +384,18 @@ function endOfValue(text: string, i: number): number {
  * What makes two requests with one `requestId` the same request
  * (docs/protocol.md, "A requestId names one request"): the same op, the same
  * body once parsed (key order, spacing and escapes do not count) and the same
- * principal. The fingerprint rides in the message id of the event the
+ * principal's account: a durable command proves no more than its account, so
+ * a retry by the other path is the same request. The fingerprint rides in the message id of the event the
  * request appends, so every instance, and this one after a restart, can tell
  * a retry (the first answer) from a reuse (`REQUEST_ID_REUSED`).
  */
 
-/** The fingerprint of one request: 16 hex digits of SHA-256 over its op, principal and parsed body. */
+/** The fingerprint of one request: 16 hex digits of SHA-256 over its op, principal's account and parsed body. */
 export function requestFingerprint(kind: string, op: string, request: unknown, principal = ""): string {
+  const slash = principal.indexOf("/");
+  const account = slash < 0 ? principal : principal.slice(0, slash);
   return createHash("sha256")
-    .update(`${kind}.${op}\n${principal}\n${JSON.stringify(request, sortedKeys)}`)
+    .update(`${kind}.${op}\n${account}\n${JSON.stringify(request, sortedKeys)}`)
     .digest("hex")
     .slice(0, 16);
 }

@@ -98,7 +98,7 @@ describe("nats-config --layout accounts", () => {
     expect(summary.violations).toBe(0);
   });
 
-  it("takes a durable command's principal from the account the server put in its subject, which another account cannot claim, and routes its Leasehold-Reply-To back to the sender", async () => {
+  it("takes a durable command's principal from the account the server put in its subject, which another account cannot claim, and routes its Leasehold-Reply-To back to the sender; by request/reply the same client touches what it made", async () => {
     /** Publishes a durable command as `user` to `subject`; resolves with the reply and the command subject the service took it from. */
     const sendAs = async (user: string, subject: string, body: Record<string, unknown>) => {
       const nc = await layout.as(user);
@@ -125,6 +125,18 @@ describe("nats-config --layout accounts", () => {
     const jsm = await jetstreamManager(layout.appending);
     const event = (await jsm.streams.getMessage(subjects.eventStream, { last_by_subj: subjects.event("lock", "acct-durable") }))!;
     expect(event.json<{ by?: string }>().by).toBe("alice");
+    // By request/reply alice is alice/alice, the same client: her retry gets the first answer, and the lease is hers.
+    const aliceNc = await layout.as("alice");
+    const body = { name: "acct-durable", owner: "alice", requestId: "a-1" };
+    expect((await call(aliceNc, PREFIX, "lock.acquire", body)).body).toEqual(alice.body);
+    const etag = (alice.body.lease as { etag: string }).etag;
+    expect((await call(await layout.as("bob"), PREFIX, "lock.renew", { name: "acct-durable", owner: "alice", etag })).code).toBe(
+      "FORBIDDEN",
+    );
+    expect((await call(aliceNc, PREFIX, "lock.renew", { name: "acct-durable", owner: "alice", etag })).body).toHaveProperty(
+      "lease.owner",
+      "alice",
+    );
     // Bob names alice's account in the subject: his import puts his own account before it, and no such command exists.
     const bob = await sendAs("bob", `${PREFIX}.cmd.alice.lock.release`, { name: "acct-durable", leaseId: "x", requestId: "b-1" });
     expect(bob.from).toBe(`${PREFIX}.cmd.bob.alice.lock.release`);

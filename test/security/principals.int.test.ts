@@ -120,20 +120,51 @@ describe("principals", () => {
     ]);
   });
 
+  it("bind a lease granted from the wait queue to the waiter, with or without a session", async () => {
+    const { prefix, nc } = await setUp({ principals: "nats-request-info", operators: ["ops/*"] });
+    const queued = async (name: string) =>
+      expect.poll(async () => (await as(nc, prefix, ALICE, "lock.get", { name })).waiters, { timeout: 5000 }).toBe(1);
+    const session = (await as(nc, prefix, ALICE, "session.open", { owner: "a", ttlMs: 10_000 })).session as { id: string };
+    for (const [name, extra] of [
+      ["q", {}],
+      ["qs", { session: session.id }],
+    ] as const) {
+      const held = (await as(nc, prefix, BOB, "lock.acquire", { name, owner: "b" })).lease as { etag: string };
+      const waiting = as(nc, prefix, ALICE, "lock.acquire", { name, owner: "a", waitMs: 10_000, ...extra });
+      await queued(name);
+      expect(await as(nc, prefix, BOB, "lock.release", { name, etag: held.etag })).toEqual({});
+      const granted = await waiting;
+      expect(granted).toHaveProperty("lease.owner", "a");
+      const etag = (granted.lease as { etag: string }).etag;
+      // The grant is alice's: bob, with its etag, may not touch it.
+      expect(await as(nc, prefix, BOB, "lock.release", { name, etag })).toEqual(forbiddenFor("clients/bob"));
+      expect(await as(nc, prefix, ALICE, "lock.release", { name, etag })).toEqual({});
+    }
+    const grants = (await eventsBy(nc, prefix)).filter((e) => e.startsWith("LockAcquired"));
+    expect(grants).toEqual([
+      "LockAcquired clients/bob",
+      "LockAcquired clients/alice",
+      "LockAcquired clients/bob",
+      "LockAcquired clients/alice",
+    ]);
+  });
+
   it("takes an account without a user as <acc>, and refuses an unknown principal with --require-principal", async () => {
     const { prefix, nc } = await setUp({ principals: "nats-request-info", requirePrincipal: true });
     expect(await as(nc, prefix, undefined, "lock.get", { name: "x" })).toMatchObject({ error: { code: "UNAUTHENTICATED" } });
     // UNAUTHENTICATED comes before BAD_REQUEST.
     expect(await as(nc, prefix, undefined, "lock.acquire", { name: 7 })).toMatchObject({ error: { code: "UNAUTHENTICATED" } });
     await as(nc, prefix, { acc: "team" }, "lock.acquire", { name: "x", owner: "o" });
-    expect(await as(nc, prefix, { acc: "team", user: "u" }, "lock.release", { name: "x", etag: "00000001" })).toEqual(
-      forbiddenFor("team/u"),
+    expect(await as(nc, prefix, { acc: "crew", user: "u" }, "lock.release", { name: "x", etag: "00000001" })).toEqual(
+      forbiddenFor("crew/u"),
     );
-    // A principal that proves only its account (a durable command) acts for that account's users' leases.
+    // A principal that proves only its account (a durable command) and a user of that account act for each other's
+    // leases: what a client created by one path it touches by the other.
     await as(nc, prefix, { acc: "solo", user: "solo" }, "lock.acquire", { name: "y", owner: "o" });
     expect(await as(nc, prefix, { acc: "other" }, "lock.release", { name: "y", etag: "00000002" })).toEqual(forbiddenFor("other"));
     expect(await as(nc, prefix, { acc: "solo" }, "lock.release", { name: "y", etag: "00000002" })).toEqual({});
-    expect(await eventsBy(nc, prefix)).toEqual(["LockAcquired team", "LockAcquired solo/solo", "LockReleased solo"]);
+    expect(await as(nc, prefix, { acc: "team", user: "u" }, "lock.release", { name: "x", etag: "00000001" })).toEqual({});
+    expect(await eventsBy(nc, prefix)).toEqual(["LockAcquired team", "LockAcquired solo/solo", "LockReleased solo", "LockReleased team/u"]);
   });
 
   it("count for nothing without --principals: a header the client wrote is not the server's", async () => {
