@@ -185,6 +185,7 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
       options.onFatal?.(new Error(`cannot serve ${subject}: ${err.message}`, { cause: err }));
     },
     onUnsent: (err, subject) => logger.warn({ err, subject }, "an answer could not be sent; answered INTERNAL instead"),
+    onThrown: (err, subject) => logger.error({ err, subject }, "handling a message threw; it was dropped"),
     // Headers are decoded only where the deployment says the server writes who sent a request.
     principals: config.principals,
     admission: {

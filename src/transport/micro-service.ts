@@ -29,6 +29,8 @@ export interface MicroServiceOptions {
   readonly onError?: (error: Error, subject: string) => void;
   /** An answer could not be sent (e.g. over the server's max_payload); the asker got an INTERNAL error instead. */
   readonly onUnsent?: (error: Error, subject: string) => void;
+  /** Handling a message threw (a defect, not the subscription's failure): the message is dropped, the service goes on. */
+  readonly onThrown?: (error: Error, subject: string) => void;
   /** Whether a request's reply subject may be answered; a request whose reply may not is neither served nor answered. */
   readonly replyAllowed?: ReplyGuard;
   /** Told of each request refused for its reply subject. */
@@ -195,7 +197,7 @@ export class MicroService {
       for (const subject of [`$SRV.${verb}`, `$SRV.${verb}.${options.name}`, `$SRV.${verb}.${options.name}.${this.id}`]) {
         this.control.push(
           nc.subscribe(subject, {
-            callback: guarded(subject, options.onError, (msg) => {
+            callback: guarded(subject, options, (msg) => {
               if (this.mayAnswer(msg)) this.answerControl(verb, msg);
             }),
           }),
@@ -219,7 +221,7 @@ export class MicroService {
     const stats: EndpointStats = { name, subject, num_requests: 0, num_errors: 0, last_error: "", processing_time: 0 };
     const sub = this.nc.subscribe(subject, {
       queue: this.options.queue,
-      callback: guarded(subject, this.options.onError, (msg) => {
+      callback: guarded(subject, this.options, (msg) => {
         if (this.mayAnswer(msg)) this.admit(msg, handler, stats, this.principalOf(msg));
       }),
     });
@@ -536,19 +538,20 @@ export function toResponse(result: TurnResult): EndpointResponse {
  * A subscription callback that never throws: a throw inside one reaches the
  * NATS client's protocol reader, which then stops reading the connection
  * without closing it, and every request after it goes unanswered. What
- * throws is told to `onError` with the subscription's subject.
+ * throws is told to `onThrown`, and the service goes on (a client must not
+ * be able to stop it by what it sends).
  */
 function guarded(
   subject: string,
-  onError: ((error: Error, subject: string) => void) | undefined,
+  on: Pick<MicroServiceOptions, "onError" | "onThrown">,
   take: (msg: Msg) => void,
 ): (err: Error | null, msg: Msg) => void {
   return (err, msg) => {
     try {
-      if (err !== null) onError?.(err, subject);
+      if (err !== null) on.onError?.(err, subject);
       else take(msg);
     } catch (e) {
-      onError?.(e instanceof Error ? e : new Error(String(e)), subject);
+      on.onThrown?.(e instanceof Error ? e : new Error(String(e)), subject);
     }
   };
 }
