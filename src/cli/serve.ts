@@ -76,6 +76,8 @@ export interface ServeFlags extends CommonFlags, AppendConnectionFlags {
 /** How long each part of the stop may take; the whole is bounded by the shutdown's 10 s. */
 const STOP_SERVICE_MS = 6000;
 const DRAIN_MS = 2000;
+/** How far apart the two connections' losses may be and still be one outage of NATS. */
+const SIDE_OUTAGE_SLACK_MS = 2000;
 const STOP_NATS_SERVER_MS = 1500;
 
 /**
@@ -139,9 +141,13 @@ export async function serve(flags: ServeFlags, logLevelGiven: boolean): Promise<
     };
     const nc = await connectTo(connectTarget!, { name: "leasehold-serve", ...connectOptions });
     shutdown.add("NATS connection", (ms) => drain(nc, ms), DRAIN_MS);
+    /** When the answering connection was last lost: the side connection's outage then is the same one, said once. */
+    let answeringLostAt = -Infinity;
     watchConnection(nc, {
-      lost: (server) =>
-        logger.warn({ server }, "NATS connection lost; reconnecting (meanwhile commands that need the stream answer UNAVAILABLE)"),
+      lost: (server) => {
+        answeringLostAt = performance.now();
+        logger.warn({ server }, "NATS connection lost; reconnecting (meanwhile commands that need the stream answer UNAVAILABLE)");
+      },
       back: (server, awayMs) => logger.warn({ server, awayMs }, "NATS connection back"),
     });
     if (shutdown.stopping) return;
@@ -150,6 +156,24 @@ export async function serve(flags: ServeFlags, logLevelGiven: boolean): Promise<
       appendConnectTarget === undefined ? nc : await connectTo(appendConnectTarget, { name: "leasehold-serve-append", ...connectOptions });
     // Its own share of the 10 s: the service has stopped appending by the time it drains.
     if (appendNc !== nc) shutdown.add("NATS appending connection", (ms) => drain(appendNc, ms), DRAIN_MS / 2);
+    if (shutdown.stopping) return;
+    // Host loads and discovery, which any client may flood, on a connection of their own (the answering user's): the
+    // server drops a connection that falls too far behind, and that must not be the one every command arrives on.
+    const sideNc = await connectTo(connectTarget!, { name: "leasehold-serve-loads", ...connectOptions });
+    shutdown.add("NATS loads and discovery connection", (ms) => drain(sideNc, ms), DRAIN_MS / 2);
+    watchConnection(sideNc, {
+      lost: (server) => logger.debug({ server }, "NATS connection for host loads and discovery lost; reconnecting"),
+      back: (server, awayMs) => {
+        // Lost with the answering one, NATS itself went away (said already); alone, the server dropped it for falling behind.
+        const alone = performance.now() - answeringLostAt > awayMs + SIDE_OUTAGE_SLACK_MS;
+        if (!alone) logger.debug({ server, awayMs }, "NATS connection for host loads and discovery back");
+        else
+          logger.warn(
+            { server, awayMs },
+            "NATS connection for host loads and discovery was dropped and is back (a flood of host loads or discovery requests?); commands were served throughout",
+          );
+      },
+    });
     if (shutdown.stopping) return;
     const open = openBusWarning(connectTarget!);
     if (open !== undefined) logger.warn({ servers: connectTarget!.servers }, open);
@@ -164,6 +188,7 @@ export async function serve(flags: ServeFlags, logLevelGiven: boolean): Promise<
     const starting = startService({
       nc,
       appendNc,
+      sideNc,
       config,
       logger,
       clock: offsetClock(offsetMs),
@@ -217,6 +242,7 @@ export async function serve(flags: ServeFlags, logLevelGiven: boolean): Promise<
     for (const [connection, which] of [
       [nc, "the NATS connection"],
       [appendNc, "the appending NATS connection"],
+      [sideNc, "the NATS connection for host loads and discovery"],
     ] as const) {
       void connection.closed().then((err) => {
         if (shutdown.stopping) return;

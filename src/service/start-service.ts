@@ -81,6 +81,14 @@ export interface StartServiceOptions {
    * users let the server refuse a reply aimed at anything but a client's inbox.
    */
   readonly appendNc?: NatsConnection;
+  /**
+   * The connection for what any client may publish at any rate with no answer
+   * owed in order: host loads and discovery (default `nc`). A flood of them
+   * past what this process reads makes the server drop the connection as a
+   * slow consumer: on its own connection that costs loads and discovery for a
+   * moment, not every command endpoint.
+   */
+  readonly sideNc?: NatsConnection;
   readonly config: ServiceConfig;
   readonly logger: Logger;
   readonly clock?: Clock;
@@ -146,8 +154,9 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
   });
   // Host loads are not events: every instance subscribes (no queue group) before it serves, so a load published after start is not missed.
   const hostLoads = new HostLoads(config.loadStaleMs, clock, { maxUnknown: config.maxUnknownLoads });
-  const loadFeed = followHostLoads(nc, subjects, hostLoads, logger);
-  await withDeadline(nc.flush(), OP_TIMEOUT_MS, "subscribe to host loads");
+  const sideNc = options.sideNc ?? nc;
+  const loadFeed = followHostLoads(sideNc, subjects, hostLoads, logger);
+  await withDeadline(sideNc.flush(), OP_TIMEOUT_MS, "subscribe to host loads");
   const ctx: KindContext = { runtime, log, subjects, config, clock, logger, newId: options.newId ?? secureIds() };
   const modules: KindModule[] = [lockModule(ctx), proxyModule(ctx), routeModule(ctx, hostLoads)];
   const startedAt = performance.now();
@@ -169,7 +178,7 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
   });
   const confinement = replyConfinement({
     ...{ prefix: config.prefix, enabled: config.replyCheck, logger },
-    ownInboxes: [inboxPrefixOf(nc), inboxPrefixOf(appendNc)],
+    ownInboxes: [inboxPrefixOf(nc), inboxPrefixOf(appendNc), inboxPrefixOf(sideNc)],
     count: observer?.replyRefused && ((path) => observer.replyRefused?.(path)),
   });
 
@@ -179,6 +188,7 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
     description: "leasehold: proxy leases, route placement and fenced locks on JetStream",
     queue: SERVICE_NAME,
     metadata: { prefix: config.prefix },
+    controlNc: sideNc,
     ...confinement,
     onError: (err, subject) => {
       logger.error({ err, subject }, `cannot serve ${subject}: ${err.message}`);

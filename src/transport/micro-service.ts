@@ -24,6 +24,8 @@ export interface MicroServiceOptions {
   readonly description: string;
   /** Queue group shared by every instance's endpoints. */
   readonly queue: string;
+  /** The connection discovery (`$SRV.*`) is answered on (default the endpoints'): anyone may flood it. */
+  readonly controlNc?: NatsConnection;
   readonly metadata?: Record<string, string>;
   /** A subscription failed (e.g. a permission violation): told once per failure, never thrown. */
   readonly onError?: (error: Error, subject: string) => void;
@@ -196,7 +198,7 @@ export class MicroService {
     for (const verb of ["PING", "INFO", "STATS"] as const) {
       for (const subject of [`$SRV.${verb}`, `$SRV.${verb}.${options.name}`, `$SRV.${verb}.${options.name}.${this.id}`]) {
         this.control.push(
-          nc.subscribe(subject, {
+          (options.controlNc ?? nc).subscribe(subject, {
             callback: guarded(subject, options, (msg) => {
               if (this.mayAnswer(msg)) this.answerControl(verb, msg);
             }),
