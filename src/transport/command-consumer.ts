@@ -31,8 +31,7 @@ import { badRequest } from "../contract/errors.ts";
 import type { ServeEndpoint, Served } from "./endpoint.ts";
 import type { RefusedReply, ReplyGuard } from "./micro-service.ts";
 import { OP_TIMEOUT_MS, pause, withDeadline } from "../events/deadline.ts";
-import { MAX_HEADER_BYTES, headerBytes, isReplySubject, quotedSubject } from "./client-text.ts";
-import { headerBlockOf, headerValues } from "./header-block.ts";
+import { MAX_HEADER_BYTES, headerBlockOf, headerBytes, headerValues, isReplySubject, quotedSubject } from "./client-text.ts";
 
 /** Deadline of each call that sets up the subscription. */
 
@@ -197,7 +196,7 @@ export class CommandConsumer {
 
   private async handle(m: JsMsg): Promise<void> {
     const { tail, principal } = this.kindOpOf(m.subject);
-    // Read from the block's bytes, never by the client's parser, which throws on a malformed block (see header-block.ts).
+    // Read from the block's bytes, never by the client's parser, which throws on a malformed block (see client-text.ts).
     const headers = headerBlockOf(m);
     const unread = headers !== undefined && "unread" in headers ? headers.unread : undefined;
     let replyTo = headers === undefined || "unread" in headers ? undefined : headerValues(headers, REPLY_TO_HEADER)[0] || undefined;

@@ -14,7 +14,7 @@ import type { TurnResult } from "../actors/actor-runtime.ts";
 import type { Logger } from "pino";
 import { FairQueue, type QueueRefusal } from "./fair-queue.ts";
 import { principalOf, type PrincipalSource } from "./principals.ts";
-import { headerBlockOf } from "./header-block.ts";
+import { headerBlockOf } from "./client-text.ts";
 import { throttledWarn } from "./throttled-warn.ts";
 
 /** Identity of a service. */
@@ -262,7 +262,7 @@ export class MicroService {
   /** Who NATS says sent `msg` (src/transport/principals.ts): `""` unless the deployment says the server writes it. */
   private principalOf(msg: Msg): string {
     const source = this.options.principals ?? "off";
-    // Read from the block's bytes: a block too large, or not well formed, names no one (see header-block.ts).
+    // Read from the block's bytes: a block too large, or not well formed, names no one (see client-text.ts).
     return source === "off" ? "" : principalOf(headerBlockOf(msg), source);
   }
 

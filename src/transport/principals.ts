@@ -8,7 +8,7 @@
  * (`--principals nats-request-info`): elsewhere a header of that name was
  * written by the client, and every principal is `""` (unknown).
  */
-import { headerValues, type HeaderBlock, type UnreadHeaders } from "./header-block.ts";
+import { headerValues, type HeaderBlock, type UnreadHeaders } from "./client-text.ts";
 
 /** Where a request's principal comes from: nowhere (`off`), or the server's `Nats-Request-Info` header. */
 export type PrincipalSource = "off" | "nats-request-info";
@@ -16,7 +16,7 @@ export type PrincipalSource = "off" | "nats-request-info";
 /** The header the NATS server adds to a request that crosses a service import. */
 export const REQUEST_INFO_HEADER = "Nats-Request-Info";
 
-/** The principal of a request with the header block `headers` (src/transport/header-block.ts), from `source`; `""` when unknown. */
+/** The principal of a request with the header block `headers` (src/transport/client-text.ts), from `source`; `""` when unknown. */
 export function principalOf(headers: HeaderBlock | UnreadHeaders | undefined, source: PrincipalSource): string {
   if (source === "off" || headers === undefined || "unread" in headers) return "";
   // The server takes out one copy the client wrote, spelled exactly so, and adds its own at the end of the block,

@@ -1,12 +1,12 @@
 /**
- * The strict header-block reader (src/transport/header-block.ts) and the
+ * The strict header-block reader (src/transport/client-text.ts) and the
  * principal read from it (src/transport/principals.ts): a block is read whole
  * or refused whole, nothing throws, and a principal is read only from the one
  * copy of `Nats-Request-Info` the server wrote.
  */
 import { describe, expect, it } from "vitest";
 import fc from "fast-check";
-import { headerValues, parseHeaderBlock } from "../../src/transport/header-block.ts";
+import { headerValues, parseHeaderBlock } from "../../src/transport/client-text.ts";
 import { principalOf } from "../../src/transport/principals.ts";
 
 const SERVER_COPY = `Nats-Request-Info: ${JSON.stringify({ acc: "bob", user: "bob" })}`;
