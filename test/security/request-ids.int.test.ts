@@ -11,10 +11,10 @@ import { connect } from "@nats-io/transport-node";
 import type { NatsConnection } from "@nats-io/nats-core";
 import { jetstreamManager } from "@nats-io/jetstream";
 import { ask, durable } from "./default-client.ts";
-import { defer, freePort, leasehold, tempDir, waitForLog } from "../cli/cli-process.ts";
+import { defer, freePort, leasehold, tempDir, waitForLog, type Proc } from "../cli/cli-process.ts";
 
 /** `leasehold serve` on its own nats-server, and a connection to it. */
-async function serve(): Promise<{ nc: NatsConnection; lastSeq: () => Promise<number>; port: number; cwd: string }> {
+async function serve(): Promise<{ nc: NatsConnection; lastSeq: () => Promise<number>; port: number; cwd: string; proc: Proc }> {
   const cwd = tempDir("request-ids");
   const port = await freePort();
   const proc = leasehold(["serve", "--nats-port", String(port), "--http", "off"], { cwd });
@@ -22,7 +22,7 @@ async function serve(): Promise<{ nc: NatsConnection; lastSeq: () => Promise<num
   const nc = await connect({ servers: `nats://127.0.0.1:${port}`, maxReconnectAttempts: 0 });
   defer(() => nc.close());
   const jsm = await jetstreamManager(nc);
-  return { nc, port, cwd, lastSeq: async () => (await jsm.streams.info("LEASEHOLD_EVENTS")).state.last_seq };
+  return { nc, port, cwd, proc, lastSeq: async () => (await jsm.streams.info("LEASEHOLD_EVENTS")).state.last_seq };
 }
 
 describe("a requestId", () => {
@@ -48,14 +48,7 @@ describe("a requestId", () => {
   });
 
   it("gets the first answer when its request comes again, and REQUEST_ID_REUSED when another request reuses it", async () => {
-    const cwd = tempDir("request-ids");
-    const port = await freePort();
-    const proc = leasehold(["serve", "--nats-port", String(port), "--http", "off"], { cwd });
-    await waitForLog(proc, "leasehold serving");
-    const nc = await connect({ servers: `nats://127.0.0.1:${port}`, maxReconnectAttempts: 0 });
-    defer(() => nc.close());
-    const jsm = await jetstreamManager(nc);
-    const lastSeq = async () => (await jsm.streams.info("LEASEHOLD_EVENTS")).state.last_seq;
+    const { nc, lastSeq, port, cwd, proc } = await serve();
 
     // Request/reply: the same request again (keys in another order) is the first answer; another body is refused.
     const first = await ask(nc, "lock.acquire", { name: "a", owner: "alice", requestId: "r1" });
