@@ -80,6 +80,10 @@ export async function startHttp(options: {
   readonly overrides?: Partial<MetricsSource>;
   /** How often the dashboard gets a fresh view even without events (default 5000 ms). */
   readonly refreshMs?: number;
+  /** Unread bytes past which a dashboard client is dropped (default 4 MiB). */
+  readonly maxUnsentBytes?: number;
+  /** Dashboard clients at once at most (default 64). */
+  readonly maxStreams?: number;
 }): Promise<RunningHttp> {
   const { service, metrics, logger } = options;
   const status = service.status;
@@ -109,6 +113,8 @@ export async function startHttp(options: {
     feed,
     logger,
     ...(options.refreshMs === undefined ? {} : { refreshMs: options.refreshMs }),
+    ...(options.maxUnsentBytes === undefined ? {} : { maxUnsentBytes: options.maxUnsentBytes }),
+    ...(options.maxStreams === undefined ? {} : { maxStreams: options.maxStreams }),
   });
   try {
     await feed.start();

@@ -26,6 +26,12 @@ export interface HttpServerOptions {
   readonly maxStreams?: number;
   /** A fresh view goes to every client this often even without events (default 5000 ms), so expiries show. */
   readonly refreshMs?: number;
+  /**
+   * A dashboard client with more than this many bytes sent to it and not yet
+   * read is dropped (default 4 MiB): its browser reconnects and gets the view
+   * as it is then, and one that never reads costs no more than this.
+   */
+  readonly maxUnsentBytes?: number;
 }
 
 /** A listening server. */
@@ -60,16 +66,39 @@ const ASSETS: Readonly<Record<string, { type: string; body: string }>> = {
   "/favicon.ico": { type: "image/svg+xml", body: DASHBOARD_ICON },
 };
 
+/** How long a view made for one reader serves the next ones when nothing changed. */
+const VIEW_REUSE_MS = 250;
+
 /** Starts listening; resolves once bound. */
 export async function startHttpServer(options: HttpServerOptions): Promise<RunningHttpServer> {
   const { host, port } = parseListen(options.listen);
   const streams = new Set<ServerResponse>();
   const maxStreams = options.maxStreams ?? 64;
 
+  const maxUnsent = options.maxUnsentBytes ?? 4 * 1024 * 1024;
+  /**
+   * The view as JSON, made once per change (and at most every {@link VIEW_REUSE_MS} between changes, for the
+   * instants in it) however many clients and requests read it: it walks every state.
+   */
+  let viewJson: string | undefined;
+  let viewAt = 0;
+  const currentView = () => {
+    const now = performance.now();
+    if (viewJson === undefined || now - viewAt > VIEW_REUSE_MS) [viewJson, viewAt] = [JSON.stringify(options.feed.view()), now];
+    return viewJson;
+  };
   const broadcast = () => {
+    viewJson = undefined;
     if (streams.size === 0) return;
-    const frame = `event: view\ndata: ${JSON.stringify(options.feed.view())}\n\n`;
-    for (const res of streams) res.write(frame);
+    const frame = `event: view\ndata: ${currentView()}\n\n`;
+    for (const res of streams) {
+      if (res.writableLength > maxUnsent) {
+        // Not reading (a tab asleep, or on purpose): what waits for it would grow with every change.
+        options.logger.debug({ unsent: res.writableLength }, "dashboard client dropped: it does not read what is sent");
+        streams.delete(res);
+        res.destroy();
+      } else res.write(frame);
+    }
   };
   const unsubscribe = options.feed.onChange(broadcast);
   const refresh = setInterval(broadcast, options.refreshMs ?? 5000);
@@ -90,7 +119,12 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
       res.setHeader("allow", "GET, HEAD");
       return send(res, 405, "text/plain; charset=utf-8", "read-only: GET or HEAD\n");
     }
-    const path = new URL(req.url ?? "/", "http://localhost").pathname;
+    let path: string;
+    try {
+      path = new URL(req.url ?? "/", "http://localhost").pathname;
+    } catch {
+      return send(res, 400, "text/plain; charset=utf-8", "bad request target\n");
+    }
     switch (path) {
       case "/healthz":
         return send(res, 200, "text/plain; charset=utf-8", "ok\n");
@@ -103,7 +137,7 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
         return send(res, 200, contentType, body);
       }
       case "/api/view":
-        return send(res, 200, "application/json; charset=utf-8", JSON.stringify(options.feed.view()));
+        return send(res, 200, "application/json; charset=utf-8", currentView());
       case "/api/stream":
         return openStream(req, res);
     }
@@ -122,7 +156,7 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
     });
     if (req.method === "HEAD") return void res.end();
     // Tells EventSource how long to wait before reconnecting after a drop.
-    res.write(`retry: 1000\nevent: view\ndata: ${JSON.stringify(options.feed.view())}\n\n`);
+    res.write(`retry: 1000\nevent: view\ndata: ${currentView()}\n\n`);
     streams.add(res);
     req.socket.setTimeout(0);
     res.on("close", () => streams.delete(res));

@@ -22,6 +22,10 @@ export interface HttpTestService {
 export interface HttpOptions {
   /** How often the dashboard gets a fresh view without events (default 5000 ms). */
   readonly refreshMs?: number;
+  /** Unread bytes past which a dashboard client is dropped (default 4 MiB). */
+  readonly maxUnsentBytes?: number;
+  /** Dashboard clients at once at most (default 64). */
+  readonly maxStreams?: number;
 }
 
 /** Starts the HTTP side of `service` on a free loopback port. */
