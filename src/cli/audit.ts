@@ -16,6 +16,7 @@ import { parseBounds, parseCount } from "../tools/time.ts";
 import { addToolAction, examplesHelp } from "./options.ts";
 import { terminalReadProgress } from "./progress.ts";
 import { TOOL_THREADS_HELP, toolsOnTwoThreads, toolThreadsSetting } from "./tool-threads.ts";
+import { visibleJson } from "../tools/table.ts";
 
 /** Flags of `audit`. */
 export interface AuditFlags {
@@ -119,7 +120,7 @@ export function addAuditCommand(program: Command): void {
             ...options,
             onViolation: (v) => {
               line?.clear();
-              console.log(flags.json === true ? JSON.stringify(violationJson(v)) : violationLine(v));
+              console.log(flags.json === true ? visibleJson(JSON.stringify(violationJson(v))) : violationLine(v));
             },
             onProgress: showProgress ? progress : undefined,
           },
@@ -128,7 +129,9 @@ export function addAuditCommand(program: Command): void {
       } finally {
         line?.done();
       }
-      console.log(flags.json === true ? JSON.stringify({ summary }) : summaryLines(summary, subjects.eventStream, url).join("\n"));
+      console.log(
+        flags.json === true ? visibleJson(JSON.stringify({ summary })) : summaryLines(summary, subjects.eventStream, url).join("\n"),
+      );
       return summary.violations > 0 ? 1 : 0;
     },
   );

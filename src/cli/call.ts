@@ -12,6 +12,7 @@ import { closestOps, isOp } from "./ops.ts";
 import { ERROR_MESSAGE_HEADER, ERROR_STATUS_HEADER } from "../contract/errors.ts";
 import { isValidPrefix } from "../contract/subjects.ts";
 import { isNoResponders } from "../transport/no-responders.ts";
+import { visible, visibleJson } from "../tools/table.ts";
 
 /** Flags of `call`. */
 export interface CallFlags extends CommonFlags {
@@ -67,11 +68,12 @@ async function send(nc: NatsConnection, subject: string, payload: string, flags:
     }
     throw new ConnectFailure(`request to ${subject} failed: ${message}${inboxHint(message)}`, { cause: e });
   }
-  const text = flags.pretty === true ? pretty(reply.string()) : reply.string();
+  // What the service answers quotes what clients wrote (a holder's owner): shown, never obeyed by the terminal.
+  const text = visibleJson(flags.pretty === true ? pretty(reply.string()) : reply.string());
   const status = reply.headers?.get(ERROR_STATUS_HEADER);
   console.log(text);
   if (status) {
-    console.error(`leasehold call: refused: ${status} ${reply.headers?.get(ERROR_MESSAGE_HEADER) ?? ""}`.trimEnd());
+    console.error(visible(`leasehold call: refused: ${status} ${reply.headers?.get(ERROR_MESSAGE_HEADER) ?? ""}`.trimEnd()));
     return EXIT.refused;
   }
   return EXIT.ok;

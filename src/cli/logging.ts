@@ -3,6 +3,7 @@
  * log collectors, or short human lines on a terminal.
  */
 import { pino, type Logger } from "pino";
+import { visible } from "../tools/table.ts";
 
 /** `--log-format`: `auto` is `text` on a terminal, `json` otherwise. */
 export type LogFormat = "auto" | "json" | "text";
@@ -23,13 +24,20 @@ export function textLine(record: Record<string, unknown>, stacks = false): strin
   const { level, msg, time: _time, pid: _pid, hostname: _host, service: _service, err, ...rest } = record;
   const name = LEVELS[level as number] ?? "info";
   const tag = name === "info" ? "" : `${name}: `;
+  // Every value may carry what a client wrote (a reply subject, an owner): shown, never obeyed (see visible()).
   const fields = Object.entries(rest)
     .filter(([, v]) => v !== undefined)
-    .map(([k, v]) => `${k}=${typeof v === "string" ? v : JSON.stringify(v)}`);
+    .map(([k, v]) => `${k}=${visible(typeof v === "string" ? v : JSON.stringify(v))}`);
   const error = err as { message?: string; stack?: string } | undefined;
-  if (error !== undefined && !stacks) fields.push(`err=${error.message ?? JSON.stringify(err)}`);
-  const cause = error === undefined || !stacks ? "" : `\n${String(error.stack ?? JSON.stringify(err))}`;
-  return `leasehold: ${tag}${typeof msg === "string" ? msg : JSON.stringify(msg)}${fields.length > 0 ? ` (${fields.join(" ")})` : ""}${cause}`;
+  if (error !== undefined && !stacks) fields.push(`err=${visible(error.message ?? JSON.stringify(err))}`);
+  const cause =
+    error === undefined || !stacks
+      ? ""
+      : `\n${String(error.stack ?? JSON.stringify(err))
+          .split("\n")
+          .map(visible)
+          .join("\n")}`;
+  return `leasehold: ${tag}${visible(typeof msg === "string" ? msg : JSON.stringify(msg))}${fields.length > 0 ? ` (${fields.join(" ")})` : ""}${cause}`;
 }
 
 /** A logger in the given format; text goes to stderr, JSON to stdout. */

@@ -14,6 +14,7 @@ import { replaySource, type ReplayRange, type ReplayView } from "../tools/replay
 import { addToolAction } from "./options.ts";
 import { terminalReadProgress } from "./progress.ts";
 import { TOOL_THREADS_HELP, toolsOnTwoThreads, toolThreadsSetting } from "./tool-threads.ts";
+import { visibleJson } from "../tools/table.ts";
 
 /** Flags of `replay`. */
 export interface ReplayFlags {
@@ -88,7 +89,7 @@ export function addReplayCommand(program: Command): void {
       } finally {
         progress?.done();
       }
-      console.log(flags.json === true ? JSON.stringify(view, null, 2) : renderReplay(view, subjects.eventStream).join("\n"));
+      console.log(flags.json === true ? visibleJson(JSON.stringify(view, null, 2)) : renderReplay(view, subjects.eventStream).join("\n"));
       return 0;
     },
   );

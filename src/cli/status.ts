@@ -8,6 +8,7 @@ import { collectStatus, renderStatus } from "../tools/status.ts";
 import { parseCount } from "../tools/time.ts";
 import { addToolAction, examplesHelp } from "./options.ts";
 import { terminalProgress } from "./progress.ts";
+import { visibleJson } from "../tools/table.ts";
 
 /** Flags of `status`. */
 export interface StatusFlags {
@@ -39,7 +40,9 @@ export function addStatusCommand(program: Command): void {
     async ({ nc, log: stream, subjects }, timeoutMs, flags) => {
       const { log } = await terminalProgress(stream, "status: reading lock events");
       const status = await collectStatus(nc, log, subjects, Date.now, timeoutMs);
-      console.log(flags.json === true ? JSON.stringify(status, null, 2) : renderStatus(status, flags.allLocks === true).join("\n"));
+      console.log(
+        flags.json === true ? visibleJson(JSON.stringify(status, null, 2)) : renderStatus(status, flags.allLocks === true).join("\n"),
+      );
       return 0;
     },
   );

@@ -159,14 +159,14 @@ function render() {
     const tr = el("tr"); tr.dataset.name = s.id;
     const held = el("td");
     held.append(el("div", s.locks.length + (s.locks.length === 1 ? " lock" : " locks"), "muted"));
-    if (s.locks.length > 0) held.append(capped(s.locks));
+    if (s.locks.length > 0) held.append(capped(s.locks.map(shown)));
     tr.append(el("td", s.id, "name"), withBy(el("td", s.owner, "name"), s.by), el("td", left(s.expiresAtMs - now), "num"), held);
     return tr;
   }), needle ? "no session matches the filter" : "no session is open", 4);
   counted("sessions-count", sessions.length, view.totals.sessions);
 
   const labelTexts = (p) => Object.entries(p.labels ?? {}).map(([k, v]) => k + "=" + v);
-  const holderTexts = (p) => p.holders.map((h) => h.by + (h.leases > 1 ? " ×" + h.leases : ""));
+  const holderTexts = (p) => p.holders.map((h) => shown(h.by) + (h.leases > 1 ? " ×" + h.leases : ""));
   const proxies = view.proxies.filter((p) => matches([p.proxy, ...labelTexts(p), ...p.holders.map((h) => h.by), ...p.cooldowns.map((c) => c.target)], needle));
   fill($("proxies"), proxies.map((p) => {
     const tr = el("tr"); tr.dataset.name = p.proxy;
@@ -177,10 +177,10 @@ function render() {
     // Who holds its leases: at most three principals named, the rest counted.
     const holders = holderTexts(p);
     if (holders.length > 0) load.append(byLine(holders.slice(0, 3).join(", ") + (holders.length > 3 ? " … " + (holders.length - 3) + " more" : "")));
-    const cds = p.cooldowns.filter((c) => c.untilMs > now).map((c) => (c.target === "" ? "all targets" : c.target) + ": " + left(c.untilMs - now));
+    const cds = p.cooldowns.filter((c) => c.untilMs > now).map((c) => (c.target === "" ? "all targets" : shown(c.target)) + ": " + left(c.untilMs - now));
     const latency = typeof p.latencyMs === "number" ? el("td", p.latencyMs + " ms", "num") : el("td", "—", "muted");
     const labels = el("td");
-    for (const text of labelTexts(p)) labels.append(el("span", text, "label"));
+    for (const [k, v] of Object.entries(p.labels ?? {})) labels.append(el("span", shown(k) + "=" + shown(v), "label"));
     if (labels.childNodes.length === 0) labels.append(el("span", "—", "muted"));
     tr.append(el("td", p.proxy, "name"), load, latency, labels, el("td", p.healthy ? "healthy" : "unhealthy", p.healthy ? "ok" : "bad"), el("td", cds.join(", ") || "—", cds.length ? "warn" : "muted"));
     return tr;
@@ -197,7 +197,7 @@ function render() {
     const cap = h.maxLeases === null || h.maxLeases === undefined ? "" : " of " + h.maxLeases + " max";
     leases.append(el("div", h.leases.length + (h.leases.length === 1 ? " lease" : " leases") + cap, "muted"));
     if (h.maxLeases !== null && h.maxLeases !== undefined && h.leases.length >= h.maxLeases) leases.append(el("span", "full", "badge warn"));
-    if (h.leases.length > 0) leases.append(capped(h.leases.map((l) => l.route + (l.fp ? " · " + l.fp : "") + (l.model ? " · " + l.model : ""))));
+    if (h.leases.length > 0) leases.append(capped(h.leases.map((l) => shown(l.route) + (l.fp ? " · " + shown(l.fp) : "") + (l.model ? " · " + shown(l.model) : ""))));
     const load = h.load === null || h.load === undefined ? el("td", "—", "muted") : el("td", String(h.load));
     tr.append(el("td", h.host, "name"), health, load, leases);
     return tr;
@@ -209,7 +209,7 @@ function render() {
   fill($("events"), events.map((e) => {
     const tr = el("tr");
     const what = el("td", e.type);
-    what.append(el("span", e.kind + " " + e.id, "actor"));
+    what.append(el("span", e.kind + " " + shown(e.id), "actor"));
     withBy(what, e.by);
     tr.append(el("td", e.seq, "num"), el("td", e.at.slice(11, 23), "num"), what, el("td", e.detail, "muted"));
     return tr;

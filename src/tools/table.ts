@@ -6,16 +6,39 @@
  * zero-width space, a byte-order mark), by normalization, or by a
  * right-to-left override must print differently: a name holding a space, a
  * quote, any control, format, unassigned or private-use code point, or not
- * in NFC, is quoted.
+ * in NFC, is quoted; so is one holding `,` or `=`, which the tools' lists and
+ * label pairs join with (a lock `x,y` is not the locks `x` and `y`).
  */
 export function cell(name: string): string {
-  return name === "" || /[\s"\p{C}]/u.test(name) || name.normalize("NFC") !== name ? quoted(name) : name;
+  return name === "" || /[\s"\p{C},=]/u.test(name) || name.normalize("NFC") !== name ? quoted(name) : name;
 }
 
 /** `name` as a JSON string whose every invisible code point is a `\uXXXX` escape (combining marks too when `name` is not in NFC). */
 export function quoted(name: string): string {
   const hidden = name.normalize("NFC") === name ? /[\p{C}\p{Z}]/gu : /[\p{C}\p{Z}\p{M}]/gu;
   return JSON.stringify(name).replace(hidden, (c) => (c === " " ? c : escapeUnits(c)));
+}
+
+/**
+ * `text` as a terminal may be given it: every control and format code point
+ * (line breaks, ESC, C1 controls such as CSI, bidi overrides, zero-width
+ * characters) as a `\uXXXX` escape, the rest as it is. A client's ids,
+ * owners and labels reach an operator's terminal in log lines, errors and
+ * JSON output; raw, an ESC or a C1 CSI there is a command to the terminal
+ * (clear the screen, set its title, recolour).
+ */
+export function visible(text: string): string {
+  return text.replace(/[\p{Cc}\p{Cf}\u2028\u2029]/gu, escapeUnits);
+}
+
+/**
+ * JSON text (as `JSON.stringify` writes it, indented or not) with what
+ * {@link visible} escapes escaped inside its strings: the same JSON, the
+ * same values. Its line breaks and tabs are its layout (a string holds none
+ * raw), so they stay.
+ */
+export function visibleJson(json: string): string {
+  return json.replace(/(?![\n\r\t])[\p{Cc}\p{Cf}\u2028\u2029]/gu, escapeUnits);
 }
 
 function escapeUnits(c: string): string {

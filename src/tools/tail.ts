@@ -11,7 +11,7 @@ import { decodeEvent } from "../events/decode.ts";
 import { type EventLog, type Following, type StoredMessage } from "../events/event-log.ts";
 import { type ActorKind, type Subjects } from "../contract/subjects.ts";
 import { actorOfSubject } from "./stream-fold.ts";
-import { cell, quoted } from "./table.ts";
+import { cell, quoted, visible, visibleJson } from "./table.ts";
 import { firstSeqAtOrAfter, iso } from "./time.ts";
 import { ToolUsageError } from "./errors.ts";
 
@@ -41,7 +41,7 @@ export function tailFilter(subjects: Subjects, kind?: ActorKind, id?: string): s
 function field(key: string, value: unknown): string {
   if (typeof value === "string") return `${key}=${value.includes("=") ? quoted(value) : cell(value)}`;
   if (typeof value === "number" || typeof value === "boolean") return `${key}=${value}`;
-  return `${key}=${JSON.stringify(value)}`;
+  return `${key}=${visible(JSON.stringify(value))}`;
 }
 
 /** One message as a readable line: `<at> #<seq> <kind> <id> <Type> key=value ... [requestId=...] [by=...]`. */
@@ -63,8 +63,8 @@ const lenientUtf8 = new TextDecoder("utf-8");
 export function formatEventJson(message: StoredMessage): string {
   const entry = decodeEvent(message.payload, message.seq, message.msgId);
   const base = { seq: message.seq, subject: message.subject, storedAt: iso(message.time) };
-  if (!isUnparsable(entry)) return JSON.stringify({ ...base, event: entry.event });
-  return JSON.stringify({ ...base, unparsable: entry.reason, payload: lenientUtf8.decode(message.payload) });
+  if (!isUnparsable(entry)) return visibleJson(JSON.stringify({ ...base, event: entry.event }));
+  return visibleJson(JSON.stringify({ ...base, unparsable: entry.reason, payload: lenientUtf8.decode(message.payload) }));
 }
 
 /** A tail in progress: where it started, on which filter; `stop()` ends it. */

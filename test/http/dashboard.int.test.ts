@@ -99,6 +99,9 @@ describe("dashboard", () => {
       await expect
         .poll(async () => (await names()).filter((n) => n.includes("look/alik")).sort())
         .toEqual(['"\\u200blook/alike"', '"look/alike "', '"look/alike\\u0301"', "look/alike", "look/alik\u00E9"]);
+      // So in the latest events, whose ids are shown the same way.
+      const actors = () => page.locator("#events .actor").allTextContents();
+      await expect.poll(async () => (await actors()).includes('lock "\\u200blook/alike"')).toBe(true);
     } finally {
       await page.close();
     }
