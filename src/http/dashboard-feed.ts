@@ -44,8 +44,10 @@ export interface SessionRow {
   readonly owner: string;
   readonly ttlMs: number;
   readonly expiresAtMs: number;
-  /** Names of the locks it holds now, sorted. */
+  /** Names of the first {@link ROW_LIST_CAP} locks it holds now, sorted. */
   readonly locks: readonly string[];
+  /** How many locks it holds now. */
+  readonly lockCount: number;
   /** The principal whose request opened it, null when unknown. */
   readonly by: string | null;
 }
@@ -74,6 +76,9 @@ export interface HostRow {
   readonly maxLeases: number | null;
   /** The load the host last published, null when unknown or stale. */
   readonly load: number | null;
+  /** How many route leases it holds. */
+  readonly leaseCount: number;
+  /** The first {@link ROW_LIST_CAP} of them, sorted (a row's size does not grow with what clients place). */
   readonly leases: readonly { readonly route: string; readonly fp: string; readonly model: string }[];
 }
 
@@ -391,11 +396,32 @@ function sessionRows(sessions: StateMap<SessionState>, locks: readonly LockRow[]
       owner: s.owner,
       ttlMs: s.ttlMs,
       expiresAtMs: sessionEndMs(s),
-      locks: held.get(s.id) ?? [],
+      locks: (held.get(s.id) ?? []).slice(0, ROW_LIST_CAP),
+      lockCount: held.get(s.id)?.length ?? 0,
       by: s.by ?? null,
     });
   }
   return rows.sort((a, b) => compareNames(a.id, b.id));
+}
+
+/**
+ * Items of a list inside one row (a session's locks, a host's route leases)
+ * the view carries; the row says how many there are. The page shows eight.
+ * Without it one client's placements on one host made every view megabytes.
+ */
+export const ROW_LIST_CAP = 8;
+/** Labels of a proxy the view carries, and the length of each key and value shown. */
+const VIEW_LABELS = 16;
+const VIEW_LABEL_CHARS = 128;
+
+/** A proxy's labels as the view carries them: the first {@link VIEW_LABELS}, each key and value cut to {@link VIEW_LABEL_CHARS}. */
+function cappedLabels(labels: Readonly<Record<string, string>>): Record<string, string> {
+  const cut = (s: string) => (s.length > VIEW_LABEL_CHARS ? `${s.slice(0, VIEW_LABEL_CHARS)}…` : s);
+  return Object.fromEntries(
+    Object.entries(labels)
+      .slice(0, VIEW_LABELS)
+      .map(([k, v]) => [cut(k), cut(v)]),
+  );
 }
 
 function proxyRows(proxies: StateMap<ProxyState>, nowMs: number): ProxyRow[] {
@@ -406,7 +432,7 @@ function proxyRows(proxies: StateMap<ProxyState>, nowMs: number): ProxyRow[] {
       proxy: s.name,
       maxLeases: s.registration.maxLeases,
       latencyMs: s.registration.latencyMs,
-      labels: s.registration.labels,
+      labels: cappedLabels(s.registration.labels),
       active: activeLeases(s, nowMs),
       healthy: s.registration.healthy,
       cooldowns: activeCooldowns(s, nowMs).map((c) => ({ target: c.target, untilMs: Date.parse(c.untilAt) })),
@@ -447,7 +473,8 @@ function hostRows(hosts: StateMap<HostState>, routes: StateMap<RouteState>, load
       draining: h?.draining ?? false,
       maxLeases: h?.maxLeases ?? null,
       load: loads?.loadOf(name) ?? null,
-      leases,
+      leaseCount: leases.length,
+      leases: leases.slice(0, ROW_LIST_CAP),
     });
   }
   return rows.sort((a, b) => compareNames(a.host, b.host));

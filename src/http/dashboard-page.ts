@@ -126,10 +126,11 @@ function fill(table, rows, empty, cols) {
   body.replaceChildren(...rows);
   if (rows.length === 0) { const tr = el("tr", undefined, "empty"); const td = el("td", empty); td.colSpan = cols; tr.append(td); body.append(tr); }
 }
-function capped(texts) {
+// The first items of a list in a row, and how many more there are (the view carries at most eight of them).
+function capped(texts, total) {
   const ul = el("ul", undefined, "leases");
   for (const text of texts.slice(0, 8)) ul.append(el("li", text));
-  if (texts.length > 8) ul.append(el("li", "… " + (texts.length - 8) + " more", "muted"));
+  if (total > 8) ul.append(el("li", "… " + (total - 8) + " more", "muted"));
   return ul;
 }
 // Heartbeats: a session's keepalive and a lock's renewal say only "still here"; hidden unless asked for.
@@ -158,8 +159,8 @@ function render() {
   fill($("sessions"), sessions.map((s) => {
     const tr = el("tr"); tr.dataset.name = s.id;
     const held = el("td");
-    held.append(el("div", s.locks.length + (s.locks.length === 1 ? " lock" : " locks"), "muted"));
-    if (s.locks.length > 0) held.append(capped(s.locks.map(shown)));
+    held.append(el("div", s.lockCount + (s.lockCount === 1 ? " lock" : " locks"), "muted"));
+    if (s.lockCount > 0) held.append(capped(s.locks.map(shown), s.lockCount));
     tr.append(el("td", s.id, "name"), withBy(el("td", s.owner, "name"), s.by), el("td", left(s.expiresAtMs - now), "num"), held);
     return tr;
   }), needle ? "no session matches the filter" : "no session is open", 4);
@@ -195,9 +196,9 @@ function render() {
     if (h.draining) health.append(document.createTextNode(" "), el("span", "draining", "badge warn"));
     const leases = el("td");
     const cap = h.maxLeases === null || h.maxLeases === undefined ? "" : " of " + h.maxLeases + " max";
-    leases.append(el("div", h.leases.length + (h.leases.length === 1 ? " lease" : " leases") + cap, "muted"));
-    if (h.maxLeases !== null && h.maxLeases !== undefined && h.leases.length >= h.maxLeases) leases.append(el("span", "full", "badge warn"));
-    if (h.leases.length > 0) leases.append(capped(h.leases.map((l) => shown(l.route) + (l.fp ? " · " + shown(l.fp) : "") + (l.model ? " · " + shown(l.model) : ""))));
+    leases.append(el("div", h.leaseCount + (h.leaseCount === 1 ? " lease" : " leases") + cap, "muted"));
+    if (h.maxLeases !== null && h.maxLeases !== undefined && h.leaseCount >= h.maxLeases) leases.append(el("span", "full", "badge warn"));
+    if (h.leaseCount > 0) leases.append(capped(h.leases.map((l) => shown(l.route) + (l.fp ? " · " + shown(l.fp) : "") + (l.model ? " · " + shown(l.model) : "")), h.leaseCount));
     const load = h.load === null || h.load === undefined ? el("td", "—", "muted") : el("td", String(h.load));
     tr.append(el("td", h.host, "name"), health, load, leases);
     return tr;
