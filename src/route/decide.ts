@@ -30,12 +30,33 @@ const record = recorder<RouteEvent>();
 /** The fp of a route's own lease (a conversation with no fingerprint), whose host the route's other conversations inherit. */
 const ROUTE_WIDE_FP = "";
 
+/**
+ * The most hosts one route keeps as seen. Its seen set is part of its state
+ * on every instance, copied when it grows: one client that sent a route
+ * ever-new candidate names (6 MB of them) made each instance hold 300 MB for
+ * it and spend a second on each later request that added a host, while every
+ * other request waited (red team). A fleet is far smaller.
+ */
+export const MAX_ROUTE_HOSTS = 10_000;
+
+/** Refused when `seen` would take the route past {@link MAX_ROUTE_HOSTS}; undefined otherwise. */
+function pastSeenBound(state: RouteState, seen: readonly string[]): Decision<RouteEvent> | undefined {
+  if (state.seen.size + seen.length <= MAX_ROUTE_HOSTS) return undefined;
+  return reject(
+    "BAD_REQUEST",
+    `route ${JSON.stringify(state.route)} has seen ${state.seen.size} hosts; ${seen.length} more would pass the ${MAX_ROUTE_HOSTS} a route keeps`,
+  );
+}
+
 /** Decides one route command at instant `now` (epoch ms). */
 export function decideRoute(state: RouteState, command: RouteCommand, now: number, settings: RouteSettings): Decision<RouteEvent> {
   switch (command.op) {
     case "acquire":
       return decideAcquire(state, command, now, settings);
     case "move": {
+      const moveSeen = newlySeen(state, [command.host]);
+      const bounded = pastSeenBound(state, moveSeen);
+      if (bounded !== undefined) return bounded;
       const from = state.leases.get(leaseKey(command.fp, command.model))?.host ?? "";
       // Always recorded: a move renews the lease's creation time.
       return record("RouteLeasePlaced", {
@@ -45,13 +66,13 @@ export function decideRoute(state: RouteState, command: RouteCommand, now: numbe
         from,
         reason: "ctx",
         reused: false,
-        ...seenField(newlySeen(state, [command.host])),
+        ...seenField(moveSeen),
       });
     }
     case "candidates":
     case "seen": {
       const seen = newlySeen(state, command.hosts);
-      return seen.length === 0 ? replyOnly({}) : record("RouteCandidatesSeen", { seen });
+      return seen.length === 0 ? replyOnly({}) : (pastSeenBound(state, seen) ?? record("RouteCandidatesSeen", { seen }));
     }
     case "pin": {
       if (!state.seen.has(command.host)) {
@@ -89,8 +110,10 @@ export function isRouteLeaseIdle(lease: RouteLease, now: number, settings: Pick<
 
 function decideAcquire(state: RouteState, command: AcquireRoute, now: number, settings: RouteSettings): Decision<RouteEvent> {
   const { fp, model } = command;
-  // Seen first: candidates are recorded before anything can fail.
+  // Seen first: candidates are recorded before anything can fail (but the bound on what a route keeps).
   const seen = newlySeen(state, command.candidates);
+  const bounded = pastSeenBound(state, seen);
+  if (bounded !== undefined) return bounded;
   const healthy = (host: string) => command.hosts.get(host)?.healthy === true;
   const placed = (host: string, from: string, reused: boolean, admission?: number, chooser?: string) =>
     record("RouteLeasePlaced", {

@@ -19,6 +19,7 @@ import {
   T0,
   touched,
 } from "../support/route-given.ts";
+import { MAX_ROUTE_HOSTS } from "../../src/route/decide.ts";
 
 const up = (...hosts: string[]) => hostsOf({ up: hosts });
 
@@ -396,5 +397,33 @@ describe("idle expiry (the sweep's expire command)", () => {
     givenRoute([seen("a")])
       .when({ op: "expire", fp: "c1", model: "m" }, T0 + 10 * IDLE_MS)
       .thenReplies({ expired: false });
+  });
+});
+
+describe("the hosts a route keeps as seen", () => {
+  const full = Array.from({ length: MAX_ROUTE_HOSTS }, (_, i) => `h${i}`);
+
+  it("are at most MAX_ROUTE_HOSTS: a command that would add one more is BAD_REQUEST and records nothing", () => {
+    const given = givenRoute([seen(...full)]);
+    given.when(acquire("c1", "m", { candidates: ["h0", "new"], hosts: up("h0", "new") })).thenRejects("BAD_REQUEST");
+    given.when({ op: "candidates", hosts: ["new"] }).thenRejects("BAD_REQUEST");
+    given.when({ op: "move", fp: "c1", model: "m", host: "new" }).thenRejects("BAD_REQUEST");
+  });
+
+  it("still serve hosts already seen at the bound", () => {
+    givenRoute([seen(...full)])
+      .when(acquire("c1", "m", { candidates: ["h1"], hosts: up("h1") }))
+      .thenRecords("RouteLeasePlaced", {
+        fp: "c1",
+        model: "m",
+        host: "h1",
+        from: "",
+        reason: "new",
+        reused: false,
+        chooser: "least-loaded",
+      });
+    givenRoute([seen(...full.slice(1))])
+      .when({ op: "candidates", hosts: ["new"] })
+      .thenRecords("RouteCandidatesSeen", { seen: ["new"] });
   });
 });
