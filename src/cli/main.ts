@@ -60,6 +60,12 @@ serveCommand.addOption(
     .env("LEASEHOLD_HTTP")
     .argParser(listenOrOff),
 );
+serveCommand.addOption(
+  new Option(
+    "--http-allowed-hosts <names>",
+    "host names the dashboard answers to besides IP addresses and localhost, comma-separated (a page elsewhere that points a name at this address may not read it)",
+  ).env("LEASEHOLD_HTTP_ALLOWED_HOSTS"),
+);
 serveCommand
   .addOption(
     new Option("--data-dir <dir>", "where the local nats-server (started without --nats) keeps its data and the service password")

@@ -84,6 +84,8 @@ export async function startHttp(options: {
   readonly maxUnsentBytes?: number;
   /** Dashboard clients at once at most (default 64). */
   readonly maxStreams?: number;
+  /** Host names the dashboard answers to besides IP addresses and localhost (`--http-allowed-hosts`). */
+  readonly allowedHosts?: readonly string[];
 }): Promise<RunningHttp> {
   const { service, metrics, logger } = options;
   const status = service.status;
@@ -115,6 +117,7 @@ export async function startHttp(options: {
     ...(options.refreshMs === undefined ? {} : { refreshMs: options.refreshMs }),
     ...(options.maxUnsentBytes === undefined ? {} : { maxUnsentBytes: options.maxUnsentBytes }),
     ...(options.maxStreams === undefined ? {} : { maxStreams: options.maxStreams }),
+    ...(options.allowedHosts === undefined ? {} : { allowedHosts: options.allowedHosts }),
   });
   try {
     await feed.start();

@@ -7,6 +7,7 @@
  * long-lived response need no routing, body parsing or plugins (see
  * docs/dependencies.md).
  */
+import { isIP } from "node:net";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Logger } from "pino";
@@ -32,6 +33,8 @@ export interface HttpServerOptions {
    * as it is then, and one that never reads costs no more than this.
    */
   readonly maxUnsentBytes?: number;
+  /** Host names the dashboard's page and data answer to besides IP addresses and localhost. */
+  readonly allowedHosts?: readonly string[];
 }
 
 /** A listening server. */
@@ -65,6 +68,23 @@ const ASSETS: Readonly<Record<string, { type: string; body: string }>> = {
   "/favicon.svg": { type: "image/svg+xml", body: DASHBOARD_ICON },
   "/favicon.ico": { type: "image/svg+xml", body: DASHBOARD_ICON },
 };
+
+/**
+ * Whether the dashboard's page and data answer a request whose `Host` header
+ * is `host`: an IP address, `localhost` (or a name under it), or a name the
+ * operator allowed. A browser sends the name it was given; a web page that
+ * points its own name at this address (DNS rebinding) sends that name, and
+ * is refused. No header (not a browser) is allowed. Health and metrics do
+ * not ask: a scraper may use any name.
+ */
+export function dashboardHostAllowed(host: string | undefined, allowed: readonly string[]): boolean {
+  if (host === undefined || host === "") return true;
+  const bracketed = /^\[([^\]]+)\](?::\d+)?$/.exec(host);
+  const name = (bracketed?.[1] ?? host.replace(/:\d+$/, "")).toLowerCase();
+  if (isIP(name) !== 0) return true;
+  if (name === "localhost" || name.endsWith(".localhost")) return true;
+  return allowed.some((a) => a.toLowerCase() === name);
+}
 
 /** How long a view made for one reader serves the next ones when nothing changed. */
 const VIEW_REUSE_MS = 250;
@@ -124,6 +144,10 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
       path = new URL(req.url ?? "/", "http://localhost").pathname;
     } catch {
       return send(res, 400, "text/plain; charset=utf-8", "bad request target\n");
+    }
+    if ((ASSETS[path] !== undefined || path.startsWith("/api/")) && !dashboardHostAllowed(req.headers.host, options.allowedHosts ?? [])) {
+      // A page on another site that points its own name at this address (DNS rebinding) must not read the leases.
+      return send(res, 403, "text/plain; charset=utf-8", "host not allowed: add it with --http-allowed-hosts\n");
     }
     switch (path) {
       case "/healthz":

@@ -26,6 +26,8 @@ export interface HttpOptions {
   readonly maxUnsentBytes?: number;
   /** Dashboard clients at once at most (default 64). */
   readonly maxStreams?: number;
+  /** Host names the dashboard answers to besides IP addresses and localhost. */
+  readonly allowedHosts?: readonly string[];
 }
 
 /** Starts the HTTP side of `service` on a free loopback port. */
