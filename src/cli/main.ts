@@ -8,6 +8,7 @@ import {
   CONNECTION_HELP,
   examplesHelp,
   listenOrOff,
+  hostNames,
   runReported,
   wholeNumber,
 } from "./options.ts";
@@ -64,7 +65,9 @@ serveCommand.addOption(
   new Option(
     "--http-allowed-hosts <names>",
     "host names the dashboard answers to besides IP addresses and localhost, comma-separated (a page elsewhere that points a name at this address may not read it)",
-  ).env("LEASEHOLD_HTTP_ALLOWED_HOSTS"),
+  )
+    .env("LEASEHOLD_HTTP_ALLOWED_HOSTS")
+    .argParser(hostNames),
 );
 serveCommand
   .addOption(

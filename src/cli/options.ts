@@ -56,6 +56,20 @@ export function listenOrOff(value: string): string {
   return value;
 }
 
+/** A commander argument parser for a comma-separated list of host names (`--http-allowed-hosts`): DNS names only. */
+export function hostNames(value: string): string[] {
+  const names = value
+    .split(",")
+    .map((n) => n.trim())
+    .filter((n) => n !== "");
+  const bad = names.find(
+    (n) => !/^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/.test(n),
+  );
+  if (bad !== undefined)
+    throw new InvalidArgumentError(`expected host names separated by commas (e.g. leasehold.internal), got ${JSON.stringify(bad)}`);
+  return names;
+}
+
 /** Adds the service's tuning flags. */
 export function addServiceOptions(command: Command): Command {
   const ms = (flag: string, env: string, description: string, value: number) =>

@@ -71,7 +71,7 @@ export interface ServeFlags extends CommonFlags, AppendConnectionFlags {
   unsafeNoReplyCheck?: boolean;
   /** `--http <host:port>` (health, metrics, dashboard). */
   http?: string;
-  httpAllowedHosts?: string;
+  httpAllowedHosts?: string[];
 }
 
 /** How long each part of the stop may take; the whole is bounded by the shutdown's 10 s. */
@@ -233,10 +233,7 @@ export async function serve(flags: ServeFlags, logLevelGiven: boolean): Promise<
     if (stopIdleCollect !== undefined) shutdown.add("idle collection", () => Promise.resolve(stopIdleCollect()), 100);
     let http: RunningHttp | undefined;
     if (httpListen !== undefined && httpListen !== "off") {
-      const allowedHosts = (flags.httpAllowedHosts ?? "")
-        .split(",")
-        .map((h) => h.trim())
-        .filter((h) => h !== "");
+      const allowedHosts = flags.httpAllowedHosts ?? [];
       http = await startHttp({ listen: httpListen, service: httpParts(nc, service), metrics, logger, allowedHosts }).catch((e: unknown) => {
         if ((e as NodeJS.ErrnoException).code !== "EADDRINUSE") throw e;
         throw httpInUse(httpListen, e);

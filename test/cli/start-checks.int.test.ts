@@ -21,7 +21,13 @@ async function serveFlags(): Promise<string[]> {
 }
 
 /** A value each flag refuses ("nonsense" unless that is a fine value for it). */
-const BAD: Record<string, string> = { "--prefix": "a..b", "--data-dir": "/dev/null/x", "--nats-port": "99999", "--operators": "a/b/c" };
+const BAD: Record<string, string> = {
+  "--prefix": "a..b",
+  "--data-dir": "/dev/null/x",
+  "--nats-port": "99999",
+  "--operators": "a/b/c",
+  "--http-allowed-hosts": "evil.example/x",
+};
 
 /** Runs to the end and returns the one line of stderr; nothing may have been logged on stdout. */
 async function oneLineFailure(proc: Proc, what: string): Promise<string> {
