@@ -234,7 +234,8 @@ export async function serve(flags: ServeFlags, logLevelGiven: boolean): Promise<
     let http: RunningHttp | undefined;
     if (httpListen !== undefined && httpListen !== "off") {
       const allowedHosts = flags.httpAllowedHosts ?? [];
-      http = await startHttp({ listen: httpListen, service: httpParts(nc, service), metrics, logger, allowedHosts }).catch((e: unknown) => {
+      const server = { allowedHosts };
+      http = await startHttp({ listen: httpListen, service: httpParts(nc, service), metrics, logger, server }).catch((e: unknown) => {
         if ((e as NodeJS.ErrnoException).code !== "EADDRINUSE") throw e;
         throw httpInUse(httpListen, e);
       });

@@ -30,9 +30,14 @@ export class Operators {
   includes(principal: string): boolean {
     if (principal === "") return false;
     if (this.exact.has(principal)) return true;
-    const slash = principal.indexOf("/");
-    return this.accounts.has(slash > 0 ? principal.slice(0, slash) : principal);
+    return this.accounts.has(accountOfPrincipal(principal));
   }
+}
+
+/** The account a principal names: `<acc>` of `<acc>/<user>`, the principal itself when it names only an account. */
+export function accountOfPrincipal(principal: string): string {
+  const slash = principal.indexOf("/");
+  return slash < 0 ? principal : principal.slice(0, slash);
 }
 
 /**
@@ -47,8 +52,9 @@ export class Operators {
 export function actsFor(principal: string, holder: string): boolean {
   if (principal === holder) return true;
   if (principal === "" || holder === "") return false;
-  const accountOnly = (p: string) => !p.includes("/");
-  return (accountOnly(principal) && holder.startsWith(`${principal}/`)) || (accountOnly(holder) && principal.startsWith(`${holder}/`));
+  // One names only an account (itself its account) and the other is of it.
+  const [account, other] = [accountOfPrincipal(principal), accountOfPrincipal(holder)];
+  return account === other && (account === principal || other === holder);
 }
 
 /** The principals of a comma-separated list (`--operators`), blanks and empty entries left out. */

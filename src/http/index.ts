@@ -9,7 +9,7 @@ import type { Subjects } from "../contract/subjects.ts";
 import { DashboardFeed, type HostLoadSource } from "./dashboard-feed.ts";
 import { ConnectionWatch, feedMetricsSource } from "./feed-source.ts";
 import type { MetricsSource, PerKind, ServiceMetrics } from "./metrics.ts";
-import { startHttpServer } from "./server.ts";
+import { startHttpServer, type HttpServerSettings } from "./server.ts";
 import { projectionStates, type ProjectionSource, type ServiceStates } from "./service-states.ts";
 
 export * from "./metrics.ts";
@@ -78,14 +78,8 @@ export async function startHttp(options: {
   readonly metrics: ServiceMetrics;
   readonly logger: Logger;
   readonly overrides?: Partial<MetricsSource>;
-  /** How often the dashboard gets a fresh view even without events (default 5000 ms). */
-  readonly refreshMs?: number;
-  /** Unread bytes past which a dashboard client is dropped (default 4 MiB). */
-  readonly maxUnsentBytes?: number;
-  /** Dashboard clients at once at most (default 64). */
-  readonly maxStreams?: number;
-  /** Host names the dashboard answers to besides IP addresses and localhost (`--http-allowed-hosts`). */
-  readonly allowedHosts?: readonly string[];
+  /** The HTTP server's own settings (see {@link HttpServerOptions}; each has its default). */
+  readonly server?: HttpServerSettings;
 }): Promise<RunningHttp> {
   const { service, metrics, logger } = options;
   const status = service.status;
@@ -114,10 +108,7 @@ export async function startHttp(options: {
     source,
     feed,
     logger,
-    ...(options.refreshMs === undefined ? {} : { refreshMs: options.refreshMs }),
-    ...(options.maxUnsentBytes === undefined ? {} : { maxUnsentBytes: options.maxUnsentBytes }),
-    ...(options.maxStreams === undefined ? {} : { maxStreams: options.maxStreams }),
-    ...(options.allowedHosts === undefined ? {} : { allowedHosts: options.allowedHosts }),
+    ...options.server,
   });
   try {
     await feed.start();

@@ -37,6 +37,9 @@ export interface HttpServerOptions {
   readonly allowedHosts?: readonly string[];
 }
 
+/** The server's settings a caller may change, each with its default. */
+export type HttpServerSettings = Pick<HttpServerOptions, "maxStreams" | "refreshMs" | "maxUnsentBytes" | "allowedHosts">;
+
 /** A listening server. */
 export interface RunningHttpServer {
   /** `http://host:port`, with the port actually bound. */

@@ -14,7 +14,7 @@ import type { Logger } from "pino";
 import { throttledWarn } from "./throttled-warn.ts";
 import { toResponse, type EndpointResponse, type MicroService } from "./micro-service.ts";
 import type { Subjects } from "../contract/subjects.ts";
-import { Operators } from "../contract/operators.ts";
+import { Operators, accountOfPrincipal } from "../contract/operators.ts";
 
 /** One `<kind>.<op>` endpoint, ready to serve. */
 export interface Endpoint {
@@ -392,10 +392,8 @@ function endOfValue(text: string, i: number): number {
 
 /** The fingerprint of one request: 16 hex digits of SHA-256 over its op, principal's account and parsed body. */
 export function requestFingerprint(kind: string, op: string, request: unknown, principal = ""): string {
-  const slash = principal.indexOf("/");
-  const account = slash < 0 ? principal : principal.slice(0, slash);
   return createHash("sha256")
-    .update(`${kind}.${op}\n${account}\n${JSON.stringify(request, sortedKeys)}`)
+    .update(`${kind}.${op}\n${accountOfPrincipal(principal)}\n${JSON.stringify(request, sortedKeys)}`)
     .digest("hex")
     .slice(0, 16);
 }

@@ -227,7 +227,7 @@ describe("dashboard on the account layout", () => {
       service: httpParts(layout.answering, layout.service),
       metrics: new ServiceMetrics(),
       logger: quietLogger,
-      refreshMs: 600_000,
+      server: { refreshMs: 600_000 },
     });
     const [alice, bob, ops] = [await layout.as("alice"), await layout.as("bob"), await layout.as("ops")];
     const send = async (nc: NatsConnection, kindOp: string, body: unknown) => {

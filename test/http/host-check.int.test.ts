@@ -7,16 +7,12 @@
  * operator allows; health and metrics answer any name (a scraper's).
  */
 import { request } from "node:http";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { uniquePrefix } from "../support/nats.ts";
 import { dashboardHostAllowed } from "../../src/http/server.ts";
-import { startHttpTestService, type HttpTestService } from "./support/http-service.ts";
+import { httpServicesPerTest } from "./support/http-service.ts";
 
-let s: HttpTestService | undefined;
-afterEach(async () => {
-  await s?.stop();
-  s = undefined;
-});
+const startHttpService = httpServicesPerTest();
 
 /** The status of GET `path` with the `Host` header `host`. */
 function statusWithHost(base: string, path: string, host: string): Promise<number> {
@@ -33,7 +29,7 @@ function statusWithHost(base: string, path: string, host: string): Promise<numbe
 
 describe("the dashboard's page and data", () => {
   it("answer IP addresses, localhost and allowed names only; health and metrics answer any", async () => {
-    s = await startHttpTestService(uniquePrefix(), {}, { allowedHosts: ["Leasehold.Example"] });
+    const s = await startHttpService(uniquePrefix(), {}, { allowedHosts: ["Leasehold.Example"] });
     const port = new URL(s.base).port;
     for (const path of ["/", "/api/view"]) {
       expect(await statusWithHost(s.base, path, `evil.example:${port}`), path).toBe(403);

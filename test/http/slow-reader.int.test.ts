@@ -6,21 +6,17 @@
  * bytes' bound it is dropped; a browser reconnects by itself.
  */
 import { connect as tcpConnect } from "node:net";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { uniquePrefix } from "../support/nats.ts";
 import { lockClient } from "../support/lock-fixtures.ts";
-import { startHttpTestService, type HttpTestService } from "./support/http-service.ts";
+import { httpServicesPerTest } from "./support/http-service.ts";
 
-let s: HttpTestService | undefined;
-afterEach(async () => {
-  await s?.stop();
-  s = undefined;
-});
+const startHttpService = httpServicesPerTest();
 
 describe("a dashboard client that does not read", () => {
   it("is dropped once what waits for it passes the bound, and the view is still served to others", async () => {
     // Views of some size, sent often: the socket's buffers fill within a second or two.
-    s = await startHttpTestService(uniquePrefix(), {}, { refreshMs: 20, maxUnsentBytes: 256 * 1024, maxStreams: 1 });
+    const s = await startHttpService(uniquePrefix(), {}, { refreshMs: 20, maxUnsentBytes: 256 * 1024, maxStreams: 1 });
     const locks = lockClient(s.test.nc, s.test.config.prefix);
     for (let i = 0; i < 200; i++)
       expect((await locks.acquire({ name: `lock-${i}-${"x".repeat(200)}`, owner: "o", ttlMs: 30_000 })).status).toBeUndefined();
@@ -33,7 +29,7 @@ describe("a dashboard client that does not read", () => {
     // Read nothing from here on. It holds the one place there is, until it is dropped.
     socket.pause();
     const streamStatus = async () => {
-      const answer = await fetch(`${s!.base}/api/stream`);
+      const answer = await fetch(`${s.base}/api/stream`);
       await answer.body?.cancel();
       return answer.status;
     };

@@ -5,15 +5,11 @@
  * 1.1 MB, and 300 proxies with 60 KB of labels a 17 MB view sent on every
  * change, red team).
  */
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { call, uniquePrefix } from "../support/nats.ts";
-import { startHttpTestService, type HttpTestService } from "./support/http-service.ts";
+import { httpServicesPerTest } from "./support/http-service.ts";
 
-let s: HttpTestService | undefined;
-afterEach(async () => {
-  await s?.stop();
-  s = undefined;
-});
+const startHttpService = httpServicesPerTest();
 
 interface View {
   hosts: { host: string; leaseCount: number; leases: unknown[] }[];
@@ -22,7 +18,7 @@ interface View {
 
 describe("the dashboard's view", () => {
   it("carries a few of a row's leases and labels, and how many there are", async () => {
-    s = await startHttpTestService(uniquePrefix());
+    const s = await startHttpService(uniquePrefix());
     const { nc, config } = s.test;
     const ok = async (op: string, body: unknown) => expect((await call(nc, config.prefix, op, body)).status, op).toBeUndefined();
     await ok("host.set", { host: "gpu-1", healthy: true });
@@ -33,7 +29,7 @@ describe("the dashboard's view", () => {
     await expect
       .poll(
         async () => {
-          const view = (await (await fetch(`${s!.base}/api/view`)).json()) as View;
+          const view = (await (await fetch(`${s.base}/api/view`)).json()) as View;
           const host = view.hosts.find((h) => h.host === "gpu-1");
           const proxy = view.proxies.find((p) => p.proxy === "p");
           return {

@@ -2,10 +2,11 @@
  * An in-process service instance that reports to a ServiceMetrics (its
  * `observer`), with its HTTP side on 127.0.0.1 and a port the system picks.
  */
+import { afterEach } from "vitest";
 import { connect } from "@nats-io/transport-node";
 import { resolveConfig, type ServiceConfig } from "../../../src/config.ts";
 import { startService, type RunningService } from "../../../src/service/start-service.ts";
-import { httpParts, startHttp, ServiceMetrics, type RunningHttp } from "../../../src/http/index.ts";
+import { httpParts, startHttp, ServiceMetrics, type HttpServerSettings, type RunningHttp } from "../../../src/http/index.ts";
 import { natsUrl, quietLogger, type TestService } from "../../support/nats.ts";
 
 /** A service with metrics and HTTP. */
@@ -18,17 +19,8 @@ export interface HttpTestService {
   stop(): Promise<void>;
 }
 
-/** Options of the HTTP side a test may change. */
-export interface HttpOptions {
-  /** How often the dashboard gets a fresh view without events (default 5000 ms). */
-  readonly refreshMs?: number;
-  /** Unread bytes past which a dashboard client is dropped (default 4 MiB). */
-  readonly maxUnsentBytes?: number;
-  /** Dashboard clients at once at most (default 64). */
-  readonly maxStreams?: number;
-  /** Host names the dashboard answers to besides IP addresses and localhost. */
-  readonly allowedHosts?: readonly string[];
-}
+/** Options of the HTTP side a test may change (each has the server's default). */
+export type HttpOptions = HttpServerSettings;
 
 /** Starts the HTTP side of `service` on a free loopback port. */
 export function startHttpFor(test: TestService, metrics: ServiceMetrics, http: HttpOptions = {}): Promise<RunningHttp> {
@@ -38,7 +30,7 @@ export function startHttpFor(test: TestService, metrics: ServiceMetrics, http: H
     service: httpParts(nc, service),
     metrics,
     logger: quietLogger,
-    ...http,
+    server: http,
   });
 }
 
@@ -83,5 +75,18 @@ export async function startHttpTestService(
       await http.stop();
       await test.stop();
     },
+  };
+}
+
+/** A start of {@link startHttpTestService} whose services are stopped after each test of the file that made it. */
+export function httpServicesPerTest(): typeof startHttpTestService {
+  const started: HttpTestService[] = [];
+  afterEach(async () => {
+    for (const s of started.splice(0)) await s.stop();
+  });
+  return async (...args) => {
+    const s = await startHttpTestService(...args);
+    started.push(s);
+    return s;
   };
 }
