@@ -222,7 +222,8 @@ describe("fuzzed requests", () => {
             const expected = CODES.get(reply.error?.code ?? "");
             expect(expected, JSON.stringify(reply)).toBeDefined();
             expect(Number(code)).toBe(expected);
-            expect(text).toBe(reply.error!.message.replace(/[\r\n]+/g, " "));
+            // A header value holds no line break, and a NATS client trims its ends (a proxy named " " ends one message).
+            expect(text).toBe(reply.error!.message.replace(/[\r\n]+/g, " ").trim());
             outcomes.set(reply.error!.code, (outcomes.get(reply.error!.code) ?? 0) + 1);
           } else {
             expect(text ?? "").toBe("");
