@@ -7,13 +7,15 @@
  * on two shared cores it would otherwise take the CPU the others' requests
  * need, which no admission in the service gives back) keeps
  * `--flood-in-flight` pairs in flight on other names, or with
- * `--flood-burst N` sends N acquires at once without waiting. Each run takes one
+ * `--flood-burst N` sends N acquires at once without waiting, or with
+ * `--flood-durable N` stores N durable acquires in the command stream just
+ * before the measuring starts. Each run takes one
  * `--max-active-requests` value of the list, the values alternated over
  * `--rounds`; 1000000 stands for no admission at all (no client ever waits
  * for its share); `--before <checkout>` adds that tree (built) with its
  * own defaults.
  *
- *   npx tsx bench/fairness.ts [--max-active 8,1000000] [--rounds 3] [--window-ms 4000] [--flood-in-flight 64] [--flood-burst N] [--before <checkout>] [--json]
+ *   npx tsx bench/fairness.ts [--max-active 8,1000000] [--rounds 3] [--window-ms 4000] [--flood-in-flight 64] [--flood-burst N] [--flood-durable N] [--before <checkout>] [--json]
  *
  * Figures per run: the measuring client's pair p50 and p99 alone and under
  * the flood, the p50 ratio, the flood's pairs/s (acquires with a burst) and
@@ -41,7 +43,7 @@ import {
 } from "./support.ts";
 
 const USAGE =
-  "usage: npx tsx bench/fairness.ts [--max-active 8,1000000] [--rounds 3] [--window-ms 4000] [--flood-in-flight 64] [--flood-burst N] [--before <checkout>] [--json]";
+  "usage: npx tsx bench/fairness.ts [--max-active 8,1000000] [--rounds 3] [--window-ms 4000] [--flood-in-flight 64] [--flood-burst N] [--flood-durable N] [--before <checkout>] [--json]";
 const CLI = fileURLToPath(new URL("../bin/leasehold.js", import.meta.url));
 const WORKER = fileURLToPath(new URL("./flood-worker.ts", import.meta.url));
 
@@ -52,6 +54,7 @@ function parse() {
     "window-ms": { type: "string", default: "4000" },
     "flood-in-flight": { type: "string", default: "64" },
     "flood-burst": { type: "string", default: "0" },
+    "flood-durable": { type: "string", default: "0" },
     before: { type: "string" },
     json: { type: "boolean", default: false },
   });
@@ -70,6 +73,7 @@ function parse() {
     windowMs: positiveInt("window-ms", values["window-ms"]),
     floodInFlight: positiveInt("flood-in-flight", values["flood-in-flight"]),
     floodBurst: Number(values["flood-burst"]),
+    floodDurable: Number(values["flood-durable"]),
     json: values.json,
   };
 }
@@ -110,7 +114,7 @@ async function pairs(nc: NatsConnection, prefix: string, tag: string, windowMs: 
 }
 
 /** The flooding client: started, and ready once it has done its first pairs. */
-async function startFlood(url: string, prefix: string, inFlight: number, burst: number) {
+async function startFlood(url: string, prefix: string, inFlight: number, burst: number, durable: number) {
   const child = spawn(
     "nice",
     [
@@ -128,6 +132,8 @@ async function startFlood(url: string, prefix: string, inFlight: number, burst: 
       String(inFlight),
       "--burst",
       String(burst),
+      "--durable",
+      String(durable),
     ],
     {
       stdio: ["ignore", "pipe", "inherit"],
@@ -158,7 +164,7 @@ async function oneRun(
     await firstAnswer(nc, `${prefix}.v1.lock.get`, { name: "x" }, performance.now(), service.child);
     await pairs(nc, prefix, "warm", 1000);
     const alone = await pairs(nc, prefix, "alone", settings.windowMs);
-    const flood = await startFlood(bench.nats.url, prefix, settings.floodInFlight, settings.floodBurst);
+    const flood = await startFlood(bench.nats.url, prefix, settings.floodInFlight, settings.floodBurst, settings.floodDurable);
     const flooded = await pairs(nc, prefix, "flooded", settings.windowMs);
     const f = await flood.stop();
     const aloneP50 = quantile(alone.samples, 0.5);

@@ -7,12 +7,15 @@
  * pairs, the UNAVAILABLE answers it got and the seconds it ran. With
  * `--burst N` it instead sends N acquires at once without waiting for any
  * answer (a client in a retry loop), ready as soon as they are sent, and
- * counts the answers as they come.
+ * counts the answers as they come. With `--durable N` it publishes N durable
+ * `lock.acquire` commands (each stored before it is ready: JetStream's
+ * acknowledgement) and the service works them off while the other measures.
  *
- *   node --import tsx bench/flood-worker.ts --nats <url> --prefix <p> [--in-flight 64] [--burst N]
+ *   node --import tsx bench/flood-worker.ts --nats <url> --prefix <p> [--in-flight 64] [--burst N] [--durable N]
  */
 import { parseArgs } from "node:util";
 import { connect } from "@nats-io/transport-node";
+import { jetstream } from "@nats-io/jetstream";
 import { json, succeeded } from "./support.ts";
 
 const { values } = parseArgs({
@@ -21,6 +24,7 @@ const { values } = parseArgs({
     prefix: { type: "string" },
     "in-flight": { type: "string", default: "64" },
     burst: { type: "string", default: "0" },
+    durable: { type: "string", default: "0" },
   },
   strict: true,
 });
@@ -51,6 +55,23 @@ async function pair(name: string): Promise<void> {
   if (counts.pairs === 200) process.stdout.write(`${JSON.stringify({ ready: true })}\n`);
 }
 
+const durable = Number(values.durable);
+if (durable > 0) {
+  const js = jetstream(nc);
+  // Acknowledged in windows of 512: the stream holds them all before the measuring starts.
+  for (let from = 0; from < durable; from += 512) {
+    const window = Array.from({ length: Math.min(512, durable - from) }, (_, i) =>
+      js.publish(
+        `${prefix}.cmd.lock.acquire`,
+        json({ name: `durable-${from + i}`, owner: "flood", ttlMs: 30_000, requestId: `durable-${from + i}` }),
+      ),
+    );
+    await Promise.all(window);
+  }
+  counts.pairs = durable;
+  process.stdout.write(`${JSON.stringify({ ready: true })}\n`);
+}
+
 const burst = Number(values.burst);
 if (burst > 0) {
   for (let i = 0; i < burst; i++) {
@@ -68,7 +89,7 @@ if (burst > 0) {
 }
 
 await Promise.all(
-  Array.from({ length: burst > 0 ? 0 : Number(values["in-flight"]) }, async () => {
+  Array.from({ length: burst > 0 || durable > 0 ? 0 : Number(values["in-flight"]) }, async () => {
     while (!stopping) await pair(`flood-${next++}`).catch(() => counts.errors++);
   }),
 );

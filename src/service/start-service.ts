@@ -217,6 +217,7 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
     replicas: config.replicas,
     ackWaitMs: config.commandAckWaitMs,
     maxInFlight: config.commandConcurrency,
+    fairShare: { clients: micro.requestClients, maxActive: config.maxActiveRequests },
     accountToken: config.principals === "nats-request-info",
     ...confinement,
   });

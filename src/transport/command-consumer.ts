@@ -29,7 +29,7 @@ import type { Endpoint } from "./endpoint.ts";
 import { replyHeaders, toResponse, type EndpointResponse } from "./micro-service.ts";
 import { badRequest } from "../contract/errors.ts";
 import type { ServeEndpoint, Served } from "./endpoint.ts";
-import type { RefusedReply, ReplyGuard } from "./micro-service.ts";
+import { PRESENT_FOR_MS, type RefusedReply, type ReplyGuard, type RequestClients } from "./micro-service.ts";
 import { OP_TIMEOUT_MS, pause, withDeadline } from "../events/deadline.ts";
 import { MAX_HEADER_BYTES, headerBlockOf, headerBytes, headerValues, isReplySubject, quotedSubject } from "./client-text.ts";
 
@@ -75,6 +75,19 @@ export interface CommandConsumerOptions {
    * server's import (an export's account token position), which is its principal.
    */
   readonly accountToken?: boolean;
+  /**
+   * Fair admission beside the request/reply clients: while any of them sent
+   * a request within the last {@link PRESENT_FOR_MS}, the durable commands
+   * count as one more client and have their share of `maxActive` served at
+   * once (at least one); alone, up to `maxInFlight`. Absent: always up to
+   * `maxInFlight`.
+   */
+  readonly fairShare?: {
+    readonly clients: Readonly<RequestClients>;
+    readonly maxActive: number;
+    /** The admission's clock (default `performance.now()`). */
+    readonly now?: () => number;
+  };
 }
 
 /** Consumes the command stream until stopped. */
@@ -82,6 +95,9 @@ export class CommandConsumer {
   private messages: ConsumerMessages | undefined;
   private stopping = false;
   private inFlight = 0;
+  /** Commands in flight that are not parked waiting for a lock (those no longer hold a place of the fair share). */
+  private active = 0;
+  private maxInFlight = 64;
   private wake: (() => void) | undefined;
   private loop: Promise<void> | undefined;
   private readonly byKey = new Map<string, Endpoint>();
@@ -159,6 +175,7 @@ export class CommandConsumer {
       );
       return withDeadline(consumer.consume({ max_messages: maxInFlight }), OP_TIMEOUT_MS, "consume durable commands");
     };
+    this.maxInFlight = maxInFlight;
     this.messages = await open();
     this.loop = (async () => {
       let backoffMs = 50;
@@ -170,14 +187,23 @@ export class CommandConsumer {
             // handle() puts the command into its actor's mailbox before its first
             // await, so commands reach each actor in stream order.
             this.inFlight++;
-            void this.handle(m)
+            this.active++;
+            let parked = false;
+            const onWait = () => {
+              // A blocking acquire parked in its lock's queue waits for a release, not for CPU: its place goes to the next.
+              parked = true;
+              this.active--;
+              this.wake?.();
+            };
+            void this.handle(m, onWait)
               .catch((err: unknown) => this.failed(m, err))
               .finally(() => {
                 this.inFlight--;
+                if (!parked) this.active--;
                 this.wake?.();
               });
-            // Bound the commands this instance holds: wait for a free slot before pulling more.
-            while (this.inFlight >= maxInFlight) await new Promise<void>((resolve) => (this.wake = resolve));
+            // Bound the commands this instance holds, and take turns with the request/reply clients: wait for a place before pulling more.
+            while (!this.mayStart()) await new Promise<void>((resolve) => (this.wake = resolve));
           }
           if (!this.stopping) throw new Error("the durable command subscription ended");
         } catch (err) {
@@ -194,7 +220,18 @@ export class CommandConsumer {
     })();
   }
 
-  private async handle(m: JsMsg): Promise<void> {
+  /** Whether another command may start now (see {@link CommandConsumerOptions.fairShare}). */
+  private mayStart(): boolean {
+    if (this.inFlight >= this.maxInFlight) return false;
+    const share = this.options.fairShare;
+    if (share === undefined) return true;
+    const { clients, maxActive } = share;
+    const now = share.now?.() ?? performance.now();
+    if (clients.count === 0 || now - clients.lastAt > PRESENT_FOR_MS) return true;
+    return this.active < Math.max(1, Math.floor(maxActive / (clients.count + 1)));
+  }
+
+  private async handle(m: JsMsg, onWait: () => void): Promise<void> {
     const { tail, principal } = this.kindOpOf(m.subject);
     // Read from the block's bytes, never by the client's parser, which throws on a malformed block (see client-text.ts).
     const headers = headerBlockOf(m);
@@ -223,7 +260,11 @@ export class CommandConsumer {
       refused ??
       (endpoint === undefined
         ? notDurable(tail)
-        : await this.options.serve(endpoint, m.data, { requestedAt: Number(BigInt(m.info.timestampNanos) / 1_000_000n), principal }));
+        : await this.options.serve(endpoint, m.data, {
+            requestedAt: Number(BigInt(m.info.timestampNanos) / 1_000_000n),
+            principal,
+            onWait,
+          }));
     if (!result.ok && isUnavailable(result)) {
       // Retryable: leave it to a later delivery rather than answer (its requestId makes a redelivery safe).
       const delayMs = Math.max(100, result.unavailable?.retryAfterMs ?? 1000);

@@ -99,6 +99,19 @@ export const MAX_SERVED = 256;
 /** How long a request may wait for its turn; past it, it is answered UNAVAILABLE, not carried out (its asker may have given up). */
 export const MAX_TURN_WAIT_MS = 1000;
 
+/**
+ * The request/reply clients as the latest admission counted them, for work
+ * that comes in another way and should take its turn among them (durable
+ * commands, src/transport/command-consumer.ts). Plain fields, written by
+ * every admission and read without a call into this file.
+ */
+export interface RequestClients {
+  /** Clients sharing `maxActive` at the latest admission. */
+  count: number;
+  /** When (the admission's clock) the latest request was admitted. */
+  lastAt: number;
+}
+
 /** One client's requests at this instance. */
 interface ClientState {
   /** Its key ({@link clientOf}): in the queue, the shed report and the handler's arguments. */
@@ -187,6 +200,8 @@ export class MicroService {
   private readonly controlAnswers = new Map<"PING" | "INFO" | "STATS", Uint8Array>();
   private readonly shedAnswers = new Map<ShedReason, ReturnType<MicroService["shedAnswer"]>>();
   private readonly now: () => number;
+  /** The clients the latest admission counted (see {@link RequestClients}). */
+  readonly requestClients: RequestClients = { count: 0, lastAt: -Infinity };
 
   constructor(
     private readonly nc: NatsConnection,
@@ -279,6 +294,8 @@ export class MicroService {
     let client = this.clients.get(key);
     if (client === undefined) this.clients.set(key, (client = { key, active: 0, queued: 0, lastSeen: now }));
     else client.lastSeen = now;
+    this.requestClients.count = this.clients.size;
+    this.requestClients.lastAt = now;
     if (client.queued === 0 && this.mayServe(client)) {
       this.start(msg, handler, stats, principal, client);
       return;

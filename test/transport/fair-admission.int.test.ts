@@ -177,6 +177,22 @@ describe("fair admission", () => {
     expect(await Promise.all(answers)).toEqual(["b0", "a0", "a1"]);
   });
 
+  it("tells the durable command path how many clients it counted and when (requestClients)", async () => {
+    const s = await setup({ maxActive: 4, maxQueued: 1000 });
+    expect(s.micro.requestClients).toEqual({ count: 0, lastAt: -Infinity });
+    const [a, b] = [await client(), await client()];
+    const fromA = send(a, s.subject, ["a0"]);
+    await until(() => s.started.length === 1);
+    expect(s.micro.requestClients).toEqual({ count: 1, lastAt: s.clock.now });
+    s.clock.now += 10;
+    const fromB = send(b, s.subject, ["b0"]);
+    await until(() => s.started.length === 2);
+    expect(s.micro.requestClients).toEqual({ count: 2, lastAt: s.clock.now });
+    s.finish("a0");
+    s.finish("b0");
+    expect(await Promise.all([...fromA, ...fromB])).toEqual(["a0", "b0"]);
+  });
+
   it("forgets a client gone quiet: the other's share grows back to all", async () => {
     const s = await setup({ maxActive: 2, maxQueued: 1000 });
     const [a, b] = [await client(), await client()];
