@@ -69,6 +69,15 @@ serveCommand.addOption(
     .env("LEASEHOLD_HTTP_ALLOWED_HOSTS")
     .argParser(hostNames),
 );
+serveCommand.addOption(
+  new Option(
+    "--http-streams-per-peer <n>",
+    "live dashboards one address may keep open at once, of the 64 (behind a reverse proxy, all browsers share its address)",
+  )
+    .env("LEASEHOLD_HTTP_STREAMS_PER_PEER")
+    .default(8)
+    .argParser(wholeNumber(1, 64)),
+);
 serveCommand
   .addOption(
     new Option("--data-dir <dir>", "where the local nats-server (started without --nats) keeps its data and the service password")

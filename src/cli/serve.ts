@@ -72,6 +72,7 @@ export interface ServeFlags extends CommonFlags, AppendConnectionFlags {
   /** `--http <host:port>` (health, metrics, dashboard). */
   http?: string;
   httpAllowedHosts?: string[];
+  httpStreamsPerPeer?: number;
 }
 
 /** How long each part of the stop may take; the whole is bounded by the shutdown's 10 s. */
@@ -234,7 +235,7 @@ export async function serve(flags: ServeFlags, logLevelGiven: boolean): Promise<
     let http: RunningHttp | undefined;
     if (httpListen !== undefined && httpListen !== "off") {
       const allowedHosts = flags.httpAllowedHosts ?? [];
-      const server = { allowedHosts };
+      const server = { allowedHosts, maxStreamsPerPeer: flags.httpStreamsPerPeer };
       http = await startHttp({ listen: httpListen, service: httpParts(nc, service), metrics, logger, server }).catch((e: unknown) => {
         if ((e as NodeJS.ErrnoException).code !== "EADDRINUSE") throw e;
         throw httpInUse(httpListen, e);

@@ -25,6 +25,10 @@ export interface HttpServerOptions {
   readonly logger: Logger;
   /** Dashboard clients at once at most (default 64); more get 503. */
   readonly maxStreams?: number;
+  /** Dashboard clients at once from one address at most (default 8): one peer cannot hold every place. */
+  readonly maxStreamsPerPeer?: number;
+  /** How long a client may take to send a request's headers (default 10,000 ms); a slower one is cut off. */
+  readonly headersTimeoutMs?: number;
   /** A fresh view goes to every client this often even without events (default 5000 ms), so expiries show. */
   readonly refreshMs?: number;
   /**
@@ -38,7 +42,10 @@ export interface HttpServerOptions {
 }
 
 /** The server's settings a caller may change, each with its default. */
-export type HttpServerSettings = Pick<HttpServerOptions, "maxStreams" | "refreshMs" | "maxUnsentBytes" | "allowedHosts">;
+export type HttpServerSettings = Pick<
+  HttpServerOptions,
+  "maxStreams" | "maxStreamsPerPeer" | "headersTimeoutMs" | "refreshMs" | "maxUnsentBytes" | "allowedHosts"
+>;
 
 /** A listening server. */
 export interface RunningHttpServer {
@@ -97,6 +104,9 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
   const { host, port } = parseListen(options.listen);
   const streams = new Set<ServerResponse>();
   const maxStreams = options.maxStreams ?? 64;
+  const maxPerPeer = options.maxStreamsPerPeer ?? 8;
+  /** Streams open per remote address. */
+  const peers = new Map<string, number>();
 
   const maxUnsent = options.maxUnsentBytes ?? 4 * 1024 * 1024;
   /**
@@ -127,15 +137,17 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
   const refresh = setInterval(broadcast, options.refreshMs ?? 5000);
   refresh.unref();
 
-  const server: Server = createServer((req, res) => {
+  const headersTimeoutMs = options.headersTimeoutMs ?? 10_000;
+  // Node checks the headers' deadline only this often (30 s by default): a client trickling its headers held its socket that long.
+  const server: Server = createServer({ connectionsCheckingInterval: Math.min(1000, headersTimeoutMs / 4) }, (req, res) => {
     void handle(req, res).catch((err: unknown) => {
       options.logger.warn({ err, url: req.url }, "HTTP request failed");
       if (!res.headersSent) send(res, 500, "text/plain; charset=utf-8", "internal error\n");
       else res.destroy();
     });
   });
-  server.headersTimeout = 10_000;
-  server.requestTimeout = 10_000;
+  server.headersTimeout = headersTimeoutMs;
+  server.requestTimeout = Math.max(10_000, headersTimeoutMs);
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     if (req.method !== "GET" && req.method !== "HEAD") {
@@ -175,6 +187,9 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
 
   function openStream(req: IncomingMessage, res: ServerResponse): void {
     if (streams.size >= maxStreams) return send(res, 503, "text/plain; charset=utf-8", "too many dashboard clients\n");
+    const peer = req.socket.remoteAddress ?? "";
+    const fromPeer = peers.get(peer) ?? 0;
+    if (fromPeer >= maxPerPeer) return send(res, 503, "text/plain; charset=utf-8", "too many dashboard clients from this address\n");
     res.writeHead(200, {
       ...SECURITY_HEADERS,
       "content-type": "text/event-stream; charset=utf-8",
@@ -185,8 +200,14 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
     // Tells EventSource how long to wait before reconnecting after a drop.
     res.write(`retry: 1000\nevent: view\ndata: ${currentView()}\n\n`);
     streams.add(res);
+    peers.set(peer, fromPeer + 1);
     req.socket.setTimeout(0);
-    res.on("close", () => streams.delete(res));
+    res.on("close", () => {
+      streams.delete(res);
+      const left = (peers.get(peer) ?? 1) - 1;
+      if (left > 0) peers.set(peer, left);
+      else peers.delete(peer);
+    });
   }
 
   await new Promise<void>((resolve, reject) => {
