@@ -1,9 +1,16 @@
 /** The proxy endpoints: `proxy.register|remove|acquire|release|report|list|counts`. */
 import type { Clock } from "../actors/clock.ts";
-import { OPERATOR_OP, endpoint, readEndpoint, type Endpoint } from "../transport/endpoint.ts";
+import { OPERATOR_OP, SizedAnswer, endpoint, readEndpoint, type Endpoint } from "../transport/endpoint.ts";
 import type { ProxyLeasing } from "./leasing.ts";
 import type { ProxyReadModel } from "./read-model.ts";
 import { proxyRequests } from "./requests.ts";
+
+/**
+ * The fewest bytes one proxy takes in `proxy.list`'s JSON: its keys, a
+ * one-character name, no labels or cooldowns, and a comma
+ * (test/transport/whole-table-bounds.unit.test.ts checks it against the real thing).
+ */
+export const MIN_PROXY_BYTES = 80;
 
 /** What the proxy endpoints use. */
 export interface ProxyEndpointDeps {
@@ -36,7 +43,12 @@ export function proxyEndpoints({ proxies, model, clock }: ProxyEndpointDeps): En
     endpoint("proxy", "report", proxyRequests.report, (r, a) =>
       proxies.report({ leaseId: r.leaseId, result: r.result, target: r.target }, a),
     ),
-    readEndpoint("proxy", "list", proxyRequests.list, fresh, () => ({ proxies: model.list(clock.now()) })),
+    readEndpoint("proxy", "list", proxyRequests.list, fresh, () => {
+      const now = clock.now();
+      return new SizedAnswer(model.registered() * MIN_PROXY_BYTES, "proxy.counts (active leases only)", () => ({
+        proxies: model.list(now),
+      }));
+    }),
     readEndpoint("proxy", "counts", proxyRequests.counts, fresh, () => ({ counts: model.counts(clock.now()) })),
   ];
 }

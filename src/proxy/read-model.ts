@@ -69,6 +69,13 @@ export class ProxyReadModel extends ProjectedReadModel<ProxyState> {
     for (const [, state] of this.projection.entries()) yield state;
   }
 
+  /** How many proxies are registered (the rows of `proxy.list`). */
+  registered(): number {
+    let n = 0;
+    for (const state of this.states()) if (state.registration !== null) n++;
+    return n;
+  }
+
   /** `proxy.list` at `now`: registered proxies sorted by name. */
   list(now: number): ProxyView[] {
     const out: ProxyView[] = [];

@@ -1,10 +1,17 @@
 /** The route endpoints: `route.acquire|move|candidates|pin|unpin|release|get|snapshot`. */
 import { compareCodeUnits } from "../contract/code-units.ts";
-import { OPERATOR_OP, endpoint, readEndpoint, type Endpoint } from "../transport/endpoint.ts";
+import { OPERATOR_OP, SizedAnswer, endpoint, readEndpoint, type Endpoint } from "../transport/endpoint.ts";
 import type { RoutePlacement } from "./placement.ts";
 import { routeRequests } from "./requests.ts";
 import { routeLeaseView, sortedLeases } from "./state.ts";
 import type { RouteTable } from "./table.ts";
+
+/**
+ * The fewest bytes one lease takes in `route.snapshot`'s JSON: its keys, a
+ * one-character route and host, two instants and a comma
+ * (test/transport/whole-table-bounds.unit.test.ts checks it against the real thing).
+ */
+export const MIN_ROUTE_LEASE_BYTES = 100;
 
 /** What the route endpoints use. */
 export interface RouteEndpointDeps {
@@ -38,7 +45,10 @@ export function routeEndpoints({ placement, routes }: RouteEndpointDeps): Endpoi
     }),
     readEndpoint("route", "snapshot", routeRequests.snapshot, fresh, () => {
       const all = [...routes.routes()].sort(([a], [b]) => compareCodeUnits(a, b));
-      return { leases: all.flatMap(([route, state]) => sortedLeases(state).map((l) => routeLeaseView(route, l))) };
+      const leases = all.reduce((n, [, state]) => n + state.leases.size, 0);
+      return new SizedAnswer(leases * MIN_ROUTE_LEASE_BYTES, "route.get, one route at a time", () => ({
+        leases: all.flatMap(([route, state]) => sortedLeases(state).map((l) => routeLeaseView(route, l))),
+      }));
     }),
   ];
 }

@@ -13,6 +13,7 @@ import { createHash } from "node:crypto";
 import type { Logger } from "pino";
 import { throttledWarn } from "./throttled-warn.ts";
 import { toResponse, type EndpointResponse, type MicroService } from "./micro-service.ts";
+export { SizedAnswer } from "./micro-service.ts";
 import type { Subjects } from "../contract/subjects.ts";
 import { Operators, accountOfPrincipal } from "../contract/operators.ts";
 

@@ -112,6 +112,27 @@ export interface RequestClients {
   lastAt: number;
 }
 
+/**
+ * A whole-table answer (`route.snapshot`, `proxy.list`), built
+ * only as it is sent, with a lower bound of its encoded size: one that cannot
+ * fit in the server's max_payload is refused unbuilt. Built, 40,000 route
+ * leases took 110-190 ms of this thread for an answer NATS then refused.
+ */
+export class SizedAnswer {
+  constructor(
+    /** A lower bound of its JSON's bytes. */
+    readonly minBytes: number,
+    /** What to read instead when it does not fit (e.g. "route.get, one route at a time"). */
+    readonly instead: string,
+    private readonly build: () => unknown,
+  ) {}
+
+  /** What JSON.stringify encodes: the answer, built now. */
+  toJSON(): unknown {
+    return this.build();
+  }
+}
+
 /** One client's requests at this instance. */
 interface ClientState {
   /** Its key ({@link clientOf}): in the queue, the shed report and the handler's arguments. */
@@ -465,7 +486,14 @@ export class MicroService {
 
   private answer(msg: Msg, response: EndpointResponse, stats: EndpointStats): void {
     if (response.ok) {
-      msg.respond(json(response.body));
+      const body = response.body;
+      const maxPayload = this.nc.info?.max_payload;
+      if (body instanceof SizedAnswer && maxPayload !== undefined && body.minBytes > maxPayload) {
+        throw new Error(
+          `it would take at least ${body.minBytes} bytes, over the server's max_payload of ${maxPayload}; read ${body.instead}`,
+        );
+      }
+      msg.respond(json(body));
     } else {
       stats.num_errors++;
       stats.last_error = `${response.status}:${response.message}`;

@@ -12,6 +12,8 @@ import { describe, expect, it } from "vitest";
 import { connect } from "@nats-io/transport-node";
 import { defer, startLocalServe } from "../cli/cli-process.ts";
 import { ask } from "./default-client.ts";
+import { call, startTestService, uniquePrefix } from "../support/nats.ts";
+import { MIN_ROUTE_LEASE_BYTES } from "../../src/route/endpoints.ts";
 
 describe("an answer over the server's max_payload", () => {
   it("is an INTERNAL error for the asker, and the service keeps serving", async () => {
@@ -34,5 +36,31 @@ describe("an answer over the server's max_payload", () => {
     expect(serve.proc.child.exitCode).toBeNull();
     const acquired = await ask(nc, "lock.acquire", { name: "after", owner: "o" });
     expect(await ask(nc, "lock.release", { name: "after", etag: (acquired.lease as { etag: string }).etag })).toEqual({});
+  }, 60_000);
+
+  it("is refused before it is built when its rows alone could not fit: a whole-table read costs no more than one that fits", async () => {
+    const prefix = uniquePrefix();
+    const s = await startTestService(prefix);
+    defer(() => s.stop());
+    // Short names: 1 MiB / MIN_ROUTE_LEASE_BYTES leases and a few more, at the fewest bytes each.
+    const leases = Math.ceil((1024 * 1024) / MIN_ROUTE_LEASE_BYTES) + 64;
+    expect((await call(s.nc, prefix, "host.set", { host: "h", healthy: true })).status).toBeUndefined();
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: 64 }, async () => {
+        for (let i = next++; i < leases; i = next++) {
+          const placed = await call(s.nc, prefix, "route.acquire", { route: `r${i % 97}`, fp: String(i), model: "", candidates: ["h"] });
+          expect(placed.status).toBeUndefined();
+        }
+      }),
+    );
+    const snapshot = await call<{ error?: { code: string; message: string } }>(s.nc, prefix, "route.snapshot", {});
+    expect(snapshot.status).toBe(500);
+    expect(snapshot.body.error).toEqual({
+      code: "INTERNAL",
+      message: `the answer could not be sent: it would take at least ${leases * MIN_ROUTE_LEASE_BYTES} bytes, over the server's max_payload of 1048576; read route.get, one route at a time`,
+    });
+    // One route at a time still answers.
+    expect((await call<{ leases: unknown[] }>(s.nc, prefix, "route.get", { route: "r0" })).body.leases.length).toBeGreaterThan(100);
   }, 60_000);
 });

@@ -17,6 +17,7 @@ import { Subjects } from "../../src/contract/subjects.ts";
 import type { KindContext } from "../../src/transport/kind-module.ts";
 import type { Delivery } from "../../src/transport/endpoint.ts";
 import { decodeOrThrow, T0 } from "./event-builders.ts";
+import { onTheWire } from "./on-the-wire.ts";
 
 /** Settings of an in-memory proxy service. */
 export interface ProxyHarnessOptions {
@@ -102,7 +103,7 @@ export async function startProxyHarness(options: ProxyHarnessOptions = {}): Prom
     call(op, body, options) {
       const endpoint = current.module.endpoints.find((e) => e.op === op);
       if (endpoint === undefined) throw new Error(`no proxy endpoint ${op}`);
-      return endpoint.run(encoder.encode(typeof body === "string" ? body : JSON.stringify(body)), options);
+      return endpoint.run(encoder.encode(typeof body === "string" ? body : JSON.stringify(body)), options).then(onTheWire);
     },
     sweep: () => current.module.sweep?.() ?? Promise.resolve(),
     async restart() {

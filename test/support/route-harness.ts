@@ -16,6 +16,7 @@ import { type RecordedEvent } from "../../src/events/envelope.ts";
 import { Subjects, type ActorKind } from "../../src/contract/subjects.ts";
 import type { KindModule } from "../../src/transport/kind-module.ts";
 import { decodeOrThrow, T0 } from "./event-builders.ts";
+import { onTheWire } from "./on-the-wire.ts";
 
 export { T0 };
 
@@ -85,7 +86,7 @@ export async function startRouteHarness(options: RouteHarnessOptions = {}): Prom
       const endpoint = endpoints.get(kindOp);
       if (endpoint === undefined) throw new Error(`no endpoint ${kindOp}`);
       const data = typeof body === "string" ? encoder.encode(body) : encoder.encode(JSON.stringify(body));
-      return endpoint.run(data, requestedAt === undefined ? undefined : { requestedAt });
+      return endpoint.run(data, requestedAt === undefined ? undefined : { requestedAt }).then(onTheWire);
     },
     async sweep() {
       await module.sweep?.();

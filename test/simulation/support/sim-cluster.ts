@@ -27,6 +27,7 @@ import { Subjects } from "../../../src/contract/subjects.ts";
 import type { KindContext, KindModule } from "../../../src/transport/kind-module.ts";
 import type { KindProjection } from "../../../src/projections/kind-projection.ts";
 import { FaultPlan, never, ScheduledLogView, type LogMutation } from "./scheduled-log.ts";
+import { onTheWire } from "../../support/on-the-wire.ts";
 
 /** The instant every run starts at. */
 export const SIM_T0 = Date.parse("2026-03-01T00:00:00.000Z");
@@ -80,7 +81,7 @@ export class SimInstance {
     if (this.crashed) return never();
     const endpoint = this.endpoints.get(kindOp);
     if (endpoint === undefined) throw new Error(`no endpoint ${kindOp}`);
-    const result = await endpoint.run(encoder.encode(JSON.stringify(body)));
+    const result = onTheWire(await endpoint.run(encoder.encode(JSON.stringify(body))));
     return this.crashed ? never() : result;
   }
 

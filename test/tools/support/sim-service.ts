@@ -18,6 +18,7 @@ import { MemoryEventLog } from "../../../src/events/memory-event-log.ts";
 import { Subjects } from "../../../src/contract/subjects.ts";
 import type { KindModule } from "../../../src/transport/kind-module.ts";
 import type { ProjectionSnapshotStore } from "../../../src/projections/snapshot-stores.ts";
+import { onTheWire } from "../../support/on-the-wire.ts";
 
 /** The instant simulations start at. */
 export const SIM_T0 = Date.parse("2026-03-01T00:00:00.000Z");
@@ -71,7 +72,7 @@ export async function startSimService(
     call(kindOp, body) {
       const endpoint = endpoints.get(kindOp);
       if (endpoint === undefined) throw new Error(`no endpoint ${kindOp}`);
-      return endpoint.run(encoder.encode(JSON.stringify(body)));
+      return endpoint.run(encoder.encode(JSON.stringify(body))).then(onTheWire);
     },
     async sweep() {
       for (const m of modules) await m.sweep?.();
