@@ -17,6 +17,8 @@ export interface RawClient {
   readonly inbox: string;
   /** Publishes `payload` on `subject` with the header block `headers` exactly as given, replies to `reply`. */
   publish(subject: string, headers: string, payload: string, reply?: string): void;
+  /** Resolves once the server answered a PING sent after everything published so far (it has read them). */
+  flush(): Promise<void>;
   /** The next message on the inbox, within `timeoutMs`. */
   next(timeoutMs: number): Promise<RawReply>;
   close(): void;
@@ -74,6 +76,16 @@ export async function rawClient(url: string, user: string, pass: string, inboxPr
       const p = Buffer.from(payload, "utf8");
       socket.write(`HPUB ${subject} ${reply} ${h.length} ${h.length + p.length}\r\n`);
       socket.write(Buffer.concat([h, p, Buffer.from("\r\n")]));
+    },
+    flush() {
+      return new Promise<void>((resolve, reject) => {
+        const timer = setTimeout(() => reject(failure ?? new Error("no PONG from the server")), 5000);
+        pong = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+        socket.write("PING\r\n");
+      });
     },
     async next(timeoutMs) {
       if (replies.length === 0) {
