@@ -8,7 +8,7 @@
  * request would be granted twice if the copy lands). Here the copy is one the
  * leader refused, published by hand as another instance would have.
  */
-import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, onTestFailed, vi } from "vitest";
 import { connect } from "@nats-io/transport-node";
 import { headers, type NatsConnection } from "@nats-io/nats-core";
 import { jetstream } from "@nats-io/jetstream";
@@ -72,25 +72,36 @@ describe("a proxy grant whose id the cluster's leader holds for a copy this inst
   };
 
   it("is left in doubt by both instances, and nothing is granted under a variant id", async () => {
+    // Each step's end, so that a run past the test's deadline (once in .ci/run, 60 s against 15-18 s) names the step that took it.
+    const started = performance.now();
+    const steps: string[] = [];
+    const done = (step: string) => steps.push(`${step} at ${Math.round(performance.now() - started)} ms`);
+    onTestFailed(() => console.error(`steps done: ${steps.join("; ") || "none"}`));
     const client = await open("client");
     // The request's fingerprint, from the same request carried out on a prefix of its own.
     const scratch = new Subjects(uniquePrefix());
     const scratchService = await instance(scratch.prefix);
+    done("scratch instance started");
     let fingerprint: string;
     try {
       const scratchProxies = await register(client, scratch.prefix);
+      done("scratch proxies registered");
       expect((await scratchProxies.call("acquire", ACQUIRE)).status).toBeUndefined();
       const [msgId] = await grants(client, scratch, "r1");
+      done("scratch grant read");
       fingerprint = requestOfMsgId(msgId!)!.fingerprint;
     } finally {
       await scratchService.stop();
+      done("scratch instance stopped");
     }
 
     const subjects = new Subjects(uniquePrefix());
     const a = await instance(subjects.prefix);
     const b = await instance(subjects.prefix);
+    done("instances a and b started");
     try {
       await register(client, subjects.prefix);
+      done("proxies registered");
       // Another instance's copy of the grant on p1, which the leader takes and then refuses by its expected sequence.
       const msgId = requestMsgId(subjects.eventsOfKind("proxy"), "grant", "r1", fingerprint);
       const h = headers();
@@ -99,13 +110,17 @@ describe("a proxy grant whose id the cluster's leader holds for a copy this inst
       await expect(jetstream(client).publish(subjects.event("proxy", "p1"), "{}", { headers: h, timeout: 5000 })).rejects.toThrow(
         /wrong last sequence/,
       );
+      done("the held copy published");
       // Both instances meet the held id at sequence 0, whichever answers: no reply (in doubt), never a grant.
       const retries = proxyClient(client, subjects.prefix, 3000);
       for (let i = 0; i < 4; i++) await expect(retries.call("acquire", ACQUIRE)).rejects.toThrow(/timeout/i);
+      done("four retries left in doubt");
       expect(await grants(client, subjects, "r1")).toEqual([]);
+      done("no grant read");
     } finally {
       await a.stop();
       await b.stop();
+      done("instances stopped");
     }
-  });
+  }, 120_000);
 });
