@@ -105,8 +105,6 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
   const streams = new Set<ServerResponse>();
   const maxStreams = options.maxStreams ?? 64;
   const maxPerPeer = options.maxStreamsPerPeer ?? 8;
-  /** Streams open per remote address. */
-  const peers = new Map<string, number>();
 
   const maxUnsent = options.maxUnsentBytes ?? 4 * 1024 * 1024;
   /**
@@ -187,8 +185,10 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
 
   function openStream(req: IncomingMessage, res: ServerResponse): void {
     if (streams.size >= maxStreams) return send(res, 503, "text/plain; charset=utf-8", "too many dashboard clients\n");
-    const peer = req.socket.remoteAddress ?? "";
-    const fromPeer = peers.get(peer) ?? 0;
+    // Counted among the open streams (64 at most) rather than kept apart: nothing to keep in step on close.
+    const peer = req.socket.remoteAddress;
+    let fromPeer = 0;
+    for (const open of streams) if (open.req.socket.remoteAddress === peer) fromPeer++;
     if (fromPeer >= maxPerPeer) return send(res, 503, "text/plain; charset=utf-8", "too many dashboard clients from this address\n");
     res.writeHead(200, {
       ...SECURITY_HEADERS,
@@ -200,14 +200,8 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
     // Tells EventSource how long to wait before reconnecting after a drop.
     res.write(`retry: 1000\nevent: view\ndata: ${currentView()}\n\n`);
     streams.add(res);
-    peers.set(peer, fromPeer + 1);
     req.socket.setTimeout(0);
-    res.on("close", () => {
-      streams.delete(res);
-      const left = (peers.get(peer) ?? 1) - 1;
-      if (left > 0) peers.set(peer, left);
-      else peers.delete(peer);
-    });
+    res.on("close", () => streams.delete(res));
   }
 
   await new Promise<void>((resolve, reject) => {

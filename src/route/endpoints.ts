@@ -44,10 +44,13 @@ export function routeEndpoints({ placement, routes }: RouteEndpointDeps): Endpoi
       return { pinned: state.pinned, leases: sortedLeases(state).map((l) => routeLeaseView(r.route, l)) };
     }),
     readEndpoint("route", "snapshot", routeRequests.snapshot, fresh, () => {
-      const all = [...routes.routes()].sort(([a], [b]) => compareCodeUnits(a, b));
+      const all = [...routes.routes()];
       const leases = all.reduce((n, [, state]) => n + state.leases.size, 0);
+      // Sorted only when built: an answer refused for its size costs the count alone.
       return new SizedAnswer(leases * MIN_ROUTE_LEASE_BYTES, "route.get, one route at a time", () => ({
-        leases: all.flatMap(([route, state]) => sortedLeases(state).map((l) => routeLeaseView(route, l))),
+        leases: all
+          .sort(([a], [b]) => compareCodeUnits(a, b))
+          .flatMap(([route, state]) => sortedLeases(state).map((l) => routeLeaseView(route, l))),
       }));
     }),
   ];

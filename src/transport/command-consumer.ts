@@ -41,6 +41,8 @@ export const COMMAND_CONSUMER = "leasehold-commands";
 const MAX_ERROR_TAIL_BYTES = 256;
 /** Deliveries of a command whose handling throws before it is dropped (see CommandConsumer.failed). */
 const MAX_FAILED_DELIVERIES = 5;
+/** Durable commands one instance works on at once unless told otherwise. */
+const DEFAULT_MAX_IN_FLIGHT = 64;
 /** Header naming where a durable command's reply goes. */
 export const REPLY_TO_HEADER = "Leasehold-Reply-To";
 
@@ -57,7 +59,7 @@ export interface CommandConsumerOptions {
   readonly logger: Logger;
   readonly dedupWindowMs: number;
   readonly replicas: number;
-  /** Commands this instance works on at once (default 64). */
+  /** Commands this instance works on at once (default {@link DEFAULT_MAX_IN_FLIGHT}). */
   readonly maxInFlight?: number;
   /**
    * How long JetStream waits for an ack before redelivering (default 30 s):
@@ -97,7 +99,7 @@ export class CommandConsumer {
   private inFlight = 0;
   /** Commands in flight that are not parked waiting for a lock (those no longer hold a place of the fair share). */
   private active = 0;
-  private maxInFlight = 64;
+  private readonly maxInFlight: number;
   private wake: (() => void) | undefined;
   private loop: Promise<void> | undefined;
   private readonly byKey = new Map<string, Endpoint>();
@@ -107,6 +109,7 @@ export class CommandConsumer {
     private readonly jsm: JetStreamManager,
     private readonly options: CommandConsumerOptions,
   ) {
+    this.maxInFlight = options.maxInFlight ?? DEFAULT_MAX_IN_FLIGHT;
     // Reads have no place on the durable path.
     for (const e of options.endpoints) if (!e.reads) this.byKey.set(`${e.kind}.${e.op}`, e);
   }
@@ -127,7 +130,7 @@ export class CommandConsumer {
           duplicate_window: nanos(options.dedupWindowMs),
         }),
     );
-    const maxInFlight = options.maxInFlight ?? 64;
+    const maxInFlight = options.maxInFlight ?? DEFAULT_MAX_IN_FLIGHT;
     const ackWait = nanos(options.ackWaitMs ?? 30_000);
     await lookOrCreate(
       () => jsm.consumers.info(subjects.commandStream, COMMAND_CONSUMER),
@@ -148,7 +151,7 @@ export class CommandConsumer {
       options.logger.info({ ackWaitMs: options.ackWaitMs }, "updated the durable command consumer's ack wait");
     }
     const consumer = new CommandConsumer(jsm, options);
-    await consumer.consume(maxInFlight);
+    await consumer.consume();
     return consumer;
   }
 
@@ -166,7 +169,8 @@ export class CommandConsumer {
     while (this.inFlight > 0) await new Promise<void>((resolve) => (this.wake = resolve));
   }
 
-  private async consume(maxInFlight: number): Promise<void> {
+  private async consume(): Promise<void> {
+    const { maxInFlight } = this;
     const open = async (): Promise<ConsumerMessages> => {
       const consumer = await withDeadline(
         this.jsm.jetstream().consumers.get(this.options.subjects.commandStream, COMMAND_CONSUMER),
@@ -175,7 +179,6 @@ export class CommandConsumer {
       );
       return withDeadline(consumer.consume({ max_messages: maxInFlight }), OP_TIMEOUT_MS, "consume durable commands");
     };
-    this.maxInFlight = maxInFlight;
     this.messages = await open();
     this.loop = (async () => {
       let backoffMs = 50;
